@@ -1,0 +1,96 @@
+import type { z } from 'zod';
+
+/**
+ * Every failure litm-pack reports has one of these codes. Input problems are the caller's to fix;
+ * store faults (connection, timeout, rate limit, server) are the environment's and may be retried.
+ */
+export type LitmPackErrorCode =
+  /** A value given to a function or constructor failed validation; `issues` holds the zod issues. */
+  | 'invalid_input'
+  /** An option the implementation does not support (never silently ignored). */
+  | 'unsupported'
+  /** A filter that uses a part of Qdrant's filter language the store does not implement. */
+  | 'unsupported_filter'
+  /** A search mode the store or collection cannot serve (e.g. lexical without a sparse vector). */
+  | 'unsupported_mode'
+  /** A file or store on disk that is missing or unreadable. */
+  | 'not_found'
+  /** A file that exists but is not what it should be (corrupt store, wrong schema version). */
+  | 'corrupt'
+  /** Local I/O failed (disk full, permissions). */
+  | 'io_error'
+  /** The store could not be reached (connection refused, DNS, socket closed). */
+  | 'connection_failed'
+  /** The request took longer than its `timeoutMs` or was aborted by the caller's signal. */
+  | 'timeout'
+  | 'aborted'
+  /** The store answered 429; `retryAfterMs` says when to try again when the server said so. */
+  | 'rate_limited'
+  /** The store rejected the request (4xx): wrong vector name, missing collection, bad body. */
+  | 'bad_request'
+  /** The store failed (5xx). */
+  | 'server_error'
+  /** An existing collection or store does not match the configuration it is opened with. */
+  | 'config_mismatch';
+
+export interface LitmPackErrorOptions {
+  cause?: unknown;
+  /** zod issues when the error comes from validation. */
+  issues?: readonly z.core.$ZodIssue[];
+  /** HTTP status when the error comes from a store's answer. */
+  status?: number;
+  /** Milliseconds to wait before retrying, when the store said so. */
+  retryAfterMs?: number;
+  /** Extra context, e.g. `{ line: 3 }` for JSON lines input. */
+  details?: Record<string, unknown>;
+}
+
+export class LitmPackError extends Error {
+  override readonly name = 'LitmPackError' as const;
+  readonly code: LitmPackErrorCode;
+  readonly issues: readonly z.core.$ZodIssue[];
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: LitmPackErrorCode, message: string, options: LitmPackErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.issues = options.issues ?? [];
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.details = options.details ?? {};
+  }
+}
+
+/**
+ * Type guard that also works when two copies of litm-pack are loaded (it checks the name and code,
+ * not the prototype chain).
+ */
+export function isLitmPackError(error: unknown, code?: LitmPackErrorCode): error is LitmPackError {
+  if (typeof error !== 'object' || error === null) return false;
+  const candidate = error as { name?: unknown; code?: unknown };
+  if (candidate.name !== 'LitmPackError' || typeof candidate.code !== 'string') return false;
+  return code === undefined || candidate.code === code;
+}
+
+/** Formats zod issues as `path: message; path: message` for one readable line. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** Parses `value` with `schema` or throws `invalid_input` naming what to fix. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  throw new LitmPackError('invalid_input', `Invalid ${what}: ${describeIssues(issues)}`, {
+    issues,
+    cause: result.error,
+  });
+}

@@ -1,0 +1,218 @@
+import { z } from 'zod';
+import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+
+export const PACK_SCHEMA_ID = 'litm-pack/pack@1' as const;
+
+/** Upper limit on `maxTokens`; larger than any model's context today, small enough to catch unit mistakes. */
+export const MAX_BUDGET_TOKENS = 2_000_000;
+
+const finite = () => z.number().refine(Number.isFinite, { message: 'must be a finite number' });
+
+export const SpanSchema = z
+  .object({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative() })
+  .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' });
+export type Span = z.infer<typeof SpanSchema>;
+
+/**
+ * One retrieved chunk: the input to packing. `score` is higher-is-better (the fused score);
+ * `similarity` is the true dense cosine when known (drives the coverage signal).
+ * `tokens` is an optional hint: the text's token count for the configured encoding (a number), or
+ * counts keyed by encoding name. A wrong hint can never break the budget: the context is re-counted.
+ */
+export const CandidateSchema = z.object({
+  id: z.string().min(1, 'id must be a non-empty string'),
+  text: z.string(),
+  score: finite(),
+  sourceId: z.string().min(1).optional(),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  section: z.array(z.string()).optional(),
+  span: SpanSchema.optional(),
+  similarity: finite().pipe(z.number().min(-1).max(1)).optional(),
+  kind: z.string().optional(),
+  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  tokens: z
+    .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
+    .optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type Candidate = z.infer<typeof CandidateSchema>;
+/** What callers may pass (before defaults). */
+export type CandidateInput = z.input<typeof CandidateSchema>;
+
+export const FormatSchema = z.enum(['markdown', 'xml', 'text']);
+export type PackFormat = z.infer<typeof FormatSchema>;
+export const EncodingSchema = z.enum(ENCODINGS);
+
+export const CoverageThresholdsSchema = z
+  .object({
+    /** confidence is `strong` when the top similarity is at least this and at least `strongMinItems` items are kept. */
+    strong: z.number().min(-1).max(1).default(0.55),
+    strongMinItems: z.number().int().positive().default(3),
+    /** confidence is `partial` when the top similarity is at least this. */
+    partial: z.number().min(-1).max(1).default(0.4),
+  })
+  .refine((t) => t.partial <= t.strong, { message: 'coverage.partial must be <= coverage.strong' });
+export type CoverageThresholds = z.output<typeof CoverageThresholdsSchema>;
+
+export const DedupeOptionsSchema = z.object({
+  /** Word 5-gram shingle Jaccard at or above which two texts are near duplicates. 1 turns near-duplicate detection off. */
+  nearDuplicateThreshold: z.number().gt(0).max(1).default(0.8),
+  /** Shingle width in words. */
+  shingleSize: z.number().int().min(1).max(16).default(5),
+});
+export type DedupeOptions = z.output<typeof DedupeOptionsSchema>;
+
+const tokenizerSchema = z.custom<Tokenizer>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Tokenizer).name === 'string' &&
+    typeof (value as Tokenizer).count === 'function',
+  { message: 'tokenizer must be an object with a string `name` and a `count(text)` function' },
+);
+
+/** Options shared by bundles and briefings. */
+export const PackOptionsBaseSchema = z.object({
+  query: z
+    .string({ message: 'query must be a string' })
+    .refine((q) => q.trim().length > 0, { message: 'query must not be empty' }),
+  candidates: z.array(CandidateSchema),
+  maxTokens: z
+    .number({ message: 'maxTokens must be a number' })
+    .int('maxTokens must be a whole number')
+    .min(1, 'maxTokens must be at least 1')
+    .max(MAX_BUDGET_TOKENS, `maxTokens must be at most ${MAX_BUDGET_TOKENS}`),
+  encoding: EncodingSchema.default('o200k_base'),
+  /** A tokenizer of your own; overrides `encoding`. */
+  tokenizer: tokenizerSchema.optional(),
+  format: FormatSchema.default('markdown'),
+  /** At most this many kept items from one source. */
+  maxPerSource: z.number().int().positive().optional(),
+  /** Candidates scoring below this are dropped with reason `below-min-score`. */
+  minScore: finite().optional(),
+  /** `false` turns off near-duplicate detection (same id and same normalised text are always merged). */
+  dedupe: z.union([z.literal(false), DedupeOptionsSchema]).default({ nearDuplicateThreshold: 0.8, shingleSize: 5 }),
+  coverage: CoverageThresholdsSchema.default({ strong: 0.55, strongMinItems: 3, partial: 0.4 }),
+  /** A candidate that does not fit whole is cut only if at least this many tokens of it fit. */
+  minTruncatedTokens: z.number().int().positive().default(32),
+});
+
+export const BundleOptionsSchema = PackOptionsBaseSchema;
+export type BundleOptions = z.input<typeof BundleOptionsSchema>;
+export type ParsedBundleOptions = z.output<typeof BundleOptionsSchema>;
+
+export const BriefingOptionsSchema = PackOptionsBaseSchema.extend({
+  /** Source ids or chunk ids that open the grounding zone, in this order. */
+  pins: z.array(z.string().min(1)).default([]),
+  /** How many non-pinned items join the grounding zone (insights first). */
+  groundingCount: z.number().int().nonnegative().default(2),
+  /** Caller-supplied facts kept in stable slots; never generated. */
+  entity: z.string().min(1).nullable().default(null),
+  contradictions: z.array(z.string().min(1)).default([]),
+  gaps: z.array(z.string().min(1)).default([]),
+});
+export type BriefingOptions = z.input<typeof BriefingOptionsSchema>;
+export type ParsedBriefingOptions = z.output<typeof BriefingOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The pack (output)
+
+export const ItemRoleSchema = z.enum(['grounding', 'evidence']);
+export type ItemRole = z.infer<typeof ItemRoleSchema>;
+
+export const PackItemSchema = z.object({
+  /** 1-based position in `context`; shown there as `[ref]`. */
+  ref: z.number().int().positive(),
+  id: z.string(),
+  sourceId: z.string(),
+  role: ItemRoleSchema,
+  /** Relevance rank among kept items (1 = best). */
+  rank: z.number().int().positive(),
+  score: z.number(),
+  /** The candidate's text, or a prefix of it cut at a boundary (`truncated`). Empty for a pin pointer. */
+  text: z.string(),
+  /** Tokens of this item's rendered block (informational; the budget is counted on the whole context). */
+  tokens: z.number().int().nonnegative(),
+  truncated: z.boolean(),
+  /** True for a pinned item that did not fit and is shown as a one-line pointer. */
+  pointer: z.boolean(),
+});
+export type PackItem = z.infer<typeof PackItemSchema>;
+
+export const CitationSchema = z.object({
+  ref: z.number().int().positive(),
+  sourceId: z.string(),
+  chunkId: z.string(),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  section: z.array(z.string()).optional(),
+  span: SpanSchema.optional(),
+  /** sha256 (hex) of the candidate's full original text. */
+  textSha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type Citation = z.infer<typeof CitationSchema>;
+
+export const ConfidenceSchema = z.enum(['strong', 'partial', 'weak', 'unknown']);
+export type Confidence = z.infer<typeof ConfidenceSchema>;
+
+export const CoverageSchema = z.object({
+  itemCount: z.number().int().nonnegative(),
+  distinctSourceCount: z.number().int().nonnegative(),
+  /** Best kept item's dense similarity; -1 when unknown. */
+  topSimilarity: z.number(),
+  confidence: ConfidenceSchema,
+  /** Median score of kept items; null when nothing is kept. */
+  scoreP50: z.number().nullable(),
+  /** Earliest and latest `timestamp` of kept items; null when none has one. */
+  dateRange: z.object({ from: z.string(), to: z.string() }).nullable(),
+});
+export type Coverage = z.infer<typeof CoverageSchema>;
+
+export const DropReasonSchema = z.enum(['duplicate', 'near-duplicate', 'budget', 'source-cap', 'below-min-score']);
+export type DropReason = z.infer<typeof DropReasonSchema>;
+
+export const DroppedSchema = z.object({
+  id: z.string(),
+  reason: DropReasonSchema,
+  /** For duplicates: the id of the item it duplicates. */
+  duplicateOf: z.string().optional(),
+});
+export type Dropped = z.infer<typeof DroppedSchema>;
+
+export const BriefingSlotsSchema = z.object({
+  entity: z.string().nullable(),
+  contradictions: z.array(z.string()),
+  gaps: z.array(z.string()),
+  /** Pins that matched no candidate. */
+  missingPins: z.array(z.string()),
+});
+export type BriefingSlots = z.infer<typeof BriefingSlotsSchema>;
+
+export const PackSchema = z.object({
+  schema: z.literal(PACK_SCHEMA_ID),
+  kind: z.enum(['bundle', 'briefing']),
+  query: z.string(),
+  format: FormatSchema,
+  context: z.string(),
+  items: z.array(PackItemSchema),
+  citations: z.array(CitationSchema),
+  coverage: CoverageSchema,
+  budget: z.object({
+    maxTokens: z.number().int().positive(),
+    usedTokens: z.number().int().nonnegative(),
+    encoding: z.string(),
+  }),
+  /** Briefing: the caveats block (already at the end of `context`); bundle: null. */
+  caveats: z.string().nullable(),
+  /** Briefing: caller-supplied slots; bundle: null. */
+  briefing: BriefingSlotsSchema.nullable(),
+  /** True when any item was cut or any candidate was dropped for budget. */
+  truncated: z.boolean(),
+  dropped: z.array(DroppedSchema),
+  /** sha256 of the canonical JSON of the pack without `packHash`. */
+  packHash: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type Pack = z.infer<typeof PackSchema>;

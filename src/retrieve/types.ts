@@ -1,0 +1,81 @@
+import type { Candidate } from '../core/schemas.js';
+
+/** A sparse vector as Qdrant stores it: parallel arrays, indices ascending and unique. */
+export interface SparseVector {
+  indices: number[];
+  values: number[];
+}
+
+/** The subset of LangChain's `EmbeddingsInterface` litm-pack needs (any LangChain embeddings object fits). */
+export interface EmbeddingsLike {
+  embedQuery(text: string): Promise<number[]>;
+  embedDocuments(texts: string[]): Promise<number[][]>;
+}
+
+export type SearchMode = 'hybrid' | 'dense' | 'lexical';
+
+/** How hybrid search fuses its dense and lexical arms (Qdrant's `rrf` with optional k/weights, or `dbsf`). */
+export type Fusion =
+  | { method: 'rrf'; k?: number; weights?: { dense: number; lexical: number } }
+  | { method: 'dbsf' };
+
+// The filter language: the subset of Qdrant's JSON filter both stores implement, spelled as Qdrant spells it.
+export type MatchValue = string | number | boolean;
+export interface FieldCondition {
+  key: string;
+  match?: { value: MatchValue } | { any: MatchValue[] } | { except: MatchValue[] };
+  range?: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+export type Condition = FieldCondition | Filter;
+export interface Filter {
+  must?: Condition | Condition[];
+  should?: Condition | Condition[];
+  must_not?: Condition | Condition[];
+}
+
+/** A document to ingest: markdown or plain text. */
+export interface IngestDocument {
+  /** The source id (a file path, URL, ticket number...). */
+  id: string;
+  text: string;
+  version?: string;
+  title?: string;
+  url?: string;
+  /** ISO 8601; copied to every chunk as `timestamp`. */
+  timestamp?: string;
+  metadata?: Record<string, unknown>;
+  /** Principals allowed to read this document. Absent: readable by everyone. */
+  acl?: string[];
+}
+
+export interface SearchRequest {
+  text: string;
+  mode?: SearchMode;
+  limit?: number;
+  filter?: Filter;
+  /** When given, only chunks whose ACL shares a value with these (or that have no ACL) are searched. */
+  principals?: string[];
+  fusion?: Fusion;
+  signal?: AbortSignal;
+}
+
+export interface AddDocumentsResult {
+  /** Chunks written (new or changed). */
+  added: number;
+  /** Chunks already present with the same content (re-ingesting the same version). */
+  unchanged: number;
+  /** Chunks removed because their source has a new version. */
+  removed: number;
+}
+
+export interface AddDocumentsOptions {
+  /** Called after each document with the number done and the total. */
+  onProgress?: (done: number, total: number) => void;
+  signal?: AbortSignal;
+}
+
+/** What every store implements; `MemoryHybridStore` and `QdrantHybridStore` share the semantics. */
+export interface Store {
+  addDocuments(docs: IngestDocument[], options?: AddDocumentsOptions): Promise<AddDocumentsResult>;
+  search(request: SearchRequest): Promise<Candidate[]>;
+}
