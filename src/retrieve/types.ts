@@ -79,3 +79,31 @@ export interface Store {
   addDocuments(docs: IngestDocument[], options?: AddDocumentsOptions): Promise<AddDocumentsResult>;
   search(request: SearchRequest): Promise<Candidate[]>;
 }
+
+/**
+ * One chunk as both stores keep it (the Qdrant payload is this record). Produced by ingest's chunker;
+ * turned into a `Candidate` at search time.
+ */
+export interface ChunkRecord {
+  /** Deterministic chunk id (the chunk key); Qdrant point ids are UUIDv5 of it. */
+  id: string;
+  sourceId: string;
+  version?: string;
+  title?: string;
+  url?: string;
+  /** Markdown heading path, outermost first. */
+  section: string[];
+  /** Exact: `document.text.slice(span.start, span.end) === text`. */
+  span: { start: number; end: number };
+  text: string;
+  textSha256: string;
+  /** ISO 8601 time of first ingest of this chunk content. */
+  indexedAt: string;
+  timestamp?: string;
+  kind?: string;
+  /** Token counts keyed by encoding name (e.g. `{ o200k_base: 212, cl100k_base: 220 }`). */
+  tokens: Record<string, number>;
+  /** Principals allowed to read; absent = everyone. */
+  acl?: string[];
+  metadata?: Record<string, unknown>;
+}
