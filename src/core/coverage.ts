@@ -1,0 +1,41 @@
+import type { Candidate, Confidence, Coverage, CoverageThresholds } from './schemas.js';
+
+export function confidenceFor(topSimilarity: number | null, itemCount: number, thresholds: CoverageThresholds): Confidence {
+  if (topSimilarity === null) return 'unknown';
+  if (topSimilarity >= thresholds.strong && itemCount >= thresholds.strongMinItems) return 'strong';
+  if (topSimilarity >= thresholds.partial) return 'partial';
+  return 'weak';
+}
+
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Coverage of what was kept: the signal a caller uses to decide whether to trust the pack. */
+export function computeCoverage(kept: readonly Candidate[], thresholds: CoverageThresholds): Coverage {
+  let top: number | null = null;
+  for (const candidate of kept) {
+    if (candidate.similarity !== undefined && (top === null || candidate.similarity > top)) top = candidate.similarity;
+  }
+  let from: { at: number; text: string } | null = null;
+  let to: { at: number; text: string } | null = null;
+  for (const candidate of kept) {
+    if (candidate.timestamp === undefined) continue;
+    const at = Date.parse(candidate.timestamp);
+    if (Number.isNaN(at)) continue;
+    // ties on the instant fall back to the string so the choice never depends on input order
+    if (from === null || at < from.at || (at === from.at && candidate.timestamp < from.text)) from = { at, text: candidate.timestamp };
+    if (to === null || at > to.at || (at === to.at && candidate.timestamp > to.text)) to = { at, text: candidate.timestamp };
+  }
+  return {
+    itemCount: kept.length,
+    distinctSourceCount: new Set(kept.map((c) => c.sourceId ?? c.id)).size,
+    topSimilarity: top ?? -1,
+    confidence: confidenceFor(top, kept.length, thresholds),
+    scoreP50: median(kept.map((c) => c.score)),
+    dateRange: from !== null && to !== null ? { from: from.text, to: to.text } : null,
+  };
+}

@@ -1,0 +1,563 @@
+import { canonicalStringify, sha256Hex } from './canonical.js';
+import { computeCoverage } from './coverage.js';
+import { parseOrThrow } from './errors.js';
+import { orderForLongContext } from './layout.js';
+import {
+  BriefingOptionsSchema,
+  BundleOptionsSchema,
+  PACK_SCHEMA_ID,
+  type BriefingOptions,
+  type BundleOptions,
+  type Candidate,
+  type Citation,
+  type Coverage,
+  type Dropped,
+  type ItemRole,
+  type Pack,
+  type PackFormat,
+  type PackItem,
+  type ParsedBriefingOptions,
+  type ParsedBundleOptions,
+} from './schemas.js';
+import { characterCutPoints, cutPoints, jaccard, normalizeText, shingleHashes } from './text.js';
+import {
+  escapeBody,
+  renderBlock,
+  renderBriefingContext,
+  renderBundleContext,
+  renderCaveats,
+  type BlockInput,
+  type ZonedBlocks,
+} from '../render/render.js';
+import { getTokenizer } from '../tokenize/tiktoken.js';
+import type { Tokenizer } from '../tokenize/types.js';
+
+// Budget bookkeeping during the greedy fill uses per-block estimates (BPE counts are not additive);
+// the assembled context is then counted exactly and trimmed until it fits, so estimates only affect
+// how tightly the budget is used, never whether it holds.
+const SEPARATOR_TOKENS = 1;
+const ELLIPSIS_TOKENS = 1;
+/** Refs are not known until layout; headers are estimated with a two-digit ref. */
+const PLACEHOLDER_REF = 99;
+
+interface Entry {
+  candidate: Candidate;
+  sourceId: string;
+  pinned: boolean;
+}
+
+interface Kept {
+  entry: Entry;
+  body: string;
+  bodyTokens: number;
+  truncated: boolean;
+  pointer: { tokens: number } | undefined;
+  cost: number;
+  normalised: string;
+  shingles: Uint32Array | undefined;
+}
+
+/** Score descending, then id ascending in code-unit order: a total order that needs no locale. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  if (a.score !== b.score) return b.score - a.score;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  // Same id and score (duplicates with different payloads): any fixed rule will do, as long as it does
+  // not depend on input order.
+  const x = canonicalStringify(a);
+  const y = canonicalStringify(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Merges candidates sharing an id (best kept) and sorts the rest by relevance. */
+function rankCandidates(candidates: readonly Candidate[], pins: readonly string[]): { ranked: Entry[]; dropped: Dropped[] } {
+  const best = new Map<string, Candidate>();
+  const dropped: Dropped[] = [];
+  for (const candidate of candidates) {
+    const previous = best.get(candidate.id);
+    if (previous === undefined) {
+      best.set(candidate.id, candidate);
+      continue;
+    }
+    if (compareCandidates(candidate, previous) < 0) best.set(candidate.id, candidate);
+    dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: candidate.id });
+  }
+  const pinSet = new Set(pins);
+  const ranked = [...best.values()].sort(compareCandidates).map((candidate) => {
+    const sourceId = candidate.sourceId ?? candidate.id;
+    return { candidate, sourceId, pinned: pinSet.has(candidate.id) || pinSet.has(sourceId) };
+  });
+  return { ranked, dropped };
+}
+
+/** Token accounting for one pack: exact counts where they matter, cheap bounds where they do not. */
+class Meter {
+  readonly #headerCache = new Map<string, number>();
+
+  constructor(
+    readonly tokenizer: Tokenizer,
+    readonly format: PackFormat,
+  ) {}
+
+  count(text: string): number {
+    return this.tokenizer.count(text);
+  }
+
+  lowerBound(text: string): number {
+    return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text) : 0;
+  }
+
+  /** The rendered block without its body: marker, provenance and (xml) closing tags. */
+  headerText(candidate: Candidate, pointer?: { tokens: number }): string {
+    return renderBlock(this.format, { ref: PLACEHOLDER_REF, candidate, body: '', truncated: false, pointer });
+  }
+
+  headerTokens(header: string): number {
+    let tokens = this.#headerCache.get(header);
+    if (tokens === undefined) {
+      tokens = this.count(header);
+      this.#headerCache.set(header, tokens);
+    }
+    return tokens;
+  }
+
+  /** The candidate's token hint for this tokenizer, when it applies to the rendered body. */
+  hint(candidate: Candidate, escaped: string): number | undefined {
+    if (candidate.tokens === undefined || escaped !== candidate.text) return undefined;
+    if (typeof candidate.tokens === 'number') return candidate.tokens;
+    return candidate.tokens[this.tokenizer.name];
+  }
+}
+
+interface FillSettings {
+  maxTokens: number;
+  minTruncatedTokens: number;
+  maxPerSource: number | undefined;
+  minScore: number | undefined;
+  nearThreshold: number | null;
+  shingleSize: number;
+  /** Briefing: pinned entries that do not fit become one-line pointers. */
+  pointersForPins: boolean;
+}
+
+/**
+ * The longest prefix of `text`, cut at a sentence end (else a word end, else between characters), whose
+ * escaped form has at most `budget` tokens. Null when not even the shortest cut fits.
+ */
+function cutToFit(text: string, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const measure = (end: number) => {
+    const body = text.slice(0, end).trimEnd();
+    return { body, tokens: meter.count(escapeBody(meter.format, body)) };
+  };
+  const search = (points: number[]) => {
+    let lo = 0;
+    let hi = points.length - 1;
+    let found: { body: string; tokens: number } | null = null;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const attempt = measure(points[mid] as number);
+      if (attempt.tokens <= budget && attempt.body.length > 0) {
+        found = attempt;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+  return (
+    search(cutPoints(text, 'sentence')) ??
+    search(cutPoints(text, 'word')) ??
+    search(characterCutPoints(text, 1))
+  );
+}
+
+function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, threshold: number): Kept | undefined {
+  for (const other of kept) {
+    if (other.shingles !== undefined && jaccard(shingles, other.shingles) >= threshold) return other;
+  }
+  return undefined;
+}
+
+/**
+ * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
+ * bound before any exact count), then duplicates against what is already kept, then the cut.
+ */
+function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, reserved: number) {
+  const kept: Kept[] = [];
+  const dropped: Dropped[] = [];
+  const perSource = new Map<string, number>();
+  const byNormalised = new Map<string, Kept>();
+  let used = reserved;
+
+  for (const entry of entries) {
+    const { candidate, pinned } = entry;
+    if (!pinned && settings.minScore !== undefined && candidate.score < settings.minScore) {
+      dropped.push({ id: candidate.id, reason: 'below-min-score' });
+      continue;
+    }
+    if (!pinned && settings.maxPerSource !== undefined && (perSource.get(entry.sourceId) ?? 0) >= settings.maxPerSource) {
+      dropped.push({ id: candidate.id, reason: 'source-cap' });
+      continue;
+    }
+    const remaining = settings.maxTokens - used;
+    const escaped = escapeBody(meter.format, candidate.text);
+    const hint = meter.hint(candidate, escaped);
+    const header = meter.headerText(candidate);
+    const headerBound = meter.lowerBound(header);
+
+    let bodyTokens: number | undefined;
+    let headerTokens: number | undefined;
+    if (headerBound + (hint ?? meter.lowerBound(escaped)) + SEPARATOR_TOKENS <= remaining) {
+      headerTokens = meter.headerTokens(header);
+      const whole = hint ?? meter.count(escaped);
+      if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
+    }
+    const canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    if (bodyTokens === undefined && !canCut && !(pinned && settings.pointersForPins)) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+
+    // Duplicates are judged against kept items only: a copy of something that did not fit is not redundant.
+    const normalised = normalizeText(candidate.text);
+    const exact = byNormalised.get(normalised);
+    if (exact !== undefined) {
+      dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: exact.entry.candidate.id });
+      continue;
+    }
+    const shingles = settings.nearThreshold === null ? undefined : shingleHashes(normalised, settings.shingleSize);
+    if (shingles !== undefined && settings.nearThreshold !== null) {
+      const near = nearDuplicateOf(kept, shingles, settings.nearThreshold);
+      if (near !== undefined) {
+        dropped.push({ id: candidate.id, reason: 'near-duplicate', duplicateOf: near.entry.candidate.id });
+        continue;
+      }
+    }
+
+    let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
+    if (bodyTokens !== undefined && headerTokens !== undefined) {
+      item = { body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS };
+    } else if (canCut) {
+      headerTokens ??= meter.headerTokens(header);
+      const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
+      const cut = budget >= settings.minTruncatedTokens ? cutToFit(candidate.text, budget, meter) : null;
+      if (cut !== null) {
+        item = {
+          body: cut.body,
+          bodyTokens: cut.tokens,
+          truncated: true,
+          pointer: undefined,
+          cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS,
+        };
+      }
+    }
+    if (item === undefined && pinned && settings.pointersForPins) {
+      const pointer = { tokens: hint ?? meter.count(escaped) };
+      const cost = meter.headerTokens(meter.headerText(candidate, pointer)) + SEPARATOR_TOKENS;
+      if (cost <= remaining) item = { body: '', bodyTokens: 0, truncated: true, pointer, cost };
+    }
+    if (item === undefined) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+    const keptItem: Kept = { ...item, entry, normalised, shingles };
+    kept.push(keptItem);
+    byNormalised.set(normalised, keptItem);
+    perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
+    used += item.cost;
+  }
+  return { kept, dropped };
+}
+
+interface Layout {
+  ordered: Array<{ kept: Kept; role: ItemRole }>;
+  context: string;
+  caveats: string | null;
+}
+
+function sortDropped(dropped: Dropped[]): Dropped[] {
+  const key = (d: Dropped) => `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}`;
+  return dropped.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * Assembles the context, counts it exactly, and while it is over budget shortens or removes the
+ * lowest-priority kept item (the last one the greedy fill took).
+ */
+function fitExactly(
+  kept: Kept[],
+  dropped: Dropped[],
+  meter: Meter,
+  settings: FillSettings,
+  layout: (kept: readonly Kept[], dropped: readonly Dropped[]) => Layout,
+): { layout: Layout; usedTokens: number } {
+  for (;;) {
+    const current = layout(kept, dropped);
+    const usedTokens = meter.count(current.context);
+    if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
+    const victim = kept[kept.length - 1];
+    if (victim === undefined) {
+      // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
+      const bare = layout([], dropped);
+      return { layout: bare, usedTokens: meter.count(bare.context) };
+    }
+    const over = usedTokens - settings.maxTokens;
+    const target = victim.bodyTokens - over - 2;
+    const shorter =
+      victim.pointer === undefined && target >= settings.minTruncatedTokens
+        ? cutToFit(victim.entry.candidate.text, target, meter)
+        : null;
+    if (shorter !== null && shorter.tokens < victim.bodyTokens) {
+      kept[kept.length - 1] = { ...victim, body: shorter.body, bodyTokens: shorter.tokens, truncated: true };
+    } else {
+      kept.pop();
+      dropped.push({ id: victim.entry.candidate.id, reason: 'budget' });
+    }
+  }
+}
+
+function blockFor(kept: Kept, ref: number): BlockInput {
+  return {
+    ref,
+    candidate: kept.entry.candidate,
+    body: kept.body,
+    truncated: kept.truncated && kept.pointer === undefined,
+    pointer: kept.pointer,
+  };
+}
+
+function citationFor(candidate: Candidate, ref: number): Citation {
+  return {
+    ref,
+    sourceId: candidate.sourceId ?? candidate.id,
+    chunkId: candidate.id,
+    version: candidate.version,
+    title: candidate.title,
+    url: candidate.url,
+    section: candidate.section,
+    span: candidate.span,
+    textSha256: sha256Hex(candidate.text),
+  };
+}
+
+function finish(
+  kind: Pack['kind'],
+  options: ParsedBundleOptions,
+  meter: Meter,
+  result: { layout: Layout; usedTokens: number },
+  dropped: Dropped[],
+  briefing: Pack['briefing'],
+): Pack {
+  const { ordered, context, caveats } = result.layout;
+  const ranks = new Map(
+    [...ordered]
+      .map((o) => o.kept.entry.candidate)
+      .sort(compareCandidates)
+      .map((candidate, index) => [candidate.id, index + 1] as const),
+  );
+  const items: PackItem[] = ordered.map(({ kept, role }, index) => ({
+    ref: index + 1,
+    id: kept.entry.candidate.id,
+    sourceId: kept.entry.sourceId,
+    role,
+    rank: ranks.get(kept.entry.candidate.id) as number,
+    score: kept.entry.candidate.score,
+    text: kept.body,
+    tokens: kept.bodyTokens,
+    truncated: kept.truncated,
+    pointer: kept.pointer !== undefined,
+  }));
+  const citations = ordered.map(({ kept }, index) => citationFor(kept.entry.candidate, index + 1));
+  const coverage: Coverage = computeCoverage(
+    ordered.map((o) => o.kept.entry.candidate),
+    options.coverage,
+  );
+  const sortedDropped = sortDropped(dropped);
+  const body: Omit<Pack, 'packHash'> = {
+    schema: PACK_SCHEMA_ID,
+    kind,
+    query: options.query,
+    format: options.format,
+    context,
+    items,
+    citations,
+    coverage,
+    budget: { maxTokens: options.maxTokens, usedTokens: result.usedTokens, encoding: meter.tokenizer.name },
+    caveats,
+    briefing,
+    truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
+    dropped: sortedDropped,
+  };
+  // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
+  // (no undefined members).
+  const clean = JSON.parse(canonicalStringify(body)) as Omit<Pack, 'packHash'>;
+  return { ...clean, packHash: sha256Hex(canonicalStringify(clean)) };
+}
+
+function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): FillSettings {
+  return {
+    maxTokens: options.maxTokens,
+    minTruncatedTokens: options.minTruncatedTokens,
+    maxPerSource: options.maxPerSource,
+    minScore: options.minScore,
+    nearThreshold: options.dedupe === false || options.dedupe.nearDuplicateThreshold >= 1 ? null : options.dedupe.nearDuplicateThreshold,
+    shingleSize: options.dedupe === false ? 5 : options.dedupe.shingleSize,
+    pointersForPins,
+  };
+}
+
+function meterFor(options: ParsedBundleOptions): Meter {
+  return new Meter(options.tokenizer ?? getTokenizer(options.encoding), options.format);
+}
+
+/**
+ * Packs candidates into a bundle: deduplicated, fitted to `maxTokens` exactly, in Lost-in-the-Middle
+ * order (best first, second best last), with a citation per item.
+ *
+ * @example
+ * const pack = packBundle({ query: 'how do refunds work?', candidates, maxTokens: 2000 });
+ * pack.context;   // "[1] Refund policy (source: policy.md)\n..."
+ * pack.citations; // [{ ref: 1, sourceId: 'policy.md', chunkId: '...', textSha256: '...' }, ...]
+ */
+export function packBundle(input: BundleOptions): Pack {
+  const options = parseOrThrow(BundleOptionsSchema, input, 'packBundle options');
+  const meter = meterFor(options);
+  const settings = settingsFrom(options, false);
+  const { ranked, dropped: merged } = rankCandidates(options.candidates, []);
+  const frame = meter.count(renderBundleContext(options.format, ['']));
+  const { kept, dropped } = fill(ranked, settings, meter, frame);
+  const allDropped = [...merged, ...dropped];
+  const layout = (keptNow: readonly Kept[]): Layout => {
+    const ordered = orderForLongContext(keptNow).map((k) => ({ kept: k, role: 'evidence' as const }));
+    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1)));
+    return { ordered, context: renderBundleContext(options.format, blocks), caveats: null };
+  };
+  const result = fitExactly(kept, allDropped, meter, settings, layout);
+  return finish('bundle', options, meter, result, allDropped, null);
+}
+
+function formatNumber(value: number): string {
+  return String(Number(value.toFixed(4)));
+}
+
+/** The caveats block's lines: counted facts about the pack, never generated prose. */
+export function caveatLines(
+  coverage: Coverage,
+  kept: readonly Candidate[],
+  dropped: readonly Dropped[],
+  options: ParsedBriefingOptions,
+  missingPins: readonly string[],
+): string[] {
+  const lines: string[] = [];
+  if (options.entity !== null) lines.push(`Entity: ${options.entity}`);
+  const similarity = coverage.topSimilarity === -1 ? 'no similarity scores' : `top similarity ${formatNumber(coverage.topSimilarity)}`;
+  lines.push(
+    `Coverage: ${coverage.itemCount} items from ${coverage.distinctSourceCount} sources; confidence ${coverage.confidence} (${similarity}).`,
+  );
+  if (kept.length > 0) {
+    const scores = kept.map((c) => c.score);
+    lines.push(
+      `Scores: min ${formatNumber(Math.min(...scores))}, p50 ${formatNumber(coverage.scoreP50 ?? 0)}, max ${formatNumber(Math.max(...scores))}.`,
+    );
+  }
+  lines.push(
+    coverage.dateRange === null
+      ? 'Evidence dates: none recorded.'
+      : `Evidence dates: ${coverage.dateRange.from} to ${coverage.dateRange.to}.`,
+  );
+  const countOf = (reason: Dropped['reason']) => dropped.filter((d) => d.reason === reason).length;
+  lines.push(
+    `Not included: ${countOf('budget')} relevant items did not fit the budget; ` +
+      `${countOf('duplicate') + countOf('near-duplicate')} duplicates removed; ` +
+      `${countOf('source-cap')} over the per-source cap; ${countOf('below-min-score')} below the minimum score.`,
+  );
+  for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
+  for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
+  if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.join(', ')}.`);
+  return lines;
+}
+
+/**
+ * Packs candidates into a briefing: a `grounding` zone (pins first, then the strongest insights/items),
+ * an `evidence` zone, and a closing caveats block of computed facts (coverage, score distribution, date
+ * range, what did not fit). Pins that do not fit verbatim are cut, then shown as a one-line pointer.
+ */
+export function packBriefing(input: BriefingOptions): Pack {
+  const options = parseOrThrow(BriefingOptionsSchema, input, 'packBriefing options');
+  const meter = meterFor(options);
+  const settings = settingsFrom(options, true);
+  const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
+
+  // Pins first, in the order given (a source pin brings its chunks best first), then everything else.
+  const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
+  const pinIndex = (entry: Entry) =>
+    Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
+  const pinnedEntries = ranked.filter((e) => e.pinned).sort((a, b) => pinIndex(a) - pinIndex(b));
+  const order = [...pinnedEntries, ...ranked.filter((e) => !e.pinned)];
+  const missingPins = options.pins.filter(
+    (pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin),
+  );
+
+  const slots = { entity: options.entity, contradictions: options.contradictions, gaps: options.gaps, missingPins };
+  const zonesFor = (keptNow: readonly Kept[]) => {
+    const pinned = keptNow.filter((k) => k.entry.pinned);
+    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => compareCandidates(a.entry.candidate, b.entry.candidate));
+    const insights = rest.filter((k) => k.entry.candidate.kind === 'insight');
+    const lead = [...insights, ...rest.filter((k) => k.entry.candidate.kind !== 'insight')].slice(0, options.groundingCount);
+    const leadSet = new Set(lead);
+    return { grounding: [...pinned, ...lead], evidence: rest.filter((k) => !leadSet.has(k)) };
+  };
+  const layout = (keptNow: readonly Kept[], droppedNow: readonly Dropped[], withCaveats = true): Layout => {
+    const zones = zonesFor(keptNow);
+    const ordered = [
+      ...zones.grounding.map((k) => ({ kept: k, role: 'grounding' as const })),
+      ...zones.evidence.map((k) => ({ kept: k, role: 'evidence' as const })),
+    ];
+    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1)));
+    const zoned: ZonedBlocks[] = [
+      { role: 'grounding', blocks: blocks.slice(0, zones.grounding.length) },
+      { role: 'evidence', blocks: blocks.slice(zones.grounding.length) },
+    ];
+    const keptCandidates = ordered.map((o) => o.kept.entry.candidate);
+    const caveats = withCaveats
+      ? renderCaveats(
+          options.format,
+          caveatLines(computeCoverage(keptCandidates, options.coverage), keptCandidates, droppedNow, options, missingPins),
+        )
+      : null;
+    return { ordered, context: renderBriefingContext(options.format, zoned, caveats), caveats };
+  };
+
+  // Reserve room for the zone frames and a caveats block whose counts have as many digits as they can.
+  const worst = options.candidates.length;
+  const worstDropped: Dropped[] = [...Array(Math.min(worst, 10_000)).keys()].map((i) => ({ id: String(i), reason: 'budget' }));
+  const probeCaveats = renderCaveats(
+    options.format,
+    caveatLines(
+      { itemCount: worst, distinctSourceCount: worst, topSimilarity: -0.12345, confidence: 'partial', scoreP50: -0.12345, dateRange: null },
+      [],
+      worstDropped,
+      options,
+      missingPins,
+    ),
+  );
+  // A caveats block that alone would not fit is left out from the start rather than crowding out items.
+  const includeCaveats = meter.count(probeCaveats) < options.maxTokens;
+  const frame = meter.count(
+    renderBriefingContext(
+      options.format,
+      [
+        { role: 'grounding', blocks: [''] },
+        { role: 'evidence', blocks: [''] },
+      ],
+      includeCaveats ? probeCaveats : null,
+    ),
+  );
+  const filled = fill(order, settings, meter, frame + 8);
+  const allDropped = [...merged, ...filled.dropped];
+  const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d) => layout(k, d, includeCaveats));
+  return finish('briefing', options, meter, final, allDropped, slots);
+}
+
+/** The pack as canonical JSON: sorted keys, no whitespace; the same pack always gives the same bytes. */
+export function toCanonicalJson(pack: Pack): string {
+  return canonicalStringify(pack);
+}

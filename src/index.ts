@@ -1,0 +1,60 @@
+// Root entry: the pure core, the tokenizer, the embedded store. Framework adapters and the Qdrant store
+// live under subpaths (litm-pack/langchain, litm-pack/llamaindex, litm-pack/qdrant) so importing the root
+// loads none of them.
+export { packBundle, packBriefing, toCanonicalJson, compareCandidates } from './core/pack.js';
+export { orderForLongContext } from './core/layout.js';
+export { computeCoverage, confidenceFor } from './core/coverage.js';
+export { canonicalStringify, sha256Hex } from './core/canonical.js';
+export { LitmPackError, isLitmPackError } from './core/errors.js';
+export type { LitmPackErrorCode, LitmPackErrorOptions } from './core/errors.js';
+export {
+  CandidateSchema,
+  PackSchema,
+  BundleOptionsSchema,
+  BriefingOptionsSchema,
+  CoverageThresholdsSchema,
+  DedupeOptionsSchema,
+  FormatSchema,
+  EncodingSchema,
+  PACK_SCHEMA_ID,
+  MAX_BUDGET_TOKENS,
+} from './core/schemas.js';
+export type {
+  Candidate,
+  CandidateInput,
+  Pack,
+  PackItem,
+  Citation,
+  Coverage,
+  Confidence,
+  Dropped,
+  DropReason,
+  ItemRole,
+  PackFormat,
+  BundleOptions,
+  BriefingOptions,
+  BriefingSlots,
+  CoverageThresholds,
+  DedupeOptions,
+  Span,
+} from './core/schemas.js';
+export { getTokenizer } from './tokenize/tiktoken.js';
+export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
+export type { Tokenizer, EncodingName } from './tokenize/types.js';
+export { escapeBody } from './render/render.js';
+export type {
+  Store,
+  SearchRequest,
+  SearchMode,
+  Fusion,
+  Filter,
+  FieldCondition,
+  Condition,
+  MatchValue,
+  IngestDocument,
+  ChunkRecord,
+  EmbeddingsLike,
+  SparseVector,
+  AddDocumentsResult,
+  AddDocumentsOptions,
+} from './retrieve/types.js';

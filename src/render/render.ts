@@ -1,0 +1,117 @@
+import type { Candidate, ItemRole, PackFormat } from '../core/schemas.js';
+
+/** What a rendered block shows: its marker, its provenance and its (already cut) body. */
+export interface BlockInput {
+  ref: number;
+  candidate: Pick<Candidate, 'id' | 'sourceId' | 'title' | 'version' | 'section'>;
+  body: string;
+  truncated: boolean;
+  /** A pinned item that did not fit: one line pointing at the source instead of the text. */
+  pointer?: { tokens: number } | undefined;
+}
+
+export interface ZonedBlocks {
+  role: ItemRole;
+  blocks: string[];
+}
+
+const ELLIPSIS = ' …';
+
+/** One line, no control characters: provenance fields can never start a new line or block. */
+function oneLine(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/gu, ' ').replace(/\s+/gu, ' ').trim();
+}
+
+function escapeXml(value: string): string {
+  return value.replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;');
+}
+
+// Lines of content that a reader (or a markdown renderer) could take for structure: a block marker
+// "[n]", a heading, a setext underline or thematic break, a code fence, or a text-format zone label.
+const MARKDOWN_STRUCTURE = /^([ \t]*)(\[\d+\]|#|=+[ \t]*$|-{3,}[ \t]*$|\*{3,}[ \t]*$|_{3,}[ \t]*$|`{3,}|~{3,})/gmu;
+const TEXT_STRUCTURE = /^([ \t]*)(\[\d+\]|==)/gmu;
+
+/** Escapes `text` for the body of a block so it cannot forge, close or renumber a block. */
+export function escapeBody(format: PackFormat, text: string): string {
+  switch (format) {
+    case 'xml':
+      return escapeXml(text);
+    case 'markdown':
+      return text.replace(MARKDOWN_STRUCTURE, '$1\\$2');
+    case 'text':
+      return text.replace(TEXT_STRUCTURE, '$1\\$2');
+  }
+}
+
+function provenanceParts(candidate: BlockInput['candidate']): string[] {
+  const parts = [`source: ${oneLine(candidate.sourceId ?? candidate.id)}`];
+  if (candidate.version !== undefined && candidate.version !== '') parts.push(`version: ${oneLine(candidate.version)}`);
+  if (candidate.section !== undefined && candidate.section.length > 0) {
+    parts.push(`section: ${candidate.section.map(oneLine).join(' > ')}`);
+  }
+  return parts;
+}
+
+function pointerNote(tokens: number): string {
+  return `pinned; not shown in full (${tokens} tokens did not fit the budget)`;
+}
+
+/** Renders one block. `body` is the item text before escaping. */
+export function renderBlock(format: PackFormat, block: BlockInput): string {
+  const { candidate } = block;
+  const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? oneLine(candidate.title) : undefined;
+  if (format === 'xml') {
+    const lines = [`<document index="${block.ref}">`, `<source>${escapeXml(oneLine(candidate.sourceId ?? candidate.id))}</source>`];
+    if (title !== undefined) lines.push(`<title>${escapeXml(title)}</title>`);
+    if (candidate.version !== undefined && candidate.version !== '') {
+      lines.push(`<version>${escapeXml(oneLine(candidate.version))}</version>`);
+    }
+    if (candidate.section !== undefined && candidate.section.length > 0) {
+      lines.push(`<section>${escapeXml(candidate.section.map(oneLine).join(' > '))}</section>`);
+    }
+    if (block.pointer) {
+      lines.push(`<note>${pointerNote(block.pointer.tokens)}</note>`);
+    } else {
+      lines.push('<document_content>', escapeBody(format, block.body) + (block.truncated ? ELLIPSIS : ''), '</document_content>');
+    }
+    lines.push('</document>');
+    return lines.join('\n');
+  }
+  const provenance = provenanceParts(candidate).join(', ');
+  const header = `[${block.ref}] ${title !== undefined ? `${title} ` : ''}(${provenance})`;
+  if (block.pointer) return `${header} — ${pointerNote(block.pointer.tokens)}`;
+  return `${header}\n${escapeBody(format, block.body)}${block.truncated ? ELLIPSIS : ''}`;
+}
+
+/** Caveat lines rendered as the final block of a briefing. Lines are computed facts, escaped like content. */
+export function renderCaveats(format: PackFormat, lines: readonly string[]): string {
+  const escaped = lines.map((line) => `- ${escapeBody(format, oneLine(line))}`);
+  if (format === 'xml') return ['<caveats>', ...escaped, '</caveats>'].join('\n');
+  if (format === 'markdown') return ['## Caveats', '', ...escaped].join('\n');
+  return ['== Caveats ==', ...escaped].join('\n');
+}
+
+/** Bundle context: blocks in context order. */
+export function renderBundleContext(format: PackFormat, blocks: readonly string[]): string {
+  if (blocks.length === 0) return '';
+  if (format === 'xml') return ['<documents>', ...blocks, '</documents>'].join('\n');
+  return blocks.join('\n\n');
+}
+
+const ZONE_TITLES: Record<ItemRole, string> = { grounding: 'Grounding', evidence: 'Evidence' };
+
+/** Briefing context: zones in order (empty zones are left out), then the caveats block. */
+export function renderBriefingContext(format: PackFormat, zones: readonly ZonedBlocks[], caveats: string | null): string {
+  const parts: string[] = [];
+  for (const zone of zones) {
+    if (zone.blocks.length === 0) continue;
+    const title = ZONE_TITLES[zone.role];
+    if (format === 'xml') parts.push([`<${zone.role}>`, ...zone.blocks, `</${zone.role}>`].join('\n'));
+    else if (format === 'markdown') parts.push([`## ${title}`, ...zone.blocks].join('\n\n'));
+    else parts.push([`== ${title} ==`, ...zone.blocks].join('\n\n'));
+  }
+  if (caveats !== null) parts.push(caveats);
+  if (parts.length === 0) return '';
+  if (format === 'xml') return ['<briefing>', ...parts, '</briefing>'].join('\n');
+  return parts.join('\n\n');
+}

@@ -1,0 +1,78 @@
+import { createRequire } from 'node:module';
+import type { Tiktoken as TiktokenType, TiktokenBPE } from 'js-tiktoken/lite';
+import { LitmPackError } from '../core/errors.js';
+import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
+
+// The rank tables are large (o200k_base is several MB of JS) and building an encoder takes about a second,
+// so both are loaded on first use, synchronously (packing is synchronous), once per encoding per process.
+const require = createRequire(import.meta.url);
+const cache = new Map<EncodingName, Tokenizer>();
+
+const WHITESPACE_THEN_TEXT = /\s\S/gu;
+
+/**
+ * A lower bound on the token count of `text` for tiktoken's o200k_base and cl100k_base.
+ * Both split text into pieces with a regex before byte-pair encoding, and every piece becomes at least
+ * one token. No piece of either pattern holds a whitespace-to-non-whitespace step except at its first
+ * character, so each such step (plus the first piece when the text starts with non-whitespace) is a
+ * distinct piece. This lets the packer reject a text that cannot fit without tokenising it.
+ */
+export function tiktokenLowerBound(text: string): number {
+  if (text.length === 0) return 0;
+  let steps = 0;
+  WHITESPACE_THEN_TEXT.lastIndex = 0;
+  while (WHITESPACE_THEN_TEXT.exec(text) !== null) steps += 1;
+  const firstIsText = !/^\s/u.test(text);
+  return Math.max(1, steps + (firstIsText ? 1 : 0));
+}
+
+class TiktokenTokenizer implements Tokenizer {
+  readonly name: EncodingName;
+  readonly #encoder: TiktokenType;
+
+  constructor(name: EncodingName, encoder: TiktokenType) {
+    this.name = name;
+    this.#encoder = encoder;
+  }
+
+  count(text: string): number {
+    if (text.length === 0) return 0;
+    // Special-token strings such as "<|endoftext|>" inside retrieved text are counted as ordinary text:
+    // they are content, not control tokens, and must never make counting throw.
+    return this.#encoder.encode(text, [], []).length;
+  }
+
+  encode(text: string): number[] {
+    return this.#encoder.encode(text, [], []);
+  }
+
+  lowerBound(text: string): number {
+    return tiktokenLowerBound(text);
+  }
+}
+
+function loadRanks(name: EncodingName): TiktokenBPE {
+  const mod = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE | { default: TiktokenBPE };
+  return 'default' in mod ? mod.default : mod;
+}
+
+/** The tokenizer for one of the shipped encodings, built on first use and kept for the process. */
+export function getTokenizer(encoding: EncodingName): Tokenizer {
+  const cached = cache.get(encoding);
+  if (cached) return cached;
+  if (!(ENCODINGS as readonly string[]).includes(encoding)) {
+    throw new LitmPackError(
+      'invalid_input',
+      `Unknown encoding "${String(encoding)}": use one of ${ENCODINGS.join(', ')}, or pass a Tokenizer of your own`,
+    );
+  }
+  const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+  const tokenizer = new TiktokenTokenizer(encoding, new Tiktoken(loadRanks(encoding)));
+  cache.set(encoding, tokenizer);
+  return tokenizer;
+}
+
+/** True once the encoder for `encoding` has been built in this process (used to prove laziness). */
+export function isTokenizerLoaded(encoding: EncodingName): boolean {
+  return cache.has(encoding);
+}
