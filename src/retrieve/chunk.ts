@@ -1,0 +1,366 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import type { Candidate } from '../core/schemas.js';
+import { getTokenizer } from '../tokenize/tiktoken.js';
+import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+import type { ChunkRecord, IngestDocument } from './types.js';
+
+export const DEFAULT_CHUNK_TOKENS = 256;
+
+// ---------------------------------------------------------------------------------------------
+// Ingest input validation (both stores validate a whole batch before touching anything)
+
+const jsonValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number().refine(Number.isFinite, { message: 'must be a finite number' }),
+    z.boolean(),
+    z.null(),
+    z.array(jsonValue),
+    z.record(z.string(), jsonValue),
+  ]),
+);
+
+export const IngestDocumentSchema = z.strictObject({
+  id: z.string().min(1, 'id must be a non-empty string'),
+  text: z.string({ message: 'text must be a string' }),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  // Metadata is stored in the payload and in saved files, so it must be plain JSON.
+  metadata: z.record(z.string(), jsonValue).optional(),
+  acl: z.array(z.string().min(1)).optional(),
+});
+
+/** Validates a batch of documents to ingest; a source id may appear once per batch. */
+export function parseIngestDocuments(docs: unknown): IngestDocument[] {
+  const parsed = parseOrThrow(z.array(IngestDocumentSchema), docs, 'documents');
+  const seen = new Set<string>();
+  for (const [index, doc] of parsed.entries()) {
+    if (seen.has(doc.id)) {
+      throw new LitmPackError('invalid_input', `Invalid documents: id "${doc.id}" appears more than once in one batch`, {
+        details: { index },
+      });
+    }
+    seen.add(doc.id);
+  }
+  return parsed as IngestDocument[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunking
+
+export interface ChunkOptions {
+  /** Upper bound on a chunk's tokens (default 256). */
+  maxTokens?: number;
+  /**
+   * Counts tokens for the bound. Default: the larger of the o200k_base and cl100k_base counts, so chunks
+   * respect the bound under either shipped encoding.
+   */
+  tokenizer?: Tokenizer;
+  /** ISO 8601 time written as each chunk's `indexedAt`. */
+  indexedAt: string;
+}
+
+interface Range {
+  start: number;
+  end: number;
+}
+
+interface Unit extends Range {
+  section: string[];
+  /** Units with the same key share a section (merging never crosses a heading). */
+  sectionKey: number;
+}
+
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+// A sentence ends after terminal punctuation (and closing quotes/brackets) followed by whitespace, or at a
+// line break; the next sentence starts after the whitespace.
+const SENTENCE_CUT = /[.!?…。！？]["'”’)\]]*\s+|\n\s*/gu;
+const WORD_CUT = /\s+/gu;
+
+/**
+ * Splits a markdown or plain-text document into chunks: headings become the `section` path, paragraphs
+ * (and fenced code blocks) are the units, small paragraphs of one section are merged up to `maxTokens`,
+ * over-long ones are split at sentence, then word, then character boundaries. Every chunk's text is the
+ * verbatim slice `doc.text.slice(span.start, span.end)`, without surrounding whitespace.
+ *
+ * Chunk ids come from content, not position: `sourceId#` + 16 hex of sha256(sourceId, text, n) where n
+ * counts earlier chunks of the same document with the same text. Re-ingesting the same version yields the
+ * same ids; and when a new version only inserts or edits some paragraphs, the untouched chunks keep their
+ * ids (and their `indexedAt` and embeddings) instead of every later chunk shifting as ordinals would.
+ */
+export function chunkDocument(doc: IngestDocument, options: ChunkOptions): ChunkRecord[] {
+  const maxTokens = options.maxTokens ?? DEFAULT_CHUNK_TOKENS;
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw new LitmPackError('invalid_input', `maxTokens must be a positive integer, got ${maxTokens}`);
+  }
+  const count = options.tokenizer ? (t: string) => options.tokenizer!.count(t) : countBothEncodings;
+  const text = doc.text;
+  const fits = (range: Range) => count(text.slice(range.start, range.end)) <= maxTokens;
+
+  const ranges: { range: Range; section: string[] }[] = [];
+  const units = parseUnits(text);
+  let i = 0;
+  while (i < units.length) {
+    const first = units[i]!;
+    if (!fits(first)) {
+      for (const piece of splitRange(text, first, fits)) ranges.push({ range: piece, section: first.section });
+      i += 1;
+      continue;
+    }
+    let end = first.end;
+    let j = i + 1;
+    while (j < units.length) {
+      const next = units[j]!;
+      if (next.sectionKey !== first.sectionKey || !fits({ start: first.start, end: next.end })) break;
+      end = next.end;
+      j += 1;
+    }
+    ranges.push({ range: { start: first.start, end }, section: first.section });
+    i = j;
+  }
+
+  const occurrences = new Map<string, number>();
+  const kind = typeof doc.metadata?.kind === 'string' ? doc.metadata.kind : undefined;
+  return ranges.map(({ range, section }) => {
+    const chunkText = text.slice(range.start, range.end);
+    const textSha256 = sha256Hex(chunkText);
+    const occurrence = occurrences.get(textSha256) ?? 0;
+    occurrences.set(textSha256, occurrence + 1);
+    const record: ChunkRecord = {
+      id: chunkId(doc.id, chunkText, occurrence),
+      sourceId: doc.id,
+      section: [...section],
+      span: { start: range.start, end: range.end },
+      text: chunkText,
+      textSha256,
+      indexedAt: options.indexedAt,
+      tokens: countTokens(chunkText),
+    };
+    if (doc.version !== undefined) record.version = doc.version;
+    if (doc.title !== undefined) record.title = doc.title;
+    if (doc.url !== undefined) record.url = doc.url;
+    if (doc.timestamp !== undefined) record.timestamp = doc.timestamp;
+    // IngestDocument has no `kind`; a string `metadata.kind` is lifted so briefings can tier ingested chunks.
+    if (kind !== undefined) record.kind = kind;
+    if (doc.acl !== undefined) record.acl = [...doc.acl];
+    if (doc.metadata !== undefined) record.metadata = structuredClone(doc.metadata);
+    return record;
+  });
+}
+
+/** The deterministic chunk key (see `chunkDocument`). */
+export function chunkId(sourceId: string, text: string, occurrence: number): string {
+  const digest = sha256Hex(`${sourceId}\u0000${text}\u0000${occurrence}`);
+  return `${sourceId}#${digest.slice(0, 16)}`;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Token counts for every shipped encoding, keyed by encoding name. */
+export function countTokens(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const encoding of ENCODINGS) out[encoding] = getTokenizer(encoding).count(text);
+  return out;
+}
+
+function countBothEncodings(text: string): number {
+  let max = 0;
+  for (const encoding of ENCODINGS) max = Math.max(max, getTokenizer(encoding).count(text));
+  return max;
+}
+
+/** Paragraphs and fenced code blocks with their heading path, trimmed; headings themselves are not units. */
+function parseUnits(text: string): Unit[] {
+  const units: Unit[] = [];
+  const stack: (string | undefined)[] = [];
+  let section: string[] = [];
+  let sectionKey = 0;
+  let open = null as Range | null;
+  let fence: { char: string; length: number } | null = null;
+
+  const flush = () => {
+    if (open) {
+      const trimmed = trimRange(text, open);
+      if (trimmed.end > trimmed.start) units.push({ ...trimmed, section, sectionKey });
+    }
+    open = null;
+  };
+
+  let lineStart = 0;
+  while (lineStart <= text.length) {
+    const newline = text.indexOf('\n', lineStart);
+    const lineEnd = newline === -1 ? text.length : newline;
+    const line = text.slice(lineStart, lineEnd);
+    if (fence) {
+      open = { start: open?.start ?? lineStart, end: lineEnd };
+      const close = FENCE.exec(line);
+      if (close && close[1]![0] === fence.char && close[1]!.length >= fence.length && line.trim() === close[1]) {
+        fence = null;
+        flush();
+      }
+    } else if (line.trim().length === 0) {
+      flush();
+    } else {
+      const heading = HEADING.exec(line.replace(/\r$/, ''));
+      const fenceOpen = FENCE.exec(line);
+      if (heading) {
+        flush();
+        const level = heading[1]!.length;
+        stack.length = level;
+        stack[level - 1] = (heading[2] ?? '').trim();
+        section = stack.filter((title): title is string => title !== undefined && title !== '');
+        sectionKey += 1;
+      } else if (fenceOpen) {
+        flush();
+        fence = { char: fenceOpen[1]![0]!, length: fenceOpen[1]!.length };
+        open = { start: lineStart, end: lineEnd };
+      } else {
+        open = { start: open?.start ?? lineStart, end: lineEnd };
+      }
+    }
+    if (newline === -1) break;
+    lineStart = newline + 1;
+  }
+  flush();
+  return units;
+}
+
+/**
+ * Splits a range that does not fit into pieces that do: at sentence cuts, then word cuts, then code points.
+ * A piece exceeds the bound only when it is a single code point.
+ */
+function splitRange(text: string, range: Range, fits: (r: Range) => boolean): Range[] {
+  const bySentence = (r: Range) => packAtCuts(text, r, cutsIn(text, r, SENTENCE_CUT), fits, byWord);
+  const byWord = (r: Range) => packAtCuts(text, r, cutsIn(text, r, WORD_CUT), fits, byCodePoint);
+  const byCodePoint = (r: Range) => splitCodePoints(text, r, fits);
+  return bySentence(range);
+}
+
+/** Positions inside `range` where a new segment starts (the end of each separator match). */
+function cutsIn(text: string, range: Range, pattern: RegExp): number[] {
+  const cuts: number[] = [];
+  const slice = text.slice(range.start, range.end);
+  pattern.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = pattern.exec(slice)) !== null) {
+    if (match[0].length === 0) {
+      pattern.lastIndex += 1;
+      continue;
+    }
+    const cut = range.start + match.index + match[0].length;
+    if (cut > range.start && cut < range.end) cuts.push(cut);
+  }
+  return cuts;
+}
+
+/** Greedy packing of the segments between cuts; a segment that cannot fit alone goes to `oversize`. */
+function packAtCuts(
+  text: string,
+  range: Range,
+  cuts: number[],
+  fits: (r: Range) => boolean,
+  oversize: (r: Range) => Range[],
+): Range[] {
+  const bounds = [range.start, ...cuts, range.end];
+  const segments: Range[] = [];
+  for (let i = 0; i + 1 < bounds.length; i += 1) {
+    const segment = trimRange(text, { start: bounds[i]!, end: bounds[i + 1]! });
+    if (segment.end > segment.start) segments.push(segment);
+  }
+  if (segments.length <= 1) {
+    return segments.length === 1 && !fits(segments[0]!) ? oversize(segments[0]!) : segments;
+  }
+  const out: Range[] = [];
+  let i = 0;
+  while (i < segments.length) {
+    let first = segments[i]!;
+    if (!fits(first)) {
+      // Split the oversized segment; its last piece may still take the following segments.
+      const pieces = oversize(first);
+      const last = pieces.pop();
+      out.push(...pieces);
+      if (last === undefined) {
+        i += 1;
+        continue;
+      }
+      first = last;
+    }
+    let end = first.end;
+    let j = i + 1;
+    while (j < segments.length && fits({ start: first.start, end: segments[j]!.end })) {
+      end = segments[j]!.end;
+      j += 1;
+    }
+    out.push({ start: first.start, end });
+    i = j;
+  }
+  return out;
+}
+
+/** Last resort for a run with no whitespace: the longest fitting prefixes, never splitting a surrogate pair. */
+function splitCodePoints(text: string, range: Range, fits: (r: Range) => boolean): Range[] {
+  const boundaries: number[] = [];
+  for (let i = range.start; i < range.end; ) {
+    const code = text.codePointAt(i)!;
+    i += code > 0xffff ? 2 : 1;
+    boundaries.push(Math.min(i, range.end));
+  }
+  const out: Range[] = [];
+  let start = range.start;
+  let from = 0;
+  while (from < boundaries.length) {
+    // Binary search the farthest boundary that fits; `lo` always fits or is the single first code point.
+    let lo = from;
+    let hi = boundaries.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (fits({ start, end: boundaries[mid]! })) lo = mid;
+      else hi = mid - 1;
+    }
+    const piece = trimRange(text, { start, end: boundaries[lo]! });
+    if (piece.end > piece.start) out.push(piece);
+    start = boundaries[lo]!;
+    from = lo + 1;
+  }
+  return out;
+}
+
+function trimRange(text: string, range: Range): Range {
+  let { start, end } = range;
+  while (start < end && /\s/u.test(text[start]!)) start += 1;
+  while (end > start && /\s/u.test(text[end - 1]!)) end -= 1;
+  return { start, end };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Turns a stored chunk into a packing candidate: `tokens` is the record's per-encoding map (so packing
+ * needs no re-tokenising), `kind`, `timestamp` and metadata pass through; the ACL never leaves the store.
+ */
+export function chunkToCandidate(record: ChunkRecord, score: number, similarity?: number): Candidate {
+  const candidate: Candidate = {
+    id: record.id,
+    text: record.text,
+    score,
+    sourceId: record.sourceId,
+    span: { start: record.span.start, end: record.span.end },
+    tokens: { ...record.tokens },
+  };
+  if (record.version !== undefined) candidate.version = record.version;
+  if (record.title !== undefined) candidate.title = record.title;
+  if (record.url !== undefined) candidate.url = record.url;
+  if (record.section.length > 0) candidate.section = [...record.section];
+  if (similarity !== undefined) candidate.similarity = similarity;
+  if (record.kind !== undefined) candidate.kind = record.kind;
+  if (record.timestamp !== undefined) candidate.timestamp = record.timestamp;
+  if (record.metadata !== undefined) candidate.metadata = structuredClone(record.metadata);
+  return candidate;
+}
