@@ -1,0 +1,36 @@
+import type { BaseRetrieverInput } from '@langchain/core/retrievers';
+import { parseOrThrow } from '../core/errors.js';
+import {
+  BriefingRetrieverOptionsSchema,
+  type BriefingRetrieverOptions,
+  type ParsedRetrieverOptions,
+} from './packing.js';
+import { PackRetriever, splitRetrieverFields } from './pack-retriever.js';
+
+export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;
+
+/**
+ * Retrieves from a litm-pack `Store` and returns a briefing: grounding (pins, then the strongest items)
+ * first, evidence in the middle, and a final caveats document (`metadata.litm.role === 'caveats'`, no
+ * citation) with the computed coverage facts, unless `includeCaveats: false`.
+ *
+ * @example
+ * ```typescript
+ * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'] });
+ * const docs = await retriever.invoke('What do we know about ACME?');
+ * ```
+ */
+export class BriefingPackRetriever extends PackRetriever {
+  static override lc_name(): string {
+    return 'BriefingPackRetriever';
+  }
+
+  protected readonly packOptions: ParsedRetrieverOptions;
+
+  constructor(fields: BriefingPackRetrieverFields) {
+    const { base, own } = splitRetrieverFields(fields);
+    const parsed = parseOrThrow(BriefingRetrieverOptionsSchema, own, 'BriefingPackRetriever options');
+    super(base);
+    this.packOptions = { kind: 'briefing', ...parsed };
+  }
+}

@@ -1,0 +1,19 @@
+export { BundleRetriever } from './bundle-retriever.js';
+export type { BundleRetrieverFields } from './bundle-retriever.js';
+export { BriefingPackRetriever } from './briefing-pack-retriever.js';
+export type { BriefingPackRetrieverFields } from './briefing-pack-retriever.js';
+export type { RetrievalWithCitations } from './pack-retriever.js';
+export { LitmCompressor, documentsToCandidates } from './litm-compressor.js';
+export type { LitmCompressorOptions } from './litm-compressor.js';
+export { formatDocumentsAsContext } from './format.js';
+export type { FormatDocumentsOptions } from './format.js';
+export type { LitmDocumentMetadata } from './documents.js';
+export { PACK_SUMMARY_EVENT, SEARCH_RUN_NAME, PACK_RUN_NAME } from './tracing.js';
+export { summarizePack } from './packing.js';
+export type {
+  BriefingRetrieverOptions,
+  BundleRetrieverOptions,
+  LitmMetadata,
+  PackSummary,
+  PackerOptions,
+} from './packing.js';

@@ -1,0 +1,77 @@
+import type { Callbacks } from '@langchain/core/callbacks/manager';
+import type { Document, DocumentInterface } from '@langchain/core/documents';
+import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_compressors';
+import { parseOrThrow } from '../core/errors.js';
+import type { Pack } from '../core/schemas.js';
+import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
+import {
+  PackerOptionsSchema,
+  chunksToCandidates,
+  packAsBundle,
+  parseQuery,
+  type PackerOptions,
+  type ParsedPackerOptions,
+} from './packing.js';
+import { packAsChildRun } from './tracing.js';
+
+export type LitmCompressorOptions = PackerOptions;
+
+/** Documents from any source as packer input: text plus the framework's own id. */
+export function documentsToCandidates(documents: readonly DocumentInterface[]) {
+  return chunksToCandidates(
+    documents.map((doc) => ({ text: doc.pageContent, id: doc.id, metadata: { ...(doc.metadata ?? {}) } })),
+  );
+}
+
+/**
+ * Turns any retriever's documents into a pack: deduplicated, fitted to the token budget, in
+ * Lost-in-the-Middle order, each with `metadata.citation` and `metadata.litm`. Input documents are
+ * not modified.
+ *
+ * Ids, sources and scores are read from metadata (see `chunksToCandidates`): id = `metadata.id` ??
+ * `doc.id` ?? a hash of the text; source = `metadata.source` ?? `metadata.sourceId`; score =
+ * `metadata.score` ?? `metadata.relevanceScore`. When any document has no score, all of them get synthetic
+ * descending scores from their incoming order (1, …, 1/n), so the retriever's order is the rank order.
+ *
+ * @example
+ * ```typescript
+ * const retriever = new ContextualCompressionRetriever({
+ *   baseCompressor: new LitmCompressor({ maxTokens: 1500 }),
+ *   baseRetriever: vectorStore.asRetriever(20),
+ * });
+ * ```
+ */
+export class LitmCompressor extends BaseDocumentCompressor {
+  private readonly options: ParsedPackerOptions;
+
+  constructor(options: LitmCompressorOptions) {
+    super();
+    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmCompressor options');
+  }
+
+  async compressDocuments(
+    documents: DocumentInterface[],
+    query: string,
+    callbacks?: Callbacks,
+  ): Promise<Document<LitmDocumentMetadata>[]> {
+    return (await this.compressWithCitations(documents, query, callbacks)).documents;
+  }
+
+  /** Like `compressDocuments`, and also returns the pack (`documents[i]` ↔ `pack.items[i]`). */
+  async compressWithCitations(
+    documents: readonly DocumentInterface[],
+    query: string,
+    callbacks?: Callbacks,
+  ): Promise<{ documents: Document<LitmDocumentMetadata>[]; pack: Pack }> {
+    const text = parseQuery(query);
+    const candidates = documentsToCandidates(documents);
+    const pack = await packAsChildRun(text, candidates, (q, c) => packAsBundle(this.options, q, c), callbacks);
+    const packed = packToDocuments(
+      pack,
+      candidates,
+      (index) => ({ metadata: documents[index]?.metadata, id: documents[index]?.id }),
+      null,
+    );
+    return { documents: packed, pack };
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * Framework-neutral glue shared by the LangChain and LlamaIndex adapters: option schemas, search → pack,
+ * and the mapping from a pack back to per-item metadata. Imports no framework, so the LlamaIndex adapter
+ * can use it without loading `@langchain/core`.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseOrThrow } from '../core/errors.js';
+import { packBriefing, packBundle } from '../core/pack.js';
+import {
+  BriefingOptionsSchema,
+  PackOptionsBaseSchema,
+  type Candidate,
+  type Citation,
+  type ItemRole,
+  type Pack,
+  type PackItem,
+} from '../core/schemas.js';
+import type { Filter, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+
+const storeSchema = z.custom<Store>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function',
+  { message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore' },
+);
+
+// The store validates the filter language itself; here we only catch values that cannot be a filter.
+const filterSchema = z.custom<Filter>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  { message: 'filter must be a filter object ({ must?, should?, must_not? })' },
+);
+
+/** Packer options without the per-call `query` and `candidates`. */
+const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true }).shape;
+
+/** Largest candidate pool a retriever may ask the store for. */
+export const MAX_CANDIDATE_POOL = 1000;
+
+const retrievalShape = {
+  store: storeSchema,
+  mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
+  /** Candidate pool: how many chunks to fetch from the store before packing. */
+  limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
+  filter: filterSchema.optional(),
+  principals: z.array(z.string().min(1)).optional(),
+};
+
+export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...packerShape });
+export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
+export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
+
+const briefingShape = BriefingOptionsSchema.shape;
+export const BriefingRetrieverOptionsSchema = z.strictObject({
+  ...retrievalShape,
+  ...packerShape,
+  pins: briefingShape.pins,
+  groundingCount: briefingShape.groundingCount,
+  entity: briefingShape.entity,
+  contradictions: briefingShape.contradictions,
+  gaps: briefingShape.gaps,
+  /** Append the caveats block as a final document/node (role `caveats`). */
+  includeCaveats: z.boolean().default(true),
+});
+export type BriefingRetrieverOptions = z.input<typeof BriefingRetrieverOptionsSchema>;
+export type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
+
+/** Options for packing documents/nodes that are already retrieved (compressor, postprocessor). */
+export const PackerOptionsSchema = z.strictObject(packerShape);
+export type PackerOptions = z.input<typeof PackerOptionsSchema>;
+export type ParsedPackerOptions = z.output<typeof PackerOptionsSchema>;
+
+export type ParsedRetrieverOptions =
+  | ({ kind: 'bundle' } & ParsedBundleRetrieverOptions)
+  | ({ kind: 'briefing' } & ParsedBriefingRetrieverOptions);
+
+const querySchema = PackOptionsBaseSchema.shape.query;
+
+/** Validates a query before any I/O, so a bad query never costs a search. */
+export function parseQuery(query: unknown): string {
+  return parseOrThrow(querySchema, query, 'query');
+}
+
+export function buildSearchRequest(options: ParsedRetrieverOptions, query: string): SearchRequest {
+  const request: SearchRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
+  if (options.filter !== undefined) request.filter = options.filter;
+  if (options.principals !== undefined) request.principals = options.principals;
+  return request;
+}
+
+function packerInput(options: ParsedPackerOptions) {
+  const input: Omit<ParsedPackerOptions, 'tokenizer'> & { tokenizer?: ParsedPackerOptions['tokenizer'] } = {
+    maxTokens: options.maxTokens,
+    encoding: options.encoding,
+    format: options.format,
+    dedupe: options.dedupe,
+    coverage: options.coverage,
+    minTruncatedTokens: options.minTruncatedTokens,
+  };
+  if (options.tokenizer !== undefined) input.tokenizer = options.tokenizer;
+  if (options.maxPerSource !== undefined) input.maxPerSource = options.maxPerSource;
+  if (options.minScore !== undefined) input.minScore = options.minScore;
+  return input;
+}
+
+/** Packs `candidates` with a retriever's options (bundle or briefing). */
+export function packForRetriever(options: ParsedRetrieverOptions, query: string, candidates: Candidate[]): Pack {
+  const base = { ...packerInput(options), query, candidates };
+  if (options.kind === 'bundle') return packBundle(base);
+  return packBriefing({
+    ...base,
+    pins: options.pins,
+    groundingCount: options.groundingCount,
+    entity: options.entity,
+    contradictions: options.contradictions,
+    gaps: options.gaps,
+  });
+}
+
+/** Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). */
+export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[]): Pack {
+  return packBundle({ ...packerInput(options), query, candidates });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pack → per-item metadata
+
+/** What every document/node an adapter returns carries under `metadata.litm`. */
+export interface LitmMetadata {
+  /** `[ref]` in the context (1-based); null for the caveats block. */
+  ref: number | null;
+  /** Relevance rank among kept items (1 = best); null for the caveats block. */
+  rank: number | null;
+  role: ItemRole | 'caveats';
+  /** 0-based index in the returned documents/nodes (context order). */
+  position: number;
+  /** The item's score (the candidate's fused score); null for the caveats block. */
+  score: number | null;
+  /** The item's token count as the pack reports it; null for the caveats block. */
+  tokens: number | null;
+  /** The text is a prefix of the chunk (the context shows it with an ellipsis). */
+  truncated: boolean;
+  /** A pinned item that did not fit: the context shows a one-line pointer instead of the text. */
+  pointer: boolean;
+  /** The pack this came from: enough to render it again exactly (`formatDocumentsAsContext`). */
+  kind: Pack['kind'];
+  format: Pack['format'];
+  packHash: string;
+}
+
+/** One packed item with everything an adapter needs to build a document or node. */
+export interface PackedEntry {
+  item: PackItem;
+  citation: Citation;
+  litm: LitmMetadata;
+  /** Index of the input (candidate, document, node) the item came from. */
+  sourceIndex: number;
+}
+
+/**
+ * Maps pack items back to their inputs by id. When several inputs share an id the packer kept the best
+ * score, so the mapping does too (first one on ties).
+ */
+export function packedEntries(pack: Pack, inputs: readonly Pick<Candidate, 'id' | 'score'>[]): PackedEntry[] {
+  const byId = new Map<string, number>();
+  inputs.forEach((input, index) => {
+    const seen = byId.get(input.id);
+    if (seen === undefined || input.score > (inputs[seen]?.score ?? -Infinity)) byId.set(input.id, index);
+  });
+  return pack.items.map((item, position) => {
+    const citation = pack.citations[position];
+    const sourceIndex = byId.get(item.id);
+    if (citation === undefined || sourceIndex === undefined) {
+      // The packer's contract (citations[i] belongs to items[i]; every item comes from an input) is broken.
+      throw new Error(`litm-pack: pack item ${item.ref} (${item.id}) has no matching citation or input`);
+    }
+    return {
+      item,
+      citation: structuredClone(citation),
+      litm: {
+        ref: item.ref,
+        rank: item.rank,
+        role: item.role,
+        position,
+        score: item.score,
+        tokens: item.tokens,
+        truncated: item.truncated,
+        pointer: item.pointer,
+        kind: pack.kind,
+        format: pack.format,
+        packHash: pack.packHash,
+      },
+      sourceIndex,
+    };
+  });
+}
+
+/** `metadata.litm` of the briefing's caveats document/node, which follows the items. */
+export function caveatsLitm(pack: Pack): LitmMetadata {
+  return {
+    ref: null,
+    rank: null,
+    role: 'caveats',
+    position: pack.items.length,
+    score: null,
+    tokens: null,
+    truncated: false,
+    pointer: false,
+    kind: pack.kind,
+    format: pack.format,
+    packHash: pack.packHash,
+  };
+}
+
+/** The caveats block to append, or null when there is none (bundles) or the caller turned it off. */
+export function caveatsToAppend(pack: Pack, includeCaveats: boolean): string | null {
+  if (!includeCaveats || pack.caveats === null || pack.caveats.length === 0) return null;
+  return pack.caveats;
+}
+
+/**
+ * Metadata for an item's document/node: a `source` default (LangChain's convention), then the input's own
+ * metadata (never clobbered), then our two keys.
+ */
+export function itemMetadata(
+  entry: PackedEntry,
+  ownMetadata: Record<string, unknown> | undefined,
+): Record<string, unknown> & { citation: Citation; litm: LitmMetadata } {
+  const { citation: _oldCitation, litm: _oldLitm, ...own } = ownMetadata ?? {};
+  return { source: entry.citation.sourceId, ...own, citation: entry.citation, litm: entry.litm };
+}
+
+/** A short, JSON-friendly account of a pack for traces. */
+export interface PackSummary {
+  kind: Pack['kind'];
+  packHash: string;
+  itemCount: number;
+  budget: Pack['budget'];
+  coverage: Pack['coverage'];
+  truncated: boolean;
+  dropped: { total: number; byReason: Record<string, number> };
+}
+
+export function summarizePack(pack: Pack): PackSummary {
+  const byReason: Record<string, number> = {};
+  for (const dropped of pack.dropped) byReason[dropped.reason] = (byReason[dropped.reason] ?? 0) + 1;
+  return {
+    kind: pack.kind,
+    packHash: pack.packHash,
+    itemCount: pack.items.length,
+    budget: { ...pack.budget },
+    coverage: structuredClone(pack.coverage),
+    truncated: pack.truncated,
+    dropped: { total: pack.dropped.length, byReason },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Framework objects → candidates
+
+/** What the compressor/postprocessor read from a framework document or node. */
+export interface ForeignChunk {
+  text: string;
+  /** The framework's own id field (`Document.id`, `node.id_`), used when metadata has no id. */
+  id?: string | undefined;
+  /** A score the framework carries outside metadata (`NodeWithScore.score`). */
+  score?: number | undefined;
+  metadata: Record<string, unknown>;
+  /** A source id the framework carries outside metadata (LlamaIndex's SOURCE relationship). */
+  sourceId?: string | undefined;
+}
+
+const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const nonEmptyString = (value: unknown): string | undefined => {
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+};
+
+function objectOrUndefined(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** The score an input carries: `score`, else `relevanceScore`, else the score one of our adapters gave it. */
+function incomingScore(chunk: ForeignChunk): number | undefined {
+  const { metadata } = chunk;
+  for (const value of [chunk.score, metadata.score, metadata.relevanceScore, objectOrUndefined(metadata.litm)?.score]) {
+    if (isFiniteNumber(value)) return value;
+  }
+  return undefined;
+}
+
+export function contentId(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * Turns documents/nodes into candidates.
+ * - id: `metadata.id` ?? the framework id ?? the citation's chunk id ?? a hash of the text.
+ * - sourceId: `metadata.source` ?? `metadata.sourceId` ?? the framework's source ?? the citation's.
+ * - score: `score` ?? `metadata.score` ?? `metadata.relevanceScore` ?? `metadata.litm.score`. When any input
+ *   has none, real and made-up scores cannot be compared, so every input gets a synthetic score from its
+ *   incoming order instead (retrievers return best first): (n − i) / n, i.e. 1, …, 1/n.
+ * Typed fields (version, title, url, section) are taken from metadata, then from a citation of ours, only
+ * when they have the right type; everything else stays in `metadata`.
+ */
+export function chunksToCandidates(chunks: readonly ForeignChunk[]): Candidate[] {
+  const scores = chunks.map(incomingScore);
+  const allScored = scores.every((score) => score !== undefined);
+  const n = chunks.length;
+  return chunks.map((chunk, index) => {
+    const { metadata } = chunk;
+    const citation = objectOrUndefined(metadata.citation);
+    const field = (name: string): string | undefined =>
+      typeof metadata[name] === 'string' ? (metadata[name] as string) : (citation?.[name] as string | undefined);
+    const candidate: Candidate = {
+      id:
+        nonEmptyString(metadata.id) ??
+        nonEmptyString(chunk.id) ??
+        nonEmptyString(citation?.chunkId) ??
+        contentId(chunk.text),
+      text: chunk.text,
+      score: allScored ? (scores[index] as number) : (n - index) / n,
+      metadata,
+    };
+    const sourceId =
+      nonEmptyString(metadata.source) ??
+      nonEmptyString(metadata.sourceId) ??
+      nonEmptyString(chunk.sourceId) ??
+      nonEmptyString(citation?.sourceId);
+    if (sourceId !== undefined) candidate.sourceId = sourceId;
+    for (const name of ['version', 'title', 'url'] as const) {
+      const value = field(name);
+      if (typeof value === 'string') candidate[name] = value;
+    }
+    const section = metadata.section ?? citation?.section;
+    if (Array.isArray(section) && section.every((part) => typeof part === 'string')) candidate.section = section;
+    return candidate;
+  });
+}

@@ -1,0 +1,46 @@
+import { dispatchCustomEvent } from '@langchain/core/callbacks/dispatch/web';
+import type { Callbacks } from '@langchain/core/callbacks/manager';
+import { RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
+import type { Candidate, Pack } from '../core/schemas.js';
+import type { SearchRequest, Store } from '../retrieve/types.js';
+import { summarizePack } from './packing.js';
+
+/** Name of the custom event that carries a `PackSummary` (budget, coverage, dropped counts). */
+export const PACK_SUMMARY_EVENT = 'litm_pack_summary';
+/** Run names of the child runs the retrievers and the compressor open. */
+export const SEARCH_RUN_NAME = 'LitmSearch';
+export const PACK_RUN_NAME = 'LitmPack';
+
+interface PackRunInput {
+  query: string;
+  candidates: Candidate[];
+}
+
+/**
+ * Runs `store.search` as a child run (`LitmSearch`) so the request and the candidate pool show up in traces.
+ * The run config's abort signal is passed to the store.
+ */
+export function searchAsChildRun(store: Store, request: SearchRequest, callbacks: Callbacks | undefined): Promise<Candidate[]> {
+  const search = RunnableLambda.from((input: SearchRequest, config?: RunnableConfig) =>
+    store.search(config?.signal === undefined ? input : { ...input, signal: config.signal }),
+  ).withConfig({ runName: SEARCH_RUN_NAME });
+  return search.invoke(request, { callbacks });
+}
+
+/**
+ * Runs the (synchronous, pure) packer as a child run (`LitmPack`): its output is the whole pack, and it
+ * dispatches a `litm_pack_summary` custom event with the budget used, coverage and dropped counts.
+ */
+export function packAsChildRun(
+  query: string,
+  candidates: Candidate[],
+  pack: (query: string, candidates: Candidate[]) => Pack,
+  callbacks: Callbacks | undefined,
+): Promise<Pack> {
+  const packRun = RunnableLambda.from(async (input: PackRunInput, config?: RunnableConfig) => {
+    const result = pack(input.query, input.candidates);
+    if (config !== undefined) await dispatchCustomEvent(PACK_SUMMARY_EVENT, summarizePack(result), config);
+    return result;
+  }).withConfig({ runName: PACK_RUN_NAME });
+  return packRun.invoke({ query, candidates }, { callbacks });
+}

@@ -1,0 +1,28 @@
+import { parseOrThrow } from '../core/errors.js';
+import {
+  BriefingRetrieverOptionsSchema,
+  type BriefingRetrieverOptions,
+  type ParsedRetrieverOptions,
+} from '../langchain/packing.js';
+import { PackRetriever } from './pack-retriever.js';
+
+/**
+ * A LlamaIndex retriever over a litm-pack `Store` that returns a briefing: grounding first, evidence in
+ * the middle, and a final caveats node (`metadata.litm.role === 'caveats'`, no citation, no score) unless
+ * `includeCaveats: false`.
+ *
+ * @example
+ * ```typescript
+ * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'] });
+ * const nodes = await retriever.retrieve('What do we know about ACME?');
+ * ```
+ */
+export class BriefingPackRetriever extends PackRetriever {
+  protected readonly packOptions: ParsedRetrieverOptions;
+
+  constructor(options: BriefingRetrieverOptions) {
+    const parsed = parseOrThrow(BriefingRetrieverOptionsSchema, options, 'BriefingPackRetriever options');
+    super();
+    this.packOptions = { kind: 'briefing', ...parsed };
+  }
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { Settings } from '@llamaindex/core/global';
+import type { QueryBundle } from '@llamaindex/core/query-engine';
+import { BaseRetriever } from '@llamaindex/core/retriever';
+import type { NodeWithScore } from '@llamaindex/core/schema';
+import { extractText } from '@llamaindex/core/utils';
+import type { Pack } from '../core/schemas.js';
+import {
+  buildSearchRequest,
+  caveatsToAppend,
+  packForRetriever,
+  parseQuery,
+  type ParsedRetrieverOptions,
+} from '../langchain/packing.js';
+import { packToNodes } from './nodes.js';
+
+/** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
+export interface NodesWithCitations {
+  nodes: NodeWithScore[];
+  pack: Pack;
+}
+
+/**
+ * Shared body of the LlamaIndex `BundleRetriever` and `BriefingPackRetriever`: search, pack, nodes in
+ * context order. Holds only the parsed options: every call builds its own candidates, pack and nodes.
+ */
+export abstract class PackRetriever extends BaseRetriever {
+  protected abstract readonly packOptions: ParsedRetrieverOptions;
+
+  async _retrieve(params: QueryBundle): Promise<NodeWithScore[]> {
+    return (await this.retrieveAndPack(extractText(params.query))).nodes;
+  }
+
+  /**
+   * Like `retrieve`, and also returns the pack. Dispatches the same `retrieve-start`/`retrieve-end`
+   * events as `retrieve`.
+   */
+  async retrieveWithCitations(query: string, options: { signal?: AbortSignal } = {}): Promise<NodesWithCitations> {
+    // Mirrors BaseRetriever.retrieve, which returns only the nodes.
+    const callbacks = Settings.callbackManager;
+    const id = randomUUID();
+    const queryBundle = { query };
+    callbacks.dispatchEvent('retrieve-start', { id, query: queryBundle });
+    const result = await this.retrieveAndPack(query, options.signal);
+    callbacks.dispatchEvent('retrieve-end', { id, query: queryBundle, nodes: result.nodes });
+    return result;
+  }
+
+  private async retrieveAndPack(query: string, signal?: AbortSignal): Promise<NodesWithCitations> {
+    const options = this.packOptions;
+    const text = parseQuery(query);
+    const request = buildSearchRequest(options, text);
+    if (signal !== undefined) request.signal = signal;
+    const candidates = await options.store.search(request);
+    const pack = packForRetriever(options, text, candidates);
+    const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
+    const nodes = packToNodes(
+      pack,
+      candidates,
+      (index) => ({
+        id: undefined,
+        metadata: candidates[index]?.metadata,
+        relationships: undefined,
+        excludedLlmMetadataKeys: [],
+        excludedEmbedMetadataKeys: [],
+      }),
+      caveatsToAppend(pack, includeCaveats),
+    );
+    return { nodes, pack };
+  }
+}
