@@ -364,3 +364,31 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
   if (record.metadata !== undefined) candidate.metadata = structuredClone(record.metadata);
   return candidate;
 }
+
+// ---------------------------------------------------------------------------------------------
+
+const nonNegativeInt = z.number().int().nonnegative();
+
+/**
+ * A chunk record as stored (the Qdrant payload, the saved memory-store file). Validate records read back
+ * from disk or from a collection with it.
+ */
+export const ChunkRecordSchema = z.strictObject({
+  id: z.string().min(1),
+  sourceId: z.string().min(1),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  section: z.array(z.string()),
+  span: z
+    .strictObject({ start: nonNegativeInt, end: nonNegativeInt })
+    .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' }),
+  text: z.string(),
+  textSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  indexedAt: z.string().min(1),
+  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  kind: z.string().optional(),
+  tokens: z.record(z.string(), nonNegativeInt),
+  acl: z.array(z.string().min(1)).optional(),
+  metadata: z.record(z.string(), jsonValue).optional(),
+});

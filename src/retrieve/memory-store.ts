@@ -1,0 +1,623 @@
+import { randomUUID } from 'node:crypto';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+import { LitmPackError, describeIssues, parseOrThrow } from '../core/errors.js';
+import type { Candidate } from '../core/schemas.js';
+import { encodeBm25Document, encodeBm25Query } from './bm25.js';
+import {
+  ChunkRecordSchema,
+  DEFAULT_CHUNK_TOKENS,
+  chunkDocument,
+  chunkToCandidate,
+  parseIngestDocuments,
+  sha256Hex,
+} from './chunk.js';
+import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
+import {
+  bm25Idf,
+  bm25Score,
+  compareScored,
+  cosineSimilarity,
+  fuseDbsf,
+  fuseRrf,
+  sharesTerm,
+  type ScoredId,
+} from './fusion.js';
+import type {
+  AddDocumentsOptions,
+  AddDocumentsResult,
+  ChunkRecord,
+  EmbeddingsLike,
+  Fusion,
+  IngestDocument,
+  SearchRequest,
+  SparseVector,
+  Store,
+} from './types.js';
+
+export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@1' as const;
+
+const finiteNonNegative = z.number().refine(Number.isFinite, { message: 'must be finite' }).pipe(z.number().min(0));
+
+/** `{ method: 'rrf', k?, weights? }` or `{ method: 'dbsf' }` (Qdrant's two fusions). */
+export const FusionSchema = z.discriminatedUnion('method', [
+  z.strictObject({
+    method: z.literal('rrf'),
+    k: z.number().int().min(1).optional(),
+    weights: z.strictObject({ dense: finiteNonNegative, lexical: finiteNonNegative }).optional(),
+  }),
+  z.strictObject({ method: z.literal('dbsf') }),
+]);
+
+const embeddingsSchema = z.custom<EmbeddingsLike>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as EmbeddingsLike).embedQuery === 'function' &&
+    typeof (value as EmbeddingsLike).embedDocuments === 'function',
+  { message: 'embeddings must have embedQuery(text) and embedDocuments(texts) functions' },
+);
+
+const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
+  message: 'signal must be an AbortSignal',
+});
+
+export const MemoryHybridStoreOptionsSchema = z.strictObject({
+  /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
+  embeddings: embeddingsSchema.optional(),
+  /** Chunk size bound in tokens (default 256). */
+  chunkTokens: z.number().int().min(8).max(8192).optional(),
+  /** Default fusion for hybrid search (default `{ method: 'rrf' }`, Qdrant's k = 2). */
+  fusion: FusionSchema.optional(),
+  /** Clock for `indexedAt` (tests pin it). */
+  now: z.custom<() => Date>((value) => typeof value === 'function', { message: 'now must be a function' }).optional(),
+  /** Size of each hybrid prefetch (default max(limit × 4, 50), never below `limit`). */
+  prefetchLimit: z.number().int().positive().max(100_000).optional(),
+  /** Texts per `embedDocuments` call (default 64). */
+  embedBatchSize: z.number().int().positive().max(10_000).optional(),
+  /**
+   * Population the BM25 IDF statistics are computed over. `all` (default) is Qdrant's default: every
+   * chunk in the store, whatever the filter or principals. `visible` counts only the chunks the request's
+   * principals may read (Qdrant 1.19: `params.idf = { corpus: aclFilter(principals) }`), so scores reveal
+   * nothing about restricted chunks' vocabulary. The caller's `filter` never narrows the IDF corpus.
+   */
+  idfCorpus: z.enum(['all', 'visible']).optional(),
+});
+export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
+
+export const SearchRequestSchema = z.strictObject({
+  text: z
+    .string({ message: 'text must be a string' })
+    .refine((text) => text.trim().length > 0, { message: 'text must not be empty' }),
+  mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
+  limit: z.number().int().min(1).max(10_000).default(10),
+  filter: z.unknown().optional(),
+  principals: z.array(z.string()).optional(),
+  fusion: FusionSchema.optional(),
+  signal: abortSignalSchema.optional(),
+});
+
+const AddDocumentsOptionsSchema = z.strictObject({
+  onProgress: z
+    .custom<(done: number, total: number) => void>((value) => typeof value === 'function', {
+      message: 'onProgress must be a function',
+    })
+    .optional(),
+  signal: abortSignalSchema.optional(),
+});
+
+/** The prefetch size each arm of a hybrid query gets (both stores send the same). */
+export function hybridPrefetchLimit(limit: number, configured?: number): number {
+  return Math.max(limit, configured ?? Math.max(limit * 4, 50));
+}
+
+interface StoredChunk {
+  record: ChunkRecord;
+  sparse: SparseVector;
+  dense: number[] | null;
+}
+
+interface SourceEntry {
+  version?: string;
+  /** Chunk ids in document order. */
+  ids: string[];
+}
+
+export interface SourceInfo {
+  sourceId: string;
+  version?: string;
+  chunks: number;
+}
+
+/**
+ * The embedded default store: hybrid dense + BM25 search in process, with Qdrant's scoring and fusion
+ * (see fusion.ts), filters and ACL applied inside the search before ranking, and atomic save/load.
+ *
+ * @example
+ * const store = new MemoryHybridStore({ embeddings });
+ * await store.addDocuments([{ id: 'handbook.md', text, version: 'v3' }]);
+ * const candidates = await store.search({ text: 'parental leave', principals: ['hr'] });
+ */
+export class MemoryHybridStore implements Store {
+  readonly #embeddings: EmbeddingsLike | undefined;
+  readonly #chunkTokens: number;
+  readonly #fusion: Fusion;
+  readonly #now: () => Date;
+  readonly #prefetchLimit: number | undefined;
+  readonly #embedBatchSize: number;
+  readonly #idfCorpus: 'all' | 'visible';
+
+  #chunks = new Map<string, StoredChunk>();
+  #sources = new Map<string, SourceEntry>();
+  /** Document frequency per sparse index over all chunks. */
+  #df = new Map<number, number>();
+  #dimension: number | null = null;
+  #writes: Promise<unknown> = Promise.resolve();
+
+  constructor(options: MemoryHybridStoreOptions = {}) {
+    const parsed = parseOrThrow(MemoryHybridStoreOptionsSchema, options, 'MemoryHybridStore options');
+    this.#embeddings = parsed.embeddings;
+    this.#chunkTokens = parsed.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
+    this.#fusion = (parsed.fusion as Fusion | undefined) ?? { method: 'rrf' };
+    this.#now = parsed.now ?? (() => new Date());
+    this.#prefetchLimit = parsed.prefetchLimit;
+    this.#embedBatchSize = parsed.embedBatchSize ?? 64;
+    this.#idfCorpus = parsed.idfCorpus ?? 'all';
+  }
+
+  /** Number of chunks stored. */
+  get size(): number {
+    return this.#chunks.size;
+  }
+
+  /** Sources ingested, sorted by id. */
+  sources(): SourceInfo[] {
+    return [...this.#sources]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([sourceId, entry]) => {
+        const info: SourceInfo = { sourceId, chunks: entry.ids.length };
+        if (entry.version !== undefined) info.version = entry.version;
+        return info;
+      });
+  }
+
+  /**
+   * Chunks, embeds (in batches) and BM25-encodes `docs`, then replaces each source's chunks with the new
+   * set in one step: chunks whose content is unchanged keep their `indexedAt` (and embedding), chunks no
+   * longer present are removed. Nothing changes if any step fails (validation, embedding, abort).
+   */
+  addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
+    const run = this.#writes.then(() => this.#add(docs, options));
+    this.#writes = run.catch(() => undefined);
+    return run;
+  }
+
+  async #add(input: unknown, rawOptions: AddDocumentsOptions): Promise<AddDocumentsResult> {
+    const docs = parseIngestDocuments(input);
+    const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
+    throwIfAborted(options.signal);
+    const indexedAt = this.#now().toISOString();
+
+    // Plan against the current state; nothing is written until every vector is in hand.
+    const staged = new Map<string, StoredChunk>();
+    const stagedSources = new Map<string, SourceEntry>();
+    const removedIds: string[] = [];
+    let added = 0;
+    let unchanged = 0;
+    const vectorsByHash = new Map<string, number[]>();
+    for (const entry of this.#chunks.values()) {
+      if (entry.dense) vectorsByHash.set(entry.record.textSha256, entry.dense);
+    }
+    const toEmbed = new Map<string, string>(); // textSha256 -> text
+    const needsByDoc: Set<string>[] = [];
+
+    for (const doc of docs) {
+      const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
+      const needs = new Set<string>();
+      for (const record of records) {
+        const existing = this.#chunks.get(record.id);
+        if (existing) record.indexedAt = existing.record.indexedAt;
+        const needsVector = this.#embeddings !== undefined && !(existing?.dense ?? vectorsByHash.get(record.textSha256));
+        if (existing && !needsVector && sameRecord(existing.record, record)) {
+          unchanged += 1;
+          continue;
+        }
+        added += 1;
+        staged.set(record.id, {
+          record,
+          // Both vectors depend only on the text, which a chunk id pins.
+          sparse: existing?.sparse ?? encodeBm25Document(record.text),
+          dense: existing?.dense ?? vectorsByHash.get(record.textSha256) ?? null,
+        });
+        if (needsVector) {
+          toEmbed.set(record.textSha256, record.text);
+          needs.add(record.textSha256);
+        }
+      }
+      const newIds = records.map((r) => r.id);
+      const keep = new Set(newIds);
+      for (const id of this.#sources.get(doc.id)?.ids ?? []) if (!keep.has(id)) removedIds.push(id);
+      const entry: SourceEntry = { ids: newIds };
+      if (doc.version !== undefined) entry.version = doc.version;
+      stagedSources.set(doc.id, entry);
+      needsByDoc.push(needs);
+    }
+
+    // Embed, reporting documents in order as all their vectors arrive.
+    let reported = 0;
+    const report = () => {
+      while (reported < docs.length && [...needsByDoc[reported]!].every((hash) => vectorsByHash.has(hash))) {
+        reported += 1;
+        options.onProgress?.(reported, docs.length);
+      }
+    };
+    let dimension = this.#dimension;
+    const pending = [...toEmbed];
+    report();
+    for (let start = 0; start < pending.length; start += this.#embedBatchSize) {
+      throwIfAborted(options.signal);
+      const batch = pending.slice(start, start + this.#embedBatchSize);
+      const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
+      throwIfAborted(options.signal);
+      dimension = checkVectors(vectors, batch.length, dimension, 'embedDocuments');
+      batch.forEach(([hash], index) => vectorsByHash.set(hash, vectors[index]!));
+      report();
+    }
+    for (const entry of staged.values()) {
+      if (entry.dense === null && this.#embeddings) entry.dense = vectorsByHash.get(entry.record.textSha256) ?? null;
+    }
+
+    // Commit synchronously: readers see the old state or the new one, never a mix.
+    for (const id of removedIds) this.#deleteChunk(id);
+    for (const [id, entry] of staged) {
+      this.#deleteChunk(id);
+      this.#chunks.set(id, entry);
+      for (const index of entry.sparse.indices) this.#df.set(index, (this.#df.get(index) ?? 0) + 1);
+    }
+    for (const [sourceId, entry] of stagedSources) this.#sources.set(sourceId, entry);
+    this.#dimension = dimension;
+    return { added, unchanged, removed: removedIds.length };
+  }
+
+  #deleteChunk(id: string): void {
+    const entry = this.#chunks.get(id);
+    if (!entry) return;
+    this.#chunks.delete(id);
+    for (const index of entry.sparse.indices) {
+      const df = (this.#df.get(index) ?? 1) - 1;
+      if (df > 0) this.#df.set(index, df);
+      else this.#df.delete(index);
+    }
+  }
+
+  /**
+   * Searches like one Qdrant `points/query`: the filter and the principals' ACL restrict the candidates
+   * before anything is ranked; hybrid runs a dense and a lexical prefetch of `prefetchLimit` each and fuses
+   * them. Results are sorted by score desc, then id; `similarity` is the true cosine whenever dense ran.
+   */
+  async search(request: SearchRequest): Promise<Candidate[]> {
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
+    let mode = req.mode;
+    if (!this.#embeddings) {
+      if (mode === 'dense') {
+        throw new LitmPackError(
+          'unsupported_mode',
+          'Dense search needs embeddings: construct MemoryHybridStore with { embeddings }, or use mode "lexical"',
+        );
+      }
+      mode = 'lexical';
+    }
+    throwIfAborted(req.signal);
+
+    let queryVector: number[] | undefined;
+    if (mode !== 'lexical') {
+      const vector = await this.#embeddings!.embedQuery(req.text);
+      throwIfAborted(req.signal);
+      checkVectors([vector], 1, this.#dimension, 'embedQuery');
+      queryVector = vector;
+    }
+
+    // From here on everything is synchronous: one consistent snapshot of the store.
+    const acl = req.principals === undefined ? undefined : aclFilter(req.principals);
+    const engineFilter = combineFilters(userFilter as EngineFilter | undefined, acl);
+    const visible = [...this.#chunks.values()].filter(
+      (entry) => engineFilter === undefined || matchesFilter(engineFilter, entry.record),
+    );
+    const armLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
+
+    const similarities = new Map<string, number>();
+    let denseArm: ScoredId[] = [];
+    if (queryVector) {
+      for (const entry of visible) {
+        if (entry.dense) similarities.set(entry.record.id, cosineSimilarity(queryVector, entry.dense));
+      }
+      denseArm = [...similarities].map(([id, score]) => ({ id, score })).sort(compareScored).slice(0, armLimit);
+    }
+
+    let lexicalArm: ScoredId[] = [];
+    if (mode !== 'dense') {
+      const query = encodeBm25Query(req.text);
+      const idf = this.#idfFunction(query, acl);
+      lexicalArm = visible
+        .filter((entry) => sharesTerm(query, entry.sparse))
+        .map((entry) => ({ id: entry.record.id, score: bm25Score(query, entry.sparse, idf) }))
+        .sort(compareScored)
+        .slice(0, armLimit);
+    }
+
+    let ranked: ScoredId[];
+    if (mode === 'hybrid') {
+      // Arm order is prefetch order: dense first, lexical second (it fixes which weight applies where).
+      ranked =
+        fusion.method === 'rrf'
+          ? fuseRrf([denseArm, lexicalArm], {
+              ...(fusion.k === undefined ? {} : { k: fusion.k }),
+              ...(fusion.weights ? { weights: [fusion.weights.dense, fusion.weights.lexical] } : {}),
+            })
+          : fuseDbsf([denseArm, lexicalArm]);
+    } else {
+      ranked = mode === 'dense' ? denseArm : lexicalArm;
+    }
+    return ranked.slice(0, req.limit).map(({ id, score }) => {
+      const entry = this.#chunks.get(id)!;
+      return chunkToCandidate(entry.record, score, queryVector ? similarities.get(id) : undefined);
+    });
+  }
+
+  /** IDF per query term over the configured corpus (see `idfCorpus`). */
+  #idfFunction(query: SparseVector, acl: EngineFilter | undefined): (index: number) => number {
+    let documentCount = this.#chunks.size;
+    let frequency = (index: number) => this.#df.get(index) ?? 0;
+    if (this.#idfCorpus === 'visible' && acl !== undefined) {
+      const corpus = [...this.#chunks.values()].filter((entry) => matchesFilter(acl, entry.record));
+      const counts = new Map<number, number>(query.indices.map((index) => [index, 0]));
+      for (const entry of corpus) {
+        for (const index of entry.sparse.indices) {
+          const seen = counts.get(index);
+          if (seen !== undefined) counts.set(index, seen + 1);
+        }
+      }
+      documentCount = corpus.length;
+      frequency = (index) => counts.get(index) ?? 0;
+    }
+    const cache = new Map<number, number>();
+    return (index) => {
+      let idf = cache.get(index);
+      if (idf === undefined) {
+        idf = bm25Idf(documentCount, frequency(index));
+        cache.set(index, idf);
+      }
+      return idf;
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Persistence
+
+  /**
+   * Writes the store to `path` as JSON (schema `litm-pack/memory-store@1`), atomically: a temporary file
+   * in the same directory is written and fsynced, then renamed over `path`. A failure at any point leaves
+   * the previous file as it was.
+   */
+  async save(path: string): Promise<void> {
+    const data = JSON.stringify(this.#snapshot());
+    const directory = dirname(path);
+    const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomUUID()}.tmp`);
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      handle = await open(temporary, 'wx');
+      await handle.writeFile(data, 'utf8');
+      await handle.sync();
+      await handle.close();
+      handle = undefined;
+      await rename(temporary, path);
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await unlink(temporary).catch(() => undefined);
+      throw new LitmPackError('io_error', `Could not save the store to ${path}: ${messageOf(error)}`, {
+        cause: error,
+        details: { path },
+      });
+    }
+    // Make the rename itself durable where the platform allows syncing a directory.
+    try {
+      const dir = await open(directory, 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+    } catch {
+      // Some platforms cannot fsync a directory; the file content is already durable.
+    }
+  }
+
+  /**
+   * Reads a store written by `save`. Throws `not_found` when the file is missing or unreadable and
+   * `corrupt` when it is not a valid store file of this schema version. `options` configure the loaded
+   * store as for the constructor (the saved `chunkTokens` is used unless given).
+   */
+  static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
+    let raw: string;
+    try {
+      raw = await readFile(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR' || code === 'ENOTDIR' || code === 'EPERM') {
+        throw new LitmPackError('not_found', `No readable store file at ${path} (${code})`, {
+          cause: error,
+          details: { path },
+        });
+      }
+      throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, {
+        cause: error,
+        details: { path },
+      });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (error) {
+      throw new LitmPackError('corrupt', `Store file ${path} is not valid JSON: ${messageOf(error)}`, {
+        cause: error,
+        details: { path },
+      });
+    }
+    const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
+    if (schema !== MEMORY_STORE_SCHEMA) {
+      throw new LitmPackError(
+        'corrupt',
+        `Store file ${path} has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA}`,
+        { details: { path } },
+      );
+    }
+    const parsed = StoreFileSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${describeIssues(parsed.error.issues)}`, {
+        cause: parsed.error,
+        issues: parsed.error.issues,
+        details: { path },
+      });
+    }
+    const file = parsed.data;
+    const store = new MemoryHybridStore({ chunkTokens: file.chunkTokens, ...options });
+    store.#restore(file, path);
+    return store;
+  }
+
+  #snapshot(): StoreFile {
+    const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    return {
+      schema: MEMORY_STORE_SCHEMA,
+      chunkTokens: this.#chunkTokens,
+      dimension: this.#dimension,
+      sources: [...this.#sources]
+        .sort(([a], [b]) => byId(a, b))
+        .map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }), ids: [...entry.ids] })),
+      chunks: [...this.#chunks.values()]
+        .sort((a, b) => byId(a.record.id, b.record.id))
+        .map((entry) => ({ record: entry.record, sparse: entry.sparse, dense: entry.dense })),
+    };
+  }
+
+  #restore(file: StoreFile, path: string): void {
+    const corrupt = (message: string): never => {
+      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
+    };
+    const chunks = new Map<string, StoredChunk>();
+    const df = new Map<number, number>();
+    for (const entry of file.chunks) {
+      const { record, sparse, dense } = entry;
+      if (chunks.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
+      if (sparse.indices.length !== sparse.values.length) corrupt(`chunk ${record.id} has a malformed sparse vector`);
+      for (let i = 1; i < sparse.indices.length; i += 1) {
+        if (sparse.indices[i]! <= sparse.indices[i - 1]!) corrupt(`chunk ${record.id} has unsorted sparse indices`);
+      }
+      if (dense && dense.length !== file.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
+      chunks.set(record.id, { record: record as ChunkRecord, sparse, dense });
+      for (const index of sparse.indices) df.set(index, (df.get(index) ?? 0) + 1);
+    }
+    const sources = new Map<string, SourceEntry>();
+    for (const source of file.sources) {
+      if (sources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
+      for (const id of source.ids) {
+        if (chunks.get(id)?.record.sourceId !== source.sourceId) corrupt(`source ${source.sourceId} lists unknown chunk ${id}`);
+      }
+      const entry: SourceEntry = { ids: [...source.ids] };
+      if (source.version !== undefined) entry.version = source.version;
+      sources.set(source.sourceId, entry);
+    }
+    const listed = [...sources.values()].reduce((total, s) => total + s.ids.length, 0);
+    if (listed !== chunks.size) corrupt('chunks and sources disagree');
+    this.#chunks = chunks;
+    this.#sources = sources;
+    this.#df = df;
+    this.#dimension = file.dimension;
+  }
+}
+
+const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be finite' });
+
+const StoreFileSchema = z
+  .strictObject({
+    schema: z.literal(MEMORY_STORE_SCHEMA),
+    chunkTokens: z.number().int().min(8).max(8192),
+    dimension: z.number().int().positive().nullable(),
+    sources: z.array(
+      z.strictObject({ sourceId: z.string().min(1), version: z.string().optional(), ids: z.array(z.string().min(1)) }),
+    ),
+    chunks: z.array(
+      z.strictObject({
+        record: ChunkRecordSchema,
+        sparse: z.strictObject({ indices: z.array(z.number().int().nonnegative()), values: z.array(finiteNumber) }),
+        dense: z.array(finiteNumber).nullable(),
+      }),
+    ),
+  })
+  .superRefine((file, ctx) => {
+    file.chunks.forEach((chunk, index) => {
+      // A record whose text no longer hashes to its textSha256 was edited or damaged.
+      if (sha256Matches(chunk.record.text, chunk.record.textSha256)) return;
+      ctx.addIssue({ code: 'custom', path: ['chunks', index, 'record', 'textSha256'], message: 'does not match the text' });
+    });
+  });
+type StoreFile = z.output<typeof StoreFileSchema>;
+
+function sha256Matches(text: string, expected: string): boolean {
+  return sha256Hex(text) === expected;
+}
+
+function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
+  }
+  return value;
+}
+
+/** Checks vectors an embeddings object returned; returns the (possibly newly fixed) dimension. */
+function checkVectors(vectors: unknown, expected: number, dimension: number | null, call: string): number | null {
+  if (!Array.isArray(vectors) || vectors.length !== expected) {
+    throw new LitmPackError('invalid_input', `embeddings.${call} returned ${describeCount(vectors)} vectors, expected ${expected}`);
+  }
+  let dim = dimension;
+  for (const vector of vectors) {
+    if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+      throw new LitmPackError('invalid_input', `embeddings.${call} returned a vector that is not a non-empty array of finite numbers`);
+    }
+    if (dim === null) dim = vector.length;
+    else if (vector.length !== dim) {
+      throw new LitmPackError(
+        'config_mismatch',
+        `embeddings.${call} returned a vector of dimension ${vector.length}; the store holds dimension ${dim}`,
+      );
+    }
+  }
+  return dim;
+}
+
+function describeCount(value: unknown): string {
+  return Array.isArray(value) ? String(value.length) : `a non-array (${typeof value}) instead of`;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    throw new LitmPackError('aborted', 'The operation was aborted', { cause: signal.reason });
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
