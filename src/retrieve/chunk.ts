@@ -31,7 +31,11 @@ export const IngestDocumentSchema = z.strictObject({
   timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
   // Metadata is stored in the payload and in saved files, so it must be plain JSON.
   metadata: z.record(z.string(), jsonValue).optional(),
-  acl: z.array(z.string().min(1)).optional(),
+  // An empty list would be ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
+  acl: z
+    .array(z.string().min(1))
+    .min(1, 'acl must name at least one principal; omit it for a document everyone may read')
+    .optional(),
 });
 
 /** Validates a batch of documents to ingest; a source id may appear once per batch. */
