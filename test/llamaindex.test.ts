@@ -1,0 +1,178 @@
+import { BaseEmbedding } from '@llamaindex/core/embeddings';
+import { Settings } from '@llamaindex/core/global';
+import { MockLLM } from '@llamaindex/core/llms/mock';
+import { RetrieverQueryEngine } from '@llamaindex/core/query-engine';
+import { getResponseSynthesizer } from '@llamaindex/core/response-synthesizers';
+import { BaseRetriever } from '@llamaindex/core/retriever';
+import { Document as LlamaDocument, MetadataMode, type NodeWithScore } from '@llamaindex/core/schema';
+import { VectorStoreIndex } from 'llamaindex/indices';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { getTokenizer, isLitmPackError, type Pack } from '../src/index.js';
+import { BriefingPackRetriever, BundleRetriever, LitmPostprocessor } from '../src/llamaindex/index.js';
+import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+
+const CORPUS = [
+  { id: 'refunds.md', title: 'Refunds', text: 'Refunds are paid to the original payment method within 14 days of the return arriving.' },
+  { id: 'returns.md', title: 'Returns', text: 'Returns are accepted within 30 days with the receipt; refunds follow inspection.' },
+  { id: 'shipping.md', title: 'Shipping', text: 'Shipping is free above 50 euros; express shipping costs 9 euros and takes one day.' },
+  { id: 'giftcards.md', title: 'Gift cards', text: 'Gift cards are never refunded and do not expire; lost gift cards cannot be replaced.' },
+  { id: 'warranty.md', title: 'Warranty', text: 'The warranty covers defects for two years; a defective item is repaired, replaced or refunded.' },
+  { id: 'exchanges.md', title: 'Exchanges', text: 'Exchanges for another size are free; the return label is in the parcel.' },
+  { id: 'loyalty.md', title: 'Loyalty', text: 'Loyalty points are removed when an order is refunded or returned.' },
+];
+
+let store: MemoryHybridStore;
+
+beforeAll(async () => {
+  store = new MemoryHybridStore({ embeddings: new FakeEmbeddings() });
+  await store.addDocuments(CORPUS.map((doc) => ({ ...doc, version: '2024-06', metadata: { team: 'support' } })));
+});
+
+/** A MockLLM-backed synthesizer whose `complete` calls are recorded. */
+function recordingSynthesizer() {
+  const llm = new MockLLM({ responseMessage: 'Refunds go to the original payment method [1].' });
+  const complete = vi.spyOn(llm, 'complete');
+  const synthesizer = getResponseSynthesizer('compact', { llm });
+  const prompts = () => complete.mock.calls.map(([params]) => params.prompt as string);
+  return { synthesizer, prompts };
+}
+
+function expectNodesMatch(nodes: NodeWithScore[], pack: Pack) {
+  expect(nodes).toHaveLength(pack.items.length);
+  nodes.forEach(({ node, score }, i) => {
+    const item = pack.items[i]!;
+    expect(node.getContent(MetadataMode.NONE)).toBe(item.text);
+    expect(score).toBe(item.score);
+    expect(node.metadata.citation).toEqual(pack.citations[i]);
+    expect(node.metadata.litm).toMatchObject({ ref: i + 1, rank: item.rank, role: item.role, position: i });
+  });
+}
+
+/** Ranks in context order under the LITM rule. */
+function litmRanks(n: number): number[] {
+  const order: number[] = new Array(n);
+  let front = 0;
+  let back = n - 1;
+  for (let rank = 1; rank <= n; rank++) order[rank % 2 === 1 ? front++ : back--] = rank;
+  return order;
+}
+
+describe('BundleRetriever (LlamaIndex)', () => {
+  it('serves a RetrieverQueryEngine: source nodes in LITM order, prompt in the same order', async () => {
+    const retriever = new BundleRetriever({ store, maxTokens: 250 });
+    const { synthesizer, prompts } = recordingSynthesizer();
+    const engine = new RetrieverQueryEngine(retriever, synthesizer);
+    const query = 'how are refunds paid after a return?';
+    const response = await engine.query({ query });
+
+    expect(response.message.content).toBe('Refunds go to the original payment method [1].');
+    const { nodes, pack } = await retriever.retrieveWithCitations(query);
+    const sources = response.sourceNodes ?? [];
+    expect(sources.length).toBeGreaterThanOrEqual(4);
+    expectNodesMatch(sources, pack);
+    expect(sources.map((n) => n.node.id_)).toEqual(nodes.map((n) => n.node.id_));
+    expect(sources.map((n) => n.node.metadata.litm.rank)).toEqual(litmRanks(sources.length));
+    expect(sources[0]?.node.metadata.team).toBe('support');
+    expect(sources[0]?.node.sourceNode?.nodeId).toBe(pack.citations[0]?.sourceId);
+
+    const [prompt] = prompts();
+    const positions = pack.items.map((item) => prompt!.indexOf(item.text));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    // The citation and litm objects are for programs: kept out of what the model reads.
+    expect(prompt).not.toContain('textSha256');
+    expect(prompt).not.toContain('packHash');
+  });
+
+  it('gives 20 concurrent calls each their own consistent nodes and pack', async () => {
+    const retriever = new BundleRetriever({ store, maxTokens: 200 });
+    const topics = ['refunds', 'shipping', 'gift cards', 'warranty', 'exchanges', 'loyalty points', 'returns'];
+    const queries = Array.from({ length: 20 }, (_, i) => `${topics[i % topics.length]} question ${i}`);
+    const results = await Promise.all(queries.map((query) => retriever.retrieveWithCitations(query)));
+    results.forEach(({ nodes, pack }, i) => {
+      expect(pack.query).toBe(queries[i]);
+      expectNodesMatch(nodes, pack);
+    });
+  });
+
+  it('rejects bad options with a typed error', () => {
+    for (const options of [{ store, maxTokens: 0 }, { store, maxTokens: 10, mode: 'fuzzy' }, { store, maxTokens: 10, extra: 1 }]) {
+      expect(() => new BundleRetriever(options as never)).toThrow(expect.objectContaining({ name: 'LitmPackError', code: 'invalid_input' }));
+    }
+  });
+});
+
+describe('BriefingPackRetriever (LlamaIndex)', () => {
+  it('ends with a caveats node that has no citation and no score', async () => {
+    const retriever = new BriefingPackRetriever({ store, maxTokens: 400, pins: ['warranty.md'] });
+    const { nodes, pack } = await retriever.retrieveWithCitations('refunds');
+    const caveats = nodes.at(-1)!;
+    expect(caveats.node.metadata.litm.role).toBe('caveats');
+    expect(caveats.node.metadata.citation).toBeUndefined();
+    expect(caveats.score).toBeUndefined();
+    expect(caveats.node.getContent(MetadataMode.NONE)).toBe(pack.caveats);
+    expectNodesMatch(nodes.slice(0, -1), pack);
+    expect(nodes[0]?.node.metadata.citation.sourceId).toBe('warranty.md');
+
+    const without = await new BriefingPackRetriever({ store, maxTokens: 400, includeCaveats: false }).retrieve('refunds');
+    expect(without.every((n) => n.node.metadata.litm.role !== 'caveats')).toBe(true);
+  });
+});
+
+describe('LitmPostprocessor', () => {
+  class WordEmbedding extends BaseEmbedding {
+    readonly words = new FakeEmbeddings({ dimension: 32 });
+    constructor() {
+      super();
+    }
+    async getTextEmbedding(text: string): Promise<number[]> {
+      return this.words.embed(text);
+    }
+  }
+
+  it("packs another retriever's nodes inside a RetrieverQueryEngine", async () => {
+    const embedModel = new WordEmbedding();
+    const texts = [...CORPUS.map((doc) => doc.text), CORPUS[0]!.text]; // one exact duplicate
+    const documents = texts.map(
+      (text, i) => new LlamaDocument({ text, id_: `doc-${i}`, metadata: { source: CORPUS[i % CORPUS.length]!.id } }),
+    );
+    // Settings.withEmbedModel scopes the embedding model to this call instead of setting it globally.
+    const index = await Settings.withEmbedModel(embedModel, () => VectorStoreIndex.init({ nodes: documents }));
+    const vectorRetriever = index.asRetriever({ similarityTopK: 8 });
+    const postprocessor = new LitmPostprocessor({ maxTokens: 120 });
+    const { synthesizer } = recordingSynthesizer();
+    const engine = new RetrieverQueryEngine(vectorRetriever, synthesizer, [postprocessor]);
+
+    const query = 'refunds to the original payment method';
+    const response = await Settings.withEmbedModel(embedModel, () => engine.query({ query }));
+    const base = await Settings.withEmbedModel(embedModel, () => vectorRetriever.retrieve(query));
+    const { pack } = await postprocessor.postprocessWithCitations(base, query);
+
+    const sources = response.sourceNodes ?? [];
+    expectNodesMatch(sources, pack);
+    expect(getTokenizer('o200k_base').count(pack.context)).toBeLessThanOrEqual(120);
+    expect(pack.dropped.some((d) => d.reason === 'duplicate' || d.reason === 'near-duplicate')).toBe(true);
+    // Vector scores decide the ranks; the best node opens the context.
+    const best = [...base].sort((a, b) => (b.score ?? 0) - (a.score ?? 0))[0]!;
+    expect(sources[0]?.node.id_).toBe(best.node.id_);
+    expect(sources[0]?.node.metadata.citation.sourceId).toBe(best.node.metadata.source);
+    // The retriever's nodes are not modified.
+    expect(base.every(({ node }) => !('litm' in node.metadata))).toBe(true);
+  });
+
+  it('uses incoming order when nodes have no scores, and needs a query', async () => {
+    class ListRetriever extends BaseRetriever {
+      async _retrieve(): Promise<NodeWithScore[]> {
+        return ['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) }));
+      }
+    }
+    const postprocessor = new LitmPostprocessor({ maxTokens: 100 });
+    const nodes = await new ListRetriever().retrieve('anything');
+    const packed = await postprocessor.postprocessNodes(nodes, 'anything');
+    expect(packed.map((n) => n.node.id_)).toEqual(['n0', 'n2', 'n1']);
+    expect(packed.map((n) => n.score)).toEqual([1, 1 / 3, 2 / 3]);
+    await expect(postprocessor.postprocessNodes(nodes)).rejects.toSatisfy((e) => isLitmPackError(e, 'invalid_input'));
+    expect(() => new LitmPostprocessor({ maxTokens: 1.5 })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+});
