@@ -163,6 +163,9 @@ describe('LitmPostprocessor', () => {
 
   it('uses incoming order when nodes have no scores, and needs a query', async () => {
     class ListRetriever extends BaseRetriever {
+      constructor() {
+        super();
+      }
       async _retrieve(): Promise<NodeWithScore[]> {
         return ['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) }));
       }
