@@ -1,0 +1,33 @@
+export { QdrantHybridStore, POINT_ID_NAMESPACE, pointIdForChunk } from './qdrant-hybrid-store.js';
+export type { EnsureCollectionResult } from './qdrant-hybrid-store.js';
+export { QdrantHybridStoreOptionsSchema } from './options.js';
+export type { QdrantHybridStoreOptions } from './options.js';
+export {
+  PAYLOAD_PRESETS,
+  PRESET_DEFAULTS,
+  langchainDocumentToCandidate,
+  llamaindexPayloadToCandidate,
+  payloadToChunkRecord,
+  pointToCandidate,
+} from './presets.js';
+export type { PayloadPreset, PresetDefaults, ScoredPointLike } from './presets.js';
+export {
+  LITM_PAYLOAD_INDEXES,
+  buildAccessFilter,
+  buildCreateCollection,
+  buildDenseQuery,
+  buildHybridQueryBatch,
+  buildLexicalQuery,
+  buildSearchFilter,
+  toQdrantFilter,
+  toQdrantFusion,
+} from './requests.js';
+export type { HybridQueryInput, SingleArmQueryInput, VectorNames } from './requests.js';
+export { checkCollection } from './collection.js';
+export type { CollectionCheck, ExpectedCollection } from './collection.js';
+export { parseRetryAfter, qdrantErrorMessage, toQdrantError } from './errors.js';
+export type { QdrantCallContext } from './errors.js';
+export { callQdrant, backoffDelay } from './call.js';
+export type { CallOptions, CallPolicy } from './call.js';
+export { QDRANT_CLIENT_METHODS } from './types.js';
+export type { QdrantClientLike } from './types.js';

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { FusionSchema } from '../retrieve/memory-store.js';
+import type { EmbeddingsLike } from '../retrieve/types.js';
+import { PAYLOAD_PRESETS } from './presets.js';
+import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from './types.js';
+
+const clientSchema = z.custom<QdrantClientLike>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    QDRANT_CLIENT_METHODS.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+  { message: `client must have the QdrantClient methods ${QDRANT_CLIENT_METHODS.join(', ')}` },
+);
+
+const embeddingsSchema = z.custom<EmbeddingsLike>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as EmbeddingsLike).embedQuery === 'function' &&
+    typeof (value as EmbeddingsLike).embedDocuments === 'function',
+  { message: 'embeddings must have embedQuery(text) and embedDocuments(texts) functions' },
+);
+
+/** Options of `QdrantHybridStore`; names shared with `MemoryHybridStore` mean the same thing. */
+export const QdrantHybridStoreOptionsSchema = z
+  .strictObject({
+    /** A `QdrantClient` (or anything with the methods the store calls). Give this or `url`. */
+    client: clientSchema.optional(),
+    /** Server URL, e.g. `http://localhost:6333`; the store builds its own client. Give this or `client`. */
+    url: z.url({ protocol: /^https?$/, message: 'url must be an http(s) URL such as http://localhost:6333' }).optional(),
+    /** API key for `url`. Never serialised. */
+    apiKey: z.string().min(1).optional(),
+    collection: z.string().min(1, 'collection must be a non-empty string'),
+    /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
+    embeddings: embeddingsSchema.optional(),
+    /** Dense vector size for `ensureCollection` (otherwise the embeddings are probed once). */
+    vectorSize: z.number().int().positive().max(65_536).optional(),
+    /** Payload shape of the collection: `litm` (written by this store) or another tool's. */
+    payloadPreset: z.enum(PAYLOAD_PRESETS).default('litm'),
+    /** Dense vector name (default from the preset: "dense" for litm, "" = unnamed for the others). */
+    denseVectorName: z.string().optional(),
+    /** Sparse BM25 vector name (default from the preset: "bm25" for litm); null = the collection has none. */
+    sparseVectorName: z.string().min(1).nullable().optional(),
+    /** Default fusion for hybrid search (default `{ method: 'rrf' }`, Qdrant's k = 2). */
+    fusion: FusionSchema.optional(),
+    /** Size of each hybrid prefetch (default max(limit × 4, 50), never below `limit`). */
+    prefetchLimit: z.number().int().positive().max(100_000).optional(),
+    /** Chunk size bound in tokens (default 256). */
+    chunkTokens: z.number().int().min(8).max(8192).optional(),
+    /** Texts per `embedDocuments` call (default 64). */
+    embedBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Points per upsert request (default 64). */
+    upsertBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Clock for `indexedAt` (tests pin it). */
+    now: z.custom<() => Date>((value) => typeof value === 'function', { message: 'now must be a function' }).optional(),
+    /** Deadline of each request in milliseconds (default 30 000). */
+    timeoutMs: z.number().int().positive().max(3_600_000).default(30_000),
+    /** Further attempts for reads after a connection failure, 429 or 5xx (default 2). Writes are never retried. */
+    retries: z.number().int().min(0).max(10).default(2),
+    /** First backoff step in milliseconds (default 200); doubled per retry, with full jitter. */
+    retryBaseDelayMs: z.number().int().min(0).max(60_000).default(200),
+    /** Longest wait between attempts (default 5 000); a longer Retry-After is not waited for. */
+    retryMaxDelayMs: z.number().int().min(0).max(600_000).default(5_000),
+    /**
+     * `all` only: Qdrant computes BM25 IDF over the whole collection. The memory store's `visible` needs a
+     * per-request IDF corpus that the Qdrant REST API does not offer.
+     */
+    idfCorpus: z.enum(['all', 'visible']).optional(),
+  })
+  .superRefine((options, ctx) => {
+    if ((options.client === undefined) === (options.url === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['client'],
+        message: 'give either client (a QdrantClient) or url (e.g. http://localhost:6333), not both or neither',
+      });
+    }
+    if (options.apiKey !== undefined && options.client !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiKey'],
+        message: 'apiKey goes with url; configure an injected client with its own key',
+      });
+    }
+  });
+
+export type QdrantHybridStoreOptions = z.input<typeof QdrantHybridStoreOptionsSchema>;
