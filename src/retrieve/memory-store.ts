@@ -499,7 +499,8 @@ export class MemoryHybridStore implements Store {
         .map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }), ids: [...entry.ids] })),
       chunks: [...this.#chunks.values()]
         .sort((a, b) => byId(a.record.id, b.record.id))
-        .map((entry) => ({ record: entry.record, sparse: entry.sparse, dense: entry.dense })),
+                // Canonical key order, so a loaded store saves the same bytes.
+        .map((entry) => ({ record: canonical(entry.record) as ChunkRecord, sparse: entry.sparse, dense: entry.dense })),
     };
   }
 
