@@ -551,7 +551,7 @@ export function packBriefing(input: BriefingOptions): Pack {
       includeCaveats ? probeCaveats : null,
     ),
   );
-  const filled = fill(order, settings, meter, frame + 8);
+  const filled = fill(order, settings, meter, frame + (includeCaveats ? 8 : 0));
   const allDropped = [...merged, ...filled.dropped];
   const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d) => layout(k, d, includeCaveats));
   return finish('briefing', options, meter, final, allDropped, slots);

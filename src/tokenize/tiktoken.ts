@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Tiktoken as TiktokenType, TiktokenBPE } from 'js-tiktoken/lite';
 import { LitmPackError } from '../core/errors.js';
+import { bytePairCount, type RankMap } from './bpe.js';
 import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 
 // The rank tables are large (o200k_base is several MB of JS) and building an encoder takes about a second,
@@ -26,20 +27,51 @@ export function tiktokenLowerBound(text: string): number {
   return Math.max(1, steps + (firstIsText ? 1 : 0));
 }
 
+/** Pieces longer than this (in UTF-8 bytes) are merged by `bytePairCount` instead of js-tiktoken. */
+const LONG_PIECE_BYTES = 64;
+const LONG_RUN = new RegExp(`\\S{${LONG_PIECE_BYTES},}`, 'u');
+
 class TiktokenTokenizer implements Tokenizer {
   readonly name: EncodingName;
   readonly #encoder: TiktokenType;
+  readonly #pattern: RegExp;
+  readonly #bytes = new TextEncoder();
+  #maxTokenBytes = 0;
 
-  constructor(name: EncodingName, encoder: TiktokenType) {
+  constructor(name: EncodingName, encoder: TiktokenType, patStr: string) {
     this.name = name;
     this.#encoder = encoder;
+    this.#pattern = new RegExp(patStr, 'gu');
   }
 
   count(text: string): number {
     if (text.length === 0) return 0;
     // Special-token strings such as "<|endoftext|>" inside retrieved text are counted as ordinary text:
     // they are content, not control tokens, and must never make counting throw.
-    return this.#encoder.encode(text, [], []).length;
+    if (!LONG_RUN.test(text)) return this.#encoder.encode(text, [], []).length;
+    return this.#countPiecewise(text);
+  }
+
+  /** Same pre-tokenisation as js-tiktoken, long pieces merged in O(n log n) (see bpe.ts). */
+  #countPiecewise(text: string): number {
+    // js-tiktoken keeps its rank table in a field its typings mark internal; we read it, and a test checks
+    // the counts against js-tiktoken's own encode.
+    const ranks = (this.#encoder as unknown as { rankMap: RankMap }).rankMap;
+    if (this.#maxTokenBytes === 0) {
+      for (const key of ranks.keys()) {
+        let commas = 0;
+        for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) === 44) commas += 1;
+        if (commas + 1 > this.#maxTokenBytes) this.#maxTokenBytes = commas + 1;
+      }
+    }
+    let total = 0;
+    for (const match of text.matchAll(this.#pattern)) {
+      const piece = match[0];
+      const bytes = this.#bytes.encode(piece);
+      if (bytes.length <= LONG_PIECE_BYTES) total += this.#encoder.encode(piece, [], []).length;
+      else total += bytePairCount(bytes, ranks, this.#maxTokenBytes);
+    }
+    return total;
   }
 
   encode(text: string): number[] {
@@ -67,7 +99,8 @@ export function getTokenizer(encoding: EncodingName): Tokenizer {
     );
   }
   const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-  const tokenizer = new TiktokenTokenizer(encoding, new Tiktoken(loadRanks(encoding)));
+  const ranks = loadRanks(encoding);
+  const tokenizer = new TiktokenTokenizer(encoding, new Tiktoken(ranks), ranks.pat_str);
   cache.set(encoding, tokenizer);
   return tokenizer;
 }

@@ -1,0 +1,141 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { getTokenizer, packBriefing, packBundle, PackSchema, sha256Hex, toCanonicalJson } from '../src/index.js';
+import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
+import { canonicalStringify } from '../src/core/canonical.js';
+import { candidateSetArb } from './helpers/candidates.js';
+
+const tokenizer = getTokenizer('o200k_base');
+const formats = fc.constantFrom<PackFormat>('markdown', 'xml', 'text');
+const budgets = fc.integer({ min: 1, max: 600 });
+const RUNS = { numRuns: 120 };
+
+function checkInvariants(pack: Pack, candidates: readonly CandidateInput[], maxTokens: number) {
+  // Rule 1: exact budget, counted on the final context.
+  const counted = tokenizer.count(pack.context);
+  expect(counted).toBeLessThanOrEqual(maxTokens);
+  expect(pack.budget.usedTokens).toBe(counted);
+  // Rule 3: extractive — each item's text is its candidate's text or a prefix of it.
+  for (const item of pack.items) {
+    const sources = candidates.filter((c) => c.id === item.id).map((c) => c.text);
+    expect(sources.some((t) => (item.truncated ? t.startsWith(item.text) : t === item.text))).toBe(true);
+  }
+  // Rule 2: every candidate is kept or dropped with a reason, once.
+  expect(pack.items.length + pack.dropped.length).toBe(candidates.length);
+  const accounted = [...pack.items.map((i) => i.id), ...pack.dropped.map((d) => d.id)].sort();
+  expect(accounted).toEqual(candidates.map((c) => c.id).sort());
+  // refs are positions; citations belong to items.
+  pack.items.forEach((item, index) => {
+    expect(item.ref).toBe(index + 1);
+    expect(pack.citations[index]?.ref).toBe(item.ref);
+    expect(pack.citations[index]?.chunkId).toBe(item.id);
+  });
+  expect(PackSchema.parse(pack)).toBeTruthy();
+  const { packHash, ...rest } = pack;
+  expect(sha256Hex(canonicalStringify(rest))).toBe(packHash);
+}
+
+/** Rule 9: the block markers in the context are exactly 1..n, in order, whatever the content held. */
+function markers(pack: Pack): number[] {
+  if (pack.format === 'xml') {
+    return [...pack.context.matchAll(/<document index="(\d+)">/g)].map((m) => Number(m[1]));
+  }
+  return [...pack.context.matchAll(/^\[(\d+)\] /gm)].map((m) => Number(m[1]));
+}
+
+describe('packBundle properties', () => {
+  it('keeps the budget, stays extractive, accounts for every candidate, renders unforgeable blocks', () => {
+    fc.assert(
+      fc.property(candidateSetArb, budgets, formats, (candidates, maxTokens, format) => {
+        const pack = packBundle({ query: 'what matters?', candidates, maxTokens, format });
+        checkInvariants(pack, candidates, maxTokens);
+        expect(markers(pack)).toEqual(pack.items.map((i) => i.ref));
+        if (format === 'xml') {
+          expect(pack.context.split('</document>').length - 1).toBe(pack.items.length);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('gives the same bytes for any input order (rule 7)', () => {
+    fc.assert(
+      fc.property(
+        candidateSetArb.chain((c) => fc.tuple(fc.constant(c), fc.shuffledSubarray(c, { minLength: c.length, maxLength: c.length }))),
+        budgets,
+        ([candidates, shuffled], maxTokens) => {
+          const a = toCanonicalJson(packBundle({ query: 'q', candidates, maxTokens }));
+          const b = toCanonicalJson(packBundle({ query: 'q', candidates: shuffled, maxTokens }));
+          expect(b).toBe(a);
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('places ranks in Lost-in-the-Middle order: odd ranks from the front, even from the back (rule 5)', () => {
+    fc.assert(
+      fc.property(candidateSetArb, budgets, (candidates, maxTokens) => {
+        const pack = packBundle({ query: 'q', candidates, maxTokens });
+        const n = pack.items.length;
+        expect(pack.items.map((i) => i.rank).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+        for (const item of pack.items) {
+          const expected = item.rank % 2 === 1 ? (item.rank - 1) / 2 : n - item.rank / 2;
+          expect(item.ref - 1).toBe(expected);
+        }
+        // rank follows score (desc) then id
+        const byRank = [...pack.items].sort((a, b) => a.rank - b.rank);
+        for (let i = 1; i < byRank.length; i += 1) {
+          const prev = byRank[i - 1]!;
+          const cur = byRank[i]!;
+          expect(prev.score > cur.score || (prev.score === cur.score && prev.id < cur.id)).toBe(true);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('never lets a wrong token hint break the budget', () => {
+    fc.assert(
+      fc.property(candidateSetArb, budgets, fc.nat({ max: 5 }), (candidates, maxTokens, wrong) => {
+        const hinted = candidates.map((c) => ({ ...c, tokens: wrong }));
+        const pack = packBundle({ query: 'q', candidates: hinted, maxTokens });
+        checkInvariants(pack, hinted, maxTokens);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('packBriefing properties', () => {
+  it('keeps the budget and the accounting, with pins and any format', () => {
+    fc.assert(
+      fc.property(candidateSetArb, fc.integer({ min: 1, max: 900 }), formats, fc.boolean(), (candidates, maxTokens, format, pin) => {
+        const pins = pin && candidates[0] ? [candidates[0].sourceId ?? candidates[0].id] : [];
+        const pack = packBriefing({ query: 'brief me', candidates, maxTokens, format, pins });
+        checkInvariants(pack, candidates, maxTokens);
+        expect(markers(pack)).toEqual(pack.items.map((i) => i.ref));
+        // zones: all grounding items come before all evidence items
+        const roles = pack.items.map((i) => i.role);
+        expect(roles.indexOf('evidence') === -1 || roles.lastIndexOf('grounding') < roles.indexOf('evidence')).toBe(true);
+        if (pack.caveats !== null) expect(pack.context.endsWith(format === 'xml' ? `${pack.caveats}\n</briefing>` : pack.caveats)).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
+  it('gives the same bytes for any input order', () => {
+    fc.assert(
+      fc.property(
+        candidateSetArb.chain((c) => fc.tuple(fc.constant(c), fc.shuffledSubarray(c, { minLength: c.length, maxLength: c.length }))),
+        fc.integer({ min: 50, max: 900 }),
+        ([candidates, shuffled], maxTokens) => {
+          const a = toCanonicalJson(packBriefing({ query: 'q', candidates, maxTokens, pins: ['src-b'] }));
+          const b = toCanonicalJson(packBriefing({ query: 'q', candidates: shuffled, maxTokens, pins: ['src-b'] }));
+          expect(b).toBe(a);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});

@@ -1,0 +1,70 @@
+import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { getTokenizer } from '../src/index.js';
+import { tiktokenLowerBound } from '../src/tokenize/tiktoken.js';
+
+const require = createRequire(import.meta.url);
+const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+const reference = {
+  o200k_base: new Tiktoken(require('js-tiktoken/ranks/o200k_base')),
+  cl100k_base: new Tiktoken(require('js-tiktoken/ranks/cl100k_base')),
+};
+
+// Runs of 64+ non-space characters take the fast merge path; everything else goes to js-tiktoken as is.
+const longRuns = fc.oneof(
+  fc.string({ unit: 'grapheme-ascii', minLength: 60, maxLength: 400 }).map((s) => s.replace(/\s/g, '')),
+  fc.string({ unit: 'grapheme', minLength: 60, maxLength: 300 }),
+  fc.constantFrom('x'.repeat(300), 'ab'.repeat(200), 'aGVsbG8gd29ybGQ='.repeat(20), '😀'.repeat(80), '東京'.repeat(90)),
+);
+const mixed = fc.array(fc.oneof(longRuns, fc.lorem({ maxCount: 20 }), fc.constantFrom(' ', '\n\n', '<|endoftext|>')), { maxLength: 5 }).map((p) => p.join(' '));
+
+describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding) => {
+  const tokenizer = getTokenizer(encoding);
+
+  it('counts exactly what js-tiktoken encodes, including long runs without spaces', () => {
+    fc.assert(
+      fc.property(mixed, (text) => {
+        expect(tokenizer.count(text)).toBe(reference[encoding].encode(text, [], []).length);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('has a lower bound that never exceeds the count', () => {
+    fc.assert(
+      fc.property(fc.oneof(mixed, fc.string({ unit: 'binary', maxLength: 200 })), (text) => {
+        expect(tokenizer.lowerBound!(text)).toBeLessThanOrEqual(tokenizer.count(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts special-token strings as ordinary text instead of throwing', () => {
+    expect(tokenizer.count('before <|endoftext|> after')).toBeGreaterThan(3);
+  });
+});
+
+describe('tokenizer lifecycle', () => {
+  it('is built once per encoding', () => {
+    expect(getTokenizer('o200k_base')).toBe(getTokenizer('o200k_base'));
+  });
+
+  it('is not built when the package root is imported', () => {
+    const script = [
+      "const m = await import('./src/index.ts');",
+      "const t = await import('./src/tokenize/tiktoken.ts');",
+      "console.log(JSON.stringify({ o200k: t.isTokenizerLoaded('o200k_base'), cl100k: t.isTokenizerLoaded('cl100k_base'), exports: typeof m.packBundle }));",
+    ].join('\n');
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.stderr).toBe('');
+    expect(JSON.parse(out.stdout.trim())).toEqual({ o200k: false, cl100k: false, exports: 'function' });
+  });
+
+  it('lower bound counts whitespace-to-text steps', () => {
+    expect(tiktokenLowerBound('')).toBe(0);
+    expect(tiktokenLowerBound('one two three')).toBe(3);
+    expect(tiktokenLowerBound('  lead')).toBe(1);
+  });
+});
