@@ -356,7 +356,7 @@ describe('payload presets', () => {
       metadata: { file_name: 'bread.md', topic: 'baking' },
       startCharIdx: 10,
       endCharIdx: 36,
-      relationships: { [NodeRelationship.SOURCE]: { nodeId: 'doc-bread' } },
+      relationships: { [NodeRelationship.SOURCE]: { nodeId: 'doc-bread', metadata: { file_name: 'bread.md', topic: 'baking' } } },
     });
     const payload = nodeToMetadata(node);
     const candidate = pointToCandidate({ id: 'node-1', score: 0.6, payload }, 'llamaindex', 0.6);
