@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+import { describe, expect, it } from 'vitest';
+
+import { isLitmPackError } from '../src/core/errors.js';
+import { bm25TokenId, encodeBm25Document, encodeBm25Query, tokenizeBm25 } from '../src/retrieve/bm25.js';
+import { ENGLISH_STOPWORDS } from '../src/retrieve/stopwords.js';
+import type { SparseVector } from '../src/retrieve/types.js';
+
+// Produced by scripts/bm25-golden.py with fastembed's own Qdrant/bm25 code.
+interface GoldenLine {
+  text: string;
+  tokens: string[];
+  doc: { indices: number[]; values: number[] };
+  query: { indices: number[] };
+}
+
+const golden: GoldenLine[] = readFileSync(new URL('./fixtures/bm25-golden.jsonl', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line) as GoldenLine);
+
+function label(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
+}
+
+function expectSortedUnique(vector: SparseVector): void {
+  expect(vector.values).toHaveLength(vector.indices.length);
+  for (let i = 1; i < vector.indices.length; i++) {
+    expect(vector.indices[i] as number).toBeGreaterThan(vector.indices[i - 1] as number);
+  }
+}
+
+function expectFloat32Close(actual: readonly number[], expected: readonly number[]): void {
+  expect(actual).toHaveLength(expected.length);
+  actual.forEach((value, i) => {
+    const want = expected[i] as number;
+    expect(Math.abs(value - want)).toBeLessThanOrEqual(1e-6 * Math.abs(want));
+  });
+}
+
+describe('BM25 encoder (Qdrant/bm25 compatible)', () => {
+  it('reproduces the known vector', () => {
+    const doc = encodeBm25Document('Recipe for baking chocolate chip cookies');
+    expect(doc.indices).toEqual([112174620, 177304315, 662344706, 771857363, 1617337648]);
+    for (const value of doc.values) expect(Math.fround(value)).toBe(Math.fround(1.6697302));
+    expect(encodeBm25Query('Recipe for baking chocolate chip cookies')).toEqual({
+      indices: [112174620, 177304315, 662344706, 771857363, 1617337648],
+      values: [1, 1, 1, 1, 1],
+    });
+  });
+
+  it('has a golden fixture of at least 500 texts', () => {
+    expect(golden.length).toBeGreaterThanOrEqual(500);
+  });
+
+  describe.each(golden.map((line, n) => ({ ...line, name: `${n + 1}: ${label(line.text)}` })))('$name', (line) => {
+    it('tokens, document and query vectors match fastembed', () => {
+      expect(tokenizeBm25(line.text)).toEqual(line.tokens);
+      const doc = encodeBm25Document(line.text);
+      expect(doc.indices).toEqual(line.doc.indices);
+      expectFloat32Close(doc.values, line.doc.values);
+      const query = encodeBm25Query(line.text);
+      expect(query.indices).toEqual(line.query.indices);
+      expect(query.values.every((v) => v === 1)).toBe(true);
+    });
+  });
+
+  it('is deterministic and always returns sorted, unique indices', () => {
+    for (const { text } of golden) {
+      const doc = encodeBm25Document(text);
+      expect(encodeBm25Document(text)).toEqual(doc);
+      expectSortedUnique(doc);
+      expectSortedUnique(encodeBm25Query(text));
+    }
+  });
+
+  it('gives empty vectors for empty, blank, punctuation-only and stopword-only text', () => {
+    for (const text of ['', '   ', '\n\t', '?!.,;', 'the and of it', ...ENGLISH_STOPWORDS]) {
+      expect(encodeBm25Document(text)).toEqual({ indices: [], values: [] });
+      expect(encodeBm25Query(text)).toEqual({ indices: [], values: [] });
+    }
+  });
+
+  it('keeps one entry per id when two stems hash to the same index', () => {
+    // zq50984 and zq98319 have the same murmur3 hash; fastembed keeps the weight of the stem seen last.
+    expect(bm25TokenId('zq50984')).toBe(bm25TokenId('zq98319'));
+    const doc = encodeBm25Document('zq50984 zq50984 zq50984 zq98319');
+    const single = encodeBm25Document('zq98319 other words here');
+    expect(doc.indices).toEqual([bm25TokenId('zq50984')]);
+    expect(doc.values[0]).toBeLessThan(single.values[0] as number);
+    expect(encodeBm25Query('zq50984 zq98319').indices).toEqual([bm25TokenId('zq50984')]);
+  });
+
+  it('hashes like murmurhash3js-revisited, read as signed and made absolute', () => {
+    const require = createRequire(import.meta.url);
+    const reference = require('murmurhash3js-revisited') as {
+      x86: { hash32(bytes: Uint8Array, seed: number): number };
+    };
+    const encoder = new TextEncoder();
+    const samples = ['', 'a', 'ab', 'abc', 'abcd', 'abcde', 'café', '日本語', '😀', 'x'.repeat(161)];
+    for (let n = 0; n < 200; n++) {
+      const codePoints = Array.from({ length: n % 23 }, (_, i) => 33 + ((n * 31 + i * 7919) % 0x2fff));
+      samples.push(String.fromCodePoint(...codePoints));
+    }
+    for (const s of samples) {
+      expect(bm25TokenId(s)).toBe(Math.abs(reference.x86.hash32(encoder.encode(s), 0) | 0));
+    }
+  });
+
+  it('weights repeated terms by BM25 saturation and document length', () => {
+    const once = encodeBm25Document('cat');
+    const twice = encodeBm25Document('cat cat');
+    expect(twice.values[0] as number).toBeGreaterThan(once.values[0] as number);
+    expect(twice.values[0] as number).toBeLessThan(2.2); // k + 1
+    const custom = encodeBm25Document('cat', { k: 1.5, b: 0, avgLen: 100 });
+    expect(custom.values[0]).toBeCloseTo(1, 12); // b = 0, tf = 1: (k+1)/(1+k)
+  });
+
+  it('rejects options outside their range', () => {
+    for (const options of [{ k: -1 }, { b: 1.5 }, { b: -0.1 }, { avgLen: 0 }, { avgLen: Number.NaN }]) {
+      let caught: unknown;
+      try {
+        encodeBm25Document('text', options);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isLitmPackError(caught, 'invalid_input')).toBe(true);
+    }
+  });
+});
