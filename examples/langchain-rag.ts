@@ -15,23 +15,14 @@ import type { IngestDocument } from '../src/index.js';
 import { BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 
-/** The markdown files in examples/corpus, or a few inline documents when that folder is absent. */
+/** The markdown files in examples/corpus (its README excepted), each as one source document. */
 async function loadCorpus(): Promise<IngestDocument[]> {
   const dir = join(import.meta.dirname, 'corpus');
-  const files = await readdir(dir).catch(() => [] as string[]);
-  const markdown = files.filter((file) => file.endsWith('.md')).sort();
-  if (markdown.length > 0) {
-    return Promise.all(markdown.map(async (file) => ({ id: file, text: await readFile(join(dir, file), 'utf8'), version: 'v1' })));
-  }
-  return [
-    { id: 'refunds.md', title: 'Refunds', text: '# Refunds\n\nRefunds are paid to the original payment method within 14 days of the return arriving. Gift cards are never refunded.' },
-    { id: 'returns.md', title: 'Returns', text: '# Returns\n\nReturns are accepted within 30 days with the receipt. Refunds follow inspection of the returned item.' },
-    { id: 'shipping.md', title: 'Shipping', text: '# Shipping\n\nShipping is free above 50 euros. Express shipping costs 9 euros and takes one day.' },
-    { id: 'warranty.md', title: 'Warranty', text: '# Warranty\n\nThe warranty covers defects for two years; a defective item is repaired, replaced or refunded.' },
-  ];
+  const files = (await readdir(dir)).filter((file) => file.endsWith('.md') && file !== 'README.md').sort();
+  return Promise.all(files.map(async (file) => ({ id: file, text: await readFile(join(dir, file), 'utf8'), version: 'v1' })));
 }
 
-const question = process.argv[2] ?? 'How and when are refunds paid?';
+const question = process.argv[2] ?? 'Why should the best passage come first and the second best last?';
 
 const store = new MemoryHybridStore(); // no embeddings: hybrid search runs lexical (BM25)
 await store.addDocuments(await loadCorpus());
@@ -41,7 +32,7 @@ const prompt = ChatPromptTemplate.fromMessages([
   ['system', 'Answer only from the numbered context below and cite sources as [n].\n\n{context}'],
   ['human', '{question}'],
 ]);
-const model = new FakeListChatModel({ responses: ['(fake model) Refunds go back to the original payment method [1].'] });
+const model = new FakeListChatModel({ responses: ['(fake model) Models use the start and the end of a long context best, so the strongest passages go there [1].'] });
 
 // Retrieval with the citation sidecar, then the answer; the retriever and the model share one trace.
 const chain = RunnableLambda.from(async (input: string, config) => {
