@@ -69,7 +69,7 @@ class Collection:
         for field, index in shard_info.payload_schema.items():
             schema = self.field_schemas.get(field)
             entry: dict[str, Any] = {
-                "data_type": index.data_type.name.lower(),
+                "data_type": str(index.data_type).rsplit(".", 1)[-1].lower(),
                 "points": index.points,
             }
             if isinstance(schema, dict) and len(schema) > 1:

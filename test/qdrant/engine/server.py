@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -170,10 +171,12 @@ def error_for(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, tr.Unsupported):
         return 400, f"Bad request: not supported by the qdrant-edge test engine: {exc}"
     message = str(exc)
-    if message.startswith("Service"):
-        return 500, f"Service internal error: {message}"
-    # The engine's own refusals (dimension mismatch, unknown vector name, ...).
-    return 400, message if message.startswith("Wrong input") else f"Wrong input: {message}"
+    # qdrant-edge-py raises plain Exception / ValueError for the engine's own refusals
+    # (dimension mismatch, unknown vector name, ...); anything else is a bug here.
+    if type(exc) in (Exception, ValueError) and not message.startswith("Service"):
+        return 400, message if message.startswith("Wrong input") else f"Wrong input: {message}"
+    traceback.print_exception(exc, file=sys.stderr)
+    return 500, f"Service internal error: {message}"
 
 
 def make_handler(engine: Engine, verbose: bool) -> type[BaseHTTPRequestHandler]:

@@ -26,7 +26,30 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from qdrant_client.http import models as qm
+
+
+def _load_qdrant_models() -> Any:
+    """qdrant_client.http.models.models, without importing the whole client.
+
+    The generated models module needs only pydantic; importing it through the
+    `qdrant_client` package would first load the gRPC/HTTP clients (seconds of startup).
+    """
+    import importlib.util
+
+    package = importlib.util.find_spec("qdrant_client")
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("qdrant-client is not installed (run: bash scripts/setup-qdrant-engine.sh)")
+    path = Path(list(package.submodule_search_locations)[0]) / "http" / "models" / "models.py"
+    spec = importlib.util.spec_from_file_location("qdrant_rest_models", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    # Forward references resolve lazily, on a model's first use, from this module.
+    spec.loader.exec_module(module)
+    return module
+
+
+qm = _load_qdrant_models()
 
 # Keywords that stem from Qdrant's validators rather than from serde's types.
 _CONSTRAINT_KEYWORDS = (
@@ -106,6 +129,7 @@ def _openapi_to_json_schema(node: Any, strip_constraints: bool) -> Any:
 class Validator:
     def __init__(self, spec_path: Path | None) -> None:
         self.spec_path = spec_path
+        self._adapters: dict[str, pydantic.TypeAdapter[Any]] = {}
         self._shape = None
         self._full = None
         if spec_path is None:
@@ -137,9 +161,11 @@ class Validator:
 
     def validate(self, schema_name: str, body: Any) -> Any:
         """Return the body (a parsed JSON value) or raise BodyError as Qdrant would."""
-        model = BODY_MODELS[schema_name]
+        adapter = self._adapters.get(schema_name)
+        if adapter is None:
+            adapter = self._adapters[schema_name] = pydantic.TypeAdapter(BODY_MODELS[schema_name])
         try:
-            pydantic.TypeAdapter(model).validate_python(body)
+            adapter.validate_python(body)
         except pydantic.ValidationError as exc:
             raise BodyError(400, "Format error in JSON body: " + _pydantic_summary(exc)) from exc
         shape = self._schema_errors(self._shape, schema_name, body)
