@@ -251,8 +251,12 @@ describe('filters', () => {
     });
   });
 
-  it('keeps clauses as given (an empty should matches nothing) and normalises single conditions', () => {
-    expect(buildSearchFilter({ should: [] }, undefined)).toEqual({ should: [] });
+  it('spells an empty should (matches nothing in both stores) so Qdrant matches nothing too', () => {
+    expect(buildSearchFilter({ should: [] }, undefined)).toEqual({ should: [{ has_id: [] }] });
+    expect(buildSearchFilter({ must: [], must_not: [] }, undefined)).toEqual({ must: [], must_not: [] });
+  });
+
+  it('normalises single conditions to lists', () => {
     expect(buildSearchFilter({ must: { key: 'n', range: { gte: 1, lt: 5 } } }, undefined)).toEqual({
       must: [{ key: 'n', range: { gte: 1, lt: 5 } }],
     });

@@ -65,10 +65,12 @@ function toQdrantCondition(condition: EngineCondition): QdrantCondition {
   return out;
 }
 
+const MATCH_NOTHING: QdrantCondition = { has_id: [] };
+
 /**
  * Copies a filter (the caller's, checked by `validateFilter`, plus litm-pack's own conditions) into Qdrant's
- * shape. Both are spelled the same; the copy normalises single conditions to arrays and keeps empty clauses
- * (an empty `should` matches nothing, in Qdrant and in the memory store alike).
+ * shape. Both are spelled the same; the copy normalises single conditions to arrays and keeps empty `must` and
+ * `must_not` clauses (they mean what they say in both stores).
  */
 export function toQdrantFilter(filter: EngineFilter): QdrantFilter {
   const out: QdrantFilter = {};
@@ -76,7 +78,11 @@ export function toQdrantFilter(filter: EngineFilter): QdrantFilter {
   const should = asList(filter.should);
   const mustNot = asList(filter.must_not);
   if (must !== undefined) out.must = must.map(toQdrantCondition);
-  if (should !== undefined) out.should = should.map(toQdrantCondition);
+  if (should !== undefined) {
+    // litm-pack's filter language (both stores) reads an empty `should` as "matches nothing"; Qdrant's engine
+    // skips an empty `should` and matches everything. `has_id: []` is a condition no point meets.
+    out.should = should.length === 0 ? [MATCH_NOTHING] : should.map(toQdrantCondition);
+  }
   if (mustNot !== undefined) out.must_not = mustNot.map(toQdrantCondition);
   return out;
 }

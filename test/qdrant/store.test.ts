@@ -10,12 +10,6 @@ import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    qdrantUrl: string;
-  }
-}
-
 const url = inject('qdrantUrl');
 const run = randomUUID().slice(0, 8);
 const created: string[] = [];
@@ -107,6 +101,18 @@ const secret: IngestDocument = {
 };
 
 const MODES: SearchMode[] = ['hybrid', 'dense', 'lexical'];
+
+/**
+ * The hashed bag of words plus one shared component that varies with the text: texts without a common word
+ * still get distinct cosines, so the dense arm has no ties and fused scores can be compared exactly.
+ */
+class DistinctEmbeddings extends FakeEmbeddings {
+  override embed(text: string): number[] {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+    return [...super.embed(text), 0.5 + ((hash >>> 0) % 1000) / 1000];
+  }
+}
 
 async function qdrantStore(label: string, options: Partial<ConstructorParameters<typeof QdrantHybridStore>[0]> = {}) {
   const embeddings = new FakeEmbeddings();
@@ -339,8 +345,8 @@ describe('parity with MemoryHybridStore', () => {
   let memory: MemoryHybridStore;
 
   beforeAll(async () => {
-    ({ store: qdrant } = await qdrantStore('parity', { chunkTokens: 16 }));
-    memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock(), chunkTokens: 16 });
+    ({ store: qdrant } = await qdrantStore('parity', { chunkTokens: 16, embeddings: new DistinctEmbeddings() }));
+    memory = new MemoryHybridStore({ embeddings: new DistinctEmbeddings(), now: clock(), chunkTokens: 16 });
     await qdrant.addDocuments([...corpus, secret]);
     await memory.addDocuments([...corpus, secret]);
   });
