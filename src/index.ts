@@ -58,3 +58,8 @@ export type {
   AddDocumentsResult,
   AddDocumentsOptions,
 } from './retrieve/types.js';
+export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
+export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
+export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
+export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
+export { validateFilter, matchesFilter } from './retrieve/filter.js';

@@ -210,7 +210,11 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
       const whole = hint ?? meter.count(escaped);
       if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
     }
-    const canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    let canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    if (bodyTokens === undefined && canCut) {
+      headerTokens ??= meter.headerTokens(header);
+      canCut = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    }
     if (bodyTokens === undefined && !canCut && !(pinned && settings.pointersForPins)) {
       dropped.push({ id: candidate.id, reason: 'budget' });
       continue;
@@ -361,7 +365,7 @@ function finish(
     rank: ranks.get(kept.entry.candidate.id) as number,
     score: kept.entry.candidate.score,
     text: kept.body,
-    tokens: kept.bodyTokens,
+    tokens: kept.pointer !== undefined ? kept.pointer.tokens : kept.bodyTokens,
     truncated: kept.truncated,
     pointer: kept.pointer !== undefined,
   }));

@@ -133,7 +133,7 @@ export const PackItemSchema = z.object({
   score: z.number(),
   /** The candidate's text, or a prefix of it cut at a boundary (`truncated`). Empty for a pin pointer. */
   text: z.string(),
-  /** Tokens of the item's text as rendered (the candidate's hint when it applies); the budget itself is counted on the whole context. */
+  /** Tokens of the item's text as rendered (the candidate's hint when it applies); the budget itself is counted on the whole context. For a pin pointer: the full text's count. */
   tokens: z.number().int().nonnegative(),
   truncated: z.boolean(),
   /** True for a pinned item that did not fit and is shown as a one-line pointer. */

@@ -4,7 +4,7 @@ import {
   BriefingRetrieverOptionsSchema,
   type BriefingRetrieverOptions,
   type ParsedRetrieverOptions,
-} from './packing.js';
+} from '../adapters/packing.js';
 import { PackRetriever, splitRetrieverFields } from './pack-retriever.js';
 
 export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;

@@ -1,6 +1,6 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
 import { parseOrThrow } from '../core/errors.js';
-import { BundleRetrieverOptionsSchema, type BundleRetrieverOptions, type ParsedRetrieverOptions } from './packing.js';
+import { BundleRetrieverOptionsSchema, type BundleRetrieverOptions, type ParsedRetrieverOptions } from '../adapters/packing.js';
 import { PackRetriever, splitRetrieverFields } from './pack-retriever.js';
 
 export type BundleRetrieverFields = BundleRetrieverOptions & BaseRetrieverInput;

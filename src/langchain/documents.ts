@@ -1,6 +1,6 @@
 import { Document } from '@langchain/core/documents';
 import type { Candidate, Citation, Pack } from '../core/schemas.js';
-import { caveatsLitm, itemMetadata, packedEntries, type LitmMetadata } from './packing.js';
+import { caveatsLitm, itemMetadata, packedEntries, type LitmMetadata } from '../adapters/packing.js';
 
 /**
  * Metadata of every document the retrievers and the compressor return: the input's own metadata

@@ -4,7 +4,7 @@ import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { FormatSchema, MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
 import { renderBlock, renderBriefingContext, renderBundleContext } from '../render/render.js';
 import { documentsToCandidates } from './litm-compressor.js';
-import { PackerOptionsSchema, packAsBundle, parseQuery, type LitmMetadata } from './packing.js';
+import { PackerOptionsSchema, packAsBundle, parseQuery, type LitmMetadata } from '../adapters/packing.js';
 
 const FormatOptionsSchema = PackerOptionsSchema.extend({
   /** Documents already budgeted by a retriever need no further budget, so the default is the largest. */

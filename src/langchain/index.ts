@@ -9,11 +9,11 @@ export { formatDocumentsAsContext } from './format.js';
 export type { FormatDocumentsOptions } from './format.js';
 export type { LitmDocumentMetadata } from './documents.js';
 export { PACK_SUMMARY_EVENT, SEARCH_RUN_NAME, PACK_RUN_NAME } from './tracing.js';
-export { summarizePack } from './packing.js';
+export { summarizePack } from '../adapters/packing.js';
 export type {
   BriefingRetrieverOptions,
   BundleRetrieverOptions,
   LitmMetadata,
   PackSummary,
   PackerOptions,
-} from './packing.js';
+} from '../adapters/packing.js';

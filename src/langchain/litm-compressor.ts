@@ -11,7 +11,7 @@ import {
   parseQuery,
   type PackerOptions,
   type ParsedPackerOptions,
-} from './packing.js';
+} from '../adapters/packing.js';
 import { packAsChildRun } from './tracing.js';
 
 export type LitmCompressorOptions = PackerOptions;

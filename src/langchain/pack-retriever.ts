@@ -14,7 +14,7 @@ import {
   packForRetriever,
   parseQuery,
   type ParsedRetrieverOptions,
-} from './packing.js';
+} from '../adapters/packing.js';
 import { packAsChildRun, searchAsChildRun } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */

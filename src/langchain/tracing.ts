@@ -3,7 +3,7 @@ import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
 import type { Candidate, Pack } from '../core/schemas.js';
 import type { SearchRequest, Store } from '../retrieve/types.js';
-import { summarizePack } from './packing.js';
+import { summarizePack } from '../adapters/packing.js';
 
 /** Name of the custom event that carries a `PackSummary` (budget, coverage, dropped counts). */
 export const PACK_SUMMARY_EVENT = 'litm_pack_summary';

@@ -3,7 +3,7 @@ import {
   BriefingRetrieverOptionsSchema,
   type BriefingRetrieverOptions,
   type ParsedRetrieverOptions,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';
 import { PackRetriever } from './pack-retriever.js';
 
 /**

@@ -3,7 +3,7 @@ import {
   BundleRetrieverOptionsSchema,
   type BundleRetrieverOptions,
   type ParsedRetrieverOptions,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';
 import { PackRetriever } from './pack-retriever.js';
 
 /**

@@ -9,4 +9,4 @@ export type {
   BundleRetrieverOptions,
   LitmMetadata,
   PackSummary,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';

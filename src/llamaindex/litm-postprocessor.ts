@@ -10,7 +10,7 @@ import {
   parseQuery,
   type PackerOptions,
   type ParsedPackerOptions,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';
 import { nodesToCandidates, ownNodeFields, packToNodes } from './nodes.js';
 
 export type LitmPostprocessorOptions = PackerOptions;

@@ -14,7 +14,7 @@ import {
   itemMetadata,
   packedEntries,
   type ForeignChunk,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';
 
 // Our two metadata keys hold objects for programs, not prose for the model or the embedder: keep them
 // out of `getContent(MetadataMode.LLM | EMBED)`, which LlamaIndex prepends to the text by default.

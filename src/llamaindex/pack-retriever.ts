@@ -11,7 +11,7 @@ import {
   packForRetriever,
   parseQuery,
   type ParsedRetrieverOptions,
-} from '../langchain/packing.js';
+} from '../adapters/packing.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
