@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { TextNode } from '@llamaindex/core/schema';
+import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
 import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
 import { QdrantHybridStore, QDRANT_CLIENT_METHODS, type QdrantClientLike } from '../../src/qdrant/index.js';
+import { encodeBm25Document } from '../../src/retrieve/bm25.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';
@@ -315,6 +318,87 @@ describe('faults', () => {
     const error = await failure(store.search({ text: 'cookies', mode: 'lexical' }), 'bad_request');
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/nope/);
+  });
+});
+
+describe('collections other tools wrote (payload presets)', () => {
+  const texts = ['Cookies need brown butter and chocolate.', 'Sourdough bread needs a lively starter.', 'Change the engine oil yearly.'];
+
+  it('langchain-js: unnamed dense vector, content + metadata; lexical and hybrid are unsupported_mode', async () => {
+    const name = collectionName('lcjs');
+    const embeddings = new FakeEmbeddings();
+    // What @langchain/qdrant's ensureCollection and addVectors send.
+    await admin.createCollection(name, { vectors: { size: embeddings.dimension, distance: 'Cosine' } });
+    await admin.upsert(name, {
+      wait: true,
+      points: texts.map((text, i) => ({
+        id: randomUUID(),
+        vector: embeddings.embed(text),
+        payload: { content: text, metadata: { source: `doc-${i}.md` } },
+      })),
+    });
+    const store = new QdrantHybridStore({ url, collection: name, embeddings, payloadPreset: 'langchain-js' });
+    await expect(store.ensureCollection()).resolves.toEqual({ created: false, indexesCreated: [] });
+    const results = await store.search({ text: 'engine oil', mode: 'dense', limit: 2 });
+    expect(results[0]).toMatchObject({ text: texts[2], sourceId: 'doc-2.md', metadata: { source: 'doc-2.md' } });
+    expect(results[0]!.similarity).toBeCloseTo(results[0]!.score, 6);
+    for (const mode of ['lexical', 'hybrid'] as const) {
+      const error = await failure(store.search({ text: 'engine oil', mode }), 'unsupported_mode');
+      expect(error.message).toMatch(/without one/);
+    }
+  });
+
+  it('langchain-python with a fastembed Qdrant/bm25 sparse vector: every mode, one request for hybrid', async () => {
+    const name = collectionName('lcpy');
+    const embeddings = new FakeEmbeddings();
+    // langchain-qdrant (Python) in hybrid mode: unnamed dense vector + "langchain-sparse" with IDF.
+    await admin.createCollection(name, {
+      vectors: { size: embeddings.dimension, distance: 'Cosine' },
+      sparse_vectors: { 'langchain-sparse': { modifier: 'idf' } },
+    });
+    await admin.upsert(name, {
+      wait: true,
+      points: texts.map((text, i) => ({
+        id: randomUUID(),
+        vector: { '': embeddings.embed(text), 'langchain-sparse': encodeBm25Document(text) },
+        payload: { page_content: text, metadata: { source: `doc-${i}.md` } },
+      })),
+    });
+    const store = new QdrantHybridStore({ url, collection: name, embeddings, payloadPreset: 'langchain-python' });
+    await store.ensureCollection();
+    const spy = vi.spyOn(globalThis, 'fetch');
+    for (const mode of MODES) {
+      spy.mockClear();
+      const results = await store.search({ text: 'sourdough starter', mode, limit: 2 });
+      expect(spy, mode).toHaveBeenCalledTimes(1);
+      expect(results[0], mode).toMatchObject({ text: texts[1], sourceId: 'doc-1.md' });
+    }
+  });
+
+  it('llamaindex: node text from _node_content, flattened metadata', async () => {
+    const name = collectionName('llama');
+    const embeddings = new FakeEmbeddings();
+    await admin.createCollection(name, { vectors: { size: embeddings.dimension, distance: 'Cosine' } });
+    await admin.upsert(name, {
+      wait: true,
+      points: texts.map((text, i) => {
+        const node = new TextNode({ text, metadata: { file_name: `doc-${i}.md` } });
+        return { id: node.id_, vector: embeddings.embed(text), payload: nodeToMetadata(node) };
+      }),
+    });
+    const store = new QdrantHybridStore({ url, collection: name, embeddings, payloadPreset: 'llamaindex' });
+    const [top] = await store.search({ text: 'chocolate cookies', mode: 'dense', limit: 1 });
+    expect(top).toMatchObject({ text: texts[0], title: 'doc-0.md', metadata: { file_name: 'doc-0.md' } });
+  });
+
+  it('a litm collection without embeddings serves lexical search (hybrid degrades to it)', async () => {
+    const store = new QdrantHybridStore({ url, collection: collectionName('lexonly'), vectorSize: 8 });
+    await store.ensureCollection();
+    await store.addDocuments(corpus);
+    const hybrid = await store.search({ text: 'sourdough oven' });
+    expect(hybrid).toEqual(await store.search({ text: 'sourdough oven', mode: 'lexical' }));
+    expect(hybrid[0]!.sourceId).toBe('bread.md');
+    expect(hybrid[0]!.similarity).toBeUndefined();
   });
 });
 
