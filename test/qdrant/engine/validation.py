@@ -130,6 +130,7 @@ class Validator:
     def __init__(self, spec_path: Path | None) -> None:
         self.spec_path = spec_path
         self._adapters: dict[str, pydantic.TypeAdapter[Any]] = {}
+        self._validators: dict[tuple[int, str], Any] = {}
         self._shape = None
         self._full = None
         if spec_path is None:
@@ -150,13 +151,23 @@ class Validator:
     def _schema_errors(self, which: Any, schema_name: str, body: Any) -> list[str]:
         if which is None:
             return []
-        validator_cls, doc = which
-        schema = {**doc, "$ref": f"#/components/schemas/{schema_name}"}
-        errors = sorted(validator_cls(schema).iter_errors(body), key=lambda e: list(e.absolute_path))
-        messages = []
-        for err in errors[:5]:
-            where = ".".join(str(p) for p in err.absolute_path) or "body"
-            messages.append(f"{where}: {_short(err.message)}")
+        import jsonschema.exceptions
+
+        key = (id(which), schema_name)
+        validator = self._validators.get(key)
+        if validator is None:
+            validator_cls, doc = which
+            validator = validator_cls({**doc, "$ref": f"#/components/schemas/{schema_name}"})
+            self._validators[key] = validator
+        errors = list(validator.iter_errors(body))
+        if not errors:
+            return []
+        # For a union (anyOf) this descends to the branch that came closest to fitting.
+        err = jsonschema.exceptions.best_match(errors)
+        where = ".".join(str(p) for p in err.absolute_path) or "body"
+        messages = [f"{where}: {_short(err.message)}"]
+        if len(errors) > 1:
+            messages.append(f"and {len(errors) - 1} more")
         return messages
 
     def validate(self, schema_name: str, body: Any) -> Any:
