@@ -15,10 +15,28 @@ fi
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results/default.json" || status=1
 npx vitest run --config vitest.qdrant.config.ts --reporter=default --reporter=json --outputFile.json="$results/qdrant.json" || status=1
 
+# examples/qdrant-hybrid.ts needs a Qdrant: QDRANT_URL, else a test engine started for it here.
+qdrant_example() {
+  if [ -n "${QDRANT_URL:-}" ]; then npx tsx examples/qdrant-hybrid.ts; return; fi
+  .venv-qdrant/bin/python test/qdrant/engine/server.py --port 0 > "$results/example-engine.out" 2>&1 &
+  local pid=$! port="" rc
+  for _ in $(seq 1 240); do
+    port=$(grep -m1 -o 'LISTENING [0-9]*' "$results/example-engine.out" | cut -d' ' -f2)
+    [ -n "$port" ] && break
+    sleep 0.5
+  done
+  if [ -z "$port" ]; then kill "$pid" 2>/dev/null; echo "the Qdrant test engine did not start"; return 1; fi
+  QDRANT_URL="http://127.0.0.1:$port" npx tsx examples/qdrant-hybrid.ts
+  rc=$?
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return $rc
+}
+
 examples_passed=0
 examples_failed=0
-for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine; do
-  if npx tsx "examples/$example.ts" > "$results/example-$example.log" 2>&1; then
+for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine qdrant-hybrid; do
+  if { if [ "$example" = qdrant-hybrid ]; then qdrant_example; else npx tsx "examples/$example.ts"; fi; } > "$results/example-$example.log" 2>&1; then
     echo "example $example: ok"
     examples_passed=$((examples_passed + 1))
   else

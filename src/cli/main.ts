@@ -131,6 +131,26 @@ function titleOf(text: string, path: string): string {
   return heading?.[1]?.trim() ?? basename(path);
 }
 
+/**
+ * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
+ * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
+ */
+async function openQdrant(spec: string) {
+  const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
+  if (!match) {
+    if (spec.startsWith('qdrant')) {
+      throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection`);
+    }
+    return null;
+  }
+  const { QdrantHybridStore } = await import('../qdrant/index.js');
+  const url = `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`;
+  const apiKey = process.env.QDRANT_API_KEY;
+  // The CLI writes BM25 vectors only (it has no embedding model); a collection it creates still gets a
+  // dense slot, sized for the common 384-d sentence embedders, so it can be filled from code later.
+  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), vectorSize: 384, ...(apiKey ? { apiKey } : {}) });
+}
+
 async function loadStore(dir: string, mustExist: boolean): Promise<MemoryHybridStore> {
   const file = join(dir, STORE_FILE);
   try {
@@ -154,14 +174,19 @@ async function ingest(paths: string[], storeDir: string, quiet: boolean): Promis
     const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
     docs.push({ id, text, title: titleOf(text, file), version: createHash('sha256').update(text).digest('hex').slice(0, 12) });
   }
-  const store = await loadStore(storeDir, false);
+  const qdrant = await openQdrant(storeDir);
+  const store = qdrant ?? (await loadStore(storeDir, false));
+  if (qdrant) await qdrant.ensureCollection();
   const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
   bar?.start(docs.length, 0);
   const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
   bar?.stop();
-  await mkdir(storeDir, { recursive: true });
-  await store.save(join(storeDir, STORE_FILE));
-  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed (${store.size} chunks in all).`;
+  if (store instanceof MemoryHybridStore) {
+    await mkdir(storeDir, { recursive: true });
+    await store.save(join(storeDir, STORE_FILE));
+  }
+  const total = store instanceof MemoryHybridStore ? ` (${store.size} chunks in all)` : '';
+  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${total}.`;
 }
 
 interface RetrieveFlags extends PackFlags {
@@ -175,7 +200,7 @@ interface RetrieveFlags extends PackFlags {
 
 async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
   if (query.trim() === '') throw new LitmPackError('invalid_input', 'The query must not be empty');
-  const store = await loadStore(flags.store, true);
+  const store = (await openQdrant(flags.store)) ?? (await loadStore(flags.store, true));
   const candidates = await store.search({ text: query, mode: flags.mode, limit: flags.limit, filter: flags.filter, principals: flags.principals });
   return packWith(flags, query, candidates);
 }
@@ -191,7 +216,7 @@ function packOptions(command: Command, defaults: { budget: number }): Command {
 
 function retrieveOptions(command: Command): Command {
   return command
-    .option('--store <dir>', 'store directory', DEFAULT_STORE)
+    .option('--store <dir>', 'store directory, or qdrant://host:6333/collection', DEFAULT_STORE)
     .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
     .option('--limit <n>', 'candidates to retrieve before packing', integer('limit'), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
@@ -226,7 +251,7 @@ export function buildProgram(): Command {
     .command('ingest')
     .description('chunk and index .md/.txt files and folders into the embedded store')
     .argument('<paths...>', 'files or folders')
-    .option('--store <dir>', 'store directory', DEFAULT_STORE)
+    .option('--store <dir>', 'store directory, or qdrant://host:6333/collection', DEFAULT_STORE)
     .option('--quiet', 'no progress bar')
     .action(async (paths: string[], flags: { store: string; quiet?: boolean }) => {
       process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true)}\n`);
