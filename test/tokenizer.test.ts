@@ -3,7 +3,6 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer } from '../src/index.js';
-import { tiktokenLowerBound } from '../src/tokenize/tiktoken.js';
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -62,9 +61,10 @@ describe('tokenizer lifecycle', () => {
     expect(JSON.parse(out.stdout.trim())).toEqual({ o200k: false, cl100k: false, exports: 'function' });
   });
 
-  it('lower bound counts whitespace-to-text steps', () => {
-    expect(tiktokenLowerBound('')).toBe(0);
-    expect(tiktokenLowerBound('one two three')).toBe(3);
-    expect(tiktokenLowerBound('  lead')).toBe(1);
+  it('has a tight lower bound (the piece count)', () => {
+    const tokenizer = getTokenizer('o200k_base');
+    const prose = 'The refund is issued within fourteen days of the return being received.';
+    expect(tokenizer.lowerBound!(prose)).toBe(tokenizer.count(prose));
+    expect(tokenizer.lowerBound!('')).toBe(0);
   });
 });

@@ -9,24 +9,6 @@ import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 const require = createRequire(import.meta.url);
 const cache = new Map<EncodingName, Tokenizer>();
 
-const WHITESPACE_THEN_TEXT = /\s\S/gu;
-
-/**
- * A lower bound on the token count of `text` for tiktoken's o200k_base and cl100k_base.
- * Both split text into pieces with a regex before byte-pair encoding, and every piece becomes at least
- * one token. No piece of either pattern holds a whitespace-to-non-whitespace step except at its first
- * character, so each such step (plus the first piece when the text starts with non-whitespace) is a
- * distinct piece. This lets the packer reject a text that cannot fit without tokenising it.
- */
-export function tiktokenLowerBound(text: string): number {
-  if (text.length === 0) return 0;
-  let steps = 0;
-  WHITESPACE_THEN_TEXT.lastIndex = 0;
-  while (WHITESPACE_THEN_TEXT.exec(text) !== null) steps += 1;
-  const firstIsText = !/^\s/u.test(text);
-  return Math.max(1, steps + (firstIsText ? 1 : 0));
-}
-
 /** Pieces longer than this (in UTF-8 bytes) are merged by `bytePairCount` instead of js-tiktoken. */
 const LONG_PIECE_BYTES = 64;
 const LONG_RUN = new RegExp(`\\S{${LONG_PIECE_BYTES},}`, 'u');
@@ -78,8 +60,16 @@ class TiktokenTokenizer implements Tokenizer {
     return this.#encoder.encode(text, [], []);
   }
 
+  /**
+   * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
+   * words are one piece and one token, so this bound is tight while costing no byte-pair merging.
+   */
   lowerBound(text: string): number {
-    return tiktokenLowerBound(text);
+    if (text.length === 0) return 0;
+    let pieces = 0;
+    this.#pattern.lastIndex = 0;
+    while (this.#pattern.exec(text) !== null) pieces += 1;
+    return pieces;
   }
 }
 
