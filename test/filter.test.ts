@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
+import { isLitmPackError, LitmPackError } from '../src/core/errors.js';
 import { aclFilter, combineFilters, getPayloadValues, matchesFilter, validateFilter } from '../src/retrieve/filter.js';
 import type { Filter } from '../src/retrieve/types.js';
 
@@ -46,11 +46,12 @@ describe('clauses (as in Qdrant’s documentation examples)', () => {
     expect(ids({ must: London })).toEqual([1, 2, 3]);
   });
 
-  it('treats empty lists as Qdrant does: must [] and must_not [] hold, should [] matches nothing', () => {
+  it('treats empty must and must_not as Qdrant does, and rejects an empty should', () => {
     expect(ids({ must: [] })).toEqual([1, 2, 3, 4, 5, 6]);
     expect(ids({ must_not: [] })).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(ids({ should: [] })).toEqual([]);
     expect(ids({})).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(() => validateFilter({ should: [] })).toThrow(/filter\.should is an empty list/);
+    expect(() => validateFilter({ must: [{ should: [] }] })).toThrow(LitmPackError);
   });
 
   it('fails a should when no element matches', () => {

@@ -251,8 +251,7 @@ describe('filters', () => {
     });
   });
 
-  it('spells an empty should (matches nothing in both stores) so Qdrant matches nothing too', () => {
-    expect(buildSearchFilter({ should: [] }, undefined)).toEqual({ should: [{ has_id: [] }] });
+  it('keeps empty must and must_not clauses as they are', () => {
     expect(buildSearchFilter({ must: [], must_not: [] }, undefined)).toEqual({ must: [], must_not: [] });
   });
 

@@ -65,8 +65,6 @@ function toQdrantCondition(condition: EngineCondition): QdrantCondition {
   return out;
 }
 
-const MATCH_NOTHING: QdrantCondition = { has_id: [] };
-
 /**
  * Copies a filter (the caller's, checked by `validateFilter`, plus litm-pack's own conditions) into Qdrant's
  * shape. Both are spelled the same; the copy normalises single conditions to arrays and keeps empty `must` and
@@ -78,11 +76,8 @@ export function toQdrantFilter(filter: EngineFilter): QdrantFilter {
   const should = asList(filter.should);
   const mustNot = asList(filter.must_not);
   if (must !== undefined) out.must = must.map(toQdrantCondition);
-  if (should !== undefined) {
-    // litm-pack's filter language (both stores) reads an empty `should` as "matches nothing"; Qdrant's engine
-    // skips an empty `should` and matches everything. `has_id: []` is a condition no point meets.
-    out.should = should.length === 0 ? [MATCH_NOTHING] : should.map(toQdrantCondition);
-  }
+  // An empty `should` never gets here: validateFilter rejects it (Qdrant's readings of it disagree).
+  if (should !== undefined) out.should = should.map(toQdrantCondition);
   if (mustNot !== undefined) out.must_not = mustNot.map(toQdrantCondition);
   return out;
 }

@@ -6,7 +6,8 @@ import type { Condition, FieldCondition, Filter, MatchValue } from './types.js';
  * spells it, evaluated with Qdrant's semantics (`lib/segment/src/payload_storage/query_checker.rs`,
  * `condition_checker.rs`, `json_path/get.rs`):
  * - `must`: all conditions hold (an empty list holds); `must_not`: none holds;
- *   `should`: at least one holds, so an empty `should` list matches nothing.
+ *   `should`: at least one holds. An empty `should` list is rejected: Qdrant's documentation and its
+ *   engine disagree on what it matches (nothing vs. everything), so no reading of it is safe.
  * - a field condition on a missing (or null) key never matches, `match.except` included.
  * - keys are paths into the payload (the chunk record): `a.b`, `a[].b` (project through an array),
  *   `a[0]`; an intermediate array is only entered with `[]` or `[n]`. A leaf array matches when any
@@ -62,6 +63,9 @@ function checkFilter(value: unknown, path: string): void {
     const conditions = value[clause];
     if (conditions === undefined || conditions === null) continue;
     const list = Array.isArray(conditions) ? conditions : [conditions];
+    if (clause === 'should' && list.length === 0) {
+      invalid(`${path}.should is an empty list: leave it out, or give at least one condition`);
+    }
     list.forEach((condition, index) =>
       checkCondition(condition, Array.isArray(conditions) ? `${path}.${clause}[${index}]` : `${path}.${clause}`),
     );

@@ -266,8 +266,10 @@ describe('search', () => {
       expect(results.length, mode).toBeGreaterThan(0);
       expect(new Set(results.map((c) => c.sourceId)), mode).toEqual(new Set(['cookies.md', 'bread.md']));
     }
-    const none = await store.search({ text: 'chocolate', filter: { should: [] }, limit: 50 });
-    expect(none).toEqual([]);
+    await expect(store.search({ text: 'chocolate', filter: { should: [] }, limit: 50 })).rejects.toMatchObject({
+      name: 'LitmPackError',
+      code: 'invalid_input',
+    });
   });
 
   it('ACL: restricted text is never returned to other principals, by any mode', async () => {
