@@ -1,0 +1,379 @@
+/**
+ * Retrieval quality on BEIR SciFact (train split): lexical, dense and hybrid through MemoryHybridStore (and
+ * QdrantHybridStore with --qdrant or QDRANT_URL), beside the LangChain.js baselines, plus the fusion grid used to
+ * choose the hybrid defaults. With --synthetic: latency and memory on a 100k-chunk synthetic corpus instead.
+ *
+ *   npx tsx bench/retrieval.ts [--limit-queries N] [--qdrant] [--write]
+ *   npx tsx bench/retrieval.ts --synthetic [--chunks 100000] [--write]
+ *
+ * Needs the cached embeddings (bash bench/setup-python.sh && .venv-bench/bin/python bench/python/embed.py) and
+ * the baseline packages (bash bench/setup-baselines.sh). Prints markdown on stdout, progress on stderr;
+ * --write also replaces the matching section of BENCHMARKS.md.
+ */
+import { parseArgs } from 'node:util';
+import { fuseDbsf, fuseRrf, type ScoredId } from '../src/retrieve/fusion.js';
+import { MemoryHybridStore, hybridPrefetchLimit } from '../src/retrieve/memory-store.js';
+import type { Fusion, SearchMode, Store } from '../src/retrieve/types.js';
+import type { Candidate } from '../src/core/schemas.js';
+import { buildLangChainBaseline } from './baselines/langchain.js';
+import { CachedEmbeddings } from './lib/cached-embeddings.js';
+import { loadSciFact, type SciFact } from './lib/datasets.js';
+import { mean, ndcgAt, percentile, recallAt, uniqueBy } from './lib/metrics.js';
+import { startQdrant } from './lib/qdrant-engine.js';
+import { loadNote, writeSection } from './lib/report.js';
+import { runSynthetic } from './lib/synthetic.js';
+import { fixed, markdownTable, ms } from './lib/table.js';
+import { now, progress, timed } from './lib/timing.js';
+
+const { values: args } = parseArgs({
+  options: {
+    'limit-queries': { type: 'string' },
+    qdrant: { type: 'boolean', default: false },
+    synthetic: { type: 'boolean', default: false },
+    chunks: { type: 'string', default: '100000' },
+    write: { type: 'boolean', default: false },
+  },
+});
+
+/** Results per query: nDCG@10 reads the first 10, recall@100 the first 100. */
+const LIMIT = 100;
+/** SciFact abstracts are indexed whole (one chunk per document), as BEIR evaluates them. */
+const CHUNK_TOKENS = 8192;
+
+interface RunResult {
+  name: string;
+  ndcg10: number;
+  recall100: number;
+  latencies: number[];
+  perQuery: number[];
+}
+
+type Ranker = (query: string) => Promise<string[]>;
+
+async function evaluate(name: string, data: SciFact, rank: Ranker): Promise<RunResult> {
+  const ndcgs: number[] = [];
+  const recalls: number[] = [];
+  const latencies: number[] = [];
+  let i = 0;
+  for (const query of data.queries) {
+    const start = now();
+    const ranked = await rank(query.text);
+    latencies.push(now() - start);
+    const relevant = data.qrels.get(query.id)!;
+    ndcgs.push(ndcgAt(ranked, relevant, 10));
+    recalls.push(recallAt(ranked, relevant, 100));
+    i += 1;
+    if (i % 200 === 0) progress(`  ${name}: ${i}/${data.queries.length}`);
+  }
+  progress(`  ${name}: nDCG@10 ${fixed(mean(ndcgs))}, recall@100 ${fixed(mean(recalls))}`);
+  return { name, ndcg10: mean(ndcgs), recall100: mean(recalls), latencies, perQuery: ndcgs };
+}
+
+/** Document ids in rank order (a document counts once, at its best chunk). */
+const docIds = (candidates: Candidate[]): string[] => uniqueBy(candidates.map((c) => c.sourceId ?? c.id), (id) => id);
+
+const storeRanker =
+  (store: Store, mode: SearchMode, fusion?: Fusion): Ranker =>
+  async (text) =>
+    docIds(await store.search({ text, mode, limit: LIMIT, ...(fusion ? { fusion } : {}) }));
+
+function describeFusion(fusion: Fusion): string {
+  if (fusion.method === 'dbsf') return 'DBSF';
+  const w = fusion.weights ? `, weights dense ${fusion.weights.dense} / lexical ${fusion.weights.lexical}` : '';
+  return `RRF k=${fusion.k ?? 2}${w}`;
+}
+
+interface GridRow {
+  fusion: Fusion;
+  ndcg10: number;
+  recall100: number;
+}
+
+/**
+ * Scores every fusion setting on the same two prefetched arms per query. The arms are what the store's hybrid
+ * search prefetches (dense and lexical, `hybridPrefetchLimit(LIMIT)` each) and the fusion functions are the
+ * store's own, so a grid row equals a full hybrid search with that fusion (checked below for the chosen one).
+ */
+async function fusionGrid(store: MemoryHybridStore, data: SciFact): Promise<GridRow[]> {
+  const prefetch = hybridPrefetchLimit(LIMIT);
+  const arms: { dense: ScoredId[]; lexical: ScoredId[]; sourceOf: Map<string, string> }[] = [];
+  for (const query of data.queries) {
+    const dense = await store.search({ text: query.text, mode: 'dense', limit: prefetch });
+    const lexical = await store.search({ text: query.text, mode: 'lexical', limit: prefetch });
+    const sourceOf = new Map<string, string>();
+    for (const c of [...dense, ...lexical]) sourceOf.set(c.id, c.sourceId ?? c.id);
+    arms.push({
+      dense: dense.map((c) => ({ id: c.id, score: c.score })),
+      lexical: lexical.map((c) => ({ id: c.id, score: c.score })),
+      sourceOf,
+    });
+  }
+  const settings: Fusion[] = [{ method: 'dbsf' }];
+  const weightPairs: [number, number][] = [
+    [1, 1],
+    [1, 0.8],
+    [1, 0.6],
+    [1, 0.4],
+    [0.8, 1],
+    [0.6, 1],
+    [0.4, 1],
+  ];
+  for (const k of [1, 2, 3, 5, 10, 20, 40, 60]) {
+    for (const [dense, lexical] of weightPairs) {
+      settings.push(
+        dense === 1 && lexical === 1 ? { method: 'rrf', k } : { method: 'rrf', k, weights: { dense, lexical } },
+      );
+    }
+  }
+  return settings.map((fusion) => {
+    const ndcgs: number[] = [];
+    const recalls: number[] = [];
+    data.queries.forEach((query, q) => {
+      const { dense, lexical, sourceOf } = arms[q]!;
+      const fused =
+        fusion.method === 'dbsf'
+          ? fuseDbsf([dense, lexical])
+          : fuseRrf([dense, lexical], {
+              ...(fusion.k === undefined ? {} : { k: fusion.k }),
+              ...(fusion.weights ? { weights: [fusion.weights.dense, fusion.weights.lexical] } : {}),
+            });
+      const ranked = uniqueBy(
+        fused.slice(0, LIMIT).map((s) => sourceOf.get(s.id)!),
+        (id) => id,
+      );
+      const relevant = data.qrels.get(query.id)!;
+      ndcgs.push(ndcgAt(ranked, relevant, 10));
+      recalls.push(recallAt(ranked, relevant, 100));
+    });
+    return { fusion, ndcg10: mean(ndcgs), recall100: mean(recalls) };
+  });
+}
+
+/**
+ * The choice rule, fixed before looking at the grid: the best train nDCG@10; among settings within 0.002 of it
+ * (noise on 809 queries), the one with the best recall@100, then the smaller k (closer to Qdrant's default).
+ */
+function chooseFusion(grid: GridRow[]): GridRow {
+  const best = Math.max(...grid.map((r) => r.ndcg10));
+  const near = grid.filter((r) => r.ndcg10 >= best - 0.002);
+  near.sort((a, b) => {
+    if (b.recall100 !== a.recall100) return b.recall100 - a.recall100;
+    const ka = a.fusion.method === 'rrf' ? (a.fusion.k ?? 2) : 0;
+    const kb = b.fusion.method === 'rrf' ? (b.fusion.k ?? 2) : 0;
+    return ka - kb;
+  });
+  return near[0]!;
+}
+
+function gridMatrix(grid: GridRow[]): string {
+  const rrf = grid.filter((r) => r.fusion.method === 'rrf') as (GridRow & { fusion: { method: 'rrf'; k?: number; weights?: { dense: number; lexical: number } } })[];
+  const ks = [...new Set(rrf.map((r) => r.fusion.k ?? 2))];
+  const key = (r: (typeof rrf)[number]) => `${r.fusion.weights?.dense ?? 1}/${r.fusion.weights?.lexical ?? 1}`;
+  const cols = [...new Set(rrf.map(key))];
+  const rows = ks.map((k) => [
+    `k=${k}`,
+    ...cols.map((c) => fixed(rrf.find((r) => (r.fusion.k ?? 2) === k && key(r) === c)!.ndcg10)),
+  ]);
+  const dbsf = grid.find((r) => r.fusion.method === 'dbsf')!;
+  return [
+    markdownTable(['RRF nDCG@10 (weights dense/lexical →)', ...cols], rows),
+    '',
+    `DBSF: nDCG@10 ${fixed(dbsf.ndcg10)}, recall@100 ${fixed(dbsf.recall100)}.`,
+  ].join('\n');
+}
+
+function resultRow(r: RunResult): (string | number)[] {
+  return [r.name, fixed(r.ndcg10), fixed(r.recall100), ms(percentile(r.latencies, 50)), ms(percentile(r.latencies, 95))];
+}
+
+async function runSciFact(): Promise<string> {
+  const started = now();
+  const data = loadSciFact();
+  const limitQueries = args['limit-queries'] ? Number(args['limit-queries']) : undefined;
+  if (limitQueries !== undefined) data.queries = data.queries.slice(0, limitQueries);
+  progress(`SciFact: ${data.corpus.length} documents, ${data.queries.length} train queries with judgements`);
+  const embeddings = new CachedEmbeddings({ datasets: ['scifact-corpus', 'scifact-queries'] });
+  const docs = data.corpus.map((d) => ({ id: d.id, text: d.text, title: d.title }));
+
+  // --- ours, in process
+  const store = new MemoryHybridStore({ embeddings, chunkTokens: CHUNK_TOKENS });
+  const ingest = await timed(() => store.addDocuments(docs));
+  progress(`memory store: ingested ${store.size} chunks in ${(ingest.ms / 1000).toFixed(1)}s`);
+
+  progress('fusion grid (train split)');
+  const grid = await fusionGrid(store, data);
+  const chosen = chooseFusion(grid);
+  const defaultRow = grid.find((r) => r.fusion.method === 'rrf' && r.fusion.k === 2 && !r.fusion.weights)!;
+  progress(`chosen: ${describeFusion(chosen.fusion)} (nDCG@10 ${fixed(chosen.ndcg10)})`);
+
+  const results: RunResult[] = [];
+  results.push(await evaluate('litm-pack memory · lexical (BM25)', data, storeRanker(store, 'lexical')));
+  results.push(await evaluate('litm-pack memory · dense', data, storeRanker(store, 'dense')));
+  results.push(await evaluate('litm-pack memory · hybrid, default (RRF k=2)', data, storeRanker(store, 'hybrid')));
+  const tuned = await evaluate(
+    `litm-pack memory · hybrid, tuned (${describeFusion(chosen.fusion)})`,
+    data,
+    storeRanker(store, 'hybrid', chosen.fusion),
+  );
+  results.push(tuned);
+  if (Math.abs(tuned.ndcg10 - chosen.ndcg10) > 1e-9) {
+    throw new Error(`grid and full search disagree for the chosen fusion: ${chosen.ndcg10} vs ${tuned.ndcg10}`);
+  }
+
+  // --- the LangChain.js baselines, same cached vectors
+  const lcIngest = await timed(() =>
+    buildLangChainBaseline({ docs: docs.map((d) => ({ id: d.id, text: d.text })), embeddings, k: LIMIT }),
+  );
+  const lc = lcIngest.value;
+  const lcIds = (documents: { metadata: Record<string, unknown> }[]) =>
+    uniqueBy(documents.map((d) => String(d.metadata.id)), (id) => id);
+  const lcBaselines: RunResult[] = [];
+  lcBaselines.push(await evaluate('LangChain BM25Retriever', data, async (q) => lcIds(await lc.bm25.invoke(q))));
+  lcBaselines.push(await evaluate('LangChain MemoryVectorStore (dense top-k)', data, async (q) => lcIds(await lc.dense.invoke(q))));
+  lcBaselines.push(
+    await evaluate('LangChain EnsembleRetriever (BM25 + vector, RRF c=60, equal weights)', data, async (q) =>
+      lcIds(await lc.ensemble.invoke(q)),
+    ),
+  );
+
+  // --- ours on Qdrant (the test engine, or a real server at QDRANT_URL)
+  const qdrantResults: RunResult[] = [];
+  let qdrantNote = 'Qdrant: not run (pass --qdrant or set QDRANT_URL).';
+  let qdrantIngestMs = Number.NaN;
+  if (args.qdrant || process.env.QDRANT_URL) {
+    const endpoint = await startQdrant();
+    if (endpoint) {
+      try {
+        const { QdrantHybridStore } = await import('../src/qdrant/index.js');
+        const qstore = new QdrantHybridStore({
+          url: endpoint.url,
+          collection: `litm-bench-scifact-${process.pid}`,
+          embeddings,
+          chunkTokens: CHUNK_TOKENS,
+        });
+        await qstore.ensureCollection();
+        const qIngest = await timed(() => qstore.addDocuments(docs));
+        qdrantIngestMs = qIngest.ms;
+        const label = endpoint.kind === 'server' ? 'Qdrant server' : 'Qdrant test engine';
+        qdrantResults.push(await evaluate(`litm-pack ${label} · lexical`, data, storeRanker(qstore, 'lexical')));
+        qdrantResults.push(await evaluate(`litm-pack ${label} · dense`, data, storeRanker(qstore, 'dense')));
+        qdrantResults.push(await evaluate(`litm-pack ${label} · hybrid, default`, data, storeRanker(qstore, 'hybrid')));
+        qdrantResults.push(
+          await evaluate(`litm-pack ${label} · hybrid, tuned`, data, storeRanker(qstore, 'hybrid', chosen.fusion)),
+        );
+        qdrantNote =
+          endpoint.kind === 'server'
+            ? `Qdrant: a real server at QDRANT_URL.`
+            : 'Qdrant: the test engine (Qdrant engine in-process through qdrant-edge-py behind a single-threaded Python HTTP server); its latencies measure that server, not Qdrant.';
+      } catch (error) {
+        // A Qdrant failure must not throw away the rest of a long run: it is reported in the output.
+        qdrantNote = `Qdrant: the run failed: ${error instanceof Error ? error.message : String(error)}`;
+        progress(qdrantNote);
+      } finally {
+        await endpoint.stop();
+      }
+    } else {
+      qdrantNote = 'Qdrant: requested but the engine could not be started (see stderr).';
+    }
+  }
+
+  const all = [...results, ...qdrantResults, ...lcBaselines];
+  const lexical = results[0]!;
+  const dense = results[1]!;
+  const ensemble = lcBaselines[2]!;
+  const hybridBest = tuned;
+  const lines: string[] = [];
+  lines.push(`### SciFact, train split (${data.queries.length} queries, ${data.corpus.length} abstracts)`);
+  lines.push('');
+  lines.push(
+    'Top 100 per query; documents indexed whole (title + abstract, one chunk each). Dense vectors: all-MiniLM-L6-v2 ' +
+      'from the offline cache, the same vectors for every system. Latency: one query at a time, query embedding ' +
+      'served from the cache (no model inference), so it measures search only.',
+  );
+  lines.push('');
+  lines.push(markdownTable(['System', 'nDCG@10', 'Recall@100', 'p50 ms', 'p95 ms'], all.map((r) => resultRow(r))));
+  lines.push('');
+  lines.push(qdrantNote);
+  lines.push('');
+  lines.push('Published reference points (official SciFact **test** split, same corpus; not directly comparable to train):');
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['Reference', 'nDCG@10'],
+      [
+        ['BM25 (Elasticsearch), BEIR paper', '0.665'],
+        ['all-MiniLM-L6-v2 dense, MTEB', '~0.645'],
+      ],
+    ),
+  );
+  lines.push('');
+  lines.push('#### Ingest');
+  lines.push('');
+  const rate = (n: number, t: number) => (Number.isFinite(t) ? `${Math.round(n / (t / 1000))}` : 'n/a');
+  lines.push(
+    markdownTable(
+      ['Store', 'Documents', 'Seconds', 'Docs/s'],
+      [
+        ['litm-pack MemoryHybridStore (chunk, count tokens, BM25-encode, cached vectors)', docs.length, fixed(ingest.ms / 1000, 1), rate(docs.length, ingest.ms)],
+        ...(Number.isFinite(qdrantIngestMs)
+          ? [['litm-pack QdrantHybridStore (same, plus upserts)', docs.length, fixed(qdrantIngestMs / 1000, 1), rate(docs.length, qdrantIngestMs)]]
+          : []),
+        ['LangChain MemoryVectorStore + BM25Retriever (cached vectors)', docs.length, fixed(lcIngest.ms / 1000, 1), rate(docs.length, lcIngest.ms)],
+      ],
+    ),
+  );
+  lines.push('');
+  lines.push('#### Fusion tuning (train split only)');
+  lines.push('');
+  lines.push(
+    'Each cell fuses the same two prefetched arms (dense and lexical, ' +
+      `${hybridPrefetchLimit(LIMIT)} each, as the store prefetches for limit ${LIMIT}) with the store's own fusion code. ` +
+      'Weights follow Qdrant\'s weighted RRF, `1 / ((rank + 1) / w + k − 1)` (0-based rank).',
+  );
+  lines.push('');
+  lines.push(gridMatrix(grid));
+  lines.push('');
+  lines.push(
+    `Choice rule (fixed in advance): best nDCG@10; among settings within 0.002 of it, best recall@100, then smaller k. ` +
+      `Chosen: **${describeFusion(chosen.fusion)}**, nDCG@10 ${fixed(chosen.ndcg10)} / recall@100 ${fixed(chosen.recall100)}, ` +
+      `against the current default RRF k=2 at ${fixed(defaultRow.ndcg10)} / ${fixed(defaultRow.recall100)}.`,
+  );
+  lines.push('');
+  lines.push('#### Targets');
+  lines.push('');
+  const check = (ok: boolean) => (ok ? 'met' : 'missed');
+  lines.push(
+    markdownTable(
+      ['Target', 'Result'],
+      [
+        [`hybrid (tuned) nDCG@10 > lexical (${fixed(lexical.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > lexical.ndcg10)}`],
+        [`hybrid (tuned) nDCG@10 > dense (${fixed(dense.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > dense.ndcg10)}`],
+        [`hybrid (tuned) nDCG@10 > EnsembleRetriever (${fixed(ensemble.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > ensemble.ndcg10)}`],
+        [`hybrid (default) nDCG@10 > both single modes`, `${fixed(results[2]!.ndcg10)}: ${check(results[2]!.ndcg10 > Math.max(lexical.ndcg10, dense.ndcg10))}`],
+      ],
+    ),
+  );
+  lines.push('');
+  lines.push(`Run took ${((now() - started) / 1000).toFixed(0)} s; ${loadNote()}.`);
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  if (args.synthetic) {
+    const md = await runSynthetic({ chunks: Number(args.chunks) });
+    process.stdout.write(`${md}\n`);
+    if (args.write) writeSection('retrieval-synthetic', md);
+    return;
+  }
+  const md = await runSciFact();
+  process.stdout.write(`${md}\n`);
+  if (args.write) {
+    if (args['limit-queries']) {
+      progress('not writing BENCHMARKS.md: --limit-queries gives a partial run');
+    } else {
+      writeSection('retrieval', md);
+    }
+  }
+}
+
+await main();
