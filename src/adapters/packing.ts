@@ -3,7 +3,7 @@
  * and the mapping from a pack back to per-item metadata. Imports no framework, so the LlamaIndex adapter
  * can use it without loading `@langchain/core`.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
@@ -291,7 +291,7 @@ function incomingScore(chunk: ForeignChunk): number | undefined {
 }
 
 export function contentId(text: string): string {
-  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32)}`;
+  return `sha256:${sha256Hex(text).slice(0, 32)}`;
 }
 
 /**

@@ -3,12 +3,12 @@
 // writes to stdout/stderr.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep, extname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sha256Hex } from '../core/canonical.js';
 import { isLitmPackError, LitmPackError } from '../core/errors.js';
 import { packBriefing, packBundle, toCanonicalJson } from '../core/pack.js';
 import type { Pack, PackFormat } from '../core/schemas.js';
@@ -172,7 +172,7 @@ async function ingest(paths: string[], storeDir: string, quiet: boolean): Promis
   for (const file of files) {
     const text = await readUserFile(file);
     const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
-    docs.push({ id, text, title: titleOf(text, file), version: createHash('sha256').update(text).digest('hex').slice(0, 12) });
+    docs.push({ id, text, title: titleOf(text, file), version: sha256Hex(text).slice(0, 12) });
   }
   const qdrant = await openQdrant(storeDir);
   const store = qdrant ?? (await loadStore(storeDir, false));

@@ -22,6 +22,11 @@ export function canonicalStringify(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
+/** A copy of `value` with object keys sorted and undefined members dropped: what `canonicalStringify` writes. */
+export function canonicalize(value: unknown): unknown {
+  return JSON.parse(canonicalStringify(value)) as unknown;
+}
+
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

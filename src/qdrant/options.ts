@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { FusionSchema } from '../retrieve/memory-store.js';
-import type { EmbeddingsLike } from '../retrieve/types.js';
+import { EmbeddingsSchema, FusionSchema } from '../retrieve/memory-store.js';
 import { PAYLOAD_PRESETS } from './presets.js';
 import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from './types.js';
 
@@ -12,14 +11,6 @@ const clientSchema = z.custom<QdrantClientLike>(
   { message: `client must have the QdrantClient methods ${QDRANT_CLIENT_METHODS.join(', ')}` },
 );
 
-const embeddingsSchema = z.custom<EmbeddingsLike>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as EmbeddingsLike).embedQuery === 'function' &&
-    typeof (value as EmbeddingsLike).embedDocuments === 'function',
-  { message: 'embeddings must have embedQuery(text) and embedDocuments(texts) functions' },
-);
 
 /** Options of `QdrantHybridStore`; names shared with `MemoryHybridStore` mean the same thing. */
 export const QdrantHybridStoreOptionsSchema = z
@@ -32,7 +23,7 @@ export const QdrantHybridStoreOptionsSchema = z
     apiKey: z.string().min(1).optional(),
     collection: z.string().min(1, 'collection must be a non-empty string'),
     /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
-    embeddings: embeddingsSchema.optional(),
+    embeddings: EmbeddingsSchema.optional(),
     /** Dense vector size for `ensureCollection` (otherwise the embeddings are probed once). */
     vectorSize: z.number().int().positive().max(65_536).optional(),
     /** Payload shape of the collection: `litm` (written by this store) or another tool's. */

@@ -1,3 +1,4 @@
+import { canonicalStringify } from '../core/canonical.js';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
@@ -505,20 +506,7 @@ export class QdrantHybridStore implements Store {
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
-  }
-  return value;
+  return canonicalStringify(a) === canonicalStringify(b);
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

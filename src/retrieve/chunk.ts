@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import type { Candidate } from '../core/schemas.js';
@@ -163,9 +163,7 @@ export function chunkId(sourceId: string, text: string, occurrence: number): str
   return `${sourceId}#${digest.slice(0, 16)}`;
 }
 
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+export { sha256Hex };
 
 /** Token counts for every shipped encoding, keyed by encoding name. */
 export function countTokens(text: string): Record<string, number> {

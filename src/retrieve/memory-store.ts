@@ -1,3 +1,4 @@
+import { canonicalize, canonicalStringify } from '../core/canonical.js';
 import { randomUUID } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -50,7 +51,8 @@ export const FusionSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('dbsf') }),
 ]);
 
-const embeddingsSchema = z.custom<EmbeddingsLike>(
+/** Anything with LangChain's `embedQuery`/`embedDocuments` (shared with the Qdrant store's options). */
+export const EmbeddingsSchema = z.custom<EmbeddingsLike>(
   (value) =>
     typeof value === 'object' &&
     value !== null &&
@@ -65,7 +67,7 @@ const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof Abor
 
 export const MemoryHybridStoreOptionsSchema = z.strictObject({
   /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
-  embeddings: embeddingsSchema.optional(),
+  embeddings: EmbeddingsSchema.optional(),
   /** Chunk size bound in tokens (default 256). */
   chunkTokens: z.number().int().min(8).max(8192).optional(),
   /** Default fusion for hybrid search (default `{ method: 'rrf' }`, Qdrant's k = 2). */
@@ -500,7 +502,7 @@ export class MemoryHybridStore implements Store {
       chunks: [...this.#chunks.values()]
         .sort((a, b) => byId(a.record.id, b.record.id))
                 // Canonical key order, so a loaded store saves the same bytes.
-        .map((entry) => ({ record: canonical(entry.record) as ChunkRecord, sparse: entry.sparse, dense: entry.dense })),
+        .map((entry) => ({ record: canonicalize(entry.record) as ChunkRecord, sparse: entry.sparse, dense: entry.dense })),
     };
   }
 
@@ -572,20 +574,7 @@ function sha256Matches(text: string, expected: string): boolean {
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
-  }
-  return value;
+  return canonicalStringify(a) === canonicalStringify(b);
 }
 
 /** Checks vectors an embeddings object returned; returns the (possibly newly fixed) dimension. */
