@@ -12,6 +12,7 @@ import { packBundle } from '../src/core/pack.js';
 import { escapeBody } from '../src/render/render.js';
 import type { Candidate, Pack } from '../src/core/schemas.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import type { Fusion } from '../src/retrieve/types.js';
 import { getTokenizer } from '../src/tokenize/tiktoken.js';
 import { buildLangChainBaseline, langchainPythonLongContextReorder } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
@@ -24,11 +25,26 @@ import { now, progress } from './lib/timing.js';
 const { values: args } = parseArgs({
   options: {
     'limit-questions': { type: 'string' },
+    /** Hybrid fusion for our store: `dbsf` or `rrf[:k[:denseWeight:lexicalWeight]]`; default: the store's default. */
+    fusion: { type: 'string' },
     write: { type: 'boolean', default: false },
   },
 });
 
 const BUDGETS = [512, 1024, 2048] as const;
+
+function parseFusion(spec: string | undefined): Fusion | undefined {
+  if (spec === undefined) return undefined;
+  if (spec === 'dbsf') return { method: 'dbsf' };
+  const [method, k, dense, lexical] = spec.split(':');
+  if (method !== 'rrf') throw new Error(`--fusion must be dbsf or rrf[:k[:dense:lexical]], got ${spec}`);
+  return {
+    method: 'rrf',
+    ...(k ? { k: Number(k) } : {}),
+    ...(dense && lexical ? { weights: { dense: Number(dense), lexical: Number(lexical) } } : {}),
+  };
+}
+const FUSION = parseFusion(args.fusion);
 const ENCODING = 'o200k_base' as const;
 const EDGE = 0.2;
 const tokenizer = getTokenizer(ENCODING);
@@ -241,7 +257,7 @@ async function main(): Promise<void> {
     const docs = question.items.map((i) => ({ id: i.id, text: i.text, title: i.title }));
 
     // Ours: every item is one chunk (chunkTokens large), so ids map back to items.
-    const store = new MemoryHybridStore({ embeddings, chunkTokens: 8192 });
+    const store = new MemoryHybridStore({ embeddings, chunkTokens: 8192, ...(FUSION ? { fusion: FUSION } : {}) });
     await store.addDocuments(docs);
     const candidates: Candidate[] = (await store.search({ text: question.question, mode: 'hybrid', limit: docs.length })).map(
       (c) => ({ ...c, id: c.sourceId ?? c.id }),
@@ -283,6 +299,8 @@ async function main(): Promise<void> {
 
   const lines: string[] = [];
   lines.push(`### HotpotQA dev sample (${questions.length} questions), packing at 512 / 1024 / 2048 tokens (${ENCODING})`);
+  lines.push('');
+  lines.push(`Our hybrid fusion: ${args.fusion ?? "the store's default"}.`);
   lines.push('');
   lines.push(
     `Per question: 10 context paragraphs (2 gold, 8 distractors) plus ${pairs} retrieval chunks in all that nearly duplicate a gold ` +
@@ -343,7 +361,7 @@ async function main(): Promise<void> {
   const md = lines.join('\n');
   process.stdout.write(`${md}\n`);
   if (args.write) {
-    if (args['limit-questions']) progress('not writing BENCHMARKS.md: --limit-questions gives a partial run');
+    if (args['limit-questions'] || args.fusion) progress('not writing BENCHMARKS.md: --limit-questions or --fusion is an exploratory run');
     else writeSection('packing', md);
   }
 }
