@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, type as osType, release } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from './paths.js';
+import { EMBED_CACHE_DIR, EMBED_MODEL, REPO_ROOT } from './paths.js';
 
 export const BENCHMARKS_MD = join(REPO_ROOT, 'BENCHMARKS.md');
 
@@ -46,6 +46,20 @@ function pythonVersions(): string {
   }
 }
 
+/** Model time recorded by embed.py per cached dataset (absent for caches written before it was kept). */
+function embeddingTimes(): string {
+  const parts: string[] = [];
+  for (const name of ['scifact-corpus', 'scifact-queries', 'hotpotqa']) {
+    const path = join(EMBED_CACHE_DIR, EMBED_MODEL, `${name}.json`);
+    if (!existsSync(path)) continue;
+    const meta = JSON.parse(readFileSync(path, 'utf8')) as { rows: string[]; embed_seconds?: number };
+    parts.push(
+      `${name} ${meta.rows.length} texts` + (meta.embed_seconds === undefined ? ' (time not recorded)' : ` in ${meta.embed_seconds} s`),
+    );
+  }
+  return parts.length === 0 ? 'no cache found' : parts.join('; ');
+}
+
 /** Machine and versions, as a markdown list. */
 export function environmentMarkdown(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -63,6 +77,7 @@ export function environmentMarkdown(): string {
     `- @langchain/core ${packageVersion(join(nm, '@langchain', 'core'))}, @langchain/classic ${packageVersion(join(nm, '@langchain', 'classic'))}, ` +
       `@langchain/community ${packageVersion(join(baselines, '@langchain', 'community'))} (bench/baselines), js-tiktoken ${packageVersion(join(nm, 'js-tiktoken'))}`,
     `- Embeddings: all-MiniLM-L6-v2 (384-d, normalised), computed offline on CPU with ${pythonVersions()}`,
+    `- Embedding model time (from the cache index): ${embeddingTimes()}`,
   ].join('\n');
 }
 

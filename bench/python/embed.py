@@ -78,10 +78,14 @@ class Cache:
         self.index = directory / f"{name}.json"
         self.dim = dim
         self.rows: list[str] = []
+        # Model time spent producing the cached rows, summed over runs (caches written before this was
+        # recorded have none).
+        self.seconds: float | None = None
         if self.index.exists() and self.bin.exists():
             meta = json.loads(self.index.read_text())
             if meta.get("model") == MODEL_NAME and meta.get("dim") == dim:
                 self.rows = meta["rows"]
+                self.seconds = meta.get("embed_seconds")
                 expected = len(self.rows) * dim * 4
                 if self.bin.stat().st_size != expected:
                     print(f"  {name}: cache file size mismatch, recomputing", file=sys.stderr)
@@ -98,7 +102,7 @@ class Cache:
                 out.append(text)
         return out
 
-    def append(self, texts: list[str], vectors: np.ndarray) -> None:
+    def append(self, texts: list[str], vectors: np.ndarray, seconds: float) -> None:
         mode = "ab" if self.rows else "wb"
         with self.bin.open(mode) as fh:
             fh.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
@@ -107,7 +111,12 @@ class Cache:
             self.rows.append(key)
             self.known.add(key)
         tmp = self.index.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"model": MODEL_NAME, "dim": self.dim, "normalized": True, "rows": self.rows}))
+        if self.seconds is not None or len(self.rows) == len(texts):
+            self.seconds = (self.seconds or 0.0) + seconds
+        meta = {"model": MODEL_NAME, "dim": self.dim, "normalized": True, "rows": self.rows}
+        if self.seconds is not None:
+            meta["embed_seconds"] = round(self.seconds, 1)
+        tmp.write_text(json.dumps(meta))
         tmp.replace(self.index)
 
 
@@ -175,11 +184,12 @@ def main() -> int:
         step = args.batch_size * 4
         for i in range(0, len(order), step):
             part = order[i : i + step]
+            batch_start = time.perf_counter()
             vectors = model.encode(
                 part, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                 show_progress_bar=False,
             ).astype(np.float32)
-            cache.append(part, vectors)
+            cache.append(part, vectors, time.perf_counter() - batch_start)
             done += len(part)
             elapsed = time.perf_counter() - run_start
             print(f"  {name}: {done}/{total} texts, {elapsed:.0f}s, {done / elapsed:.0f} texts/s", flush=True)
