@@ -173,19 +173,29 @@ async function main(): Promise<void> {
 
   const oursMemory = timings[0]!;
   const lcPlain = timings.find((t) => t.system === 'LangChain: EnsembleRetriever + budget cut')!;
+  // The same LangChain retrieval with the memoised cut, timed on the same pools right after the plain cut.
+  const lcMemo: Timing = {
+    system: 'LangChain: EnsembleRetriever + budget cut, memoised token counts',
+    retrieve: lcPlain.retrieve,
+    pack: lcPlain.altPack,
+    total: lcPlain.retrieve.map((r, i) => r + lcPlain.altPack[i]!),
+    altPack: [],
+  };
+  timings.push(lcMemo);
   const ratio = (a: Timing, b: Timing, p: number) => percentile(b.total, p) / percentile(a.total, p);
   const lines: string[] = [];
   lines.push(`### End-to-end speed on SciFact: query → ${POOL} candidates → ${BUDGET}-token pack`);
   lines.push('');
   lines.push(
-    `${queries.length} train queries, one at a time, after ${WARMUP} warm-up queries; query vectors come from the offline ` +
+    `${queries.length} train queries, one at a time, every pipeline on each query in turn, after ${WARMUP} warm-up ` +
+      'queries; query vectors come from the offline ' +
       'cache (no model inference in the loop), so this measures retrieval and packing. Our pack also dedupes, ' +
       'orders (LITM), renders and cites; the LangChain cut only joins texts.',
   );
   lines.push('');
   lines.push(
     markdownTable(
-      ['Pipeline', 'p50 ms', 'p95 ms', 'retrieve p50', 'pack p50', 'LangChain p50 ÷ this', 'LangChain p95 ÷ this'],
+      ['Pipeline', 'p50 ms', 'p95 ms', 'retrieve p50', 'pack p50', 'plain LangChain p50 ÷ this', 'plain LangChain p95 ÷ this'],
       timings.map((t) => [
         t.system,
         ms(percentile(t.total, 50)),
@@ -201,16 +211,20 @@ async function main(): Promise<void> {
   lines.push(qdrantNote);
   lines.push('');
   lines.push(
-    `The LangChain cut counts each document's tokens with js-tiktoken (o200k_base); with counts memoised across queries ` +
-      `it takes ${ms(percentile(lcPlain.altPack, 50))} ms at p50 instead of ${ms(percentile(lcPlain.pack, 50))} ms. ` +
-      'Our store keeps per-chunk token counts from ingest, so packing does not re-tokenise whole chunks.',
+    'The LangChain cut counts each document\'s tokens with js-tiktoken (o200k_base). Its memoised row times a second ' +
+      'cut on the same pool with token counts cached across queries (retrieval time shared with the row above): the ' +
+      'fairer comparison for a long-running service. Our store keeps per-chunk token counts from ingest.',
   );
   lines.push('');
   const r50 = ratio(oursMemory, lcPlain, 50);
+  const r50memo = ratio(oursMemory, lcMemo, 50);
   lines.push(
     markdownTable(
       ['Target', 'Result'],
-      [[`ours (memory store) ≥ 1.5× faster than LangChain at p50`, `${r50.toFixed(2)}×: ${r50 >= 1.5 ? 'met' : 'missed'}`]],
+      [
+        [`ours (memory store) ≥ 1.5× faster than LangChain at p50`, `${r50.toFixed(2)}×: ${r50 >= 1.5 ? 'met' : 'missed'}`],
+        [`… than LangChain with memoised token counts`, `${r50memo.toFixed(2)}×: ${r50memo >= 1.5 ? 'met' : 'missed'}`],
+      ],
     ),
   );
   lines.push('');
