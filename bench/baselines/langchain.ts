@@ -6,7 +6,6 @@
  * This file sits in bench/baselines/ so that `@langchain/community` resolves from bench/baselines/node_modules
  * (installed by bench/setup-baselines.sh); @langchain/core and @langchain/classic resolve from the root.
  */
-import { BM25Retriever } from '@langchain/community/retrievers/bm25';
 import { EnsembleRetriever } from '@langchain/classic/retrievers/ensemble';
 import { MemoryVectorStore } from '@langchain/classic/vectorstores/memory';
 import { Document } from '@langchain/core/documents';
@@ -15,6 +14,25 @@ import type { BaseRetriever } from '@langchain/core/retrievers';
 import type { EmbeddingsLike } from '../../src/retrieve/types.js';
 
 export { Document };
+
+/** The part of @langchain/community's `BM25Retriever` used here. */
+interface BM25RetrieverClass {
+  fromDocuments(documents: Document[], options: { k: number }): BaseRetriever;
+}
+
+/**
+ * Loads `BM25Retriever` from bench/baselines/node_modules. The specifier is not a literal so that typechecking
+ * the repository does not need the baseline packages installed (CI typechecks without them).
+ */
+async function loadBM25Retriever(): Promise<BM25RetrieverClass> {
+  const specifier = '@langchain/community/retrievers/bm25';
+  try {
+    const module = (await import(specifier)) as { BM25Retriever: BM25RetrieverClass };
+    return module.BM25Retriever;
+  } catch (error) {
+    throw new Error(`${specifier} is not installed in bench/baselines: run bash bench/setup-baselines.sh`, { cause: error });
+  }
+}
 
 /** Wraps any `EmbeddingsLike` as a LangChain `Embeddings` object. */
 export class LangChainEmbeddings extends Embeddings {
@@ -48,6 +66,7 @@ export async function buildLangChainBaseline(options: LangChainBaselineOptions):
   const documents = options.docs.map(
     (d) => new Document({ id: d.id, pageContent: d.text, metadata: { id: d.id, ...d.metadata } }),
   );
+  const BM25Retriever = await loadBM25Retriever();
   const bm25 = BM25Retriever.fromDocuments(documents, { k: options.k });
   const vectorStore = await MemoryVectorStore.fromDocuments(documents, new LangChainEmbeddings(options.embeddings));
   const dense = vectorStore.asRetriever({ k: options.k });
