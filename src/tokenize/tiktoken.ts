@@ -9,56 +9,64 @@ import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 const require = createRequire(import.meta.url);
 const cache = new Map<EncodingName, Tokenizer>();
 
-/** Pieces longer than this (in UTF-8 bytes) are merged by `bytePairCount` instead of js-tiktoken. */
-const LONG_PIECE_BYTES = 64;
-const LONG_RUN = new RegExp(`\\S{${LONG_PIECE_BYTES},}`, 'u');
+/**
+ * Distinct pieces whose counts are remembered per encoding. Text is counted piece by piece (tiktoken
+ * encodes every pre-tokenised piece on its own, so the sum is exact) and words repeat across documents,
+ * so most pieces are counted once per process. Cleared when full.
+ */
+const PIECE_CACHE_LIMIT = 200_000;
 
 class TiktokenTokenizer implements Tokenizer {
   readonly name: EncodingName;
-  readonly #encoder: TiktokenType;
   readonly #pattern: RegExp;
+  readonly #ranks: RankMap;
+  readonly #maxTokenBytes: number;
   readonly #bytes = new TextEncoder();
-  #maxTokenBytes = 0;
+  readonly #pieces = new Map<string, number>();
 
   constructor(name: EncodingName, encoder: TiktokenType, patStr: string) {
     this.name = name;
-    this.#encoder = encoder;
     this.#pattern = new RegExp(patStr, 'gu');
+    // js-tiktoken keeps its rank table (bytes joined by commas → rank) in a field its typings mark
+    // internal; we read it, and a property test checks every count against js-tiktoken's own encode.
+    this.#ranks = (encoder as unknown as { rankMap: RankMap }).rankMap;
+    let longest = 1;
+    for (const key of this.#ranks.keys()) {
+      let bytes = 1;
+      for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) === 44) bytes += 1;
+      if (bytes > longest) longest = bytes;
+    }
+    this.#maxTokenBytes = longest;
   }
 
+  /**
+   * Exact token count. Special-token strings such as "<|endoftext|>" inside retrieved text are counted as
+   * ordinary text: they are content, not control tokens, and must never make counting throw.
+   */
   count(text: string): number {
     if (text.length === 0) return 0;
-    // Special-token strings such as "<|endoftext|>" inside retrieved text are counted as ordinary text:
-    // they are content, not control tokens, and must never make counting throw.
-    if (!LONG_RUN.test(text)) return this.#encoder.encode(text, [], []).length;
-    return this.#countPiecewise(text);
-  }
-
-  /** Same pre-tokenisation as js-tiktoken, long pieces merged in O(n log n) (see bpe.ts). */
-  #countPiecewise(text: string): number {
-    // js-tiktoken keeps its rank table in a field its typings mark internal; we read it, and a test checks
-    // the counts against js-tiktoken's own encode.
-    const ranks = (this.#encoder as unknown as { rankMap: RankMap }).rankMap;
-    if (this.#maxTokenBytes === 0) {
-      for (const key of ranks.keys()) {
-        let commas = 0;
-        for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) === 44) commas += 1;
-        if (commas + 1 > this.#maxTokenBytes) this.#maxTokenBytes = commas + 1;
-      }
-    }
     let total = 0;
-    for (const match of text.matchAll(this.#pattern)) {
-      const piece = match[0];
-      const bytes = this.#bytes.encode(piece);
-      if (bytes.length <= LONG_PIECE_BYTES) total += this.#encoder.encode(piece, [], []).length;
-      else total += bytePairCount(bytes, ranks, this.#maxTokenBytes);
-    }
+    for (const match of text.matchAll(this.#pattern)) total += this.#pieceCount(match[0]);
     return total;
   }
 
-  encode(text: string): number[] {
-    return this.#encoder.encode(text, [], []);
+  #pieceCount(piece: string): number {
+    const cached = this.#pieces.get(piece);
+    if (cached !== undefined) return cached;
+    const bytes = this.#bytes.encode(piece);
+    // Byte-pair merging as tiktoken does it, in O(n log n) (js-tiktoken's own merge is quadratic with a
+    // large constant: a 4,000-character run without spaces takes it seconds).
+    const tokens = this.#ranks.has(bytes.join(',')) ? 1 : bytePairCount(bytes, this.#ranks, this.#maxTokenBytes);
+    if (this.#pieces.size >= PIECE_CACHE_LIMIT) this.#pieces.clear();
+    this.#pieces.set(piece, tokens);
+    return tokens;
   }
+
+  /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
+  clearCache(): void {
+    this.#pieces.clear();
+  }
+
 
   /**
    * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
