@@ -90,9 +90,29 @@ describe('rule 4: dedupe', () => {
     expect(packBundle({ query: 'q', maxTokens: 1000, candidates }).dropped).toEqual([
       { id: 'b', reason: 'near-duplicate', duplicateOf: 'a' },
     ]);
-    const strict = packBundle({ query: 'q', maxTokens: 1000, candidates, dedupe: { nearDuplicateThreshold: 0.99 } });
+    const strict = packBundle({
+      query: 'q',
+      maxTokens: 1000,
+      candidates,
+      dedupe: { nearDuplicateThreshold: 0.99, containmentThreshold: 1 },
+    });
     expect(strict.items).toHaveLength(2);
     expect(packBundle({ query: 'q', maxTokens: 1000, candidates, dedupe: false }).items).toHaveLength(2);
+  });
+
+  it('drops a text contained in a kept one (overlap coefficient), though their Jaccard is low', () => {
+    const paragraph = Array.from({ length: 30 }, (_, i) => `p${i}`).join(' ');
+    const chunk = `${Array.from({ length: 40 }, (_, i) => `before${i}`).join(' ')} ${paragraph} ${Array.from({ length: 40 }, (_, i) => `after${i}`).join(' ')}`;
+    const candidates = [
+      { id: 'chunk', text: chunk, score: 0.9 },
+      { id: 'paragraph', text: paragraph, score: 0.8 },
+      { id: 'other', text: 'An unrelated sentence about something else entirely.', score: 0.7 },
+    ];
+    const pack = packBundle({ query: 'q', maxTokens: 2000, candidates });
+    expect(pack.items.map((i) => i.id).sort()).toEqual(['chunk', 'other']);
+    expect(pack.dropped).toEqual([{ id: 'paragraph', reason: 'near-duplicate', duplicateOf: 'chunk' }]);
+    const off = packBundle({ query: 'q', maxTokens: 2000, candidates, dedupe: { containmentThreshold: 1 } });
+    expect(off.items).toHaveLength(3);
   });
 });
 

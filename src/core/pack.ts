@@ -19,7 +19,7 @@ import {
   type ParsedBriefingOptions,
   type ParsedBundleOptions,
 } from './schemas.js';
-import { characterCutPoints, cutPoints, jaccard, normalizeText, shingleHashes } from './text.js';
+import { characterCutPoints, cutPoints, normalizeText, shingleHashes, sharedCount } from './text.js';
 import {
   escapeBody,
   renderBlock,
@@ -134,6 +134,7 @@ interface FillSettings {
   maxPerSource: number | undefined;
   minScore: number | undefined;
   nearThreshold: number | null;
+  containmentThreshold: number | null;
   shingleSize: number;
   /** Briefing: pinned entries that do not fit become one-line pointers. */
   pointersForPins: boolean;
@@ -169,9 +170,15 @@ function cutToFit(text: string, budget: number, meter: Meter): { body: string; t
   );
 }
 
-function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, threshold: number): Kept | undefined {
+/** The first kept item this one nearly duplicates (Jaccard) or is contained in / contains (overlap coefficient). */
+function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, settings: FillSettings): Kept | undefined {
   for (const other of kept) {
-    if (other.shingles !== undefined && jaccard(shingles, other.shingles) >= threshold) return other;
+    if (other.shingles === undefined) continue;
+    const shared = sharedCount(shingles, other.shingles);
+    const union = shingles.length + other.shingles.length - shared;
+    const smaller = Math.min(shingles.length, other.shingles.length);
+    if (settings.nearThreshold !== null && (union === 0 || shared / union >= settings.nearThreshold)) return other;
+    if (settings.containmentThreshold !== null && smaller > 0 && shared / smaller >= settings.containmentThreshold) return other;
   }
   return undefined;
 }
@@ -227,9 +234,10 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
       dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: exact.entry.candidate.id });
       continue;
     }
-    const shingles = settings.nearThreshold === null ? undefined : shingleHashes(normalised, settings.shingleSize);
-    if (shingles !== undefined && settings.nearThreshold !== null) {
-      const near = nearDuplicateOf(kept, shingles, settings.nearThreshold);
+    const detectNear = settings.nearThreshold !== null || settings.containmentThreshold !== null;
+    const shingles = detectNear ? shingleHashes(normalised, settings.shingleSize) : undefined;
+    if (shingles !== undefined) {
+      const near = nearDuplicateOf(kept, shingles, settings);
       if (near !== undefined) {
         dropped.push({ id: candidate.id, reason: 'near-duplicate', duplicateOf: near.entry.candidate.id });
         continue;
@@ -403,6 +411,8 @@ function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): F
     maxPerSource: options.maxPerSource,
     minScore: options.minScore,
     nearThreshold: options.dedupe === false || options.dedupe.nearDuplicateThreshold >= 1 ? null : options.dedupe.nearDuplicateThreshold,
+    containmentThreshold:
+      options.dedupe === false || options.dedupe.containmentThreshold >= 1 ? null : options.dedupe.containmentThreshold,
     shingleSize: options.dedupe === false ? 5 : options.dedupe.shingleSize,
     pointersForPins,
   };

@@ -31,9 +31,8 @@ export function shingleHashes(normalised: string, size: number): Uint32Array {
   return Uint32Array.from(out).sort();
 }
 
-/** Jaccard similarity of two sorted hash sets. */
-export function jaccard(a: Uint32Array, b: Uint32Array): number {
-  if (a.length === 0 && b.length === 0) return 1;
+/** Number of hashes two sorted hash sets share. */
+export function sharedCount(a: Uint32Array, b: Uint32Array): number {
   let i = 0;
   let j = 0;
   let shared = 0;
@@ -47,7 +46,7 @@ export function jaccard(a: Uint32Array, b: Uint32Array): number {
     } else if (x < y) i += 1;
     else j += 1;
   }
-  return shared / (a.length + b.length - shared);
+  return shared;
 }
 
 // A sentence ends after terminal punctuation (optionally followed by closing quotes or brackets) that is
