@@ -384,6 +384,45 @@ describe('ingest', () => {
   });
 });
 
+describe('ranking at scale', () => {
+  const words = ['amber', 'basalt', 'cedar', 'delta', 'ember', 'fjord', 'granite', 'harbor', 'indigo', 'juniper'];
+  const textFor = (i: number, round: number) =>
+    `${words[i % 10]} ${words[(i * 3 + round) % 10]} ${words[(i * 7 + 1) % 10]} note ${round}-${i}`;
+  const docsFor = (count: number, round: number): IngestDocument[] =>
+    Array.from({ length: count }, (_, i) => ({ id: `doc-${String(i).padStart(4, '0')}`, version: String(round), text: textFor(i, round) }));
+  const ranking = (results: { id: string; score: number; similarity?: number }[]) =>
+    results.map((c) => [c.id, c.score, c.similarity]);
+
+  it('after replacing most of the corpus twice, answers exactly like a store built from the final documents', async () => {
+    const store = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
+    for (const round of [1, 2, 3]) await store.addDocuments(docsFor(1100, round));
+    const fresh = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
+    await fresh.addDocuments(docsFor(1100, 3));
+    expect(store.size).toBe(fresh.size);
+    for (const text of ['amber cedar', 'granite harbor note', 'juniper', 'note 3-17']) {
+      for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
+        for (const extra of [{}, { filter: { must_not: [{ key: 'sourceId', match: { value: 'doc-0003' } }] } }]) {
+          const request = { text, mode, limit: 25, ...extra };
+          expect(ranking(await store.search(request)), `${mode} "${text}"`).toEqual(ranking(await fresh.search(request)));
+        }
+      }
+    }
+  }, 60_000);
+
+  it('orders tied scores by id when the limit cuts through the tie', async () => {
+    const store = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
+    const twins = ['k', 'c', 'x', 'a', 'm', 'q', 'e', 'z'].map((name) => ({ id: `${name}.md`, text: 'Lanterns glow over the quiet harbour.' }));
+    await store.addDocuments([...twins, { id: 'other.md', text: 'Granite cliffs above a cold fjord.' }]);
+    for (const mode of ['dense', 'lexical'] as const) {
+      const all = await store.search({ text: 'lanterns harbour', mode, limit: 20 });
+      const tied = all.filter((c) => c.score === all[0]!.score).map((c) => c.sourceId);
+      expect(tied).toEqual(twins.map((t) => t.id).sort());
+      const cut = await store.search({ text: 'lanterns harbour', mode, limit: 3 });
+      expect(cut.map((c) => c.sourceId)).toEqual(tied.slice(0, 3));
+    }
+  });
+});
+
 describe('save and load', () => {
   it('round-trips: the loaded store answers every mode identically and saves the same bytes', async () => {
     const { store, embeddings } = await embeddedStore();

@@ -15,16 +15,8 @@ import {
   sha256Hex,
 } from './chunk.js';
 import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
-import {
-  bm25Idf,
-  bm25Score,
-  compareScored,
-  cosineSimilarity,
-  fuseDbsf,
-  fuseRrf,
-  sharesTerm,
-  type ScoredId,
-} from './fusion.js';
+import { bm25Idf, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
+import { MemoryIndex, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -117,7 +109,7 @@ export function hybridPrefetchLimit(limit: number, configured?: number): number 
 interface StoredChunk {
   record: ChunkRecord;
   sparse: SparseVector;
-  dense: number[] | null;
+  dense: DenseVector | null;
 }
 
 interface SourceEntry {
@@ -152,8 +144,8 @@ export class MemoryHybridStore implements Store {
 
   #chunks = new Map<string, StoredChunk>();
   #sources = new Map<string, SourceEntry>();
-  /** Document frequency per sparse index over all chunks. */
-  #df = new Map<number, number>();
+  /** Slots, postings and document frequencies over `#chunks`, kept in step with it. */
+  #index = new MemoryIndex<StoredChunk>();
   #dimension: number | null = null;
   #writes: Promise<unknown> = Promise.resolve();
 
@@ -207,7 +199,7 @@ export class MemoryHybridStore implements Store {
     const removedIds: string[] = [];
     let added = 0;
     let unchanged = 0;
-    const vectorsByHash = new Map<string, number[]>();
+    const vectorsByHash = new Map<string, DenseVector>();
     for (const entry of this.#chunks.values()) {
       if (entry.dense) vectorsByHash.set(entry.record.textSha256, entry.dense);
     }
@@ -263,7 +255,7 @@ export class MemoryHybridStore implements Store {
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
       dimension = checkVectors(vectors, batch.length, dimension, 'embedDocuments');
-      batch.forEach(([hash], index) => vectorsByHash.set(hash, vectors[index]!));
+      batch.forEach(([hash], index) => vectorsByHash.set(hash, toDenseVector(vectors[index]!)));
       report();
     }
     for (const entry of staged.values()) {
@@ -273,9 +265,8 @@ export class MemoryHybridStore implements Store {
     // Commit synchronously: readers see the old state or the new one, never a mix.
     for (const id of removedIds) this.#deleteChunk(id);
     for (const [id, entry] of staged) {
-      this.#deleteChunk(id);
       this.#chunks.set(id, entry);
-      for (const index of entry.sparse.indices) this.#df.set(index, (this.#df.get(index) ?? 0) + 1);
+      this.#index.set(entry);
     }
     for (const [sourceId, entry] of stagedSources) this.#sources.set(sourceId, entry);
     this.#dimension = dimension;
@@ -283,14 +274,8 @@ export class MemoryHybridStore implements Store {
   }
 
   #deleteChunk(id: string): void {
-    const entry = this.#chunks.get(id);
-    if (!entry) return;
-    this.#chunks.delete(id);
-    for (const index of entry.sparse.indices) {
-      const df = (this.#df.get(index) ?? 1) - 1;
-      if (df > 0) this.#df.set(index, df);
-      else this.#df.delete(index);
-    }
+    if (!this.#chunks.delete(id)) return;
+    this.#index.delete(id);
   }
 
   /**
@@ -314,40 +299,29 @@ export class MemoryHybridStore implements Store {
     }
     throwIfAborted(req.signal);
 
-    let queryVector: number[] | undefined;
+    let queryVector: DenseQuery | undefined;
     if (mode !== 'lexical') {
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
       checkVectors([vector], 1, this.#dimension, 'embedQuery');
-      queryVector = vector;
+      queryVector = toDenseQuery(vector);
     }
 
     // From here on everything is synchronous: one consistent snapshot of the store.
     const acl = req.principals === undefined ? undefined : aclFilter(req.principals);
     const engineFilter = combineFilters(userFilter as EngineFilter | undefined, acl);
-    const visible = [...this.#chunks.values()].filter(
-      (entry) => engineFilter === undefined || matchesFilter(engineFilter, entry.record),
-    );
+    // Evaluated inside each arm, before a chunk can be ranked; skipped entirely without filter and principals.
+    const visible =
+      engineFilter === undefined ? undefined : this.#index.slotFilter((entry) => matchesFilter(engineFilter, entry.record));
     const armLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
 
-    const similarities = new Map<string, number>();
-    let denseArm: ScoredId[] = [];
-    if (queryVector) {
-      for (const entry of visible) {
-        if (entry.dense) similarities.set(entry.record.id, cosineSimilarity(queryVector, entry.dense));
-      }
-      denseArm = [...similarities].map(([id, score]) => ({ id, score })).sort(compareScored).slice(0, armLimit);
-    }
+    const denseArm = queryVector ? this.#index.denseTopK(queryVector, armLimit, visible) : [];
 
     let lexicalArm: ScoredId[] = [];
     if (mode !== 'dense') {
       const query = encodeBm25Query(req.text);
       const idf = this.#idfFunction(query, acl);
-      lexicalArm = visible
-        .filter((entry) => sharesTerm(query, entry.sparse))
-        .map((entry) => ({ id: entry.record.id, score: bm25Score(query, entry.sparse, idf) }))
-        .sort(compareScored)
-        .slice(0, armLimit);
+      lexicalArm = this.#index.lexicalTopK(query, idf, armLimit, visible);
     }
 
     let ranked: ScoredId[];
@@ -365,24 +339,20 @@ export class MemoryHybridStore implements Store {
     }
     return ranked.slice(0, req.limit).map(({ id, score }) => {
       const entry = this.#chunks.get(id)!;
-      return chunkToCandidate(entry.record, score, queryVector ? similarities.get(id) : undefined);
+      return chunkToCandidate(entry.record, score, queryVector ? this.#index.cosineOf(id, queryVector) : undefined);
     });
   }
 
   /** IDF per query term over the configured corpus (see `idfCorpus`). */
   #idfFunction(query: SparseVector, acl: EngineFilter | undefined): (index: number) => number {
     let documentCount = this.#chunks.size;
-    let frequency = (index: number) => this.#df.get(index) ?? 0;
+    let frequency = (index: number) => this.#index.documentFrequency(index);
     if (this.#idfCorpus === 'visible' && acl !== undefined) {
-      const corpus = [...this.#chunks.values()].filter((entry) => matchesFilter(acl, entry.record));
-      const counts = new Map<number, number>(query.indices.map((index) => [index, 0]));
-      for (const entry of corpus) {
-        for (const index of entry.sparse.indices) {
-          const seen = counts.get(index);
-          if (seen !== undefined) counts.set(index, seen + 1);
-        }
-      }
-      documentCount = corpus.length;
+      const readable: SlotFilter = this.#index.slotFilter((entry) => matchesFilter(acl, entry.record));
+      documentCount = this.#index.countMatching(readable);
+      const counts = new Map<number, number>(
+        query.indices.map((index) => [index, this.#index.documentFrequencyMatching(index, readable)]),
+      );
       frequency = (index) => counts.get(index) ?? 0;
     }
     const cache = new Map<number, number>();
@@ -502,7 +472,11 @@ export class MemoryHybridStore implements Store {
       chunks: [...this.#chunks.values()]
         .sort((a, b) => byId(a.record.id, b.record.id))
                 // Canonical key order, so a loaded store saves the same bytes.
-        .map((entry) => ({ record: canonicalize(entry.record) as ChunkRecord, sparse: entry.sparse, dense: entry.dense })),
+        .map((entry) => ({
+          record: canonicalize(entry.record) as ChunkRecord,
+          sparse: entry.sparse,
+          dense: entry.dense ? Array.from(entry.dense.values) : null,
+        })),
     };
   }
 
@@ -511,7 +485,6 @@ export class MemoryHybridStore implements Store {
       throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
     };
     const chunks = new Map<string, StoredChunk>();
-    const df = new Map<number, number>();
     for (const entry of file.chunks) {
       const { record, sparse, dense } = entry;
       if (chunks.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
@@ -520,8 +493,7 @@ export class MemoryHybridStore implements Store {
         if (sparse.indices[i]! <= sparse.indices[i - 1]!) corrupt(`chunk ${record.id} has unsorted sparse indices`);
       }
       if (dense && dense.length !== file.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-      chunks.set(record.id, { record: record as ChunkRecord, sparse, dense });
-      for (const index of sparse.indices) df.set(index, (df.get(index) ?? 0) + 1);
+      chunks.set(record.id, { record: record as ChunkRecord, sparse, dense: dense ? toDenseVector(dense) : null });
     }
     const sources = new Map<string, SourceEntry>();
     for (const source of file.sources) {
@@ -535,9 +507,11 @@ export class MemoryHybridStore implements Store {
     }
     const listed = [...sources.values()].reduce((total, s) => total + s.ids.length, 0);
     if (listed !== chunks.size) corrupt('chunks and sources disagree');
+    const index = new MemoryIndex<StoredChunk>();
+    for (const entry of chunks.values()) index.set(entry);
     this.#chunks = chunks;
     this.#sources = sources;
-    this.#df = df;
+    this.#index = index;
     this.#dimension = file.dimension;
   }
 }
