@@ -409,6 +409,29 @@ describe('ranking at scale', () => {
     }
   }, 60_000);
 
+  it('dense similarity is the cosine with the stored Float32 vector, whatever the dimension', async () => {
+    const wave = (dimension: number) => (text: string) =>
+      Array.from({ length: dimension }, (_, i) => Math.sin((i + 1) * (text.length + 0.37 * text.charCodeAt(i % text.length))));
+    for (const dimension of [6, 8, 384]) {
+      const embed = wave(dimension);
+      const embeddings = {
+        embedQuery: async (text: string) => embed(text),
+        embedDocuments: async (texts: string[]) => texts.map(embed),
+      };
+      const store = new MemoryHybridStore({ embeddings, now: clock() });
+      await store.addDocuments(corpus);
+      const query = 'warm bread and cookies';
+      const results = await store.search({ text: query, mode: 'dense', limit: 20 });
+      expect(results.length).toBe(store.size);
+      for (const c of results) {
+        const expected = cosineSimilarity(embed(query), Float32Array.from(embed(c.text)));
+        expect(Math.abs(c.similarity! - expected), `dimension ${dimension}`).toBeLessThanOrEqual(1e-12);
+        expect(c.score).toBe(c.similarity);
+      }
+      for (let i = 1; i < results.length; i += 1) expect(results[i - 1]!.score).toBeGreaterThanOrEqual(results[i]!.score);
+    }
+  });
+
   it('orders tied scores by id when the limit cuts through the tie', async () => {
     const store = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
     const twins = ['k', 'c', 'x', 'a', 'm', 'q', 'e', 'z'].map((name) => ({ id: `${name}.md`, text: 'Lanterns glow over the quiet harbour.' }));

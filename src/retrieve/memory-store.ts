@@ -281,7 +281,8 @@ export class MemoryHybridStore implements Store {
   /**
    * Searches like one Qdrant `points/query`: the filter and the principals' ACL restrict the candidates
    * before anything is ranked; hybrid runs a dense and a lexical prefetch of `prefetchLimit` each and fuses
-   * them. Results are sorted by score desc, then id; `similarity` is the true cosine whenever dense ran.
+   * them. Results are sorted by score desc, then id; `similarity` is the cosine with the stored (Float32)
+   * vector whenever dense ran.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request');
