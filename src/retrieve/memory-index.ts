@@ -85,24 +85,26 @@ function dot(q: Float64Array, v: Float32Array): number {
 /**
  * `dot` in WebAssembly SIMD, for dimensions that are a multiple of 4: the same products and the same four
  * partial sums (lanes of two f64x2 accumulators), so the result is bit-identical, in about half the time.
- *
- *   (func (export "dot") (param $q i32) (param $v i32) (param $n i32) (result f64)
- *     (local $end i32) (local $a v128) (local $b v128)
- *     (local.set $end (i32.add (local.get $v) (i32.shl (local.get $n) (i32.const 2))))
- *     (block (br_if 0 (i32.ge_u (local.get $v) (local.get $end)))
- *       (loop
- *         (local.set $a (f64x2.add (local.get $a) (f64x2.mul (v128.load (local.get $q))
- *           (f64x2.promote_low_f32x4 (v128.load64_zero (local.get $v))))))
- *         (local.set $b (f64x2.add (local.get $b) (f64x2.mul (v128.load offset=16 (local.get $q))
- *           (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 (local.get $v))))))
- *         (local.set $q (i32.add (local.get $q) (i32.const 32)))
- *         (br_if 0 (i32.lt_u (local.tee $v (i32.add (local.get $v) (i32.const 16))) (local.get $end)))))
- *     (f64.add (f64.add (f64x2.extract_lane 0 (local.get $a)) (f64x2.extract_lane 1 (local.get $a)))
- *              (f64.add (f64x2.extract_lane 0 (local.get $b)) (f64x2.extract_lane 1 (local.get $b)))))
- *
- * with the memory imported as `env.memory`; the query (f64) sits at offset 0, vector slots (f32) after it.
+ * The query (f64) sits at offset 0 of the imported memory, vector slots (f32) after it. `DOT_WASM` is this
+ * text assembled (a test re-assembles it with wabt and compares the bytes).
  */
-const DOT_WASM =
+export const DOT_WAT = `(module
+  (import "env" "memory" (memory 1))
+  (func (export "dot") (param $q i32) (param $v i32) (param $n i32) (result f64)
+    (local $end i32) (local $a v128) (local $b v128)
+    (local.set $end (i32.add (local.get $v) (i32.shl (local.get $n) (i32.const 2))))
+    (block (br_if 0 (i32.ge_u (local.get $v) (local.get $end)))
+      (loop
+        (local.set $a (f64x2.add (local.get $a) (f64x2.mul (v128.load align=8 (local.get $q))
+          (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $v))))))
+        (local.set $b (f64x2.add (local.get $b) (f64x2.mul (v128.load offset=16 align=8 (local.get $q))
+          (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $v))))))
+        (local.set $q (i32.add (local.get $q) (i32.const 32)))
+        (br_if 0 (i32.lt_u (local.tee $v (i32.add (local.get $v) (i32.const 16))) (local.get $end)))))
+    (f64.add (f64.add (f64x2.extract_lane 0 (local.get $a)) (f64x2.extract_lane 1 (local.get $a)))
+             (f64.add (f64x2.extract_lane 0 (local.get $b)) (f64x2.extract_lane 1 (local.get $b))))))`;
+
+export const DOT_WASM =
   'AGFzbQEAAAABCAFgA39/fwF8Ag8BA2VudgZtZW1vcnkCAAEDAgEABwcBA2RvdAAACnkBdwIBfwJ7IAEgAkECdGohAwJAIAEgA08NAANAIAQgAP0AAwAgAf1dAgD9X/3yAf3wASEEIAUgAP0AAxAgAf1dAgj9X/3yAf3wASEFIABBIGohACABQRBqIgEgA0kNAAsLIAT9IQAgBP0hAaAgBf0hACAF/SEBoKAL';
 
 const PAGE = 65_536;
