@@ -71,6 +71,17 @@ describe('litm-pack pack', () => {
   });
 });
 
+describe('npm run demo (the main job on the embedded store)', () => {
+  it('ingests the example corpus into a temporary store and prints a cited LITM bundle', async () => {
+    const out = await cli(['demo']);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/^Ingested \d+ files into .*: [1-9]\d* chunks added/);
+    expect(out.stdout).toMatch(/\n\[1\] .*\(source: lost-in-the-middle\.md/);
+    expect(out.stdout).toMatch(/Citations \(\d+\/700 o200k_base tokens, confidence unknown\):\n {2}\[1\] lost-in-the-middle\.md/);
+  });
+});
+
 describe('the main job: ingest, bundle, briefing', () => {
   const store = join(work, 'store');
 
