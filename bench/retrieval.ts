@@ -19,7 +19,7 @@ import { buildLangChainBaseline } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { loadSciFact, type SciFact } from './lib/datasets.js';
 import { mean, ndcgAt, percentile, recallAt, uniqueBy } from './lib/metrics.js';
-import { startQdrant } from './lib/qdrant-engine.js';
+import { openBenchQdrantStore, startQdrant } from './lib/qdrant-engine.js';
 import { loadNote, writeSection } from './lib/report.js';
 import { runSynthetic } from './lib/synthetic.js';
 import { fixed, markdownTable, ms } from './lib/table.js';
@@ -284,19 +284,9 @@ async function runSciFact(): Promise<string> {
     const endpoint = await startQdrant();
     if (endpoint) {
       try {
-        const { QdrantHybridStore } = await import('../src/qdrant/index.js');
-        const qstore = new QdrantHybridStore({
-          url: endpoint.url,
-          collection: `litm-bench-scifact-${process.pid}`,
-          embeddings,
-          // The cached embeddings serve only benchmark texts, so the dimension is given rather than probed.
-          vectorSize: embeddings.dim,
-          chunkTokens: CHUNK_TOKENS,
-        });
-        await qstore.ensureCollection();
+        const { store: qstore, label } = await openBenchQdrantStore(endpoint, 'litm-bench-scifact', embeddings, CHUNK_TOKENS);
         const qIngest = await timed(() => qstore.addDocuments(docs));
         qdrantIngestMs = qIngest.ms;
-        const label = endpoint.kind === 'server' ? 'Qdrant server' : 'Qdrant test engine';
         qdrantResults.push(await evaluate(`litm-pack ${label} · lexical`, data, storeRanker(qstore, 'lexical')));
         qdrantResults.push(await evaluate(`litm-pack ${label} · dense`, data, storeRanker(qstore, 'dense')));
         qdrantResults.push(await evaluate(`litm-pack ${label} · hybrid, default`, data, storeRanker(qstore, 'hybrid')));

@@ -16,7 +16,7 @@ import { buildLangChainBaseline } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { loadSciFact } from './lib/datasets.js';
 import { percentile } from './lib/metrics.js';
-import { startQdrant } from './lib/qdrant-engine.js';
+import { openBenchQdrantStore, startQdrant } from './lib/qdrant-engine.js';
 import { loadNote, writeSection } from './lib/report.js';
 import { markdownTable, ms } from './lib/table.js';
 import { now, progress } from './lib/timing.js';
@@ -106,18 +106,8 @@ async function main(): Promise<void> {
     const endpoint = await startQdrant();
     if (endpoint) {
       try {
-        const { QdrantHybridStore } = await import('../src/qdrant/index.js');
-        const qstore = new QdrantHybridStore({
-          url: endpoint.url,
-          collection: `litm-bench-speed-${process.pid}`,
-          embeddings,
-          // The cached embeddings serve only benchmark texts, so the dimension is given rather than probed.
-          vectorSize: embeddings.dim,
-          chunkTokens: CHUNK_TOKENS,
-        });
-        await qstore.ensureCollection();
+        const { store: qstore, label } = await openBenchQdrantStore(endpoint, 'litm-bench-speed', embeddings, CHUNK_TOKENS);
         await qstore.addDocuments(docs);
-        const label = endpoint.kind === 'server' ? 'Qdrant server' : 'Qdrant test engine';
         pipelines.push({ system: `litm-pack: ${label} hybrid + packBundle`, ...oursPipeline(qstore) });
         qdrantNote =
           endpoint.kind === 'server'

@@ -1,27 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli as cli } from './helpers/cli.js';
 import { PackSchema } from '../src/index.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-// Asynchronous on purpose: a synchronous spawn would block the test worker's event loop.
-function cli(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    if (input !== undefined) child.stdin.end(input);
-    else child.stdin.end();
-  });
-}
 
 describe('litm-pack pack', () => {
   it('prints the same canonical bytes for the same input, from a file or stdin, JSON or JSON lines', async () => {

@@ -73,3 +73,23 @@ export async function startQdrant(): Promise<QdrantEndpoint | null> {
       }),
   };
 }
+
+/** The Qdrant store a benchmark ingests into: a fresh collection per run, the label for its table rows. */
+export async function openBenchQdrantStore(
+  endpoint: QdrantEndpoint,
+  collection: string,
+  embeddings: import('./cached-embeddings.js').CachedEmbeddings,
+  chunkTokens: number,
+) {
+  const { QdrantHybridStore } = await import('../../src/qdrant/index.js');
+  const store = new QdrantHybridStore({
+    url: endpoint.url,
+    collection: `${collection}-${process.pid}`,
+    embeddings,
+    // The cached embeddings serve only benchmark texts, so the dimension is given rather than probed.
+    vectorSize: embeddings.dim,
+    chunkTokens,
+  });
+  await store.ensureCollection();
+  return { store, label: endpoint.kind === 'server' ? 'Qdrant server' : 'Qdrant test engine' };
+}

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { runCli as cli } from '../helpers/cli.js';
 import { PackSchema } from '../../src/index.js';
 
 const url = new URL(inject('qdrantUrl'));
@@ -12,17 +12,6 @@ afterAll(async () => {
   await new QdrantClient({ url: url.origin, checkCompatibility: false }).deleteCollection(collection).catch(() => undefined);
 });
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', () => {
   it('ingests into a collection it creates, idempotently, and packs from it', async () => {
