@@ -2,12 +2,13 @@
 // A missing or empty report counts as a failure: a suite that did not run must not look green.
 import { readFileSync } from 'node:fs';
 
-const [defaultReport, qdrantReport, examplesPassed, examplesFailed] = process.argv.slice(2);
+// Usage: node test-summary.mjs EXAMPLES_PASSED EXAMPLES_FAILED REPORT.json...
+const [examplesPassed, examplesFailed, ...reports] = process.argv.slice(2);
 let passed = Number(examplesPassed ?? 0);
 let failed = Number(examplesFailed ?? 0);
 let skipped = 0;
 let ok = true;
-for (const file of [defaultReport, qdrantReport]) {
+for (const file of reports) {
   try {
     const report = JSON.parse(readFileSync(file, 'utf8'));
     if (report.numTotalTests === 0) throw new Error('no tests ran');

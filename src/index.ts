@@ -5,8 +5,8 @@ export { packBundle, packBriefing, toCanonicalJson, compareCandidates } from './
 export { orderForLongContext } from './core/layout.js';
 export { computeCoverage, confidenceFor } from './core/coverage.js';
 export { canonicalStringify, sha256Hex } from './core/canonical.js';
-export { LitmPackError, isLitmPackError } from './core/errors.js';
-export type { LitmPackErrorCode, LitmPackErrorOptions } from './core/errors.js';
+export { LitmPackError, isLitmPackError, ERROR_SURFACES } from './core/errors.js';
+export type { LitmPackErrorCode, LitmPackErrorOptions, ErrorSurface } from './core/errors.js';
 export {
   CandidateSchema,
   PackSchema,
@@ -14,6 +14,7 @@ export {
   BriefingOptionsSchema,
   CoverageThresholdsSchema,
   DedupeOptionsSchema,
+  DegradedSchema,
   FormatSchema,
   EncodingSchema,
   PACK_SCHEMA_ID,
@@ -29,6 +30,7 @@ export type {
   Confidence,
   Dropped,
   DropReason,
+  Degraded,
   ItemRole,
   PackFormat,
   BundleOptions,

@@ -30,7 +30,7 @@ const filterSchema = z.custom<Filter>(
 );
 
 /** Packer options without the per-call `query` and `candidates`. */
-const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true }).shape;
+const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true }).shape;
 
 /** Largest candidate pool a retriever may ask the store for. */
 export const MAX_CANDIDATE_POOL = 1000;

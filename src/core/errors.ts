@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeUnknownKeys, knownKeysAt } from './unknown-keys.js';
 
 /**
  * Every failure litm-pack reports has one of these codes. Input problems are the caller's to fix;
@@ -31,7 +32,13 @@ export type LitmPackErrorCode =
   /** The store failed (5xx). */
   | 'server_error'
   /** An existing collection or store does not match the configuration it is opened with. */
-  | 'config_mismatch';
+  | 'config_mismatch'
+  /** The store answered something that is not what its API specifies (missing field, wrong type). */
+  | 'bad_response'
+  /** A caller of the HTTP API or MCP server without a valid API key where one is required. */
+  | 'unauthorized'
+  /** A request body or value over a size limit of the HTTP API. */
+  | 'too_large';
 
 export interface LitmPackErrorOptions {
   cause?: unknown;
@@ -84,13 +91,56 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
-/** Parses `value` with `schema` or throws `invalid_input` naming what to fix. */
-export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+export interface ParseOptions {
+  /** Unknown keys that are another library's name for one of ours (`k` → `limit`): named in the message. */
+  aliases?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Parses `value` with `schema` or throws `invalid_input` naming what to fix. An unknown key (strict objects
+ * reject them: a misspelt option must not be silently ignored) is named with the option it probably meant.
+ */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string, options: ParseOptions = {}): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues;
+  const issues = result.error.issues.map((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? { ...issue, message: describeUnknownKeys(issue.keys, knownKeysAt(schema, issue.path), options.aliases) }
+      : issue,
+  );
   throw new LitmPackError('invalid_input', `Invalid ${what}: ${describeIssues(issues)}`, {
     issues,
     cause: result.error,
   });
 }
+
+/** How each error code surfaces on the HTTP API, as an MCP tool error and as a CLI exit code. */
+export interface ErrorSurface {
+  /** HTTP status of the API's answer. */
+  http: number;
+  /** Exit code of the CLI: 2 usage or input, 3 store fault, 1 anything else. */
+  exit: number;
+  /** A fault of the environment (store, network) rather than of the request: may be retried later. */
+  fault: boolean;
+}
+
+/** One table, so the CLI, the HTTP API and the MCP tools never disagree on what an error means. */
+export const ERROR_SURFACES: Readonly<Record<LitmPackErrorCode, ErrorSurface>> = {
+  invalid_input: { http: 400, exit: 2, fault: false },
+  unsupported: { http: 400, exit: 2, fault: false },
+  unsupported_filter: { http: 400, exit: 2, fault: false },
+  unsupported_mode: { http: 400, exit: 2, fault: false },
+  not_found: { http: 404, exit: 2, fault: false },
+  too_large: { http: 413, exit: 2, fault: false },
+  unauthorized: { http: 401, exit: 2, fault: false },
+  corrupt: { http: 503, exit: 3, fault: true },
+  io_error: { http: 500, exit: 1, fault: true },
+  connection_failed: { http: 503, exit: 3, fault: true },
+  timeout: { http: 503, exit: 3, fault: true },
+  aborted: { http: 503, exit: 3, fault: true },
+  rate_limited: { http: 503, exit: 3, fault: true },
+  bad_request: { http: 503, exit: 3, fault: true },
+  server_error: { http: 503, exit: 3, fault: true },
+  bad_response: { http: 503, exit: 3, fault: true },
+  config_mismatch: { http: 503, exit: 3, fault: true },
+};

@@ -11,6 +11,7 @@ import {
   type Candidate,
   type Citation,
   type Coverage,
+  type Degraded,
   type Dropped,
   type ItemRole,
   type Pack,
@@ -326,6 +327,13 @@ function fitExactly(
   }
 }
 
+/** One entry per stage and code, in a fixed order (rule 7: the same input gives the same bytes). */
+function sortDegraded(degraded: readonly Degraded[]): Degraded[] {
+  const key = (d: Degraded) => `${d.stage}\u0000${d.code}`;
+  const unique = new Map(degraded.map((d) => [key(d), { stage: d.stage, code: d.code }] as const));
+  return [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
+}
+
 function blockFor(kept: Kept, ref: number): BlockInput {
   return {
     ref,
@@ -397,6 +405,7 @@ function finish(
     briefing,
     truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
     dropped: sortedDropped,
+    degraded: sortDegraded(options.degraded),
   };
   // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
   // (no undefined members).

@@ -46,7 +46,7 @@ export type PackFormat = z.infer<typeof FormatSchema>;
 export const EncodingSchema = z.enum(ENCODINGS);
 
 export const CoverageThresholdsSchema = z
-  .object({
+  .strictObject({
     /** confidence is `strong` when the top similarity is at least this and at least `strongMinItems` items are kept. */
     strong: z.number().min(-1).max(1).default(0.55),
     strongMinItems: z.number().int().positive().default(3),
@@ -56,7 +56,7 @@ export const CoverageThresholdsSchema = z
   .refine((t) => t.partial <= t.strong, { message: 'coverage.partial must be <= coverage.strong' });
 export type CoverageThresholds = z.output<typeof CoverageThresholdsSchema>;
 
-export const DedupeOptionsSchema = z.object({
+export const DedupeOptionsSchema = z.strictObject({
   /** Word 5-gram shingle Jaccard at or above which two texts are near duplicates. 1 turns near-duplicate detection off. */
   nearDuplicateThreshold: z.number().gt(0).max(1).default(0.8),
   /**
@@ -80,8 +80,18 @@ const tokenizerSchema = z.custom<Tokenizer>(
   { message: 'tokenizer must be an object with a string `name` and a `count(text)` function' },
 );
 
+/**
+ * A pipeline stage that failed and was bypassed (a reranker that timed out, sentence embeddings that
+ * failed): the pack was still built, without that stage, and says so. `code` is a `LitmPackErrorCode`.
+ */
+export const DegradedSchema = z.strictObject({
+  stage: z.string().min(1),
+  code: z.string().min(1),
+});
+export type Degraded = z.infer<typeof DegradedSchema>;
+
 /** Options shared by bundles and briefings. */
-export const PackOptionsBaseSchema = z.object({
+export const PackOptionsBaseSchema = z.strictObject({
   query: z
     .string({ message: 'query must be a string' })
     .refine((q) => q.trim().length > 0, { message: 'query must not be empty' }),
@@ -104,6 +114,8 @@ export const PackOptionsBaseSchema = z.object({
   coverage: CoverageThresholdsSchema.default({ strong: 0.55, strongMinItems: 3, partial: 0.4 }),
   /** A candidate that does not fit whole is cut only if at least this many tokens of it fit. */
   minTruncatedTokens: z.number().int().positive().default(32),
+  /** Stages that degraded before packing (retrieval pipelines pass them on); reported in `pack.degraded`. */
+  degraded: z.array(DegradedSchema).default([]),
 });
 
 export const BundleOptionsSchema = PackOptionsBaseSchema;
@@ -159,6 +171,8 @@ export const CitationSchema = z.object({
   span: SpanSchema.optional(),
   /** sha256 (hex) of the candidate's full original text. */
   textSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** With sentence selection: the exact source range of every kept sentence, in order. */
+  spans: z.array(SpanSchema).optional(),
 });
 export type Citation = z.infer<typeof CitationSchema>;
 
@@ -219,6 +233,8 @@ export const PackSchema = z.object({
   /** True when any item was cut or any candidate was dropped for budget. */
   truncated: z.boolean(),
   dropped: z.array(DroppedSchema),
+  /** Optional stages that failed and were bypassed; empty when nothing degraded. Sorted by stage, then code. */
+  degraded: z.array(DegradedSchema),
   /** sha256 of the canonical JSON of the pack without `packHash`. */
   packHash: z.string().regex(/^[0-9a-f]{64}$/),
 });

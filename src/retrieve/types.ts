@@ -46,6 +46,10 @@ export interface IngestDocument {
   metadata?: Record<string, unknown>;
   /** Principals allowed to read this document. Absent: readable by everyone. */
   acl?: string[];
+  /** Named sets of sources this one belongs to (briefings draw representative context per cluster). */
+  clusters?: string[];
+  /** Tier of every chunk of this document (`insight`, `segment`, or any string). */
+  kind?: string;
 }
 
 export interface SearchRequest {
@@ -56,7 +60,51 @@ export interface SearchRequest {
   /** When given, only chunks whose ACL shares a value with these (or that have no ACL) are searched. */
   principals?: string[];
   fusion?: Fusion;
+  /**
+   * Maximal marginal relevance over the dense vectors of the candidate pool: 0 = pure relevance (the
+   * default), 1 = maximum diversity. Needs embeddings.
+   */
+  diversity?: number;
   signal?: AbortSignal;
+}
+
+/** Chunks fetched by source, id or filter (no query): pins, clusters and citation checks read these. */
+export interface GetChunksRequest {
+  /** Chunks of these sources. */
+  sourceIds?: string[];
+  /** Chunks with these chunk ids. */
+  ids?: string[];
+  filter?: Filter;
+  /** As in search: only chunks these principals may read (or that have no ACL). */
+  principals?: string[];
+  /** At most this many chunks. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+/** One entry of an arm's raw ranking. */
+export interface RankedChunk {
+  /** Chunk id. */
+  id: string;
+  sourceId: string;
+  score: number;
+  /** 1-based position in this ranking. */
+  position: number;
+}
+
+/** Each arm's raw ranking beside the fused one, for tuning fusion (`null`: the arm did not run). */
+export interface Rankings {
+  mode: SearchMode;
+  dense: RankedChunk[] | null;
+  lexical: RankedChunk[] | null;
+  fused: RankedChunk[];
+}
+
+export interface DeleteSourcesResult {
+  /** Sources that existed and were removed. */
+  sources: number;
+  /** Chunks removed with them. */
+  chunks: number;
 }
 
 export interface AddDocumentsResult {
@@ -78,6 +126,12 @@ export interface AddDocumentsOptions {
 export interface Store {
   addDocuments(docs: IngestDocument[], options?: AddDocumentsOptions): Promise<AddDocumentsResult>;
   search(request: SearchRequest): Promise<Candidate[]>;
+  /** Chunks by source, id or filter, in source order (sources as given, then by span), ACL applied. */
+  getChunks?(request: GetChunksRequest): Promise<ChunkRecord[]>;
+  /** Removes every chunk of these sources. */
+  deleteSources?(sourceIds: string[], options?: { signal?: AbortSignal }): Promise<DeleteSourcesResult>;
+  /** Each arm's raw ranking beside the fused one (same request as search). */
+  rankings?(request: SearchRequest): Promise<Rankings>;
 }
 
 /**
@@ -105,5 +159,7 @@ export interface ChunkRecord {
   tokens: Record<string, number>;
   /** Principals allowed to read; absent = everyone. */
   acl?: string[];
+  /** Clusters of the chunk's source. */
+  clusters?: string[];
   metadata?: Record<string, unknown>;
 }

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { LitmPackError } from '../../core/errors.js';
+import type { Pack } from '../../core/schemas.js';
+import { retrieveCandidates } from '../../pipeline/retrieve.js';
+import { printPack } from '../io.js';
+import { packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
+import { openStore } from '../stores.js';
+import { packWith } from './pack.js';
+
+/** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
+export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
+  if (query.trim() === '') throw new LitmPackError('invalid_input', 'The query must not be empty');
+  const store = await openStore(flags.store);
+  const { candidates, degraded } = await retrieveCandidates(store, {
+    text: query,
+    mode: flags.mode,
+    limit: flags.limit,
+    filter: flags.filter,
+    principals: flags.principals,
+  });
+  return packWith(flags, query, candidates, degraded);
+}
+
+export function registerBundle(program: Command): void {
+  retrieveOptions(packOptions(program.command('bundle').description('retrieve and print a LITM bundle with citations').argument('<query>'), { budget: 2000 })).action(
+    async (query: string, flags: RetrieveFlags) => {
+      printPack(await retrieveAndPack(query, { ...flags, kind: 'bundle' }), flags.json === true);
+    },
+  );
+}

@@ -1,0 +1,42 @@
+// Reading the user's input and printing packs.
+import { readFile } from 'node:fs/promises';
+import { LitmPackError } from '../core/errors.js';
+import { toCanonicalJson } from '../core/pack.js';
+import type { Pack } from '../core/schemas.js';
+
+export async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) {
+    throw new LitmPackError('invalid_input', 'No input: give a candidates FILE, or pipe JSON (array or lines) to stdin');
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function readUserFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+}
+
+export function printPack(pack: Pack, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${toCanonicalJson(pack)}\n`);
+    return;
+  }
+  process.stdout.write(`${pack.context}\n\n`);
+  process.stdout.write(`Citations (${pack.budget.usedTokens}/${pack.budget.maxTokens} ${pack.budget.encoding} tokens, confidence ${pack.coverage.confidence}):\n`);
+  for (const c of pack.citations) {
+    const where = [c.version ? `version ${c.version}` : '', c.span ? `chars ${c.span.start}-${c.span.end}` : '', c.section?.length ? `§ ${c.section.join(' > ')}` : '']
+      .filter(Boolean)
+      .join(', ');
+    process.stdout.write(`  [${c.ref}] ${c.sourceId}${where ? ` (${where})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);
+  }
+  if (pack.dropped.length > 0) {
+    const counts = new Map<string, number>();
+    for (const d of pack.dropped) counts.set(d.reason, (counts.get(d.reason) ?? 0) + 1);
+    process.stdout.write(`Dropped: ${[...counts].map(([reason, n]) => `${n} ${reason}`).join(', ')}\n`);
+  }
+}

@@ -1,0 +1,46 @@
+// Opening the store a command names: a local directory (the embedded store) or qdrant://host:port/collection.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LitmPackError } from '../core/errors.js';
+import { MemoryHybridStore } from '../retrieve/memory-store.js';
+import type { Store } from '../retrieve/types.js';
+
+export const STORE_FILE = 'store.json';
+
+/**
+ * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
+ * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
+ */
+export async function openQdrant(spec: string) {
+  const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
+  if (!match) {
+    if (spec.startsWith('qdrant')) {
+      throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection`);
+    }
+    return null;
+  }
+  const { QdrantHybridStore } = await import('../qdrant/index.js');
+  const url = `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`;
+  const apiKey = process.env.QDRANT_API_KEY;
+  // The CLI writes BM25 vectors only (it has no embedding model); a collection it creates still gets a
+  // dense slot, sized for the common 384-d sentence embedders, so it can be filled from code later.
+  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), vectorSize: 384, ...(apiKey ? { apiKey } : {}) });
+}
+
+export async function loadStore(dir: string, mustExist: boolean): Promise<MemoryHybridStore> {
+  const file = join(dir, STORE_FILE);
+  try {
+    await stat(file);
+  } catch {
+    if (mustExist) {
+      throw new LitmPackError('not_found', `No store at ${dir}: run "litm-pack ingest PATH... --store ${dir}" first`);
+    }
+    return new MemoryHybridStore();
+  }
+  return MemoryHybridStore.load(file);
+}
+
+/** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
+export async function openStore(spec: string): Promise<Store> {
+  return (await openQdrant(spec)) ?? (await loadStore(spec, true));
+}
