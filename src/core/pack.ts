@@ -19,6 +19,7 @@ import {
   type PackItem,
   type ParsedBriefingOptions,
   type ParsedBundleOptions,
+  type Span,
 } from './schemas.js';
 import { characterCutPoints, cutPoints, normalizeText, shingleHashes, sharedCount } from './text.js';
 import {
@@ -30,6 +31,7 @@ import {
   type BlockInput,
   type ZonedBlocks,
 } from '../render/render.js';
+import { selectSentences, type Selection } from '../refine/sentences.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 
@@ -45,6 +47,8 @@ interface Entry {
   candidate: Candidate;
   sourceId: string;
   pinned: boolean;
+  /** With sentence selection: the candidate's selected sentences (`candidate.text` is then their text). */
+  selection?: Selection;
 }
 
 interface Kept {
@@ -171,6 +175,32 @@ function cutToFit(text: string, budget: number, meter: Meter): { body: string; t
   );
 }
 
+/**
+ * `cutToFit` for an entry: a selected candidate gives up its least important sentences first (the most
+ * important that fit are kept, in source order); only when not even its best sentence fits is that one cut.
+ */
+function cutEntry(entry: Entry, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const { selection } = entry;
+  if (selection === undefined) return cutToFit(entry.candidate.text, budget, meter);
+  let lo = 1;
+  let hi = selection.size;
+  let found: { body: string; tokens: number } | null = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const body = selection.textOfBest(mid);
+    const tokens = meter.count(escapeBody(meter.format, body));
+    if (tokens <= budget) {
+      found = { body, tokens };
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found !== null) return found;
+  const first = selection.first;
+  const prefix = cutToFit(selection.source.slice(first.start, first.end), budget, meter);
+  if (prefix !== null) selection.registerPrefix(prefix.body);
+  return prefix;
+}
+
 /** The first kept item this one nearly duplicates (Jaccard) or is contained in / contains (overlap coefficient). */
 function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, settings: FillSettings): Kept | undefined {
   for (const other of kept) {
@@ -251,7 +281,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     } else if (canCut) {
       headerTokens ??= meter.headerTokens(header);
       const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
-      const cut = budget >= settings.minTruncatedTokens ? cutToFit(candidate.text, budget, meter) : null;
+      const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
       if (cut !== null) {
         item = {
           body: cut.body,
@@ -316,7 +346,7 @@ function fitExactly(
     const target = victim.bodyTokens - over - 2;
     const shorter =
       victim.pointer === undefined && target >= settings.minTruncatedTokens
-        ? cutToFit(victim.entry.candidate.text, target, meter)
+        ? cutEntry(victim.entry, target, meter)
         : null;
     if (shorter !== null && shorter.tokens < victim.bodyTokens) {
       kept[kept.length - 1] = { ...victim, body: shorter.body, bodyTokens: shorter.tokens, truncated: true };
@@ -344,8 +374,9 @@ function blockFor(kept: Kept, ref: number): BlockInput {
   };
 }
 
-function citationFor(candidate: Candidate, ref: number): Citation {
-  return {
+function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
+  const { candidate, selection } = kept.entry;
+  const citation: Citation = {
     ref,
     sourceId: candidate.sourceId ?? candidate.id,
     chunkId: candidate.id,
@@ -354,8 +385,47 @@ function citationFor(candidate: Candidate, ref: number): Citation {
     url: candidate.url,
     section: candidate.section,
     span: candidate.span,
-    textSha256: sha256Hex(candidate.text),
+    // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
+    textSha256: sha256Hex(selection?.source ?? candidate.text),
   };
+  if (withSpans) {
+    citation.spans = keptSpans(kept);
+    citation.keptTextSha256 = sha256Hex(kept.body);
+  }
+  return citation;
+}
+
+/**
+ * The exact source range of each sentence (or sentence prefix) an item shows, offset by the chunk's own
+ * span when it has one: `source.slice(start, end)` gives each one back. An item that is a prefix of its
+ * text (a pin, or text with one sentence) shows one range.
+ */
+function keptSpans(kept: Kept): Span[] {
+  if (kept.pointer !== undefined || kept.body === '') return [];
+  const offset = kept.entry.candidate.span?.start ?? 0;
+  const { selection } = kept.entry;
+  const ranges = selection === undefined ? [{ start: 0, end: kept.body.length }] : selection.rangesOf(kept.body);
+  if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
+  return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
+}
+
+/** With `compress`, candidates show their selected sentences (pins stay whole); otherwise entries as they are. */
+function selectEntries(entries: Entry[], options: ParsedBundleOptions): Entry[] {
+  const { compress } = options;
+  if (compress === undefined) return entries;
+  const selections = selectSentences(
+    options.query,
+    entries.map((e) => e.candidate.text),
+    compress,
+    entries.map((e) => e.pinned),
+  );
+  return entries.map((entry, index) => {
+    const selection = selections[index];
+    if (selection === null || selection === undefined) return entry;
+    // The token hint counts the whole text; the selected text is counted afresh.
+    const { tokens: _hint, ...candidate } = entry.candidate;
+    return { ...entry, candidate: { ...candidate, text: selection.text }, selection };
+  });
 }
 
 function finish(
@@ -385,7 +455,7 @@ function finish(
     truncated: kept.truncated,
     pointer: kept.pointer !== undefined,
   }));
-  const citations = ordered.map(({ kept }, index) => citationFor(kept.entry.candidate, index + 1));
+  const citations = ordered.map(({ kept }, index) => citationFor(kept, index + 1, options.compress !== undefined));
   const coverage: Coverage = computeCoverage(
     ordered.map((o) => o.kept.entry.candidate),
     options.coverage,
@@ -444,7 +514,8 @@ export function packBundle(input: BundleOptions): Pack {
   const options = parseOrThrow(BundleOptionsSchema, input, 'packBundle options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, false);
-  const { ranked, dropped: merged } = rankCandidates(options.candidates, []);
+  const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);
+  const ranked = selectEntries(rankedWhole, options);
   const frame = meter.count(renderBundleContext(options.format, ['']));
   const { kept, dropped } = fill(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
@@ -495,6 +566,7 @@ export function caveatLines(
   for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
   if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.join(', ')}.`);
+  for (const d of sortDegraded(options.degraded)) lines.push(`Degraded: the ${d.stage} stage failed (${d.code}) and was bypassed.`);
   return lines;
 }
 
@@ -507,7 +579,8 @@ export function packBriefing(input: BriefingOptions): Pack {
   const options = parseOrThrow(BriefingOptionsSchema, input, 'packBriefing options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, true);
-  const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
+  const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, options.pins);
+  const ranked = selectEntries(rankedWhole, options);
 
   // Pins first, in the order given (a source pin brings its chunks best first), then everything else.
   const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
