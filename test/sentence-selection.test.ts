@@ -154,9 +154,9 @@ describe('sentence selection in packs', () => {
 
   it('keeps neighbours with `window` and joins adjacent sentences with their own whitespace', () => {
     const candidates = [{ id: 'policy', text: policy.replace('. ', '.\n'), score: 1 }];
-    const pack = packBundle({ query: 'refunds issued', maxTokens: 400, compress: { mode: 'sentences', window: 1, minRelevance: 0.9 }, candidates });
+    const pack = packBundle({ query: 'refunds issued', maxTokens: 400, compress: { mode: 'sentences', window: 1, minRelevance: 0.9, minSentences: 1 }, candidates });
     expect(pack.items[0]?.text).toBe('Our shop sells many things.\nRefunds are issued within 14 days of a return. The cafe opens at nine.');
-    const apart = packBundle({ query: 'cafe cats', maxTokens: 400, compress: { mode: 'sentences' }, candidates });
+    const apart = packBundle({ query: 'cafe cats', maxTokens: 400, compress: { mode: 'sentences', minSentences: 1 }, candidates });
     expect(apart.items[0]?.text).toBe(`The cafe opens at nine.${ELISION}Cats are welcome in the shop.`);
   });
 
@@ -177,12 +177,13 @@ describe('sentence selection in packs', () => {
       'The warranty of every product sold in any of our many shops across the country lasts for two full years from the day of delivery.';
     const query = 'refund warranty';
     const candidates = [{ id: 'a', text, score: 1 }];
-    const whole = packBundle({ query, maxTokens: 400, compress: { mode: 'sentences' }, candidates });
+    const compress = { mode: 'sentences' as const, minSentences: 1, minRelevance: 0.3 };
+    const whole = packBundle({ query, maxTokens: 400, compress, candidates });
     expect(whole.items[0]?.text).toContain('The warranty of every product');
     // A budget that holds about two of the sentences: the warranty sentence stays, a repeated "refund" goes.
     const header = tokenizer.count('[1] (source: a)\n');
     const warranty = tokenizer.count(text.slice(text.indexOf('The warranty')));
-    const tight = packBundle({ query, maxTokens: header + warranty + 12, compress: { mode: 'sentences' }, candidates });
+    const tight = packBundle({ query, maxTokens: header + warranty + 12, compress, candidates });
     expect(tight.items[0]?.text).toContain('The warranty of every product');
     expect(tight.items[0]?.truncated).toBe(true);
     expect(tight.items[0]?.text).not.toContain('Refund requests are answered');
@@ -200,14 +201,14 @@ describe('sentence selection in packs', () => {
     const withoutVectors = packBundle({
       query: 'refund shop',
       maxTokens: 400,
-      compress: { mode: 'sentences', minRelevance: 0.9 },
+      compress: { mode: 'sentences', minRelevance: 0.9, minSentences: 1 },
       candidates: [{ id: 'a', text, score: 1 }],
     });
     expect(withoutVectors.items[0]?.text).toBe('The shop has a red door.');
     const blended = packBundle({
       query: 'refund shop',
       maxTokens: 400,
-      compress: { mode: 'sentences', vectors, weights: { lexical: 0.3, dense: 0.7 }, minRelevance: 0.9 },
+      compress: { mode: 'sentences', vectors, weights: { lexical: 0.3, dense: 0.7 }, minRelevance: 0.9, minSentences: 1 },
       candidates: [{ id: 'a', text, score: 1 }],
     });
     expect(blended.items[0]?.text).toBe('Money comes back after two weeks at the shop.');

@@ -40,6 +40,8 @@ import type { Tokenizer } from '../tokenize/types.js';
 // how tightly the budget is used, never whether it holds.
 const SEPARATOR_TOKENS = 1;
 const ELLIPSIS_TOKENS = 1;
+/** " … " between two kept sentences that are not neighbours. */
+const ELISION_TOKENS = 2;
 /** Refs are not known until layout; headers are estimated with a two-digit ref. */
 const PLACEHOLDER_REF = 99;
 
@@ -49,6 +51,8 @@ interface Entry {
   pinned: boolean;
   /** With sentence selection: the candidate's selected sentences (`candidate.text` is then their text). */
   selection?: Selection;
+  /** The selection was narrowed to fit the budget (the item shows as cut). */
+  narrowed?: boolean;
 }
 
 interface Kept {
@@ -369,7 +373,7 @@ function blockFor(kept: Kept, ref: number): BlockInput {
     ref,
     candidate: kept.entry.candidate,
     body: kept.body,
-    truncated: kept.truncated && kept.pointer === undefined,
+    truncated: (kept.truncated || kept.entry.narrowed === true) && kept.pointer === undefined,
     pointer: kept.pointer,
   };
 }
@@ -407,6 +411,65 @@ function keptSpans(kept: Kept): Span[] {
   const ranges = selection === undefined ? [{ start: 0, end: kept.body.length }] : selection.rangesOf(kept.body);
   if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
   return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
+}
+
+/**
+ * Under selection the budget is shared out sentence by sentence before the fill: the most valuable next
+ * sentence of any candidate is taken while the (estimated) budget lasts, where value is the sentence's
+ * relevance plus `spread` for a candidate's first sentence. `spread` 1 gives every candidate its best sentence
+ * before any gets a second (many sources, one sentence each); 0 follows relevance alone. Each selection is
+ * narrowed to its share; the fill then runs as usual (it counts exactly, and cuts or drops what does not fit).
+ */
+function allocateSentences(entries: Entry[], meter: Meter, available: number, spread: number): Entry[] {
+  const plans = entries.map((entry) => {
+    const selection = entry.selection;
+    if (selection === undefined) return null;
+    const costs = selection.byPriority.map((text) => meter.count(escapeBody(meter.format, text)));
+    return {
+      costs,
+      relevance: selection.relevance,
+      header: meter.headerTokens(meter.headerText(entry.candidate)),
+      count: 0,
+      blocked: false,
+    };
+  });
+  let remaining = available;
+  // Candidates without a selection (pins, blank text) are taken whole or cut by the fill, before their turn.
+  entries.forEach((entry, index) => {
+    if (plans[index] !== null) return;
+    const whole = meter.headerTokens(meter.headerText(entry.candidate)) + meter.count(escapeBody(meter.format, entry.candidate.text));
+    remaining -= Math.min(whole + SEPARATOR_TOKENS, Math.max(0, remaining));
+  });
+  // Greedy by value: a sentence's relevance, plus `spread` for a candidate's first sentence; ties go to the
+  // better-ranked candidate (entries come in fill order).
+  for (;;) {
+    let best = -1;
+    let bestValue = -Infinity;
+    plans.forEach((plan, index) => {
+      if (plan === null || plan.blocked || plan.count >= plan.costs.length) return;
+      const value = (plan.relevance[plan.count] as number) + (plan.count === 0 ? spread : 0);
+      if (value > bestValue) {
+        bestValue = value;
+        best = index;
+      }
+    });
+    const plan = plans[best];
+    if (plan === undefined || plan === null) break;
+    const cost = (plan.costs[plan.count] as number) + (plan.count === 0 ? plan.header + SEPARATOR_TOKENS : ELISION_TOKENS);
+    if (cost > remaining) {
+      // A candidate whose next sentence does not fit takes no more: its later sentences would read out of order.
+      plan.blocked = true;
+      continue;
+    }
+    plan.count += 1;
+    remaining -= cost;
+  }
+  return entries.map((entry, index) => {
+    const plan = plans[index];
+    if (plan === null || plan === undefined || plan.count === 0 || entry.selection === undefined) return entry;
+    const selection = entry.selection.narrowed(plan.count);
+    return { ...entry, candidate: { ...entry.candidate, text: selection.text }, selection, narrowed: selection !== entry.selection };
+  });
 }
 
 /** With `compress`, candidates show their selected sentences (pins stay whole); otherwise entries as they are. */
@@ -452,7 +515,7 @@ function finish(
     score: kept.entry.candidate.score,
     text: kept.body,
     tokens: kept.pointer !== undefined ? kept.pointer.tokens : kept.bodyTokens,
-    truncated: kept.truncated,
+    truncated: kept.truncated || kept.entry.narrowed === true,
     pointer: kept.pointer !== undefined,
   }));
   const citations = ordered.map(({ kept }, index) => citationFor(kept, index + 1, options.compress !== undefined));
@@ -515,8 +578,8 @@ export function packBundle(input: BundleOptions): Pack {
   const meter = meterFor(options);
   const settings = settingsFrom(options, false);
   const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);
-  const ranked = selectEntries(rankedWhole, options);
   const frame = meter.count(renderBundleContext(options.format, ['']));
+  const ranked = options.compress === undefined ? rankedWhole : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
   const { kept, dropped } = fill(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
   const layout = (keptNow: readonly Kept[]): Layout => {
@@ -647,7 +710,9 @@ export function packBriefing(input: BriefingOptions): Pack {
       includeCaveats ? probeCaveats : null,
     ),
   );
-  const filled = fill(order, settings, meter, frame + (includeCaveats ? 8 : 0));
+  const reserved = frame + (includeCaveats ? 8 : 0);
+  const planned = options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
+  const filled = fill(planned, settings, meter, reserved);
   const allDropped = [...merged, ...filled.dropped];
   const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d) => layout(k, d, includeCaveats));
   return finish('briefing', options, meter, final, allDropped, slots);

@@ -114,13 +114,18 @@ export const CompressOptionsSchema = z.strictObject({
   weights: z
     .strictObject({ lexical: z.number().min(0).max(1), dense: z.number().min(0).max(1) })
     .refine((w) => w.lexical + w.dense > 0, { message: 'compress.weights must not both be 0' })
-    .default({ lexical: 0.5, dense: 0.5 }),
+    .default({ lexical: 0.75, dense: 0.25 }),
   /** A sentence is kept when its relevance reaches this fraction of the pool's most relevant sentence. */
-  minRelevance: z.number().min(0).max(1).default(0.3),
+  minRelevance: z.number().min(0).max(1).default(0.6),
   /** Sentences kept on each side of a kept sentence (context around it). */
   window: z.number().int().min(0).max(20).default(0),
   /** Every candidate keeps at least this many of its most relevant sentences. */
-  minSentences: z.number().int().min(1).max(100).default(1),
+  minSentences: z.number().int().min(1).max(100).default(2),
+  /**
+   * How the budget is shared: sentences are taken by relevance, and a candidate's first sentence counts this
+   * much more. 1: every candidate gets its best sentence before any gets a second; 0: relevance alone.
+   */
+  spread: z.number().min(0).max(1).default(0),
   vectors: sentenceVectorsSchema.optional(),
 });
 export type CompressOptions = z.input<typeof CompressOptionsSchema>;

@@ -57,7 +57,17 @@ export class Selection {
   /** Every text this selection produced (whole or cut) and the ranges it shows. */
   readonly #variants = new Map<string, SentenceRange[]>();
 
-  constructor(source: string, sentences: readonly SentenceRange[], keptIndices: readonly number[], priority: readonly number[]) {
+  /** Relevance of each kept sentence, most important first (the pool-normalised score, 0..1). */
+  readonly relevance: readonly number[];
+
+  constructor(
+    source: string,
+    sentences: readonly SentenceRange[],
+    keptIndices: readonly number[],
+    priority: readonly number[],
+    relevance: readonly number[] = [],
+  ) {
+    this.relevance = relevance;
     this.#source = source;
     this.#indices = keptIndices;
     this.kept = keptIndices.map((i) => sentences[i] as SentenceRange);
@@ -72,6 +82,28 @@ export class Selection {
   /** How many sentences a budget cut may keep, at most (all of them). */
   get size(): number {
     return this.kept.length;
+  }
+
+  /** Kept sentences' texts, most important first. */
+  get byPriority(): string[] {
+    return this.#priority.map((p) => {
+      const range = this.kept[p] as SentenceRange;
+      return this.#source.slice(range.start, range.end);
+    });
+  }
+
+  /** The same selection keeping only its `count` most important sentences. */
+  narrowed(count: number): Selection {
+    if (count >= this.kept.length) return this;
+    const positions = this.#priority.slice(0, count);
+    const keptIndices = [...positions].sort((a, b) => a - b).map((p) => this.#indices[p] as number);
+    const order = new Map(keptIndices.map((index, p) => [index, p] as const));
+    const priority = positions.map((p) => order.get(this.#indices[p] as number) as number);
+    const sentences: SentenceRange[] = [];
+    this.#indices.forEach((index, p) => {
+      sentences[index] = this.kept[p] as SentenceRange;
+    });
+    return new Selection(this.#source, sentences, keptIndices, priority, this.relevance.slice(0, count));
   }
 
   /** The text of the `count` most important kept sentences, in source order. */
@@ -142,6 +174,14 @@ function cosine(a: readonly number[], b: readonly number[]): number {
     nb += y * y;
   }
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Sentences shorter than this (normalised) are never treated as repeats: "Yes." may well be said twice. */
+const MIN_REPEAT_LENGTH = 24;
+
+/** What two sentences must share to count as the same: letters and digits, case and punctuation aside. */
+function repeatKey(sentence: string): string {
+  return sentence.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 }
 
 interface PoolSentence {
@@ -238,6 +278,10 @@ export function selectSentences(
   const byItem: PoolSentence[][] = texts.map(() => []);
   for (const sentence of pool) (byItem[sentence.item] as PoolSentence[]).push(sentence);
 
+  // Sentences already shown by a better-ranked candidate (texts come best first) are not repeated.
+  const shown: string[] = [];
+  const repeats = (key: string) => key.length >= MIN_REPEAT_LENGTH && shown.some((other) => other.includes(key) || key.includes(other));
+
   return texts.map((text, item) => {
     const sentences = byItem[item] as PoolSentence[];
     if (sentences.length === 0) return null;
@@ -258,6 +302,13 @@ export function selectSentences(
         if (anchor + d < sentences.length) put(anchor + d, 2);
       }
     }
+    const keyOf = (index: number) => repeatKey(text.slice((sentences[index] as PoolSentence).range.start, (sentences[index] as PoolSentence).range.end));
+    const repeated = [...rank.keys()].filter((index) => repeats(keyOf(index)));
+    if (repeated.length < rank.size) for (const index of repeated) rank.delete(index);
+    for (const index of rank.keys()) {
+      const key = keyOf(index);
+      if (key.length >= MIN_REPEAT_LENGTH) shown.push(key);
+    }
     const keptIndices = [...rank.keys()].sort((a, b) => a - b);
     const position = new Map(keptIndices.map((index, p) => [index, p] as const));
     const relevance = new Map(sentences.map((s) => [s.index, s.relevance] as const));
@@ -269,6 +320,7 @@ export function selectSentences(
           a - b,
       )
       .map((index) => position.get(index) as number);
-    return new Selection(text, sentencesOf[item] as SentenceRange[], keptIndices, priority);
+    const keptRelevance = priority.map((p) => relevance.get(keptIndices[p] as number) as number);
+    return new Selection(text, sentencesOf[item] as SentenceRange[], keptIndices, priority, keptRelevance);
   });
 }
