@@ -59,6 +59,10 @@ export type {
   SparseVector,
   AddDocumentsResult,
   AddDocumentsOptions,
+  GetChunksRequest,
+  DeleteSourcesResult,
+  Rankings,
+  RankedChunk,
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
