@@ -62,10 +62,10 @@ function entries(run: GoldenRun, side: 'a' | 'b', label: string): Entry[] {
   return run.map((given, index) => {
     const stored = isStored(given) ? given : { where: `pack ${index + 1}`, value: given };
     try {
-      return { pack: parseInspectablePack(stored.value, `run ${label}, ${stored.where}`), raw: stored.value, where: stored.where, anchor: `${side}${index + 1}` };
+      return { pack: parseInspectablePack(stored.value, `pack at ${label} ${stored.where}`), raw: stored.value, where: stored.where, anchor: `${side}${index + 1}` };
     } catch (error) {
       if (isLitmPackError(error)) throw error;
-      throw new LitmPackError('invalid_input', `run ${label}, ${stored.where}: ${(error as Error).message}`, { cause: error });
+      throw new LitmPackError('invalid_input', `Invalid pack at ${label} ${stored.where}: ${(error as Error).message}`, { cause: error });
     }
   });
 }

@@ -190,16 +190,21 @@ function contextView(pack: InspectablePack, key: (ref: number) => string): SafeH
 <div class="context" data-field="context">${rows}</div>`;
 }
 
+// Each <pre> opens with a newline: an HTML parser drops one newline right after <pre>, and a segment that
+// begins with one (a separator) must keep it for the page to hold the context byte for byte.
 function segmentRow(segment: ContextSegment, pack: InspectablePack, key: (ref: number) => string, n: number): SafeHtml {
   if (segment.kind === 'frame' && segment.text.trim() === '') {
     // a blank separator between blocks: kept in the page (the context stays byte-exact) but drawn as a gap
-    return html`<div class="seg-row sep" title="blank separator"><pre class="seg-text">${segment.text}</pre></div>`;
+    return html`<div class="seg-row sep" title="blank separator"><pre class="seg-text">
+${segment.text}</pre></div>`;
   }
   if (segment.kind === 'frame') {
-    return html`<div class="seg-row frame"><div class="gutter">frame</div><pre class="seg-text">${segment.text}</pre></div>`;
+    return html`<div class="seg-row frame"><div class="gutter">frame</div><pre class="seg-text">
+${segment.text}</pre></div>`;
   }
   if (segment.kind === 'caveats') {
-    return html`<div class="seg-row caveats"><div class="gutter"><b>caveats</b><br>computed facts; cites nothing</div><pre class="seg-text">${segment.text}</pre></div>`;
+    return html`<div class="seg-row caveats"><div class="gutter"><b>caveats</b><br>computed facts; cites nothing</div><pre class="seg-text">
+${segment.text}</pre></div>`;
   }
   const item = pack.items[segment.index] as InspectableItem;
   return html`<div class="seg-row block" id="${key(item.ref)}" data-key="${key(item.ref)}" data-ref="${item.ref}" data-rank="${item.rank}" data-role="${item.role}" data-id="${item.id}">
@@ -207,7 +212,8 @@ function segmentRow(segment: ContextSegment, pack: InspectablePack, key: (ref: n
 ${item.role} · ${item.tokens} tokens<br>score ${formatNumber(item.score, 4)}<br>
 ${item.truncated ? html`<span class="flag warn">truncated</span>` : ''}${item.pointer ? html`<span class="flag warn">pointer only</span>` : ''}
 ${extraFields(item, KNOWN_ITEM_FIELDS)}</div>
-<pre class="seg-text">${segment.text}</pre></div>`;
+<pre class="seg-text">
+${segment.text}</pre></div>`;
 }
 
 function citations(pack: InspectablePack, key: (ref: number) => string): SafeHtml {
@@ -321,7 +327,9 @@ function extraFields(value: object, known: ReadonlySet<string>): SafeHtml | stri
 function genericValue(value: unknown): SafeHtml {
   if (typeof value === 'string') return html`<span>${value}</span>`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return html`<span class="mono">${String(value)}</span>`;
-  return html`<pre>${JSON.stringify(value, null, 2) ?? String(value)}</pre>`;
+  // the newline after <pre> is eaten by the HTML parser, so text starting with one keeps it
+  return html`<pre>
+${JSON.stringify(value, null, 2) ?? String(value)}</pre>`;
 }
 
 /** A pack string reduced to a safe CSS class fragment. */
