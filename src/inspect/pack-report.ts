@@ -269,9 +269,10 @@ function dropped(pack: InspectablePack, key: (ref: number) => string): SafeHtml 
 
 function degradedSection(pack: InspectablePack): SafeHtml | string {
   if (pack.degraded.length === 0) return '';
+  const anyExtra = pack.degraded.some((d) => Object.keys(d).some((k) => !KNOWN_DEGRADED_FIELDS.has(k)));
   return html`<h2>Degraded stages <span class="badge">${pack.degraded.length}</span></h2>
-<table class="degraded" data-field="degraded"><thead><tr><th>stage</th><th>code</th><th>other</th></tr></thead><tbody>${pack.degraded.map(
-    (d) => html`<tr><td class="mono">${d.stage}</td><td class="mono">${d.code}</td><td>${extraFields(d, KNOWN_DEGRADED_FIELDS)}</td></tr>`,
+<table class="degraded" data-field="degraded"><thead><tr><th>stage</th><th>code</th>${anyExtra ? html`<th>other</th>` : ''}</tr></thead><tbody>${pack.degraded.map(
+    (d) => html`<tr><td class="mono">${d.stage}</td><td class="mono">${d.code}</td>${anyExtra ? html`<td>${extraFields(d, KNOWN_DEGRADED_FIELDS)}</td>` : ''}</tr>`,
   )}</tbody></table>`;
 }
 
