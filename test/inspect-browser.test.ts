@@ -162,6 +162,7 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     await third.click();
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).location.hash)).toBe('#item-3');
 
+    await page.mouse.move(0, 0);
     await page.evaluate(() => (globalThis as unknown as PageGlobals).scrollTo(0, 0));
     await page.screenshot({ path: join(ARTIFACTS, 'inspect-demo.png') });
     await page.screenshot({ path: join(ARTIFACTS, 'inspect-demo-full.png'), fullPage: true });
