@@ -3,10 +3,9 @@
 // later still renders), and fields older packs lack (`degraded`, `pointer`, `briefing`) take their defaults.
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
-import { PACK_SCHEMA_ID } from '../core/schemas.js';
+import { CitationSchema, CoverageSchema, PACK_SCHEMA_ID, PackItemSchema } from '../core/schemas.js';
 
 const count = () => z.number().int().nonnegative();
-const SpanSchema = z.looseObject({ start: count(), end: count() });
 
 export const InspectablePackSchema = z.looseObject({
   schema: z.literal(PACK_SCHEMA_ID, { message: `not a litm-pack pack (schema must be "${PACK_SCHEMA_ID}")` }),
@@ -14,42 +13,9 @@ export const InspectablePackSchema = z.looseObject({
   query: z.string(),
   format: z.string(),
   context: z.string(),
-  items: z.array(
-    z.looseObject({
-      ref: z.number().int().positive(),
-      id: z.string(),
-      sourceId: z.string(),
-      role: z.string(),
-      rank: z.number().int().positive(),
-      score: z.number(),
-      text: z.string(),
-      tokens: count(),
-      truncated: z.boolean(),
-      pointer: z.boolean().default(false),
-    }),
-  ),
-  citations: z.array(
-    z.looseObject({
-      ref: z.number().int().positive(),
-      sourceId: z.string(),
-      chunkId: z.string(),
-      version: z.string().optional(),
-      title: z.string().optional(),
-      url: z.string().optional(),
-      section: z.array(z.string()).optional(),
-      span: SpanSchema.optional(),
-      spans: z.array(SpanSchema).optional(),
-      textSha256: z.string(),
-    }),
-  ),
-  coverage: z.looseObject({
-    itemCount: count(),
-    distinctSourceCount: count(),
-    topSimilarity: z.number(),
-    confidence: z.string(),
-    scoreP50: z.number().nullable(),
-    dateRange: z.looseObject({ from: z.string(), to: z.string() }).nullable(),
-  }),
+  items: z.array(PackItemSchema.extend({ role: z.string(), pointer: z.boolean().default(false) }).loose()),
+  citations: z.array(CitationSchema.loose()),
+  coverage: CoverageSchema.extend({ confidence: z.string() }).loose(),
   budget: z.looseObject({ maxTokens: z.number().int().positive(), usedTokens: count(), encoding: z.string() }),
   caveats: z.string().nullable().default(null),
   briefing: z
