@@ -8,7 +8,7 @@ import { encodeBm25Document, encodeBm25Query } from '../retrieve/bm25.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
-import { SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { SearchRequestSchema, diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -29,6 +29,7 @@ import {
   LITM_PAYLOAD_INDEXES,
   buildCreateCollection,
   buildDenseQuery,
+  buildDiverseQuery,
   buildHybridQueryBatch,
   buildLexicalQuery,
   buildSearchFilter,
@@ -408,15 +409,20 @@ export class QdrantHybridStore implements Store {
     const signal = req.signal;
     throwIfAborted(signal);
     const filter = buildSearchFilter(userFilter, req.principals, this.#aclKey);
+    const diversity = req.diversity ?? 0;
+    if (diversity > 0 && this.#embeddings === undefined) {
+      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }');
+    }
 
     let denseVector: number[] | undefined;
-    if (mode !== 'lexical') {
+    if (mode !== 'lexical' || diversity > 0) {
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(signal);
       this.#checkVectors([vector], 1, 'embedQuery');
       denseVector = vector;
     }
     const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
+    if (diversity > 0) return this.#searchDiverse(mode, denseVector!, sparseVector, req.limit, diversity, filter, fusion, signal);
 
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
@@ -453,6 +459,52 @@ export class QdrantHybridStore implements Store {
     }
     const similarity = new Map(cosine.points.map((point) => [String(point.id), point.score]));
     return this.#candidates(fused.points, (point) => similarity.get(String(point.id)));
+  }
+
+  /** Search with server-side MMR (`buildDiverseQuery`): the picked points keep the mode's score. */
+  async #searchDiverse(
+    mode: SearchMode,
+    denseVector: number[],
+    sparseVector: SparseVector | undefined,
+    limit: number,
+    diversity: number,
+    filter: QdrantFilter | undefined,
+    fusion: Fusion,
+    signal: AbortSignal | undefined,
+  ): Promise<Candidate[]> {
+    // A query of stopwords only has no terms: nothing can match lexically (as in the memory store).
+    if (mode === 'lexical' && sparseVector!.indices.length === 0) return [];
+    const built = buildDiverseQuery({
+      mode,
+      denseVector,
+      sparseVector,
+      limit,
+      candidates: diversityCandidates(limit, this.#prefetchLimit),
+      armLimit: hybridPrefetchLimit(limit, this.#prefetchLimit),
+      diversity,
+      filter,
+      fusion,
+      vectors: this.#vectors,
+    });
+    if ('query' in built) {
+      const response = await this.#read('query', () => this.#client.query(this.#collection, built.query), signal);
+      return this.#candidates(response.points, (point) => point.score);
+    }
+    const responses = await this.#read('queryBatch', () => this.#client.queryBatch(this.#collection, built.batch), signal);
+    const [scores, picked] = responses;
+    if (scores === undefined || picked === undefined) {
+      throw new LitmPackError(
+        'server_error',
+        `Qdrant queryBatch on collection "${this.#collection}" answered ${responses.length} results for 2 queries`,
+        { cause: responses },
+      );
+    }
+    const scoreOf = new Map(scores.points.map((point) => [String(point.id), point.score]));
+    const cosineOf = new Map(picked.points.map((point) => [String(point.id), point.score]));
+    return this.#candidates(
+      picked.points.map((point) => ({ ...point, score: scoreOf.get(String(point.id)) ?? point.score })),
+      (point) => cosineOf.get(String(point.id)),
+    );
   }
 
   #resolveMode(requested: SearchMode): SearchMode {

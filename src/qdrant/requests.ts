@@ -252,3 +252,65 @@ export function buildCreateCollection(vectors: VectorNames, size: number): Qdran
   if (vectors.sparse !== null) body.sparse_vectors = { [vectors.sparse]: { modifier: 'idf' } };
   return body;
 }
+
+export interface DiverseQueryInput {
+  mode: 'dense' | 'lexical' | 'hybrid';
+  denseVector: number[];
+  sparseVector: SparseVector | undefined;
+  limit: number;
+  /** Qdrant's `candidates_limit`: the pool MMR picks from (larger than `limit`). */
+  candidates: number;
+  /** Each arm's prefetch in hybrid mode. */
+  armLimit: number;
+  diversity: number;
+  filter: QdrantFilter | undefined;
+  fusion: Fusion;
+  vectors: VectorNames;
+}
+
+/**
+ * Diverse search with Qdrant's server-side MMR (`{ nearest, mmr: { diversity, candidates_limit } }`, Qdrant
+ * 1.15+). Dense: one query (its score is the cosine). Lexical and hybrid: one batch of two queries over the
+ * same pool — the mode's own ranking of the `candidates` best (scores only) and the MMR pick over that pool
+ * as a prefetch (with payloads; its score is the cosine) — so the picked points keep the mode's score.
+ */
+export function buildDiverseQuery(input: DiverseQueryInput): { query: QdrantQueryArgs } | { batch: QdrantQueryBatchArgs } {
+  const { vectors, filter } = input;
+  const mmr = { nearest: input.denseVector, mmr: { diversity: input.diversity, candidates_limit: input.candidates } };
+  if (input.mode === 'dense') {
+    return {
+      query: withFilter(
+        withUsing<QdrantQueryArgs>({ query: mmr, limit: input.limit, with_payload: true, with_vector: false }, vectors.dense),
+        filter,
+      ),
+    };
+  }
+  const sparse = (limit: number): QdrantPrefetch =>
+    withFilter(
+      withUsing<QdrantPrefetch>(
+        { query: { indices: [...input.sparseVector!.indices], values: [...input.sparseVector!.values] }, limit },
+        vectors.sparse!,
+      ),
+      filter,
+    );
+  const pool: QdrantPrefetch =
+    input.mode === 'lexical'
+      ? sparse(input.candidates)
+      : withFilter<QdrantPrefetch>(
+          {
+            prefetch: [
+              withFilter(withUsing<QdrantPrefetch>({ query: input.denseVector, limit: input.armLimit }, vectors.dense), filter),
+              sparse(input.armLimit),
+            ],
+            query: toQdrantFusion(input.fusion),
+            limit: input.candidates,
+          },
+          filter,
+        );
+  const scores: QdrantQueryRequest = { ...pool, with_payload: false, with_vector: false } as QdrantQueryRequest;
+  const picked: QdrantQueryRequest = withFilter(
+    withUsing<QdrantQueryRequest>({ prefetch: [pool], query: mmr, limit: input.limit, with_payload: true, with_vector: false }, vectors.dense),
+    filter,
+  );
+  return { batch: { searches: [scores, picked] } };
+}
