@@ -12,10 +12,13 @@ import {
   PackOptionsBaseSchema,
   type Candidate,
   type Citation,
+  type Degraded,
   type ItemRole,
   type Pack,
   type PackItem,
 } from '../core/schemas.js';
+import { preparePacking, refineCandidates, retrieveCandidates, type PackInputs, type RetrieveRequest } from '../pipeline/retrieve.js';
+import { PipelineCompressSchema, RerankStageSchema } from '../refine/stages.js';
 import type { Filter, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
 
 const storeSchema = z.custom<Store>(
@@ -29,8 +32,15 @@ const filterSchema = z.custom<Filter>(
   { message: 'filter must be a filter object ({ must?, should?, must_not? })' },
 );
 
-/** Packer options without the per-call `query` and `candidates`. */
-const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true }).shape;
+/**
+ * Packer options without the per-call `query` and `candidates`; `compress` takes `embeddings` (the pipeline
+ * computes sentence vectors) and `rerank` a reranker over the pool's top N.
+ */
+const packerShape = {
+  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+  compress: PipelineCompressSchema.optional(),
+  rerank: RerankStageSchema.optional(),
+};
 
 /** Largest candidate pool a retriever may ask the store for. */
 export const MAX_CANDIDATE_POOL = 1000;
@@ -42,6 +52,8 @@ const retrievalShape = {
   limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
   filter: filterSchema.optional(),
   principals: z.array(z.string().min(1)).optional(),
+  /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+  diversity: z.number().min(0).max(1).optional(),
 };
 
 export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...packerShape });
@@ -83,7 +95,36 @@ export function buildSearchRequest(options: ParsedRetrieverOptions, query: strin
   const request: SearchRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
+  if (options.diversity !== undefined && options.diversity > 0) request.diversity = options.diversity;
   return request;
+}
+
+/** The candidates a retriever packs and what packing needs besides them, through the one pipeline. */
+export interface RetrievedForPack {
+  candidates: Candidate[];
+  inputs: PackInputs;
+}
+
+/** Retrieves (search, diversity, rerank) and prepares sentence selection for a retriever's options. */
+export async function retrieveForPack(options: ParsedRetrieverOptions, request: SearchRequest): Promise<RetrievedForPack> {
+  const retrieve: RetrieveRequest = {
+    text: request.text,
+    mode: request.mode ?? 'hybrid',
+    limit: request.limit ?? options.limit,
+    filter: request.filter,
+    principals: request.principals,
+    diversity: request.diversity,
+    rerank: options.rerank,
+    signal: request.signal,
+  };
+  const retrieved = await retrieveCandidates(options.store, retrieve);
+  return { candidates: retrieved.candidates, inputs: await preparePacking(request.text, retrieved, options.compress, request.signal) };
+}
+
+/** The refine stages (rerank, sentence vectors) for candidates that are already retrieved. */
+export async function refineForPack(options: ParsedPackerOptions, query: string, candidates: Candidate[], signal?: AbortSignal): Promise<RetrievedForPack> {
+  const refined = await refineCandidates(query, candidates, { rerank: options.rerank, signal });
+  return { candidates: refined.candidates, inputs: await preparePacking(query, refined, options.compress, signal) };
 }
 
 function packerInput(options: ParsedPackerOptions) {
@@ -101,9 +142,14 @@ function packerInput(options: ParsedPackerOptions) {
   return input;
 }
 
+function withInputs(inputs: PackInputs | undefined) {
+  if (inputs === undefined) return {};
+  return { degraded: inputs.degraded, ...(inputs.compress === undefined ? {} : { compress: inputs.compress }) };
+}
+
 /** Packs `candidates` with a retriever's options (bundle or briefing). */
-export function packForRetriever(options: ParsedRetrieverOptions, query: string, candidates: Candidate[]): Pack {
-  const base = { ...packerInput(options), query, candidates };
+export function packForRetriever(options: ParsedRetrieverOptions, query: string, candidates: Candidate[], inputs?: PackInputs): Pack {
+  const base = { ...packerInput(options), query, candidates, ...withInputs(inputs) };
   if (options.kind === 'bundle') return packBundle(base);
   return packBriefing({
     ...base,
@@ -116,8 +162,13 @@ export function packForRetriever(options: ParsedRetrieverOptions, query: string,
 }
 
 /** Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). */
-export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[]): Pack {
-  return packBundle({ ...packerInput(options), query, candidates });
+export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[], inputs?: PackInputs): Pack {
+  if (inputs === undefined && options.compress !== undefined) {
+    // Synchronous callers (formatDocumentsAsContext) select on BM25 alone: there is no call to embed with.
+    const { embeddings: _embeddings, timeoutMs: _timeout, ...compress } = options.compress;
+    return packBundle({ ...packerInput(options), query, candidates, compress });
+  }
+  return packBundle({ ...packerInput(options), query, candidates, ...withInputs(inputs) });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -144,6 +195,8 @@ export interface LitmMetadata {
   kind: Pack['kind'];
   format: Pack['format'];
   packHash: string;
+  /** Optional stages that failed and were bypassed for this pack (`pack.degraded`); empty when none. */
+  degraded: Degraded[];
 }
 
 /** One packed item with everything an adapter needs to build a document or node. */
@@ -187,6 +240,7 @@ export function packedEntries(pack: Pack, inputs: readonly Pick<Candidate, 'id' 
         kind: pack.kind,
         format: pack.format,
         packHash: pack.packHash,
+        degraded: structuredClone(pack.degraded),
       },
       sourceIndex,
     };
@@ -207,6 +261,7 @@ export function caveatsLitm(pack: Pack): LitmMetadata {
     kind: pack.kind,
     format: pack.format,
     packHash: pack.packHash,
+    degraded: structuredClone(pack.degraded),
   };
 }
 

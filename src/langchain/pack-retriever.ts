@@ -13,6 +13,7 @@ import {
   caveatsToAppend,
   packForRetriever,
   parseQuery,
+  retrieveForPack,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
 import { packAsChildRun, searchAsChildRun } from './tracing.js';
@@ -96,11 +97,13 @@ export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> 
     const text = parseQuery(query);
     const request = buildSearchRequest(options, text);
     if (signal !== undefined) request.signal = signal;
-    const candidates = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
+    const { candidates, inputs } = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'), (r) =>
+      retrieveForPack(options, r),
+    );
     const pack = await packAsChildRun(
       text,
       candidates,
-      (q, c) => packForRetriever(options, q, c),
+      (q, c) => packForRetriever(options, q, c, inputs),
       runManager?.getChild('litm_pack'),
     );
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;

@@ -17,14 +17,20 @@ interface PackRunInput {
 }
 
 /**
- * Runs `store.search` as a child run (`LitmSearch`) so the request and the candidate pool show up in traces.
- * The run config's abort signal is passed to the store.
+ * Runs retrieval (`search`, by default `store.search`; the retrievers pass the whole retrieval pipeline:
+ * search, rerank, sentence vectors) as a child run (`LitmSearch`) so the request and what it found show up
+ * in traces. The run config's abort signal is passed on.
  */
-export function searchAsChildRun(store: Store, request: SearchRequest, callbacks: Callbacks | undefined): Promise<Candidate[]> {
-  const search = RunnableLambda.from((input: SearchRequest, config?: RunnableConfig) =>
-    store.search(config?.signal === undefined ? input : { ...input, signal: config.signal }),
+export function searchAsChildRun<T = Candidate[]>(
+  store: Store,
+  request: SearchRequest,
+  callbacks: Callbacks | undefined,
+  search: (request: SearchRequest) => Promise<T> = (r) => store.search(r) as Promise<T>,
+): Promise<T> {
+  const run = RunnableLambda.from((input: SearchRequest, config?: RunnableConfig) =>
+    search(config?.signal === undefined ? input : { ...input, signal: config.signal }),
   ).withConfig({ runName: SEARCH_RUN_NAME });
-  return search.invoke(request, { callbacks });
+  return run.invoke(request, { callbacks });
 }
 
 /**

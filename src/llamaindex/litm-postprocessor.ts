@@ -8,6 +8,7 @@ import {
   PackerOptionsSchema,
   packAsBundle,
   parseQuery,
+  refineForPack,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
@@ -56,7 +57,8 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
     }
     const text = parseQuery(extractText(query));
     const candidates = nodesToCandidates(nodes);
-    const pack = packAsBundle(this.options, text, candidates);
+    const refined = await refineForPack(this.options, text, candidates);
+    const pack = packAsBundle(this.options, text, refined.candidates, refined.inputs);
     return { nodes: packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null), pack };
   }
 }

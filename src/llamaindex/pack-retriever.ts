@@ -10,6 +10,7 @@ import {
   caveatsToAppend,
   packForRetriever,
   parseQuery,
+  retrieveForPack,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
 import { packToNodes } from './nodes.js';
@@ -51,8 +52,8 @@ export abstract class PackRetriever extends BaseRetriever {
     const text = parseQuery(query);
     const request = buildSearchRequest(options, text);
     if (signal !== undefined) request.signal = signal;
-    const candidates = await options.store.search(request);
-    const pack = packForRetriever(options, text, candidates);
+    const { candidates, inputs } = await retrieveForPack(options, request);
+    const pack = packForRetriever(options, text, candidates, inputs);
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(
       pack,

@@ -4,3 +4,15 @@ export { splitSentences } from './split.js';
 export type { SentenceRange } from './split.js';
 export { ELISION, Selection, selectSentences, sentenceKey } from './sentences.js';
 export type { SentenceSelectionSettings, SentenceVectors } from './sentences.js';
+export { HttpReranker, HttpRerankerOptionsSchema, RerankerSchema } from './rerank.js';
+export type { HttpRerankerOptions, Reranker, RerankOptions, RerankResult } from './rerank.js';
+export { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain, faultCode, withTimeout } from './contain.js';
+export {
+  PipelineCompressSchema,
+  RerankStageSchema,
+  embedSentences,
+  prepareCompress,
+  rerankCandidates,
+} from './stages.js';
+export type { ParsedPipelineCompress, ParsedRerankStage, PipelineCompress, RerankStage } from './stages.js';
+export { maximalMarginalRelevance } from './mmr.js';

@@ -1,24 +1,26 @@
 import type { Command } from 'commander';
 import { LitmPackError } from '../../core/errors.js';
 import type { Pack } from '../../core/schemas.js';
-import { retrieveCandidates } from '../../pipeline/retrieve.js';
+import { preparePacking, retrieveCandidates } from '../../pipeline/retrieve.js';
 import { printPack } from '../io.js';
 import { packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
-import { packWith } from './pack.js';
+import { compressStage, packWith, rerankStage } from './pack.js';
 
 /** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
 export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
   if (query.trim() === '') throw new LitmPackError('invalid_input', 'The query must not be empty');
   const store = await openStore(flags.store);
-  const { candidates, degraded } = await retrieveCandidates(store, {
+  const retrieved = await retrieveCandidates(store, {
     text: query,
     mode: flags.mode,
     limit: flags.limit,
     filter: flags.filter,
     principals: flags.principals,
+    diversity: flags.diversity,
+    rerank: rerankStage(flags),
   });
-  return packWith(flags, query, candidates, degraded);
+  return packWith(flags, query, retrieved.candidates, [], await preparePacking(query, retrieved, compressStage(flags)));
 }
 
 export function registerBundle(program: Command): void {
