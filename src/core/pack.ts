@@ -413,6 +413,23 @@ function keptSpans(kept: Kept): Span[] {
   return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
 }
 
+// Token counts of sentences and selected texts, remembered across packs (the same chunks come back query
+// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer, format
+// and text; a pure function of the key, so remembering it changes nothing but the time.
+const SENTENCE_TOKENS_LIMIT = 100_000;
+const sentenceTokenCache = new Map<string, number>();
+
+function sentenceTokens(meter: Meter, text: string): number {
+  const key = `${meter.tokenizer.name}\u0000${meter.format}\u0000${text}`;
+  let tokens = sentenceTokenCache.get(key);
+  if (tokens === undefined) {
+    tokens = meter.count(escapeBody(meter.format, text));
+    if (sentenceTokenCache.size >= SENTENCE_TOKENS_LIMIT) sentenceTokenCache.clear();
+    sentenceTokenCache.set(key, tokens);
+  }
+  return tokens;
+}
+
 /**
  * Under selection the budget is shared out sentence by sentence before the fill: the most valuable next
  * sentence of any candidate is taken while the (estimated) budget lasts, where value is the sentence's
@@ -424,7 +441,7 @@ function allocateSentences(entries: Entry[], meter: Meter, available: number, sp
   const plans = entries.map((entry) => {
     const selection = entry.selection;
     if (selection === undefined) return null;
-    const costs = selection.byPriority.map((text) => meter.count(escapeBody(meter.format, text)));
+    const costs = selection.byPriority.map((text) => sentenceTokens(meter, text));
     return {
       costs,
       relevance: selection.relevance,
@@ -466,9 +483,14 @@ function allocateSentences(entries: Entry[], meter: Meter, available: number, sp
   }
   return entries.map((entry, index) => {
     const plan = plans[index];
-    if (plan === null || plan === undefined || plan.count === 0 || entry.selection === undefined) return entry;
-    const selection = entry.selection.narrowed(plan.count);
-    return { ...entry, candidate: { ...entry.candidate, text: selection.text }, selection, narrowed: selection !== entry.selection };
+    if (plan === null || plan === undefined || entry.selection === undefined) return entry;
+    const selection = plan.count === 0 ? entry.selection : entry.selection.narrowed(plan.count);
+    const candidate: Candidate = { ...entry.candidate, text: selection.text };
+    // The exact count the fill would compute, remembered (a hint applies only where escaping changes nothing).
+    if (escapeBody(meter.format, selection.text) === selection.text) {
+      candidate.tokens = { [meter.tokenizer.name]: sentenceTokens(meter, selection.text) };
+    }
+    return { ...entry, candidate, selection, narrowed: selection !== entry.selection };
   });
 }
 

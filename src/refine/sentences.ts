@@ -147,18 +147,28 @@ export class Selection {
   }
 }
 
-// Stems per sentence text, remembered across packs (the same chunks come back query after query).
-const STEM_CACHE_LIMIT = 50_000;
-const stemCache = new Map<string, readonly string[]>();
+// Stems and repeat keys per sentence text, remembered across packs (the same chunks come back query after query).
+const ANALYSIS_CACHE_LIMIT = 50_000;
+const analysisCache = new Map<string, { stems: readonly string[]; key: string | undefined }>();
+
+function analysisOf(text: string): { stems: readonly string[]; key: string | undefined } {
+  let analysis = analysisCache.get(text);
+  if (analysis === undefined) {
+    analysis = { stems: tokenizeBm25(text), key: undefined };
+    if (analysisCache.size >= ANALYSIS_CACHE_LIMIT) analysisCache.clear();
+    analysisCache.set(text, analysis);
+  }
+  return analysis;
+}
 
 function stemsOf(text: string): readonly string[] {
-  let stems = stemCache.get(text);
-  if (stems === undefined) {
-    stems = tokenizeBm25(text);
-    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
-    stemCache.set(text, stems);
-  }
-  return stems;
+  return analysisOf(text).stems;
+}
+
+function repeatKeyOf(text: string): string {
+  const analysis = analysisOf(text);
+  analysis.key ??= repeatKey(text);
+  return analysis.key;
 }
 
 function cosine(a: readonly number[], b: readonly number[]): number {
@@ -302,7 +312,7 @@ export function selectSentences(
         if (anchor + d < sentences.length) put(anchor + d, 2);
       }
     }
-    const keyOf = (index: number) => repeatKey(text.slice((sentences[index] as PoolSentence).range.start, (sentences[index] as PoolSentence).range.end));
+    const keyOf = (index: number) => repeatKeyOf(text.slice((sentences[index] as PoolSentence).range.start, (sentences[index] as PoolSentence).range.end));
     const repeated = [...rank.keys()].filter((index) => repeats(keyOf(index)));
     if (repeated.length < rank.size) for (const index of repeated) rank.delete(index);
     for (const index of rank.keys()) {
