@@ -600,7 +600,9 @@ async function selectionMain(): Promise<string> {
   }
   const pools = await hotpotPools(questions);
   const haveVectors = attachVectors(pools);
-  progress(`HotpotQA selection: ${pools.length} questions, sentence vectors ${haveVectors ? 'cached' : 'missing'}`);
+  progress(
+    `HotpotQA selection: ${pools.length} questions, sentence vectors ${haveVectors ? 'cached' : 'missing (dense rows left out; see BENCHMARKS.md, How to regenerate)'}`,
+  );
   const defaults = CompressOptionsSchema.parse({ mode: 'sentences' });
   const chosen: Setting = {
     minRelevance: defaults.minRelevance,
