@@ -161,6 +161,19 @@ function analysisOf(text: string): { stems: readonly string[]; key: string | und
   return analysis;
 }
 
+// Sentence ranges per candidate text, remembered across packs like the analyses.
+const rangesCache = new Map<string, SentenceRange[]>();
+
+function splitCached(text: string): SentenceRange[] {
+  let ranges = rangesCache.get(text);
+  if (ranges === undefined) {
+    ranges = splitSentences(text);
+    if (rangesCache.size >= ANALYSIS_CACHE_LIMIT) rangesCache.clear();
+    rangesCache.set(text, ranges);
+  }
+  return ranges;
+}
+
 function stemsOf(text: string): readonly string[] {
   return analysisOf(text).stems;
 }
@@ -222,7 +235,7 @@ export function selectSentences(
   const termFrequencies: Map<number, number>[] = [];
 
   texts.forEach((text, item) => {
-    const ranges = skip[item] === true ? [] : splitSentences(text);
+    const ranges = skip[item] === true ? [] : splitCached(text);
     sentencesOf.push(ranges);
     ranges.forEach((range, index) => {
       const stems = stemsOf(text.slice(range.start, range.end));
