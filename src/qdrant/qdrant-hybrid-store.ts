@@ -35,7 +35,7 @@ import {
   buildSearchFilter,
   type VectorNames,
 } from './requests.js';
-import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantScoredPoint } from './types.js';
+import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantQueryBatchArgs, QdrantScoredPoint } from './types.js';
 
 /** Namespace of the UUIDv5 point ids (fixed forever: changing it would orphan every stored point). */
 export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
@@ -448,17 +448,23 @@ export class QdrantHybridStore implements Store {
       vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
       withPayload: true,
     });
+    const [fused, cosine] = await this.#queryPair(body, signal);
+    const similarity = new Map(cosine.points.map((point) => [String(point.id), point.score]));
+    return this.#candidates(fused.points, (point) => similarity.get(String(point.id)));
+  }
+
+  /** One `points/query/batch` of two queries, and its two answers. */
+  async #queryPair(body: QdrantQueryBatchArgs, signal: AbortSignal | undefined) {
     const responses = await this.#read('queryBatch', () => this.#client.queryBatch(this.#collection, body), signal);
-    const [fused, cosine] = responses;
-    if (fused === undefined || cosine === undefined) {
+    const [first, second] = responses;
+    if (first === undefined || second === undefined) {
       throw new LitmPackError(
         'server_error',
         `Qdrant queryBatch on collection "${this.#collection}" answered ${responses.length} results for 2 queries`,
         { cause: responses },
       );
     }
-    const similarity = new Map(cosine.points.map((point) => [String(point.id), point.score]));
-    return this.#candidates(fused.points, (point) => similarity.get(String(point.id)));
+    return [first, second] as const;
   }
 
   /** Search with server-side MMR (`buildDiverseQuery`): the picked points keep the mode's score. */
@@ -490,15 +496,7 @@ export class QdrantHybridStore implements Store {
       const response = await this.#read('query', () => this.#client.query(this.#collection, built.query), signal);
       return this.#candidates(response.points, (point) => point.score);
     }
-    const responses = await this.#read('queryBatch', () => this.#client.queryBatch(this.#collection, built.batch), signal);
-    const [scores, picked] = responses;
-    if (scores === undefined || picked === undefined) {
-      throw new LitmPackError(
-        'server_error',
-        `Qdrant queryBatch on collection "${this.#collection}" answered ${responses.length} results for 2 queries`,
-        { cause: responses },
-      );
-    }
+    const [scores, picked] = await this.#queryPair(built.batch, signal);
     const scoreOf = new Map(scores.points.map((point) => [String(point.id), point.score]));
     const cosineOf = new Map(picked.points.map((point) => [String(point.id), point.score]));
     return this.#candidates(

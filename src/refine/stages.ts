@@ -6,20 +6,12 @@
 import { z } from 'zod';
 import { compareCandidates } from '../core/pack.js';
 import { CompressOptionsSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
+import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { EmbeddingsLike } from '../retrieve/types.js';
 import { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain } from './contain.js';
 import { RerankerSchema } from './rerank.js';
 import { sentenceKey, type SentenceVectors } from './sentences.js';
 import { splitSentences } from './split.js';
-
-const embeddingsSchema = z.custom<EmbeddingsLike>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as EmbeddingsLike).embedQuery === 'function' &&
-    typeof (value as EmbeddingsLike).embedDocuments === 'function',
-  { message: 'embeddings must have embedQuery(text) and embedDocuments(texts) functions' },
-);
 
 /** `rerank` on the retrievers, the compressor/postprocessor and the pipeline. */
 export const RerankStageSchema = z.strictObject({
@@ -37,7 +29,7 @@ export type ParsedRerankStage = z.output<typeof RerankStageSchema>;
  * with `embeddings` (sentence vectors are computed here, one batched call per pack) instead of `vectors`.
  */
 export const PipelineCompressSchema = CompressOptionsSchema.omit({ vectors: true }).extend({
-  embeddings: embeddingsSchema.optional(),
+  embeddings: EmbeddingsSchema.optional(),
   /** Sentence embeddings slower than this are abandoned: selection runs on BM25 alone and reports it. */
   timeoutMs: z.number().int().positive().max(600_000).default(5_000),
 });
