@@ -193,7 +193,10 @@ export const PackItemSchema = z.object({
   /** Relevance rank among kept items (1 = best). */
   rank: z.number().int().positive(),
   score: z.number(),
-  /** The candidate's text, or a prefix of it cut at a boundary (`truncated`). Empty for a pin pointer. */
+  /**
+   * The candidate's text, or a prefix of it cut at a boundary (`truncated`), or with `compress` its selected
+   * sentences joined by " … " (`truncated` when the budget narrowed them). Empty for a pin pointer.
+   */
   text: z.string(),
   /** Tokens of the item's text as rendered (the candidate's hint when it applies); the budget itself is counted on the whole context. For a pin pointer: the full text's count. */
   tokens: z.number().int().nonnegative(),
