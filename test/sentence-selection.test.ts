@@ -189,6 +189,21 @@ describe('sentence selection in packs', () => {
     expect(tight.items[0]?.text).not.toContain('Refund requests are answered');
   });
 
+  it('does not repeat a sentence a better-ranked candidate already shows, even behind a title', () => {
+    const pack = packBundle({
+      query: 'refunds days receipt',
+      maxTokens: 400,
+      compress: { mode: 'sentences', minSentences: 1, minRelevance: 0.2 },
+      dedupe: false,
+      candidates: [
+        { id: 'paragraph', text: 'Refunds are issued within 14 days of a return. The cafe opens at nine.', score: 1 },
+        { id: 'chunk', text: 'Refund policy Refunds are issued within 14 days of a return. A receipt is needed for every refund.', score: 0.5 },
+      ],
+    });
+    expect(pack.items.find((i) => i.id === 'paragraph')?.text).toBe('Refunds are issued within 14 days of a return.');
+    expect(pack.items.find((i) => i.id === 'chunk')?.text).toBe('A receipt is needed for every refund.');
+  });
+
   it('blends dense similarity when sentence vectors are given', () => {
     const text = 'Money comes back after two weeks at the shop. The shop has a red door.';
     const vectors = {
@@ -320,5 +335,15 @@ describe('sentence selection properties', () => {
       }),
       RUNS,
     );
+  });
+});
+
+describe('sentence selection at scale', () => {
+  it('handles a pool of many thousand sentences', () => {
+    const text = Array.from({ length: 200 }, (_, i) => `Sentence ${i} talks about refunds and item ${i % 7}.`).join(' ');
+    const candidates = Array.from({ length: 600 }, (_, i) => ({ id: `c${i}`, text: `${text} Unique ${i}.`, score: 1 - i / 1000 }));
+    const pack = packBundle({ query: 'refunds item 3', candidates, maxTokens: 500, compress: { mode: 'sentences' } });
+    expect(pack.items.length).toBeGreaterThan(0);
+    expect(tokenizer.count(pack.context)).toBeLessThanOrEqual(500);
   });
 });

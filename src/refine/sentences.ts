@@ -174,6 +174,24 @@ function splitCached(text: string): SentenceRange[] {
   return ranges;
 }
 
+// Word-boundary suffixes of repeat keys (the key itself first), remembered like the analyses.
+const suffixCache = new Map<string, readonly string[]>();
+
+function suffixes(key: string): readonly string[] {
+  let out = suffixCache.get(key);
+  if (out === undefined) {
+    const list = [key];
+    for (let i = key.indexOf(' '); i >= 0; i = key.indexOf(' ', i + 1)) {
+      if (key.length - i - 1 < MIN_REPEAT_LENGTH) break;
+      list.push(key.slice(i + 1));
+    }
+    out = list;
+    if (suffixCache.size >= ANALYSIS_CACHE_LIMIT) suffixCache.clear();
+    suffixCache.set(key, out);
+  }
+  return out;
+}
+
 function stemsOf(text: string): readonly string[] {
   return analysisOf(text).stems;
 }
@@ -182,6 +200,13 @@ function repeatKeyOf(text: string): string {
   const analysis = analysisOf(text);
   analysis.key ??= repeatKey(text);
   return analysis.key;
+}
+
+/** The largest value, at least 0 (a loop: spreading a pool of many thousand sentences into Math.max overflows the stack). */
+function largest(values: readonly number[]): number {
+  let max = 0;
+  for (const value of values) if (value > max) max = value;
+  return max;
 }
 
 function cosine(a: readonly number[], b: readonly number[]): number {
@@ -265,7 +290,7 @@ export function selectSentences(
     }
     return score;
   });
-  const maxLexical = Math.max(0, ...lexical);
+  const maxLexical = largest(lexical);
 
   let dense: number[] | undefined;
   const vectors = settings.vectors;
@@ -276,7 +301,7 @@ export function selectSentences(
       return vector === undefined ? 0 : Math.max(0, cosine(vectors.query, vector));
     });
   }
-  const maxDense = dense === undefined ? 0 : Math.max(0, ...dense);
+  const maxDense = dense === undefined ? 0 : largest(dense);
   const { lexical: wl, dense: wd } = settings.weights;
   pool.forEach((sentence, s) => {
     const lex = maxLexical > 0 ? (lexical[s] as number) / maxLexical : 0;
@@ -287,7 +312,7 @@ export function selectSentences(
     const cos = maxDense > 0 ? (dense[s] as number) / maxDense : 0;
     sentence.relevance = (wl * lex + wd * cos) / (wl + wd);
   });
-  const best = Math.max(...pool.map((s) => s.relevance));
+  const best = largest(pool.map((s) => s.relevance));
   const threshold = settings.minRelevance * best;
 
   // The pool's only mention of a query term is kept whatever its score.
@@ -302,8 +327,17 @@ export function selectSentences(
   for (const sentence of pool) (byItem[sentence.item] as PoolSentence[]).push(sentence);
 
   // Sentences already shown by a better-ranked candidate (texts come best first) are not repeated.
-  const shown: string[] = [];
-  const repeats = (key: string) => key.length >= MIN_REPEAT_LENGTH && shown.some((other) => other.includes(key) || key.includes(other));
+  // A sentence repeats a shown one when one of the two ends with the other at a word boundary (the same
+  // sentence, or it behind a heading or title: "Joe Elliott Joseph Thomas Elliott..." for "Joseph Thomas
+  // Elliott..."). Word-boundary suffixes go into sets, so the check costs the sentence's length, not the pool's.
+  const shownKeys = new Set<string>();
+  const shownSuffixes = new Set<string>();
+  const repeats = (key: string) => key.length >= MIN_REPEAT_LENGTH && (shownSuffixes.has(key) || suffixes(key).some((s) => shownKeys.has(s)));
+  const show = (key: string) => {
+    if (key.length < MIN_REPEAT_LENGTH) return;
+    shownKeys.add(key);
+    for (const suffix of suffixes(key)) shownSuffixes.add(suffix);
+  };
 
   return texts.map((text, item) => {
     const sentences = byItem[item] as PoolSentence[];
@@ -330,7 +364,7 @@ export function selectSentences(
     if (repeated.length < rank.size) for (const index of repeated) rank.delete(index);
     for (const index of rank.keys()) {
       const key = keyOf(index);
-      if (key.length >= MIN_REPEAT_LENGTH) shown.push(key);
+      show(key);
     }
     const keptIndices = [...rank.keys()].sort((a, b) => a - b);
     const position = new Map(keptIndices.map((index, p) => [index, p] as const));
