@@ -49,7 +49,7 @@ const EOL = String.raw`(?:[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]|$)`;
  * Indented code cannot interrupt a paragraph, so indentation is left alone.
  */
 const MARKDOWN_ESCAPE = new RegExp(
-  `${LINE_START}(${BLANK}*)(?:(` +
+  `${LINE_START}${BLANK}*(?:(?:` +
     [
       '[>#[|:]',
       `[=](?=[= \\t]|${EOL})`,
@@ -60,16 +60,16 @@ const MARKDOWN_ESCAPE = new RegExp(
       '`(?=``)',
       '~(?=~~)',
     ].join('|') +
-    `)|(\\d{1,9})(?=[.)](?:[ \\t]|${EOL}))|(?=[\\r\\n]))` +
-    String.raw`|(\\*)(?:<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))`,
+    `)|\\d{1,9}(?=[.)](?:[ \\t]|${EOL}))|(?=[\\r\\n]))` +
+    String.raw`|\\*(?:<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))`,
   'gu',
 );
 
 /** The text format: block headers `[n] ...` and zone lines `== Zone ==`; a content line that starts like them is escaped. */
-const TEXT_ESCAPE = new RegExp(`${LINE_START}(${BLANK}*)([[=])`, 'gu');
+const TEXT_ESCAPE = new RegExp(`${LINE_START}${BLANK}*[[=]`, 'gu');
 
 /** Markdown inside one header line: brackets (links, images), raw HTML and entity references. */
-const MARKDOWN_INLINE_ESCAPE = /(\\*)(?:[[\]]|<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))/gu;
+const MARKDOWN_INLINE_ESCAPE = /\\*(?:[[\]]|<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))/gu;
 
 /** `&`, `<`, `>`, and characters XML 1.0 does not allow in a document at all (not even as references). */
 const XML_ESCAPE = /[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|\p{Surrogate}/gu;
@@ -85,30 +85,41 @@ const TEXT_PROBE = probe(TEXT_ESCAPE);
 const MARKDOWN_INLINE_PROBE = probe(MARKDOWN_INLINE_ESCAPE);
 const XML_PROBE = probe(XML_ESCAPE);
 
+// The replacers read what to do from the match itself, not from capture groups: V8 (11.3, Node 20) was seen
+// to report a group that did not take part in a match as "" instead of undefined with this pattern.
+
+/** Inserts a backslash before the last character of `match` unless an odd run of backslashes precedes it. */
+function escapeLast(match: string): string {
+  const backslashes = match.length - 1 - match.slice(0, -1).replace(/\\+$/u, '').length;
+  if (backslashes % 2 === 1) return match;
+  return `${match.slice(0, -1)}\\${match.slice(-1)}`;
+}
+
+const DIGIT = /\d$/u;
+const LAST_IS_MARKER = /[>#[|:=*_+`~<&-]$/u;
+
+function markdownReplacer(match: string): string {
+  // A number of an ordered list item: the `.` or `)` after it is what gets escaped.
+  if (DIGIT.test(match)) return `${match}\\`;
+  // A line-start marker, or an inline `<` or `&` (after its run of backslashes).
+  if (LAST_IS_MARKER.test(match)) return escapeLast(match);
+  // A blank line (only blanks, or nothing): a hard line break keeps the paragraph going.
+  return `${match}\\`;
+}
+
 function escapeMarkdown(text: string): string {
   if (text.search(MARKDOWN_PROBE) === -1) return text;
-  return text.replace(MARKDOWN_ESCAPE, (match: string, prefix?: string, marker?: string, digits?: string, backslashes?: string) => {
-    if (backslashes !== undefined) {
-      // Inline `<` or `&`: escaped unless an odd run of backslashes already escapes it.
-      return backslashes.length % 2 === 0 ? `${backslashes}\\${match.slice(backslashes.length)}` : match;
-    }
-    if (marker !== undefined) return `${prefix}\\${marker}`;
-    if (digits !== undefined) return `${prefix}${digits}\\`;
-    // A blank line: keep its blanks and add a hard line break so the paragraph does not end.
-    return `${prefix}\\`;
-  });
+  return text.replace(MARKDOWN_ESCAPE, markdownReplacer);
 }
 
 function escapeMarkdownInline(text: string): string {
   if (text.search(MARKDOWN_INLINE_PROBE) === -1) return text;
-  return text.replace(MARKDOWN_INLINE_ESCAPE, (match: string, backslashes: string) =>
-    backslashes.length % 2 === 0 ? `${backslashes}\\${match.slice(backslashes.length)}` : match,
-  );
+  return text.replace(MARKDOWN_INLINE_ESCAPE, escapeLast);
 }
 
 function escapeText(text: string): string {
   if (text.search(TEXT_PROBE) === -1) return text;
-  return text.replace(TEXT_ESCAPE, '$1\\$2');
+  return text.replace(TEXT_ESCAPE, escapeLast);
 }
 
 /** XML character data: entities for `& < >`; characters XML cannot carry become U+FFFD. */
