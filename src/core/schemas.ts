@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+import { BoundedMetadataSchema } from './metadata.js';
 
 export const PACK_SCHEMA_ID = 'litm-pack/pack@1' as const;
 
@@ -64,7 +65,8 @@ export const CandidateSchema = z.object({
   tokens: z
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Carried through to adapters; at most MAX_METADATA_DEPTH levels deep and MAX_METADATA_SIZE as JSON. */
+  metadata: BoundedMetadataSchema.optional(),
 });
 export type Candidate = z.infer<typeof CandidateSchema>;
 /** What callers may pass (before defaults). */

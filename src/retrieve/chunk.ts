@@ -1,6 +1,7 @@
 import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { BoundedMetadataSchema } from '../core/metadata.js';
 import { TimestampSchema, type Candidate } from '../core/schemas.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
@@ -29,8 +30,9 @@ export const IngestDocumentSchema = z.strictObject({
   title: z.string().optional(),
   url: z.string().optional(),
   timestamp: TimestampSchema.optional(),
-  // Metadata is stored in the payload and in saved files, so it must be plain JSON.
-  metadata: z.record(z.string(), jsonValue).optional(),
+  // Metadata is stored in the payload and in saved files, so it must be plain JSON; the limits are checked
+  // before the recursive check of its values.
+  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
   // An empty list would be ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
   acl: z
     .array(z.string().min(1))
@@ -392,5 +394,5 @@ export const ChunkRecordSchema = z.strictObject({
   kind: z.string().optional(),
   tokens: z.record(z.string(), nonNegativeInt),
   acl: z.array(z.string().min(1)).optional(),
-  metadata: z.record(z.string(), jsonValue).optional(),
+  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
 });
