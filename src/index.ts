@@ -45,6 +45,8 @@ export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
 export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './core/metadata.js';
+export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
+export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {
   Store,
   SearchRequest,
@@ -60,6 +62,10 @@ export type {
   SparseVector,
   AddDocumentsResult,
   AddDocumentsOptions,
+  GetChunksRequest,
+  DeleteSourcesResult,
+  Rankings,
+  RankedChunk,
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
