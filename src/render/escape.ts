@@ -3,21 +3,15 @@ import type { PackFormat } from '../core/schemas.js';
 /*
  * Escaping for the three context formats. Content (item text, and every caller-supplied field) must never
  * create, close, renumber or hide a block. Each escape only inserts characters (a backslash, or an XML entity
- * for `& < >`), runs in one regular-expression pass, and returns its input unchanged when there is nothing to
- * escape, so token hints for unchanged text stay valid.
+ * for `& < >`), in one pass that looks only at line starts and at `<` and `&` (found by the engine's fast
+ * character scans), and returns its input itself when there is nothing to escape, so token hints for
+ * unchanged text stay valid.
  *
  * Written here rather than taken from a package: markdown escapers (e.g. for whole documents) escape every
  * punctuation character, which changes most texts and costs tokens; what a context needs is narrower and
  * exact, and the test suite checks it with a CommonMark parser, a strict XML parser and a line splitter
  * that knows every Unicode line terminator.
  */
-
-/**
- * Where a line starts for any reader: after LF, CR (not inside CRLF), and every other Unicode line
- * terminator that some readers break on (VT, FF, NEL, LS, PS, and the FS/GS/RS separators that Python's
- * `str.splitlines` also breaks on). CommonMark itself breaks only on LF, CR and CRLF.
- */
-const LINE_START = String.raw`(?<=^|[\n\v\f\x1c-\x1e\x85\u2028\u2029]|\r(?!\n))`;
 
 /**
  * Characters that show as blank or as nothing: whitespace other than line terminators, and default-ignorable
@@ -27,8 +21,13 @@ const LINE_START = String.raw`(?<=^|[\n\v\f\x1c-\x1e\x85\u2028\u2029]|\r(?!\n))`
  */
 const BLANK = String.raw`[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}]`;
 
-/** The end of a line for any reader (see LINE_START), or of the text. */
-const EOL = String.raw`(?:[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]|$)`;
+/**
+ * Where a line ends for any reader: LF, CR (CRLF counts once), and every other Unicode line terminator that
+ * some readers break on (VT, FF, NEL, LS, PS, and the FS/GS/RS separators that Python's `str.splitlines`
+ * also breaks on). CommonMark itself breaks only on LF, CR and CRLF. A line starts after each.
+ */
+const LINE_TERMINATOR = /[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
+const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 /**
  * Markdown (CommonMark). An item is one paragraph: its header line, then its body. Inside a paragraph only
@@ -48,84 +47,207 @@ const EOL = String.raw`(?:[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]|$)`;
  *   backslashes before them is even (an odd run already escapes them).
  * Indented code cannot interrupt a paragraph, so indentation is left alone.
  */
-const MARKDOWN_ESCAPE = new RegExp(
-  `${LINE_START}${BLANK}*(?:(?:` +
-    [
-      '[>#[|:]',
-      `[=](?=[= \\t]|${EOL})`,
-      `-(?=[- \\t|:]|${EOL})`,
-      `[*](?=[* \\t]|${EOL})`,
-      `_(?=[_ \\t]|${EOL})`,
-      `[+](?=[ \\t]|${EOL})`,
-      '`(?=``)',
-      '~(?=~~)',
-    ].join('|') +
-    `)|\\d{1,9}(?=[.)](?:[ \\t]|${EOL}))|(?=[\\r\\n]))` +
-    String.raw`|\\*(?:<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))`,
-  'gu',
-);
+const HTML_START = /[A-Za-z/!?]/y;
+const REFERENCE_END = /#|[A-Za-z0-9]+;/y;
+/** One blank or invisible code point (checked only for characters beyond ASCII). */
+const BLANK_AT = new RegExp(BLANK, 'uy');
 
-/** The text format: block headers `[n] ...` and zone lines `== Zone ==`; a content line that starts like them is escaped. */
-const TEXT_ESCAPE = new RegExp(`${LINE_START}${BLANK}*[[=]`, 'gu');
+// Character codes, named.
+const [SPACE, TAB, LF, CR] = [0x20, 0x09, 0x0a, 0x0d];
+const [GT, HASH, OPEN_BRACKET, PIPE, COLON, EQUALS, STAR, UNDERSCORE, DASH, PLUS, BACKTICK, TILDE, DOT, CLOSE_PAREN] = [
+  0x3e, 0x23, 0x5b, 0x7c, 0x3a, 0x3d, 0x2a, 0x5f, 0x2d, 0x2b, 0x60, 0x7e, 0x2e, 0x29,
+];
+
+/** Whether a line ends at `at`: a line terminator there (see LINE_TERMINATOR), or the end of the text. */
+function endsLine(text: string, at: number): boolean {
+  if (at >= text.length) return true;
+  const c = text.charCodeAt(at);
+  return c === LF || c === CR || c === 0x0b || c === 0x0c || (c >= 0x1c && c <= 0x1e) || c === 0x85 || c === 0x2028 || c === 0x2029;
+}
+
+/** Where the blanks at the start of a line end: spaces, tabs, and (beyond ASCII) blank or invisible characters. */
+function skipBlanks(text: string, at: number): number {
+  let i = at;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === SPACE || c === TAB) i += 1;
+    else if (c >= 0x80) {
+      BLANK_AT.lastIndex = i;
+      if (!BLANK_AT.test(text)) return i;
+      i = BLANK_AT.lastIndex;
+    } else return i;
+  }
+}
+
+/**
+ * Where a backslash goes for the markdown line that starts at `at` (see the rules above), or -1. Written as
+ * a few comparisons rather than one pattern: it runs at every line start of every item, and a pattern with
+ * Unicode property classes costs microseconds a call.
+ */
+function markdownLineInsertion(text: string, at: number): number {
+  const i = skipBlanks(text, at);
+  const c = text.charCodeAt(i);
+  const next = text.charCodeAt(i + 1);
+  const spaceOrEnd = next === SPACE || next === TAB || endsLine(text, i + 1);
+  switch (c) {
+    case GT:
+    case HASH:
+    case OPEN_BRACKET:
+    case PIPE:
+    case COLON:
+      return i;
+    case EQUALS:
+    case STAR:
+    case UNDERSCORE:
+      return next === c || spaceOrEnd ? i : -1;
+    case DASH:
+      return next === c || next === PIPE || next === COLON || spaceOrEnd ? i : -1;
+    case PLUS:
+      return spaceOrEnd ? i : -1;
+    case BACKTICK:
+    case TILDE:
+      return next === c && text.charCodeAt(i + 2) === c ? i : -1;
+    case LF:
+    case CR:
+      return i; // a blank line: the backslash goes after its blanks
+    default: {
+      let j = i;
+      while (j - i < 10 && text.charCodeAt(j) >= 0x30 && text.charCodeAt(j) <= 0x39) j += 1;
+      if (j === i || j - i > 9) return -1;
+      const delimiter = text.charCodeAt(j);
+      if (delimiter !== DOT && delimiter !== CLOSE_PAREN) return -1;
+      const after = text.charCodeAt(j + 1);
+      return after === SPACE || after === TAB || endsLine(text, j + 1) ? j : -1;
+    }
+  }
+}
+
+/** The text format's line markers after the blanks: `[` (block header) and `=` (zone line). */
+function textLineInsertion(text: string, at: number): number {
+  const i = skipBlanks(text, at);
+  const c = text.charCodeAt(i);
+  return c === OPEN_BRACKET || c === EQUALS ? i : -1;
+}
+
+/**
+ * Calls `visit` with each line start (0, and after each line terminator; CR only when not in CRLF) whose
+ * first character `mayStart` says could begin an escape; lines starting with anything else are skipped
+ * without running a pattern, which keeps escaping cheap on ordinary prose.
+ */
+function forEachLineStart(text: string, mayStart: (code: number) => boolean, visit: (at: number) => void): void {
+  if (text.length === 0) return;
+  if (mayStart(text.charCodeAt(0))) visit(0);
+  if (text.indexOf('\r') === -1 && !OTHER_TERMINATOR.test(text)) {
+    // Only LF: indexOf finds them several times faster than a pattern.
+    for (let at = text.indexOf('\n') + 1; at !== 0 && at < text.length; at = text.indexOf('\n', at) + 1) {
+      if (mayStart(text.charCodeAt(at))) visit(at);
+    }
+    return;
+  }
+  LINE_TERMINATOR.lastIndex = 0;
+  let match: RegExpExecArray | null;
+  while ((match = LINE_TERMINATOR.exec(text)) !== null) {
+    const at = match.index + 1;
+    if (at >= text.length) break;
+    const code = text.charCodeAt(at);
+    if (match[0] === '\r' && code === LF) continue;
+    if (mayStart(code)) visit(at);
+  }
+}
+
+/** ASCII characters a markdown line can start with and need an escape: markers, digits, blanks, a CommonMark line end. */
+const MARKDOWN_MAY_START = new Uint8Array(128);
+for (const c of '>#[|:=-*_+`~0123456789 \t\r\n') MARKDOWN_MAY_START[c.charCodeAt(0)] = 1;
+
+/** Beyond ASCII, only blank and invisible characters matter; CJK and Hangul syllables (common line starts) do not. */
+function mayBeBlank(code: number): boolean {
+  return !((code >= 0x3040 && code < 0xd800 && code !== 0x3164) || (code >= 0x00c0 && code < 0x0300));
+}
+
+const markdownMayStart = (code: number) => (code < 0x80 ? MARKDOWN_MAY_START[code] === 1 : mayBeBlank(code));
+const textMayStart = (code: number) => (code < 0x80 ? code === 0x5b || code === 0x3d || code === 0x20 || code === 0x09 : mayBeBlank(code));
+
+/** `text` with a backslash inserted at each of `positions` (ascending, distinct); `text` itself when none. */
+function insertBackslashes(text: string, positions: number[]): string {
+  if (positions.length === 0) return text;
+  let out = '';
+  let from = 0;
+  for (const at of positions) {
+    out += `${text.slice(from, at)}\\`;
+    from = at;
+  }
+  return out + text.slice(from);
+}
+
+function escapeMarkdown(text: string): string {
+  const positions: number[] = [];
+  forEachLineStart(text, markdownMayStart, (at) => {
+    const insertion = markdownLineInsertion(text, at);
+    if (insertion !== -1) positions.push(insertion);
+  });
+  let sorted = true;
+  // indexOf is much faster than a pattern scan, and most texts hold neither character.
+  for (const char of ['<', '&']) {
+    const follows = char === '<' ? HTML_START : REFERENCE_END;
+    for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) {
+      follows.lastIndex = at + 1;
+      if (!follows.test(text)) continue;
+      let backslashes = 0;
+      while (backslashes < at && text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes += 1;
+      if (backslashes % 2 === 1) continue; // already escaped
+      positions.push(at);
+      sorted = false;
+    }
+  }
+  if (!sorted) positions.sort((a, b) => a - b);
+  return insertBackslashes(text, positions);
+}
+
+function escapeText(text: string): string {
+  const positions: number[] = [];
+  forEachLineStart(text, textMayStart, (at) => {
+    const insertion = textLineInsertion(text, at);
+    if (insertion !== -1) positions.push(insertion);
+  });
+  return insertBackslashes(text, positions);
+}
 
 /** Markdown inside one header line: brackets (links, images), raw HTML and entity references. */
 const MARKDOWN_INLINE_ESCAPE = /\\*(?:[[\]]|<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))/gu;
 
 /** `&`, `<`, `>`, and characters XML 1.0 does not allow in a document at all (not even as references). */
-const XML_ESCAPE = /[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|\p{Surrogate}/gu;
+const XML_ESCAPE = /[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g;
+const XML_FORBIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/;
 
 const XML_ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 
-/** A non-global twin for the fast path: `search` finds whether there is anything to escape at all. */
-function probe(pattern: RegExp): RegExp {
-  return new RegExp(pattern.source, pattern.flags.replace('g', ''));
-}
-const MARKDOWN_PROBE = probe(MARKDOWN_ESCAPE);
-const TEXT_PROBE = probe(TEXT_ESCAPE);
-const MARKDOWN_INLINE_PROBE = probe(MARKDOWN_INLINE_ESCAPE);
-const XML_PROBE = probe(XML_ESCAPE);
-
-// The replacers read what to do from the match itself, not from capture groups: V8 (11.3, Node 20) was seen
-// to report a group that did not take part in a match as "" instead of undefined with this pattern.
-
-/** Inserts a backslash before the last character of `match` unless an odd run of backslashes precedes it. */
+/**
+ * Inserts a backslash before the last character of `match` unless an odd run of backslashes precedes it.
+ * (Replacers here read the match itself, not capture groups: V8 11.3, in Node 20, was seen to report a group
+ * that did not take part in a match as "" instead of undefined.)
+ */
 function escapeLast(match: string): string {
   const backslashes = match.length - 1 - match.slice(0, -1).replace(/\\+$/u, '').length;
   if (backslashes % 2 === 1) return match;
   return `${match.slice(0, -1)}\\${match.slice(-1)}`;
 }
 
-const DIGIT = /\d$/u;
-const LAST_IS_MARKER = /[>#[|:=*_+`~<&-]$/u;
-
-function markdownReplacer(match: string): string {
-  // A number of an ordered list item: the `.` or `)` after it is what gets escaped.
-  if (DIGIT.test(match)) return `${match}\\`;
-  // A line-start marker, or an inline `<` or `&` (after its run of backslashes).
-  if (LAST_IS_MARKER.test(match)) return escapeLast(match);
-  // A blank line (only blanks, or nothing): a hard line break keeps the paragraph going.
-  return `${match}\\`;
-}
-
-function escapeMarkdown(text: string): string {
-  if (text.search(MARKDOWN_PROBE) === -1) return text;
-  return text.replace(MARKDOWN_ESCAPE, markdownReplacer);
-}
-
 function escapeMarkdownInline(text: string): string {
-  if (text.search(MARKDOWN_INLINE_PROBE) === -1) return text;
+  MARKDOWN_INLINE_ESCAPE.lastIndex = 0;
+  if (!MARKDOWN_INLINE_ESCAPE.test(text)) return text;
   return text.replace(MARKDOWN_INLINE_ESCAPE, escapeLast);
 }
 
-function escapeText(text: string): string {
-  if (text.search(TEXT_PROBE) === -1) return text;
-  return text.replace(TEXT_ESCAPE, escapeLast);
-}
-
-/** XML character data: entities for `& < >`; characters XML cannot carry become U+FFFD. */
+/** XML character data: entities for `& < >`; characters XML cannot carry (lone surrogates too) become U+FFFD. */
 export function escapeXml(text: string): string {
-  if (text.search(XML_PROBE) === -1) return text;
-  return text.replace(XML_ESCAPE, (char) => XML_ENTITIES[char] ?? '\ufffd');
+  // isWellFormed/toWellFormed (lone surrogates) are in Node 20 but not in the ES2023 lib typings.
+  const wellFormed = text as string & { isWellFormed(): boolean; toWellFormed(): string };
+  const clean = wellFormed.isWellFormed();
+  // indexOf first: much faster than a pattern scan, and most texts hold none of these.
+  if (clean && text.indexOf('&') === -1 && text.indexOf('<') === -1 && text.indexOf('>') === -1 && !XML_FORBIDDEN.test(text)) {
+    return text;
+  }
+  return (clean ? text : wellFormed.toWellFormed()).replace(XML_ESCAPE, (char) => XML_ENTITIES[char] ?? '\ufffd');
 }
 
 /**
