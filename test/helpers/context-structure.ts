@@ -1,8 +1,8 @@
 /**
  * Independent readers of a pack's context, one per format, for the rendering-safety tests (rule 9):
- * - markdown: a CommonMark parser (markdown-it in CommonMark mode) must see exactly the zone headings, one
- *   paragraph per item opening with its `[ref]` header, the caveats list, and no HTML, code block, quote,
- *   list, rule or table made by content;
+ * - markdown: two CommonMark parsers (markdown-it in CommonMark mode, and commonmark.js, the reference
+ *   implementation) must see exactly the zone headings, one paragraph per item opening with its `[ref]`
+ *   header, the caveats list, and no HTML, code block, quote, list, rule or table made by content;
  * - xml: a strict XML 1.0 parser (saxes) must read exactly the expected elements, with every field and body
  *   as its text;
  * - text, and the raw text of every format: split at every Unicode line terminator (as Python's
@@ -11,6 +11,7 @@
  * - every header line parses back into the item's own fields (no field passes for another).
  * Written from the format descriptions, not from the renderer: they share no code with src/render.
  */
+import { Parser as CommonMarkParser, type Node as CommonMarkNode } from 'commonmark';
 import MarkdownIt from 'markdown-it';
 
 import { SaxesParser } from 'saxes';
@@ -18,6 +19,7 @@ import { expect } from 'vitest';
 import type { Pack } from '../../src/index.js';
 
 const markdownIt = new MarkdownIt('commonmark');
+const commonMark = new CommonMarkParser();
 type Token = ReturnType<typeof markdownIt.parse>[number];
 
 /** What the pack was asked to render, beyond what the pack itself records. */
@@ -326,6 +328,49 @@ function normaliseForMarkdownIt(text: string): string {
 
 const FORBIDDEN_BLOCKS = new Set(['html_block', 'code_block', 'fence', 'hr', 'blockquote_open', 'ordered_list_open', 'table_open']);
 
+/** The plain text of a node's inline children up to the first line break. */
+function firstLineText(node: CommonMarkNode): string {
+  let text = '';
+  for (let child = node.firstChild; child !== null; child = child.next) {
+    if (child.type === 'softbreak' || child.type === 'linebreak') break;
+    if (child.type === 'text' || child.type === 'code') text += child.literal ?? '';
+    else text += firstLineText(child);
+  }
+  return text;
+}
+
+/** The same structure as read by commonmark.js, the CommonMark reference implementation. */
+function checkWithReferenceParser(pack: Pack, expected: readonly string[], caveatCount: number): void {
+  const document = commonMark.parse(pack.context);
+  const walker = document.walker();
+  for (let event = walker.next(); event !== null; event = walker.next()) {
+    if (!event.entering) continue;
+    expect(['html_block', 'html_inline', 'code_block', 'block_quote', 'thematic_break'], 'commonmark.js').not.toContain(event.node.type);
+  }
+  const seen: string[] = [];
+  for (let node = document.firstChild; node !== null; node = node.next) {
+    if (node.type === 'heading') {
+      expect(node.level).toBe(2);
+      expect(node.sourcepos[0][0], 'an ATX heading: one line').toBe(node.sourcepos[1][0]);
+      seen.push(`heading:${firstLineText(node)}`);
+    } else if (node.type === 'paragraph') {
+      const marker = /^\[(\d+)\] /u.exec(firstLineText(node));
+      seen.push(`paragraph:${marker ? `[${marker[1]}]` : JSON.stringify(firstLineText(node).slice(0, 40))}`);
+    } else if (node.type === 'list') {
+      expect(node.listType).toBe('bullet');
+      const items: CommonMarkNode[] = [];
+      for (let item = node.firstChild; item !== null; item = item.next) items.push(item);
+      expect(items).toHaveLength(caveatCount);
+      for (const item of items) {
+        expect(item.firstChild?.type).toBe('paragraph');
+        expect(item.firstChild?.next).toBeNull();
+      }
+      seen.push('list');
+    } else seen.push(node.type);
+  }
+  expect(seen).toEqual(expected);
+}
+
 export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation = {}): void {
   if (pack.context === '') return;
   checkRawLines(pack, true);
@@ -366,6 +411,7 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
     return t.type;
   });
   expect(seen).toEqual(expected);
+  checkWithReferenceParser(pack, expected, pack.caveats === null ? 0 : pack.caveats.split('\n').length - 2);
 
   // Each item's paragraph spans its whole block: header line, then every line of its body.
   const paragraphs = top.filter((t) => t.type === 'paragraph_open');
