@@ -3,9 +3,10 @@
  * pack's structure (see test/helpers/context-structure.ts for what each reader checks).
  */
 import fc from 'fast-check';
-import { describe, it } from 'vitest';
-import { packBriefing, packBundle } from '../src/index.js';
-import type { CandidateInput, PackFormat } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { escapeBody, MemoryHybridStore, packBriefing, packBundle } from '../src/index.js';
+import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
+import { BriefingPackRetriever, BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { checkContext, LINE_TERMINATORS } from './helpers/context-structure.js';
 import { hostileNonEmpty, hostileString, hostileText, INVISIBLES } from './helpers/hostile.js';
 
@@ -126,4 +127,56 @@ describe('line terminators and invisible prefixes, in every field and format', (
       { numRuns: 600 },
     );
   });
+});
+
+describe('escapeBody on its own, with many more inputs', () => {
+  // Any text at all, including lone surrogates and every control character, as the body of a block between
+  // two others: both CommonMark parsers still see exactly three paragraphs, the raw view exactly three headers.
+  const anyText = fc.oneof(hostileText, fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 300 }));
+  for (const format of ['markdown', 'text'] as const) {
+    it(`${format}: a body between two blocks stays inside its block`, () => {
+      fc.assert(
+        fc.property(anyText, (text) => {
+          const context = `[1] (source: a)\nbefore\n\n[2] (source: b)\n${escapeBody(format, text)}\n\n[3] (source: c)\nafter`;
+          const item = (ref: number, body: string) => ({ ref, id: `c${ref}`, sourceId: 'abc'[ref - 1]!, role: 'evidence' as const, rank: ref, score: 1, text: body, tokens: 0, truncated: false, pointer: false });
+          const pack = {
+            kind: 'bundle',
+            format,
+            context,
+            caveats: null,
+            briefing: null,
+            items: [item(1, 'before'), item(2, text), item(3, 'after')],
+            citations: ['a', 'b', 'c'].map((sourceId, i) => ({ ref: i + 1, sourceId, chunkId: `c${i + 1}`, textSha256: '0'.repeat(64) })),
+          } as unknown as Pack;
+          checkContext(pack);
+        }),
+        { numRuns: 1500 },
+      );
+    });
+  }
+});
+
+describe('the LangChain formatter renders hostile packs byte for byte', () => {
+  it('formatDocumentsAsContext(documents) equals pack.context for bundles and briefings over ingested hostile documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ text: hostileText, title: fc.option(hostileString, { nil: undefined }), version: fc.option(hostileString, { nil: undefined }) }), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom<PackFormat>('markdown', 'xml', 'text'),
+        fc.boolean(),
+        async (docs, format, briefing) => {
+          const store = new MemoryHybridStore();
+          // every document holds the query word, so lexical search finds them all
+          await store.addDocuments(docs.map((doc, i) => ({ id: `doc-${i}.md`, ...doc, text: `refund ${doc.text}` })));
+          const fields = { store, mode: 'lexical' as const, maxTokens: 1500, format };
+          const retriever = briefing
+            ? new BriefingPackRetriever({ ...fields, gaps: ['<!-- gap'], pins: ['doc-0.md'] })
+            : new BundleRetriever(fields);
+          const { documents, pack } = await retriever.retrieveWithCitations('refund');
+          expect(formatDocumentsAsContext(documents)).toBe(pack.context);
+          checkContext(pack, briefing ? { gaps: ['<!-- gap'] } : {});
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
 });
