@@ -20,6 +20,8 @@ import type { Pack } from '../../src/index.js';
 
 const markdownIt = new MarkdownIt('commonmark');
 const commonMark = new CommonMarkParser();
+/** markdown-it's default preset adds GFM tables (and strikethrough) to CommonMark. */
+const markdownItWithTables = new MarkdownIt('default', { html: true });
 type Token = ReturnType<typeof markdownIt.parse>[number];
 
 /** What the pack was asked to render, beyond what the pack itself records. */
@@ -412,6 +414,8 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   });
   expect(seen).toEqual(expected);
   checkWithReferenceParser(pack, expected, pack.caveats === null ? 0 : pack.caveats.split('\n').length - 2);
+  const withTables = markdownItWithTables.parse(pack.context, {});
+  expect(withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'), 'GFM-style tables').toEqual([]);
 
   // Each item's paragraph spans its whole block: header line, then every line of its body.
   const paragraphs = top.filter((t) => t.type === 'paragraph_open');
