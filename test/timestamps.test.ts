@@ -2,10 +2,10 @@
  * Rule 7 and time zones: a timestamp without an offset is UTC, so `coverage.dateRange` and `packHash` are
  * the same whatever the process's time zone. Checked in child processes under several `TZ` values.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { timestampMillis } from '../src/core/schemas.js';
 import { packBundle } from '../src/index.js';
+import { runCli } from './helpers/cli.js';
 
 // Local 10:00 read as UTC is the latest instant; read in Tokyo (UTC+9) it would be 01:00Z, the earliest.
 const candidates = [
@@ -15,21 +15,8 @@ const candidates = [
   { id: 'd', text: 'Fourth note about exchanges.', score: 0.6, timestamp: '2024-01-01T09:30:00.250+00:30' },
 ];
 
-function packIn(timeZone: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'pack', '--query', 'notes', '--budget', '500'], {
-      env: { ...process.env, TZ: timeZone },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(JSON.stringify(candidates));
-  });
-}
+const packIn = (timeZone: string) =>
+  runCli(['pack', '--query', 'notes', '--budget', '500'], JSON.stringify(candidates), { TZ: timeZone });
 
 describe('timestamps without an offset are UTC', () => {
   it('gives the same dateRange and packHash under UTC, Asia/Tokyo and America/Los_Angeles', async () => {
