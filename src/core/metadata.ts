@@ -1,12 +1,11 @@
 import { z } from 'zod';
 
-/**
- * Limits on the `metadata` of a candidate, a document to ingest or a stored chunk. Metadata is carried,
- * copied, compared and saved by recursive code (structured clone, canonical JSON, validation); without a
- * bound, metadata nested ten thousand levels deep overflows the stack, and megabytes of it per chunk cost
- * time on every pack. Real metadata (loader fields, page numbers, tags, nested `loc` objects) is a few
- * levels deep and a few kilobytes.
- */
+// Limits on the `metadata` of a candidate, a document to ingest or a stored chunk. Metadata is carried,
+// copied, compared and saved by recursive code (structured clone, canonical JSON, validation); without a
+// bound, metadata nested ten thousand levels deep overflows the stack, and megabytes of it per chunk cost
+// time on every pack. Real metadata (loader fields, page numbers, tags, nested `loc` objects) is a few
+// levels deep and a few kilobytes.
+
 /** Levels of nested objects and arrays, counting `metadata` itself: `{ a: { b: 1 } }` has 2. */
 export const MAX_METADATA_DEPTH = 32;
 /** Size of `metadata` as JSON text, in UTF-16 code units, not counting string escapes. */
