@@ -44,6 +44,7 @@ export { getTokenizer } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
+export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './core/metadata.js';
 export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
 export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {

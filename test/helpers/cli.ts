@@ -10,9 +10,12 @@ export interface CliResult {
  * Runs the CLI from source in a child process. Asynchronous on purpose: a synchronous spawn would block the
  * test worker's event loop.
  */
-export function runCli(args: string[], input?: string): Promise<CliResult> {
+export function runCli(args: string[], input?: string, env?: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
