@@ -113,7 +113,7 @@ describe('BriefingPackRetriever (LlamaIndex)', () => {
     expect(caveats.score).toBeUndefined();
     expect(caveats.node.getContent(MetadataMode.NONE)).toBe(pack.caveats);
     expectNodesMatch(nodes.slice(0, -1), pack);
-    expect(nodes[0]?.node.metadata.citation.sourceId).toBe('warranty.md');
+    expect(nodes[0]?.node.metadata.citation?.sourceId).toBe('warranty.md');
 
     const without = await new BriefingPackRetriever({ store, maxTokens: 400, includeCaveats: false }).retrieve('refunds');
     expect(without.every((n) => n.node.metadata.litm.role !== 'caveats')).toBe(true);

@@ -80,6 +80,12 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
 
+/**
+ * Other libraries' names for `limit` (LangChain's `k`, LlamaIndex's `similarityTopK`...): rejected with a
+ * message naming `limit`, so a caller learns the one name instead of having two.
+ */
+export const LIMIT_ALIASES: Readonly<Record<string, string>> = { k: 'limit', topK: 'limit', top_k: 'limit', similarityTopK: 'limit' };
+
 export const SearchRequestSchema = z.strictObject({
   text: z
     .string({ message: 'text must be a string' })
@@ -285,7 +291,7 @@ export class MemoryHybridStore implements Store {
    * vector whenever dense ran.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
     let mode = req.mode;
