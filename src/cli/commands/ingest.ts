@@ -1,75 +1,103 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { mkdir, readdir, stat } from 'node:fs/promises';
-import { basename, extname, join, relative, resolve, sep } from 'node:path';
-import { sha256Hex } from '../../core/canonical.js';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { IngestDocument } from '../../retrieve/types.js';
-import { readUserFile } from '../io.js';
-import { storeOption } from '../options.js';
+import type { EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
+import { INGESTED_EXTENSIONS, count, readDocuments, skipSummary, skipWarning, type ReadOptions } from '../ingest-files.js';
+import { warn } from '../io.js';
+import { embeddingsFrom, embeddingsOptions, storeOption, type EmbeddingsFlags } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 
-async function collectFiles(paths: string[]): Promise<string[]> {
-  const out: string[] = [];
-  const visit = async (path: string) => {
-    let info;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      throw new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
-    }
-    if (info.isDirectory()) {
-      const entries = (await readdir(path)).sort();
-      for (const entry of entries) if (!entry.startsWith('.')) await visit(join(path, entry));
-    } else if (['.md', '.markdown', '.txt'].includes(extname(path).toLowerCase())) {
-      out.push(path);
-    }
-  };
-  for (const path of paths) await visit(path);
-  return out;
+export interface IngestFlags extends EmbeddingsFlags {
+  store: string;
+  quiet?: boolean;
+  strict?: boolean;
+  followSymlinks?: boolean;
 }
 
-function titleOf(text: string, path: string): string {
-  const heading = /^#\s+(.+)$/m.exec(text);
-  return heading?.[1]?.trim() ?? basename(path);
-}
-
-/** Ingests files and folders into the store `storeDir` names; returns the one-line summary. */
-export async function ingest(paths: string[], storeDir: string, quiet: boolean): Promise<string> {
-  const files = await collectFiles(paths);
-  if (files.length === 0) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
-  // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const docs: IngestDocument[] = [];
-  for (const file of files) {
-    const text = await readUserFile(file);
-    const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
-    docs.push({ id, text, title: titleOf(text, file), version: sha256Hex(text).slice(0, 12) });
+/**
+ * Reads the files under `paths`, warning about each one skipped; with `strict`, anything skipped fails the
+ * ingest before a store is touched.
+ */
+export async function readForIngest(paths: string[], options: ReadOptions & { strict?: boolean }) {
+  const { docs, skipped } = await readDocuments(paths, options);
+  for (const skip of skipped) warn(skipWarning(skip));
+  if (options.strict === true && skipped.length > 0) {
+    throw new LitmPackError('invalid_input', `--strict: ${skipSummary(skipped)} Nothing was ingested.`, {
+      details: { skipped: skipped.map((skip) => skip.path) },
+    });
   }
-  const qdrant = await openQdrant(storeDir);
-  const store = qdrant ?? (await loadStore(storeDir, false));
-  if (qdrant) await qdrant.ensureCollection();
+  if (docs.length === 0) {
+    const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
+    throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
+  }
+  return { docs, skipped };
+}
+
+/** Adds documents to an open store with a progress bar on a terminal; returns the counts line. */
+export async function addWithProgress(store: Store, docs: IngestDocument[], quiet: boolean): Promise<string> {
   const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
   bar?.start(docs.length, 0);
-  const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
-  bar?.stop();
-  if (store instanceof MemoryHybridStore) {
-    await mkdir(storeDir, { recursive: true });
-    await store.save(join(storeDir, STORE_FILE));
+  try {
+    const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
+    const total = store instanceof MemoryHybridStore ? ` (${count(store.size, 'chunk')} in all)` : '';
+    return `${count(result.added, 'chunk')} added, ${result.unchanged} unchanged, ${result.removed} removed${total}`;
+  } finally {
+    bar?.stop();
   }
-  const total = store instanceof MemoryHybridStore ? ` (${store.size} chunks in all)` : '';
-  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${total}.`;
+}
+
+/** Opens (or creates) the store `storeDir` names for writing. */
+async function openForIngest(storeDir: string, embeddings: EmbeddingsLike | undefined): Promise<Store> {
+  const qdrant = await openQdrant(storeDir, embeddings);
+  if (qdrant) {
+    await qdrant.ensureCollection();
+    return qdrant;
+  }
+  const store = await loadStore(storeDir, false, embeddings);
+  if (embeddings === undefined && store.embedding !== null) {
+    // New chunks without vectors would be invisible to the dense half of hybrid search.
+    const { model, dimension } = store.embedding;
+    throw new LitmPackError(
+      'invalid_input',
+      `The store at ${storeDir} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too`,
+    );
+  }
+  return store;
+}
+
+/** Ingests files and folders into the store `flags.store` names; returns the summary lines. */
+export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
+  const embeddings = embeddingsFrom(flags);
+  const options = { followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
+  // Read everything first: an unreadable file fails the ingest before the store is touched.
+  const { docs, skipped } = await readForIngest(paths, options);
+  const store = await openForIngest(flags.store, embeddings);
+  const counts = await addWithProgress(store, docs, flags.quiet === true);
+  if (store instanceof MemoryHybridStore) {
+    await mkdir(flags.store, { recursive: true });
+    await store.save(join(flags.store, STORE_FILE));
+  }
+  const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
+  if (skipped.length > 0) lines.push(skipSummary(skipped));
+  return lines.join('\n');
 }
 
 export function registerIngest(program: Command): void {
-  storeOption(
-    program
-      .command('ingest')
-      .description('chunk and index .md/.txt files and folders into the embedded store')
-      .argument('<paths...>', 'files or folders'),
+  embeddingsOptions(
+    storeOption(
+      program
+        .command('ingest')
+        .description('chunk and index .md/.markdown/.txt files and folders (UTF-8 text; source ids are paths relative to the working directory)')
+        .argument('<paths...>', 'files or folders'),
+    ),
   )
     .option('--quiet', 'no progress bar')
-    .action(async (paths: string[], flags: { store: string; quiet?: boolean }) => {
-      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true)}\n`);
+    .option('--strict', 'fail instead of skipping files that are not UTF-8 text and symlinks that are not followed')
+    .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
+    .action(async (paths: string[], flags: IngestFlags) => {
+      process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
 }
