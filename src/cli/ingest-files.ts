@@ -2,10 +2,8 @@
 // the folder given unless --follow-symlinks, text checked to be UTF-8 before it reaches the store.
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, extname, join, relative, resolve, sep } from 'node:path';
-import { sha256Hex } from '../core/canonical.js';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import { LitmPackError } from '../core/errors.js';
-import type { IngestDocument } from '../retrieve/types.js';
 
 export const INGESTED_EXTENSIONS = ['.md', '.markdown', '.txt'];
 
@@ -25,8 +23,15 @@ export interface ReadOptions {
   base?: string;
 }
 
+/** A text file to ingest: its source id (the path relative to the base, with forward slashes) and text. */
+export interface TextFile {
+  id: string;
+  path: string;
+  text: string;
+}
+
 export interface ReadResult {
-  docs: IngestDocument[];
+  files: TextFile[];
   skipped: SkippedFile[];
 }
 
@@ -136,22 +141,17 @@ export function decodeText(bytes: Uint8Array): { text: string } | { problem: 'bi
   return { text };
 }
 
-function titleOf(text: string, path: string): string {
-  const heading = /^#\s+(.+)$/m.exec(text);
-  return heading?.[1]?.trim() ?? basename(path);
-}
-
 /**
- * Reads the .md/.markdown/.txt files under `paths` as documents to ingest (source id: the path relative to
- * `base`, with forward slashes; version: the first 12 hex digits of the text's sha256). Files that are not
- * UTF-8 text and links that are dangling, circular or lead outside the path given are skipped and listed.
- * A path that does not exist, or a file that cannot be read, fails the whole read.
+ * Reads the .md/.markdown/.txt files under `paths` (source id: the path relative to `base`, with forward
+ * slashes). Files that are not UTF-8 text and links that are dangling, circular or lead outside the path given
+ * are skipped and listed. A path that does not exist, or a file that cannot be read, fails the whole read.
  */
-export async function readDocuments(paths: readonly string[], options: ReadOptions = {}): Promise<ReadResult> {
-  const { files, skipped } = await findFiles(paths, options);
+export async function readTextFiles(paths: readonly string[], options: ReadOptions = {}): Promise<ReadResult> {
+  const found = await findFiles(paths, options);
+  const { skipped } = found;
   const base = options.base ?? process.cwd();
-  const docs: IngestDocument[] = [];
-  for (const { path } of files) {
+  const files: TextFile[] = [];
+  for (const { path } of found.files) {
     let bytes: Uint8Array;
     try {
       bytes = await readFile(path);
@@ -163,10 +163,9 @@ export async function readDocuments(paths: readonly string[], options: ReadOptio
       skipped.push({ path, reason: decoded.problem });
       continue;
     }
-    const id = relative(base, resolve(path)).split(sep).join('/');
-    docs.push({ id, text: decoded.text, title: titleOf(decoded.text, path), version: sha256Hex(decoded.text).slice(0, 12) });
+    files.push({ id: relative(base, resolve(path)).split(sep).join('/'), path, text: decoded.text });
   }
-  return { docs, skipped };
+  return { files, skipped };
 }
 
 /** "1 file", "2 files". */

@@ -1,34 +1,63 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, extname, join } from 'node:path';
+import { sha256Hex } from '../../core/canonical.js';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
-import { INGESTED_EXTENSIONS, count, readDocuments, skipSummary, skipWarning, type ReadOptions } from '../ingest-files.js';
+import { readFrontMatter, type FrontMatter } from '../front-matter.js';
+import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
 import { warn } from '../io.js';
-import { embeddingsFrom, embeddingsOptions, storeOption, type EmbeddingsFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 
-export interface IngestFlags extends EmbeddingsFlags {
+/** What a document takes from the flags besides its file. */
+export interface DocumentFlags {
+  /** Clusters every ingested file joins (besides those its front matter names). */
+  clusters?: string[];
+  /** Kind of the files whose front matter names none. */
+  kind?: string;
+}
+
+export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
   store: string;
   quiet?: boolean;
   strict?: boolean;
   followSymlinks?: boolean;
 }
 
+function titleOf(text: string, path: string): string {
+  const heading = /^#\s+(.+)$/m.exec(text);
+  return heading?.[1]?.trim() ?? basename(path);
+}
+
+/** The document for one file: markdown front matter and the flags set clusters, kind and title. */
+function toDocument({ id, path, text: raw }: TextFile, flags: DocumentFlags): IngestDocument {
+  const markdown = ['.md', '.markdown'].includes(extname(path).toLowerCase());
+  const { text, frontMatter } = markdown ? readFrontMatter(raw, path) : { text: raw, frontMatter: {} as FrontMatter };
+  // The version hashes the whole file, so an edit of the front matter alone is a new version too.
+  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, path), version: sha256Hex(raw).slice(0, 12) };
+  const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
+  if (clusters.length > 0) doc.clusters = clusters;
+  const kind = frontMatter.kind ?? flags.kind;
+  if (kind !== undefined) doc.kind = kind;
+  return doc;
+}
+
 /**
- * Reads the files under `paths`, warning about each one skipped; with `strict`, anything skipped fails the
- * ingest before a store is touched.
+ * Reads the files under `paths` as documents, warning about each one skipped; with `strict`, anything
+ * skipped fails the ingest before a store is touched.
  */
-export async function readForIngest(paths: string[], options: ReadOptions & { strict?: boolean }) {
-  const { docs, skipped } = await readDocuments(paths, options);
+export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean }) {
+  const { files, skipped } = await readTextFiles(paths, options);
   for (const skip of skipped) warn(skipWarning(skip));
   if (options.strict === true && skipped.length > 0) {
     throw new LitmPackError('invalid_input', `--strict: ${skipSummary(skipped)} Nothing was ingested.`, {
       details: { skipped: skipped.map((skip) => skip.path) },
     });
   }
+  const docs = files.map((file) => toDocument(file, options));
   if (docs.length === 0) {
     const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
     throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
@@ -71,7 +100,7 @@ async function openForIngest(storeDir: string, embeddings: EmbeddingsLike | unde
 /** Ingests files and folders into the store `flags.store` names; returns the summary lines. */
 export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
   const embeddings = embeddingsFrom(flags);
-  const options = { followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
+  const options = { ...flags, followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
   // Read everything first: an unreadable file fails the ingest before the store is touched.
   const { docs, skipped } = await readForIngest(paths, options);
   const store = await openForIngest(flags.store, embeddings);
@@ -83,6 +112,19 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
   if (skipped.length > 0) lines.push(skipSummary(skipped));
   return lines.join('\n');
+}
+
+/** The document for one file: markdown front matter and the flags set clusters, kind and title. */
+function withFrontMatter(id: string, raw: string, file: string, flags: IngestFlags): IngestDocument {
+  const markdown = ['.md', '.markdown'].includes(extname(file).toLowerCase());
+  const { text, frontMatter } = markdown ? readFrontMatter(raw, file) : { text: raw, frontMatter: {} as FrontMatter };
+  // The version hashes the whole file, so an edit of the front matter alone is a new version too.
+  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, file), version: sha256Hex(raw).slice(0, 12) };
+  const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
+  if (clusters.length > 0) doc.clusters = clusters;
+  const kind = frontMatter.kind ?? flags.kind;
+  if (kind !== undefined) doc.kind = kind;
+  return doc;
 }
 
 export function registerIngest(program: Command): void {
@@ -97,6 +139,8 @@ export function registerIngest(program: Command): void {
     .option('--quiet', 'no progress bar')
     .option('--strict', 'fail instead of skipping files that are not UTF-8 text and symlinks that are not followed')
     .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
+    .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
+    .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
     .action(async (paths: string[], flags: IngestFlags) => {
       process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
