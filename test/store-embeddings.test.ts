@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BaseEmbedding } from '@llamaindex/core/embeddings';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, isLitmPackError } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { WordEmbedding } from './helpers/word-embedding.js';
 
 const DOCS = [
   { id: 'refunds.md', text: 'Refunds are paid to the original payment method within 14 days.' },
@@ -18,9 +18,8 @@ class NamedEmbeddings extends FakeEmbeddings {
   }
 }
 
-/** A LlamaIndex embedding class: LlamaIndex's own BaseEmbedding, batching through getTextEmbeddingsBatch. */
-class WordEmbedding extends BaseEmbedding {
-  readonly words = new FakeEmbeddings({ dimension: 32 });
+/** The LlamaIndex embedding, recording the batches LlamaIndex's getTextEmbeddingsBatch makes. */
+class BatchRecordingEmbedding extends WordEmbedding {
   batches: number[] = [];
   constructor() {
     super();
@@ -30,9 +29,6 @@ class WordEmbedding extends BaseEmbedding {
     this.batches.push(texts.length);
     return texts.map((text) => this.words.embed(text));
   };
-  async getTextEmbedding(text: string): Promise<number[]> {
-    return this.words.embed(text);
-  }
 }
 
 let dir: string;
@@ -84,7 +80,7 @@ describe('MemoryHybridStore remembers the embedding model and dimension', () => 
 
 describe('a LlamaIndex BaseEmbedding as the store embeddings', () => {
   it('embeds documents through getTextEmbeddingsBatch (its own batches) and queries through getQueryEmbedding', async () => {
-    const embedding = new WordEmbedding();
+    const embedding = new BatchRecordingEmbedding();
     const store = new MemoryHybridStore({ embeddings: embedding });
     await store.addDocuments(DOCS);
     expect(embedding.batches).toEqual([2]);

@@ -1,25 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { BaseEmbedding } from '@llamaindex/core/embeddings';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
-import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { WordEmbedding } from '../helpers/word-embedding.js';
 
 const url = inject('qdrantUrl');
 const collection = `litm_${randomUUID().slice(0, 8)}_llamaindex_embedding`;
 const admin = new QdrantClient({ url, checkCompatibility: false });
 afterAll(() => admin.deleteCollection(collection).catch(() => undefined));
-
-/** A LlamaIndex embedding class (LlamaIndex's own BaseEmbedding) over deterministic word vectors. */
-class WordEmbedding extends BaseEmbedding {
-  readonly words = new FakeEmbeddings({ dimension: 32 });
-  constructor() {
-    super();
-  }
-  async getTextEmbedding(text: string): Promise<number[]> {
-    return this.words.embed(text);
-  }
-}
 
 describe('QdrantHybridStore with a LlamaIndex BaseEmbedding', () => {
   it('sizes the collection, ingests and searches densely through the LlamaIndex calls', async () => {

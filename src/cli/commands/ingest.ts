@@ -114,19 +114,6 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   return lines.join('\n');
 }
 
-/** The document for one file: markdown front matter and the flags set clusters, kind and title. */
-function withFrontMatter(id: string, raw: string, file: string, flags: IngestFlags): IngestDocument {
-  const markdown = ['.md', '.markdown'].includes(extname(file).toLowerCase());
-  const { text, frontMatter } = markdown ? readFrontMatter(raw, file) : { text: raw, frontMatter: {} as FrontMatter };
-  // The version hashes the whole file, so an edit of the front matter alone is a new version too.
-  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, file), version: sha256Hex(raw).slice(0, 12) };
-  const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
-  if (clusters.length > 0) doc.clusters = clusters;
-  const kind = frontMatter.kind ?? flags.kind;
-  if (kind !== undefined) doc.kind = kind;
-  return doc;
-}
-
 export function registerIngest(program: Command): void {
   embeddingsOptions(
     storeOption(
