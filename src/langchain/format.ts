@@ -30,6 +30,7 @@ const CitationFieldsSchema = z.object({
   sourceId: z.string(),
   chunkId: z.string(),
   title: z.string().optional(),
+  url: z.string().optional(),
   version: z.string().optional(),
   section: z.array(z.string()).optional(),
 });
@@ -64,15 +65,18 @@ function fromOnePack(documents: readonly DocumentInterface[]): Ours[] | null {
 /** An item's block exactly as the pack's context shows it (the caveats document is its own block). */
 function renderOne({ doc, litm, citation }: Ours, format: PackFormat): string {
   if (litm.role === 'caveats' || citation === undefined || litm.ref === null) return doc.pageContent;
+  // Every provenance field the citation keeps, whichever of them the renderer shows.
+  const candidate = {
+    id: citation.chunkId,
+    sourceId: citation.sourceId,
+    title: citation.title,
+    url: citation.url,
+    version: citation.version,
+    section: citation.section,
+  };
   return renderBlock(format, {
     ref: litm.ref,
-    candidate: {
-      id: citation.chunkId,
-      sourceId: citation.sourceId,
-      title: citation.title,
-      version: citation.version,
-      section: citation.section,
-    },
+    candidate,
     body: doc.pageContent,
     truncated: litm.truncated && !litm.pointer,
     pointer: litm.pointer ? { tokens: litm.tokens ?? 0 } : undefined,
