@@ -94,6 +94,17 @@ describe('the installed tarball at run time', () => {
   });
 });
 
+describe('the installed command line', () => {
+  it('runs from the bin link: --version, and the demo on the corpus the package ships', async () => {
+    const bin = join(project, 'node_modules/.bin/litm-pack');
+    const version = await exec(bin, ['--version'], { cwd: project });
+    expect(version.stdout.trim()).toBe(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).version);
+    const demo = await exec(bin, ['demo', '--budget', '300'], { cwd: project });
+    expect(demo.stdout).toMatch(/^Ingested 7 files into a store in memory/);
+    expect(demo.stdout).toMatch(/\n\[1\] .*\(source: lost-in-the-middle\.md/);
+  });
+});
+
 describe('the installed tarball in TypeScript', () => {
   const files = ['types.ts'];
   it('typechecks with moduleResolution "node" (node10: typesVersions)', async () => {
