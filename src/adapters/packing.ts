@@ -219,10 +219,12 @@ export function packedEntries(pack: Pack, inputs: readonly Candidate[]): PackedE
   return pack.items.map((item, position) => {
     const citation = pack.citations[position];
     const positions = positionsById.get(item.id) ?? [];
-    const matching =
+    const described =
       citation === undefined || positions.length === 1
         ? positions
         : positions.filter((index) => citesInput(citation, inputs[index] as Candidate));
+    // Should the citation ever describe an input differently from how it was given, the packer's order decides.
+    const matching = described.length > 0 ? described : positions;
     const sourceIndex = matching.reduce<number | undefined>((best, index) => {
       if (best === undefined) return index;
       const order = compareCandidates(inputs[index] as Candidate, inputs[best] as Candidate);
