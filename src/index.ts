@@ -70,5 +70,9 @@ export type {
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
+export { embeddingModelName } from './retrieve/embeddings.js';
+export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embeddings.js';
+export { OpenAICompatibleEmbeddings, OpenAICompatibleEmbeddingsOptionsSchema } from './embeddings/openai-compatible.js';
+export type { OpenAICompatibleEmbeddingsOptions } from './embeddings/openai-compatible.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';

@@ -16,7 +16,7 @@ const candidates = [
 ];
 
 const packIn = (timeZone: string) =>
-  runCli(['pack', '--query', 'notes', '--budget', '500'], JSON.stringify(candidates), { TZ: timeZone });
+  runCli(['pack', '--query', 'notes', '--budget', '500'], JSON.stringify(candidates), { env: { TZ: timeZone } });
 
 describe('timestamps without an offset are UTC', () => {
   it('gives the same dateRange and packHash under UTC, Asia/Tokyo and America/Los_Angeles', async () => {
