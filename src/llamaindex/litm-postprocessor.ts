@@ -5,10 +5,12 @@ import { extractText } from '@llamaindex/core/utils';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import type { Pack } from '../core/schemas.js';
 import {
+  PACKER_ALIASES,
   PackerOptionsSchema,
   packAsBundle,
-  parseQuery,
   refineForPack,
+  parseQuery,
+  type LitmItemMetadata,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
@@ -37,7 +39,7 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
   private readonly options: ParsedPackerOptions;
 
   constructor(options: LitmPostprocessorOptions) {
-    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmPostprocessor options');
+    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmPostprocessor options', { aliases: PACKER_ALIASES });
   }
 
   async postprocessNodes(nodes: NodeWithScore[], query?: MessageContent): Promise<NodeWithScore[]> {
@@ -48,7 +50,7 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
   async postprocessWithCitations(
     nodes: readonly NodeWithScore[],
     query?: MessageContent,
-  ): Promise<{ nodes: NodeWithScore[]; pack: Pack }> {
+  ): Promise<{ nodes: NodeWithScore<LitmItemMetadata>[]; pack: Pack }> {
     if (query === undefined) {
       throw new LitmPackError(
         'invalid_input',
@@ -59,6 +61,8 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
     const candidates = nodesToCandidates(nodes);
     const refined = await refineForPack(this.options, text, candidates);
     const pack = packAsBundle(this.options, text, refined.candidates, refined.inputs);
-    return { nodes: packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null), pack };
+    const packed = packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null);
+    // Without a caveats block every node is an item (with its citation).
+    return { nodes: packed as NodeWithScore<LitmItemMetadata>[], pack };
   }
 }

@@ -10,14 +10,15 @@ import {
   caveatsToAppend,
   packForRetriever,
   parseQuery,
-  retrieveForPack,
+  type LitmDocumentMetadata,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
+import { preparePacking, retrieveCandidates } from '../pipeline/retrieve.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
-export interface NodesWithCitations {
-  nodes: NodeWithScore[];
+export interface NodesWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
+  nodes: NodeWithScore<M>[];
   pack: Pack;
 }
 
@@ -52,8 +53,10 @@ export abstract class PackRetriever extends BaseRetriever {
     const text = parseQuery(query);
     const request = buildSearchRequest(options, text);
     if (signal !== undefined) request.signal = signal;
-    const { candidates, inputs } = await retrieveForPack(options, request);
-    const pack = packForRetriever(options, text, candidates, inputs);
+    const retrieved = await retrieveCandidates(options.store, request);
+    const { candidates } = retrieved;
+    const inputs = await preparePacking(text, retrieved, options.compress, signal);
+    const pack = packForRetriever(options, text, candidates, inputs.degraded, inputs.compress);
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(
       pack,

@@ -4,6 +4,7 @@ import { packBriefing, packBundle, toCanonicalJson } from '../../core/pack.js';
 import type { Candidate, Degraded, Pack } from '../../core/schemas.js';
 import { preparePacking, refineCandidates, type PackInputs } from '../../pipeline/retrieve.js';
 import { HttpReranker } from '../../refine/rerank.js';
+import type { EmbeddingsLike } from '../../retrieve/types.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress, type ParsedRerankStage } from '../../refine/stages.js';
 import { readStdin, readUserFile } from '../io.js';
 import { list, packOptions, type PackFlags } from '../options.js';
@@ -26,9 +27,10 @@ export function rerankStage(flags: PackFlags): ParsedRerankStage | undefined {
   );
 }
 
-/** Sentence selection as the flags ask for it (BM25 alone: the CLI has no embedding model). */
-export function compressStage(flags: PackFlags): ParsedPipelineCompress | undefined {
-  return flags.compress === undefined ? undefined : parseOrThrow(PipelineCompressSchema, { mode: flags.compress }, 'compress flag');
+/** Sentence selection as the flags ask for it: BM25, blended with the sentence vectors of `embeddings` when given. */
+export function compressStage(flags: PackFlags, embeddings?: EmbeddingsLike): ParsedPipelineCompress | undefined {
+  if (flags.compress === undefined) return undefined;
+  return parseOrThrow(PipelineCompressSchema, { mode: flags.compress, ...(embeddings === undefined ? {} : { embeddings }) }, 'compress flag');
 }
 
 /** Packs candidates with the CLI's flags (bundle or briefing). */
