@@ -63,7 +63,7 @@ export interface PackFlags {
   pins?: string[];
   maxPerSource?: number;
   minScore?: number;
-  /** `sentences`: query-aware sentence selection (BM25, blended with --embeddings when given). */
+  /** `sentences`: query-aware sentence selection (BM25, blended with the sentence vectors of --embeddings when given). */
   compress?: 'sentences';
   /** A rerank endpoint (TEI `/rerank` or Cohere-style `/v1/rerank`); the key comes from LITM_RERANK_API_KEY. */
   rerank?: string;
