@@ -69,3 +69,19 @@ export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-sto
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
+export {
+  verifyCitations,
+  CitationCheckSchema,
+  CitationStatusSchema,
+  VerifiableCitationSchema,
+  VerifiablePackSchema,
+  VerifyCitationsOptionsSchema,
+} from './verify/verify.js';
+export type {
+  CitationCheck,
+  CitationStatus,
+  ClosestPassage,
+  VerifiableCitation,
+  VerifiablePack,
+  VerifyCitationsOptions,
+} from './verify/verify.js';

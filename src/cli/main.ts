@@ -10,6 +10,8 @@ import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerPack } from './commands/pack.js';
+import { registerRemove } from './commands/remove.js';
+import { registerVerify } from './commands/verify.js';
 
 export function buildProgram(): Command {
   const program = new Command('litm-pack')
@@ -20,6 +22,8 @@ export function buildProgram(): Command {
   registerIngest(program);
   registerBundle(program);
   registerBriefing(program);
+  registerVerify(program);
+  registerRemove(program);
   registerDemo(program);
   return program;
 }

@@ -389,6 +389,7 @@ function finish(
   const coverage: Coverage = computeCoverage(
     ordered.map((o) => o.kept.entry.candidate),
     options.coverage,
+    options.candidates,
   );
   const sortedDropped = sortDropped(dropped);
   const body: Omit<Pack, 'packHash'> = {
@@ -543,7 +544,7 @@ export function packBriefing(input: BriefingOptions): Pack {
     const caveats = withCaveats
       ? renderCaveats(
           options.format,
-          caveatLines(computeCoverage(keptCandidates, options.coverage), keptCandidates, droppedNow, options, missingPins),
+          caveatLines(computeCoverage(keptCandidates, options.coverage, options.candidates), keptCandidates, droppedNow, options, missingPins),
         )
       : null;
     return { ordered, context: renderBriefingContext(options.format, zoned, caveats), caveats };
@@ -555,7 +556,16 @@ export function packBriefing(input: BriefingOptions): Pack {
   const probeCaveats = renderCaveats(
     options.format,
     caveatLines(
-      { itemCount: worst, distinctSourceCount: worst, topSimilarity: -0.12345, confidence: 'partial', scoreP50: -0.12345, dateRange: null },
+      {
+        itemCount: worst,
+        distinctSourceCount: worst,
+        topSimilarity: -0.12345,
+        confidence: 'partial',
+        scoreP50: -0.12345,
+        dateRange: null,
+        denseAvailable: true,
+        newestIndexedAt: null,
+      },
       [],
       worstDropped,
       options,

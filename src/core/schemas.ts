@@ -32,6 +32,8 @@ export const CandidateSchema = z.object({
   similarity: finite().pipe(z.number().min(-1).max(1)).optional(),
   kind: z.string().optional(),
   timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  /** ISO 8601 time the chunk was first indexed (stores set it); the newest kept one is in `coverage`. */
+  indexedAt: z.iso.datetime({ offset: true, local: true }).optional(),
   tokens: z
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
@@ -189,6 +191,13 @@ export const CoverageSchema = z.object({
   scoreP50: z.number().nullable(),
   /** Earliest and latest `timestamp` of kept items; null when none has one. */
   dateRange: z.object({ from: z.string(), to: z.string() }).nullable(),
+  /**
+   * Whether the dense arm answered (some candidate carries a dense similarity). False with confidence
+   * `unknown` means lexical-only retrieval (no embeddings, or the dense index unavailable), not weak evidence.
+   */
+  denseAvailable: z.boolean(),
+  /** The newest `indexedAt` among kept items: how fresh the index behind the pack is; null when unknown. */
+  newestIndexedAt: z.string().nullable(),
 });
 export type Coverage = z.infer<typeof CoverageSchema>;
 

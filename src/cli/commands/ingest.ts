@@ -5,11 +5,12 @@ import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { sha256Hex } from '../../core/canonical.js';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { IngestDocument } from '../../retrieve/types.js';
+import type { DeleteSourcesResult, IngestDocument, Store } from '../../retrieve/types.js';
 import { readUserFile } from '../io.js';
 import { readFrontMatter, type FrontMatter } from '../front-matter.js';
 import { list, storeOption } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
+import { listSourceIds } from './remove.js';
 
 async function collectFiles(paths: string[]): Promise<string[]> {
   const out: string[] = [];
@@ -41,12 +42,14 @@ export interface IngestFlags {
   clusters?: string[];
   /** Kind of the files whose front matter names none. */
   kind?: string;
+  /** Remove sources under the ingested folders whose files are gone. */
+  prune?: boolean;
 }
 
 /** Ingests files and folders into the store `storeDir` names; returns the one-line summary. */
 export async function ingest(paths: string[], storeDir: string, quiet: boolean, flags: IngestFlags = {}): Promise<string> {
   const files = await collectFiles(paths);
-  if (files.length === 0) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
+  if (files.length === 0 && flags.prune !== true) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
   const docs: IngestDocument[] = [];
   for (const file of files) {
@@ -59,14 +62,36 @@ export async function ingest(paths: string[], storeDir: string, quiet: boolean, 
   if (qdrant) await qdrant.ensureCollection();
   const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
   bar?.start(docs.length, 0);
-  const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
+  const result = docs.length === 0 ? { added: 0, unchanged: 0, removed: 0 } : await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
   bar?.stop();
+  const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
   if (store instanceof MemoryHybridStore) {
     await mkdir(storeDir, { recursive: true });
     await store.save(join(storeDir, STORE_FILE));
   }
   const total = store instanceof MemoryHybridStore ? ` (${store.size} chunks in all)` : '';
-  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${total}.`;
+  const prunedText = pruned === null ? '' : `; pruned ${pruned.sources} sources whose files are gone (${pruned.chunks} chunks)`;
+  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${prunedText}${total}.`;
+}
+
+/**
+ * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) but were
+ * not found as files this time. Source ids are paths relative to the working directory, as ingest writes them.
+ */
+async function prune(store: Store, paths: string[], found: ReadonlySet<string>): Promise<DeleteSourcesResult> {
+  const roots: { prefix: string; folder: boolean }[] = [];
+  for (const path of paths) {
+    const id = relative(process.cwd(), resolve(path)).split(sep).join('/');
+    roots.push({ prefix: id, folder: (await stat(path)).isDirectory() });
+  }
+  const under = (sourceId: string) =>
+    roots.some(({ prefix, folder }) =>
+      !folder ? sourceId === prefix : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
+    );
+  const gone = (await listSourceIds(store)).filter((id) => under(id) && !found.has(id));
+  if (gone.length === 0) return { sources: 0, chunks: 0 };
+  if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
+  return store.deleteSources(gone);
 }
 
 /** The document for one file: markdown front matter and the flags set clusters, kind and title. */
@@ -92,6 +117,7 @@ export function registerIngest(program: Command): void {
     .option('--quiet', 'no progress bar')
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
+    .option('--prune', 'remove sources under the given folders whose files are gone')
     .action(async (paths: string[], flags: IngestFlags & { store: string; quiet?: boolean }) => {
       process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true, flags)}\n`);
     });
