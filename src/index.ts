@@ -70,6 +70,14 @@ export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
 export {
+  assembleBriefing,
+  BriefingRequestSchema,
+  DEFAULT_MAX_PINS,
+  DEFAULT_MAX_CLUSTERS,
+  DEFAULT_MAX_CLUSTER_SOURCES,
+} from './pipeline/briefing.js';
+export type { Briefing, BriefingRequest } from './pipeline/briefing.js';
+export {
   verifyCitations,
   CitationCheckSchema,
   CitationStatusSchema,

@@ -6,9 +6,8 @@
 import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
-import { packBriefing, packBundle } from '../core/pack.js';
+import { packBundle } from '../core/pack.js';
 import {
-  BriefingOptionsSchema,
   PackOptionsBaseSchema,
   type Candidate,
   type Citation,
@@ -16,6 +15,7 @@ import {
   type Pack,
   type PackItem,
 } from '../core/schemas.js';
+import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import type { Filter, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
 
 const storeSchema = z.custom<Store>(
@@ -48,15 +48,10 @@ export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, 
 export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
 export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
 
-const briefingShape = BriefingOptionsSchema.shape;
+/** Briefings run through `assembleBriefing` (pins fetched directly, clusters, scope, tiers). */
 export const BriefingRetrieverOptionsSchema = z.strictObject({
-  ...retrievalShape,
-  ...packerShape,
-  pins: briefingShape.pins,
-  groundingCount: briefingShape.groundingCount,
-  entity: briefingShape.entity,
-  contradictions: briefingShape.contradictions,
-  gaps: briefingShape.gaps,
+  store: storeSchema,
+  ...BriefingSettingsShape,
   /** Append the caveats block as a final document/node (role `caveats`). */
   includeCaveats: z.boolean().default(true),
 });
@@ -79,7 +74,7 @@ export function parseQuery(query: unknown): string {
   return parseOrThrow(querySchema, query, 'query');
 }
 
-export function buildSearchRequest(options: ParsedRetrieverOptions, query: string): SearchRequest {
+export function buildSearchRequest(options: ParsedBundleRetrieverOptions, query: string): SearchRequest {
   const request: SearchRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
@@ -101,18 +96,18 @@ function packerInput(options: ParsedPackerOptions) {
   return input;
 }
 
-/** Packs `candidates` with a retriever's options (bundle or briefing). */
-export function packForRetriever(options: ParsedRetrieverOptions, query: string, candidates: Candidate[]): Pack {
-  const base = { ...packerInput(options), query, candidates };
-  if (options.kind === 'bundle') return packBundle(base);
-  return packBriefing({
-    ...base,
-    pins: options.pins,
-    groundingCount: options.groundingCount,
-    entity: options.entity,
-    contradictions: options.contradictions,
-    gaps: options.gaps,
-  });
+/** Packs `candidates` with a bundle retriever's options. */
+export function packForRetriever(options: ParsedBundleRetrieverOptions, query: string, candidates: Candidate[]): Pack {
+  return packBundle({ ...packerInput(options), query, candidates });
+}
+
+/**
+ * The `assembleBriefing` request of a briefing retriever for `query`: a blank query is "no prompt", so a
+ * retriever configured with pins or clusters works with `invoke('')`.
+ */
+export function briefingRequest(options: ParsedBriefingRetrieverOptions, query: string, signal?: AbortSignal): BriefingRequest {
+  const { includeCaveats: _includeCaveats, kind: _kind, ...settings } = options as ParsedBriefingRetrieverOptions & { kind?: string };
+  return { ...settings, prompt: query, ...(signal === undefined ? {} : { signal }) } as BriefingRequest;
 }
 
 /** Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). */

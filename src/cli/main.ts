@@ -10,6 +10,7 @@ import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerPack } from './commands/pack.js';
+import { registerRankings } from './commands/rankings.js';
 import { registerRemove } from './commands/remove.js';
 import { registerVerify } from './commands/verify.js';
 
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerBriefing(program);
   registerVerify(program);
   registerRemove(program);
+  registerRankings(program);
   registerDemo(program);
   return program;
 }

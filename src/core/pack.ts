@@ -493,6 +493,12 @@ export function caveatLines(
       `${countOf('duplicate') + countOf('near-duplicate')} duplicates removed; ` +
       `${countOf('source-cap')} over the per-source cap; ${countOf('below-min-score')} below the minimum score.`,
   );
+  const kinds = new Map<string, number>();
+  for (const candidate of kept) kinds.set(candidate.kind ?? 'no kind', (kinds.get(candidate.kind ?? 'no kind') ?? 0) + 1);
+  if ([...kinds.keys()].some((kind) => kind !== 'no kind')) {
+    const counts = [...kinds].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([kind, n]) => `${n} ${kind}`);
+    lines.push(`Kinds: ${counts.join(', ')}.`);
+  }
   for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
   if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.join(', ')}.`);
@@ -510,12 +516,27 @@ export function packBriefing(input: BriefingOptions): Pack {
   const settings = settingsFrom(options, true);
   const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
 
-  // Pins first, in the order given (a source pin brings its chunks best first), then everything else.
+  // Pins first, in the order given (a source pin brings its chunks in document order); then the
+  // candidates given precedence, in their order; then everything else by (tier-weighted) score.
   const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
   const pinIndex = (entry: Entry) =>
     Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
-  const pinnedEntries = ranked.filter((e) => e.pinned).sort((a, b) => pinIndex(a) - pinIndex(b));
-  const order = [...pinnedEntries, ...ranked.filter((e) => !e.pinned)];
+  const spanStart = (entry: Entry) => entry.candidate.span?.start ?? 0;
+  const pinnedEntries = ranked
+    .filter((e) => e.pinned)
+    .sort((a, b) => pinIndex(a) - pinIndex(b) || spanStart(a) - spanStart(b) || (a.candidate.id < b.candidate.id ? -1 : 1));
+  const weight = (candidate: Candidate) => options.tierWeights?.[candidate.kind ?? ''] ?? 1;
+  const byWeightedScore = (a: Candidate, b: Candidate) => {
+    if (options.tierWeights === undefined) return compareCandidates(a, b);
+    const x = a.score * weight(a);
+    const y = b.score * weight(b);
+    return x !== y ? y - x : compareCandidates(a, b);
+  };
+  const precedence = new Map(options.precedence.map((id, index) => [id, index] as const));
+  const first = ranked.filter((e) => !e.pinned && precedence.has(e.candidate.id));
+  first.sort((a, b) => precedence.get(a.candidate.id)! - precedence.get(b.candidate.id)!);
+  const rest = ranked.filter((e) => !e.pinned && !precedence.has(e.candidate.id)).sort((a, b) => byWeightedScore(a.candidate, b.candidate));
+  const order = [...pinnedEntries, ...first, ...rest];
   const missingPins = options.pins.filter(
     (pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin),
   );
@@ -523,7 +544,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   const slots = { entity: options.entity, contradictions: options.contradictions, gaps: options.gaps, missingPins };
   const zonesFor = (keptNow: readonly Kept[]) => {
     const pinned = keptNow.filter((k) => k.entry.pinned);
-    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => compareCandidates(a.entry.candidate, b.entry.candidate));
+    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => byWeightedScore(a.entry.candidate, b.entry.candidate));
     const insights = rest.filter((k) => k.entry.candidate.kind === 'insight');
     const lead = [...insights, ...rest.filter((k) => k.entry.candidate.kind !== 'insight')].slice(0, options.groundingCount);
     const leadSet = new Set(lead);
@@ -566,7 +587,7 @@ export function packBriefing(input: BriefingOptions): Pack {
         denseAvailable: true,
         newestIndexedAt: null,
       },
-      [],
+      options.candidates,
       worstDropped,
       options,
       missingPins,

@@ -125,8 +125,17 @@ export type BundleOptions = z.input<typeof BundleOptionsSchema>;
 export type ParsedBundleOptions = z.output<typeof BundleOptionsSchema>;
 
 export const BriefingOptionsSchema = PackOptionsBaseSchema.extend({
-  /** Source ids or chunk ids that open the grounding zone, in this order. */
+  /** The task prompt; empty for a briefing built from pins or clusters alone. */
+  query: z.string({ message: 'query must be a string' }),
+  /** Source ids or chunk ids that open the grounding zone, in this order (a source's chunks in document order). */
   pins: z.array(z.string().min(1)).default([]),
+  /** Candidate ids filled right after the pins, in this order, before the rest by score (e.g. each cluster's share). */
+  precedence: z.array(z.string().min(1)).default([]),
+  /**
+   * Score multipliers by candidate `kind` (e.g. `{ insight: 1.2, segment: 1 }`; other kinds 1): they bias which
+   * candidates are taken and which lead the grounding zone. Items report their own, unweighted score.
+   */
+  tierWeights: z.record(z.string(), finite().pipe(z.number().min(0))).optional(),
   /** How many non-pinned items join the grounding zone (insights first). */
   groundingCount: z.number().int().nonnegative().default(2),
   /** Caller-supplied facts kept in stable slots; never generated. */

@@ -6,16 +6,17 @@ import {
 import type { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
-import type { Pack } from '../core/schemas.js';
+import type { Candidate, Pack } from '../core/schemas.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
 import {
+  briefingRequest,
   buildSearchRequest,
   caveatsToAppend,
   packForRetriever,
   parseQuery,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { packAsChildRun, searchAsChildRun } from './tracing.js';
+import { briefingAsChildRun, packAsChildRun, searchAsChildRun } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */
 export interface RetrievalWithCitations {
@@ -93,16 +94,18 @@ export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> 
     signal?: AbortSignal,
   ): Promise<RetrievalWithCitations> {
     const options = this.packOptions;
-    const text = parseQuery(query);
-    const request = buildSearchRequest(options, text);
-    if (signal !== undefined) request.signal = signal;
-    const candidates = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
-    const pack = await packAsChildRun(
-      text,
-      candidates,
-      (q, c) => packForRetriever(options, q, c),
-      runManager?.getChild('litm_pack'),
-    );
+    let pack: Pack;
+    let candidates: Candidate[];
+    if (options.kind === 'briefing') {
+      // One path for every surface: pins, clusters, scope and tiers are assembleBriefing's.
+      ({ pack, candidates } = await briefingAsChildRun(briefingRequest(options, query, signal), runManager?.getChild('litm_briefing')));
+    } else {
+      const text = parseQuery(query);
+      const request = buildSearchRequest(options, text);
+      if (signal !== undefined) request.signal = signal;
+      candidates = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
+      pack = await packAsChildRun(text, candidates, (q, c) => packForRetriever(options, q, c), runManager?.getChild('litm_pack'));
+    }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const documents = packToDocuments(
       pack,
