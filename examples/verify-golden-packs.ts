@@ -9,14 +9,14 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore, packBundle, toCanonicalJson, verifyCitations, type Pack } from '../src/index.js';
+import { MemoryHybridStore, packBundle, readFrontMatter, toCanonicalJson, verifyCitations, type Pack } from '../src/index.js';
 
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const texts = new Map(
   readdirSync(corpusDir)
     .filter((file) => file.endsWith('.md') && file !== 'README.md')
     .sort()
-    .map((file) => [file, readFileSync(corpusDir + file, 'utf8')] as const),
+    .map((file) => [file, readFrontMatter(readFileSync(corpusDir + file, 'utf8'), file).text] as const),
 );
 
 const original = new Map(texts);

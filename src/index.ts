@@ -68,6 +68,8 @@ export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
+export { readFrontMatter } from './retrieve/front-matter.js';
+export type { FrontMatter } from './retrieve/front-matter.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
 export {
   assembleBriefing,

@@ -80,8 +80,8 @@ export interface Briefing {
  * - pins are fetched from the store whether or not the prompt finds them, and open the grounding zone in
  *   the order given, a source's chunks in document order (verbatim while they fit, then cut, then a
  *   one-line pointer). A pin that does not exist and one the principals may not read are both "not found".
- * - each cluster contributes at most a fair share of the budget (`maxTokens` ÷ (clusters + 1 when there
- *   is a prompt)): its chunks most relevant to the prompt, else its most central ones.
+ * - each cluster contributes at most a fair share of the budget the pins leave (÷ clusters, + 1 when there
+ *   is a prompt): its chunks most relevant to the prompt, else its most central ones.
  * - the prompt's results fill the rest (`scopeMode: 'strict'`: only from the pinned sources and clusters).
  * With none of prompt, pins and clusters the request is `invalid_input`.
  *
@@ -125,7 +125,10 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   const gaps = [...req.gaps];
   const precedence: string[] = [];
   if (clusters.length > 0) {
-    const share = Math.floor(req.maxTokens / (clusters.length + (prompt === undefined ? 0 : 1)));
+    // Pins come first; the clusters (and the prompt, when there is one) share what the pins leave.
+    const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
+    const left = Math.max(0, req.maxTokens - pinTokens);
+    const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
     const pinned = new Set(resolved.chunks.map((c) => c.id));
     const picks: Candidate[][] = [];
     for (const cluster of clusters) {
@@ -356,19 +359,23 @@ function lexicalCentrality(members: readonly ChunkRecord[]): number[] {
   });
 }
 
+/** A candidate's text tokens: the store's count for the encoding when it has one, else counted. */
+function tokensOf(candidate: Candidate, req: Parsed): number {
+  const tokenizer = req.tokenizer ?? getTokenizer(req.encoding);
+  const hint = typeof candidate.tokens === 'object' ? candidate.tokens[tokenizer.name] : undefined;
+  return hint ?? tokenizer.count(candidate.text);
+}
+
 /**
  * A cluster's fair share: its chunks in order while their tokens fit `share` (a chunk that does not fit is
  * skipped; smaller later ones may). When not even one fits, the first is taken alone, so every cluster is
  * represented; the packer then cuts it if the budget runs short.
  */
 function takeShare(ordered: readonly Candidate[], share: number, req: Parsed): Candidate[] {
-  const tokenizer = req.tokenizer ?? getTokenizer(req.encoding);
-  const tokensOf = (c: Candidate) =>
-    typeof c.tokens === 'object' && c.tokens[tokenizer.name] !== undefined ? c.tokens[tokenizer.name]! : tokenizer.count(c.text);
   const taken: Candidate[] = [];
   let used = 0;
   for (const candidate of ordered) {
-    const tokens = tokensOf(candidate);
+    const tokens = tokensOf(candidate, req);
     if (used + tokens > share) continue;
     taken.push(candidate);
     used += tokens;

@@ -7,7 +7,7 @@ import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { DeleteSourcesResult, IngestDocument, Store } from '../../retrieve/types.js';
 import { readUserFile } from '../io.js';
-import { readFrontMatter, type FrontMatter } from '../front-matter.js';
+import { readFrontMatter, type FrontMatter } from '../../retrieve/front-matter.js';
 import { list, storeOption } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 import { listSourceIds } from './remove.js';
