@@ -44,6 +44,8 @@ export { getTokenizer } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
+export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
+export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {
   Store,
   SearchRequest,

@@ -9,6 +9,7 @@ import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerInspect } from './commands/inspect.js';
 import { registerPack } from './commands/pack.js';
 import { registerRankings } from './commands/rankings.js';
 import { registerRemove } from './commands/remove.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerRemove(program);
   registerRankings(program);
   registerDemo(program);
+  registerInspect(program);
   return program;
 }
 
