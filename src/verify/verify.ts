@@ -159,24 +159,25 @@ function fromPack(pack: z.output<typeof VerifiablePackSchema>): Cited[] {
 }
 
 function checkOne(cited: Cited, chunks: readonly ChunkRecord[]): CitationCheck {
-  const base = {
+  // One key order for every status, so JSON lines of checks line up.
+  const check = (status: CitationStatus, span: Span | null, closest: ClosestPassage | null): CitationCheck => ({
     ref: cited.ref,
     sourceId: cited.sourceId,
     chunkId: cited.chunkId,
+    status,
     citedVersion: cited.version,
+    currentVersion: status === 'missing' ? null : (chunks[0]!.version ?? null),
     citedSpan: cited.span === null ? null : { start: cited.span.start, end: cited.span.end },
-  };
-  if (chunks.length === 0) return { ...base, status: 'missing', currentVersion: null, span: null, closest: null };
-  const current = { ...base, currentVersion: chunks[0]!.version ?? null };
+    span,
+    closest,
+  });
+  if (chunks.length === 0) return check('missing', null, null);
   const view = new SourceView(chunks);
   const matches = (start: number, end: number) => view.holds(start, end, cited);
-
-  if (cited.span !== null && matches(cited.span.start, cited.span.end)) {
-    return { ...current, status: 'current', span: { ...cited.span }, closest: null };
-  }
+  if (cited.span !== null && matches(cited.span.start, cited.span.end)) return check('current', { ...cited.span }, null);
   const found = findElsewhere(view, cited, matches);
-  if (found !== null) return { ...current, status: 'moved', span: found, closest: null };
-  return { ...current, status: 'changed', span: null, closest: closestPassage(chunks, cited) };
+  if (found !== null) return check('moved', found, null);
+  return check('changed', null, closestPassage(chunks, cited));
 }
 
 /**
