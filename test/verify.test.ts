@@ -106,6 +106,14 @@ describe('verifyCitations', () => {
     expect(withText[0]!.closest!.text).toContain('three working days');
   });
 
+  it('takes a citation without a span as current while its chunk is unchanged', async () => {
+    const { store, pack } = await fixture();
+    const citations = pack.citations.map(({ span: _span, ...rest }) => rest);
+    const checks = await verifyCitations({ store, citations });
+    expect(checks.map((c) => c.status)).toEqual(citations.map(() => 'current'));
+    expect(checks.map((c) => c.span)).toEqual(pack.citations.map((c) => c.span));
+  });
+
   it('never calls text current when the span now holds other text of the same length', async () => {
     const store = new MemoryHybridStore();
     await store.addDocuments([{ id: 'a.md', version: 'v1', text: 'Refunds take 14 days.' }]);

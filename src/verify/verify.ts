@@ -175,6 +175,11 @@ function checkOne(cited: Cited, chunks: readonly ChunkRecord[]): CitationCheck {
   const view = new SourceView(chunks);
   const matches = (start: number, end: number) => view.holds(start, end, cited);
   if (cited.span !== null && matches(cited.span.start, cited.span.end)) return check('current', { ...cited.span }, null);
+  if (cited.span === null) {
+    // A citation without a span (from a foreign store) is current while its chunk is, unchanged.
+    const same = chunks.find((c) => c.id === cited.chunkId && c.textSha256 === cited.textSha256);
+    if (same !== undefined) return check('current', { ...same.span }, null);
+  }
   const found = findElsewhere(view, cited, matches);
   if (found !== null) return check('moved', found, null);
   return check('changed', null, closestPassage(chunks, cited));
