@@ -73,7 +73,7 @@ describe('BriefingPackRetriever (LlamaIndex) through assembleBriefing', () => {
     const retriever = new LlamaIndexBriefing({ store, ...settings });
     const { nodes, pack } = await retriever.retrieveWithCitations('');
     expect(toCanonicalJson(pack)).toBe(toCanonicalJson((await assembleBriefing({ store, ...settings })).pack));
-    expect(nodes[0]!.node.metadata.citation.sourceId).toBe('docs/handbook.md');
+    expect(nodes[0]!.node.metadata.citation?.sourceId).toBe('docs/handbook.md');
     expect(nodes.at(-1)!.node.metadata.litm.role).toBe('caveats');
     expect(nodes.at(-1)!.node.getContent(MetadataMode.NONE)).toBe(pack.caveats);
     const retrieved = await retriever.retrieve({ query: '' });

@@ -64,7 +64,7 @@ describe('litm-pack verify / remove / ingest --prune', () => {
     expect((await runCli(['ingest', docs, '--store', store, '--quiet'])).code).toBe(0);
     const removed = await runCli(['remove', idOf('shipping.md'), 'not-there.md', '--store', store]);
     expect(removed.code).toBe(0);
-    expect(removed.stdout).toMatch(/Removed 1 of 2 sources \(1 chunks\) .*1 were not in the store/);
+    expect(removed.stdout).toMatch(/Removed 1 of 2 sources \(1 chunk\) .*; 1 not in the store\./);
 
     const json = await runCli(['verify', join(work, 'golden.jsonl'), '--store', store, '--json']);
     expect(json.code).toBe(3);
@@ -98,11 +98,11 @@ describe('litm-pack verify / remove / ingest --prune', () => {
     writeFileSync(join(work, 'prune-pack.json'), pack);
     unlinkSync(join(dir, 'gone.md'));
     const plain = await runCli(['ingest', dir, '--store', pruneStore, '--quiet']);
-    expect(plain.stdout).not.toMatch(/pruned/);
+    expect(plain.stdout).not.toMatch(/Pruned/);
     expect((await runCli(['verify', join(work, 'prune-pack.json'), '--store', pruneStore])).code).toBe(0);
     const pruned = await runCli(['ingest', dir, '--store', pruneStore, '--quiet', '--prune']);
     expect(pruned.code, pruned.stderr).toBe(0);
-    expect(pruned.stdout).toMatch(/pruned 1 sources whose files are gone \(1 chunks\)/);
+    expect(pruned.stdout).toMatch(/Pruned 1 source whose files are gone \(1 chunk\)\./);
     const loaded = await MemoryHybridStore.load(join(pruneStore, 'store.json'));
     expect(loaded.sources().map((s) => s.sourceId)).toEqual([relative(process.cwd(), join(dir, 'keep.md')).split('\\').join('/')]);
     const verify = await runCli(['verify', join(work, 'prune-pack.json'), '--store', pruneStore, '--json']);

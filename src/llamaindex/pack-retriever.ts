@@ -12,13 +12,15 @@ import {
   caveatsToAppend,
   packForRetriever,
   parseQuery,
+  type LitmDocumentMetadata,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
+import { retrieveCandidates } from '../pipeline/retrieve.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
-export interface NodesWithCitations {
-  nodes: NodeWithScore[];
+export interface NodesWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
+  nodes: NodeWithScore<M>[];
   pack: Pack;
 }
 
@@ -59,8 +61,9 @@ export abstract class PackRetriever extends BaseRetriever {
       const text = parseQuery(query);
       const request = buildSearchRequest(options, text);
       if (signal !== undefined) request.signal = signal;
-      candidates = await options.store.search(request);
-      pack = packForRetriever(options, text, candidates);
+      const retrieved = await retrieveCandidates(options.store, request);
+      candidates = retrieved.candidates;
+      pack = packForRetriever(options, text, candidates, retrieved.degraded);
     }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(

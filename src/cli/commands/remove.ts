@@ -5,6 +5,7 @@ import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../../retrieve/store-requests.js';
 import type { DeleteSourcesResult, Store } from '../../retrieve/types.js';
+import { count } from '../ingest-files.js';
 import { storeOption } from '../options.js';
 import { STORE_FILE, openStore } from '../stores.js';
 
@@ -43,8 +44,8 @@ export function registerRemove(program: Command): void {
     const result = await removeSources(store, flags.store, sources);
     const unique = new Set(sources).size;
     process.stdout.write(
-      `Removed ${result.sources} of ${unique} sources (${result.chunks} chunks) from ${flags.store}` +
-        `${result.sources < unique ? `; ${unique - result.sources} were not in the store` : ''}.\n`,
+      `Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
+        `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.\n`,
     );
   });
 }

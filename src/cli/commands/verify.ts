@@ -8,8 +8,8 @@ import { openStore } from '../stores.js';
 /** Exit code when some citation is `changed` or `missing`. */
 export const STALE_EXIT_CODE = 3;
 
-/** Ends the command with an exit code after its output was printed (main() returns `exitCode`). */
-class ExitWith extends Error {
+/** Ends a command with an exit code of its own after its output was printed (main() returns `exitCode`). */
+export class CommandExit extends Error {
   constructor(readonly exitCode: number) {
     super(`exit ${exitCode}`);
   }
@@ -123,6 +123,6 @@ export function registerVerify(program: Command): void {
           printTable(index, pack.packHash, pack.query, checks, packs.length > 1);
         }
       }
-      if (stale > 0) throw new ExitWith(STALE_EXIT_CODE);
+      if (stale > 0) throw new CommandExit(STALE_EXIT_CODE);
     });
 }
