@@ -391,6 +391,7 @@ function finish(
   const coverage: Coverage = computeCoverage(
     ordered.map((o) => o.kept.entry.candidate),
     options.coverage,
+    options.candidates,
   );
   const sortedDropped = sortDropped(dropped);
   const body: Omit<Pack, 'packHash'> = {
@@ -494,6 +495,12 @@ export function caveatLines(
       `${countOf('duplicate') + countOf('near-duplicate')} duplicates removed; ` +
       `${countOf('source-cap')} over the per-source cap; ${countOf('below-min-score')} below the minimum score.`,
   );
+  const kinds = new Map<string, number>();
+  for (const candidate of kept) kinds.set(candidate.kind ?? 'no kind', (kinds.get(candidate.kind ?? 'no kind') ?? 0) + 1);
+  if ([...kinds.keys()].some((kind) => kind !== 'no kind')) {
+    const counts = [...kinds].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([kind, n]) => `${n} ${kind}`);
+    lines.push(`Kinds: ${counts.join(', ')}.`);
+  }
   for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
   // Quoted when needed, so that one pin cannot read as two.
@@ -512,12 +519,27 @@ export function packBriefing(input: BriefingOptions): Pack {
   const settings = settingsFrom(options, true);
   const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
 
-  // Pins first, in the order given (a source pin brings its chunks best first), then everything else.
+  // Pins first, in the order given (a source pin brings its chunks in document order); then the
+  // candidates given precedence, in their order; then everything else by (tier-weighted) score.
   const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
   const pinIndex = (entry: Entry) =>
     Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
-  const pinnedEntries = ranked.filter((e) => e.pinned).sort((a, b) => pinIndex(a) - pinIndex(b));
-  const order = [...pinnedEntries, ...ranked.filter((e) => !e.pinned)];
+  const spanStart = (entry: Entry) => entry.candidate.span?.start ?? 0;
+  const pinnedEntries = ranked
+    .filter((e) => e.pinned)
+    .sort((a, b) => pinIndex(a) - pinIndex(b) || spanStart(a) - spanStart(b) || (a.candidate.id < b.candidate.id ? -1 : 1));
+  const weight = (candidate: Candidate) => options.tierWeights?.[candidate.kind ?? ''] ?? 1;
+  const byWeightedScore = (a: Candidate, b: Candidate) => {
+    if (options.tierWeights === undefined) return compareCandidates(a, b);
+    const x = a.score * weight(a);
+    const y = b.score * weight(b);
+    return x !== y ? y - x : compareCandidates(a, b);
+  };
+  const precedence = new Map(options.precedence.map((id, index) => [id, index] as const));
+  const first = ranked.filter((e) => !e.pinned && precedence.has(e.candidate.id));
+  first.sort((a, b) => precedence.get(a.candidate.id)! - precedence.get(b.candidate.id)!);
+  const rest = ranked.filter((e) => !e.pinned && !precedence.has(e.candidate.id)).sort((a, b) => byWeightedScore(a.candidate, b.candidate));
+  const order = [...pinnedEntries, ...first, ...rest];
   const missingPins = options.pins.filter(
     (pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin),
   );
@@ -525,7 +547,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   const slots = { entity: options.entity, contradictions: options.contradictions, gaps: options.gaps, missingPins };
   const zonesFor = (keptNow: readonly Kept[]) => {
     const pinned = keptNow.filter((k) => k.entry.pinned);
-    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => compareCandidates(a.entry.candidate, b.entry.candidate));
+    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => byWeightedScore(a.entry.candidate, b.entry.candidate));
     const insights = rest.filter((k) => k.entry.candidate.kind === 'insight');
     const lead = [...insights, ...rest.filter((k) => k.entry.candidate.kind !== 'insight')].slice(0, options.groundingCount);
     const leadSet = new Set(lead);
@@ -546,7 +568,7 @@ export function packBriefing(input: BriefingOptions): Pack {
     const caveats = withCaveats
       ? renderCaveats(
           options.format,
-          caveatLines(computeCoverage(keptCandidates, options.coverage), keptCandidates, droppedNow, options, missingPins),
+          caveatLines(computeCoverage(keptCandidates, options.coverage, options.candidates), keptCandidates, droppedNow, options, missingPins),
         )
       : null;
     return { ordered, context: renderBriefingContext(options.format, zoned, caveats), caveats };
@@ -558,8 +580,17 @@ export function packBriefing(input: BriefingOptions): Pack {
   const probeCaveats = renderCaveats(
     options.format,
     caveatLines(
-      { itemCount: worst, distinctSourceCount: worst, topSimilarity: -0.12345, confidence: 'partial', scoreP50: -0.12345, dateRange: null },
-      [],
+      {
+        itemCount: worst,
+        distinctSourceCount: worst,
+        topSimilarity: -0.12345,
+        confidence: 'partial',
+        scoreP50: -0.12345,
+        dateRange: null,
+        denseAvailable: true,
+        newestIndexedAt: null,
+      },
+      options.candidates,
       worstDropped,
       options,
       missingPins,

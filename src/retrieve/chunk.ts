@@ -350,6 +350,8 @@ function trimRange(text: string, range: Range): Range {
 
 // ---------------------------------------------------------------------------------------------
 
+const ISO_DATETIME = z.iso.datetime({ offset: true, local: true });
+
 /**
  * Turns a stored chunk into a packing candidate: `tokens` is the record's per-encoding map (so packing
  * needs no re-tokenising), `kind`, `timestamp` and metadata pass through; the ACL never leaves the store.
@@ -363,6 +365,8 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
     span: { start: record.span.start, end: record.span.end },
     tokens: { ...record.tokens },
   };
+  // Records written by other tools may carry a non-ISO indexedAt; the candidate takes only a valid one.
+  if (ISO_DATETIME.safeParse(record.indexedAt).success) candidate.indexedAt = record.indexedAt;
   if (record.version !== undefined) candidate.version = record.version;
   if (record.title !== undefined) candidate.title = record.title;
   if (record.url !== undefined) candidate.url = record.url;

@@ -1,16 +1,17 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { mkdir } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { sha256Hex } from '../../core/canonical.js';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
-import { readFrontMatter, type FrontMatter } from '../front-matter.js';
+import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
+import { readFrontMatter, type FrontMatter } from '../../retrieve/front-matter.js';
 import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
 import { warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
+import { listSourceIds } from './remove.js';
 
 /** What a document takes from the flags besides its file. */
 export interface DocumentFlags {
@@ -25,6 +26,8 @@ export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
   quiet?: boolean;
   strict?: boolean;
   followSymlinks?: boolean;
+  /** Remove sources under the ingested folders whose files are gone. */
+  prune?: boolean;
 }
 
 function titleOf(text: string, path: string): string {
@@ -49,7 +52,7 @@ function toDocument({ id, path, text: raw }: TextFile, flags: DocumentFlags): In
  * Reads the files under `paths` as documents, warning about each one skipped; with `strict`, anything
  * skipped fails the ingest before a store is touched.
  */
-export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean }) {
+export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean; prune?: boolean }) {
   const { files, skipped } = await readTextFiles(paths, options);
   for (const skip of skipped) warn(skipWarning(skip));
   if (options.strict === true && skipped.length > 0) {
@@ -58,7 +61,8 @@ export async function readForIngest(paths: string[], options: ReadOptions & Docu
     });
   }
   const docs = files.map((file) => toDocument(file, options));
-  if (docs.length === 0) {
+  // With --prune an emptied folder is no error: its sources are removed.
+  if (docs.length === 0 && options.prune !== true) {
     const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
     throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
   }
@@ -105,13 +109,35 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const { docs, skipped } = await readForIngest(paths, options);
   const store = await openForIngest(flags.store, embeddings);
   const counts = await addWithProgress(store, docs, flags.quiet === true);
+  const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
   if (store instanceof MemoryHybridStore) {
     await mkdir(flags.store, { recursive: true });
     await store.save(join(flags.store, STORE_FILE));
   }
   const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
+  if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
   if (skipped.length > 0) lines.push(skipSummary(skipped));
   return lines.join('\n');
+}
+
+/**
+ * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) but were
+ * not found as files this time. Source ids are paths relative to the working directory, as ingest writes them.
+ */
+async function prune(store: Store, paths: string[], found: ReadonlySet<string>): Promise<DeleteSourcesResult> {
+  const roots: { prefix: string; folder: boolean }[] = [];
+  for (const path of paths) {
+    const id = relative(process.cwd(), resolve(path)).split(sep).join('/');
+    roots.push({ prefix: id, folder: (await stat(path)).isDirectory() });
+  }
+  const under = (sourceId: string) =>
+    roots.some(({ prefix, folder }) =>
+      !folder ? sourceId === prefix : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
+    );
+  const gone = (await listSourceIds(store)).filter((id) => under(id) && !found.has(id));
+  if (gone.length === 0) return { sources: 0, chunks: 0 };
+  if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
+  return store.deleteSources(gone);
 }
 
 export function registerIngest(program: Command): void {
@@ -128,6 +154,7 @@ export function registerIngest(program: Command): void {
     .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
+    .option('--prune', 'remove sources under the given folders whose files are gone')
     .action(async (paths: string[], flags: IngestFlags) => {
       process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
