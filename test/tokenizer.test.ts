@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer } from '../src/index.js';
+import { CL100K_PATTERN, O200K_PATTERN } from '../src/tokenize/pretokenize.js';
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -17,6 +18,20 @@ const longRuns = fc.oneof(
   fc.string({ unit: 'grapheme', minLength: 60, maxLength: 300 }),
   fc.constantFrom('x'.repeat(300), 'ab'.repeat(200), 'aGVsbG8gd29ybGQ='.repeat(20), '😀'.repeat(80), '東京'.repeat(90)),
 );
+// Text where the written-out ASCII split has to agree with the pattern: every character class the
+// patterns distinguish, contractions, line breaks, runs, and a few non-ASCII letters, digits and spaces.
+const asciiHeavy = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...'aZ0 \t\n\r\v\f.,;\'"/-_()[]#\u0000\u001f\u007f') },
+      { weight: 3, arbitrary: fc.constantFrom("'s", "'S", "'re", "'Ve", "'ll", "'LL", "'d", "'x", "n't", 'Hello', 'HELLO', 'hELLO', 'abc123', '1234567', '\r\n', ' \n ', '  ', ' /', '.\n/', 'x/\n') },
+      { weight: 1, arbitrary: fc.constantFrom('é', 'É', '٣', '\u00a0', '\u2028', '—', '\u0301', '日本', '😀', '\ud800') },
+      { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 6 }) },
+    ),
+    { maxLength: 40 },
+  )
+  .map((parts) => parts.join(''));
+
 const mixed = fc.array(fc.oneof(longRuns, fc.lorem({ maxCount: 20 }), fc.constantFrom(' ', '\n\n', '<|endoftext|>')), { maxLength: 5 }).map((p) => p.join(' '));
 
 describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding) => {
@@ -28,6 +43,27 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
         expect(tokenizer.count(text)).toBe(reference[encoding].encode(text, [], []).length);
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('splits text into the same pieces as the encoding\'s own pattern', () => {
+    const pattern = new RegExp(encoding === 'o200k_base' ? O200K_PATTERN : CL100K_PATTERN, 'gu');
+    const split = (text: string) => (tokenizer as unknown as { pieces(text: string): string[] }).pieces(text);
+    fc.assert(
+      fc.property(fc.oneof(asciiHeavy, mixed), (text) => {
+        expect(split(text)).toEqual(text.match(pattern) ?? []);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(reference[encoding].encode('x', [], []).length).toBe(1);
+  });
+
+  it('counts text heavy in ASCII punctuation, contractions and line breaks exactly', () => {
+    fc.assert(
+      fc.property(asciiHeavy, (text) => {
+        expect(tokenizer.count(text)).toBe(reference[encoding].encode(text, [], []).length);
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -1,11 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Tiktoken as TiktokenType, TiktokenBPE } from 'js-tiktoken/lite';
 import { LitmPackError } from '../core/errors.js';
-import { bytePairCount, type RankMap } from './bpe.js';
+import { bytePairCount } from './bpe.js';
+import { splitterFor, type PieceSplitter } from './pretokenize.js';
+import { decodeRankTableFile, vocabularyFromTiktoken, type RankTable, type TiktokenRanks, type Vocabulary } from './rank-table.js';
 import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 
-// The rank tables are large (o200k_base is several MB of JS) and building an encoder takes about a second,
-// so both are loaded on first use, synchronously (packing is synchronous), once per encoding per process.
+// Vocabularies are loaded on first use, synchronously (packing is synchronous), once per encoding per process.
 const require = createRequire(import.meta.url);
 const cache = new Map<EncodingName, Tokenizer>();
 
@@ -16,50 +17,142 @@ const cache = new Map<EncodingName, Tokenizer>();
  */
 const PIECE_CACHE_LIMIT = 200_000;
 
+/**
+ * Remembered piece counts, looked up by a range of the text being counted: a hit costs a hash of the
+ * piece's characters and one probe, with no substring made (a Map keyed by piece strings needs one per piece).
+ */
+class PieceCounts {
+  /** Per slot: the piece's hash, then its entry + 1 (0 for an empty slot). At most half full. */
+  readonly #slots: Int32Array;
+  readonly #mask: number;
+  readonly #keys: string[] = [];
+  readonly #counts: Int32Array;
+
+  constructor(readonly limit: number) {
+    let capacity = 1024;
+    while (capacity < limit * 2) capacity *= 2;
+    this.#slots = new Int32Array(capacity * 2);
+    this.#mask = capacity - 1;
+    this.#counts = new Int32Array(limit);
+  }
+
+  /** The count of `text[start, end)`, or -1 when it is not remembered. */
+  get(text: string, start: number, end: number, hash: number): number {
+    const slots = this.#slots;
+    const length = end - start;
+    for (let slot = hash & this.#mask; ; slot = (slot + 1) & this.#mask) {
+      const entry = slots[slot * 2 + 1]!;
+      if (entry === 0) return -1;
+      if (slots[slot * 2] === hash) {
+        const key = this.#keys[entry - 1]!;
+        if (key.length === length && text.startsWith(key, start)) return this.#counts[entry - 1]!;
+      }
+    }
+  }
+
+  /** Remembers a piece that `get` did not find; forgets everything first when full. */
+  set(piece: string, hash: number, count: number): void {
+    if (this.#keys.length >= this.limit) this.clear();
+    const slots = this.#slots;
+    let slot = hash & this.#mask;
+    while (slots[slot * 2 + 1] !== 0) slot = (slot + 1) & this.#mask;
+    this.#keys.push(piece);
+    this.#counts[this.#keys.length - 1] = count;
+    slots[slot * 2] = hash;
+    slots[slot * 2 + 1] = this.#keys.length;
+  }
+
+  clear(): void {
+    this.#slots.fill(0);
+    this.#keys.length = 0;
+  }
+}
+
+/** 32-bit FNV-1a over the UTF-16 code units of `text[start, end)`, as a signed integer. */
+function hashRange(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash | 0;
+}
+
 class TiktokenTokenizer implements Tokenizer {
   readonly name: EncodingName;
-  readonly #pattern: RegExp;
-  readonly #ranks: RankMap;
-  readonly #maxTokenBytes: number;
-  readonly #bytes = new TextEncoder();
-  readonly #pieces = new Map<string, number>();
+  /** The written-out split for ASCII text, when the pattern is one this package knows. */
+  readonly #split: PieceSplitter | null;
+  /** Sticky: each match must start where the previous one ended. */
+  readonly #sticky: RegExp;
+  /** Global: finds the next match when text between pieces matches nothing (js-tiktoken skips it). */
+  readonly #global: RegExp;
+  readonly #table: RankTable;
+  readonly #pieces = new PieceCounts(PIECE_CACHE_LIMIT);
+  #bytes = new Uint8Array(256);
+  readonly #encoder = new TextEncoder();
 
-  constructor(name: EncodingName, encoder: TiktokenType, patStr: string) {
+  constructor(name: EncodingName, vocabulary: Vocabulary) {
     this.name = name;
-    this.#pattern = new RegExp(patStr, 'gu');
-    // js-tiktoken keeps its rank table (bytes joined by commas → rank) in a field its typings mark
-    // internal; we read it, and a property test checks every count against js-tiktoken's own encode.
-    this.#ranks = (encoder as unknown as { rankMap: RankMap }).rankMap;
-    let longest = 1;
-    for (const key of this.#ranks.keys()) {
-      let bytes = 1;
-      for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) === 44) bytes += 1;
-      if (bytes > longest) longest = bytes;
-    }
-    this.#maxTokenBytes = longest;
+    this.#split = splitterFor(vocabulary.patStr);
+    this.#sticky = new RegExp(vocabulary.patStr, 'uy');
+    this.#global = new RegExp(vocabulary.patStr, 'gu');
+    this.#table = vocabulary.table;
   }
 
   /**
-   * Exact token count. Special-token strings such as "<|endoftext|>" inside retrieved text are counted as
-   * ordinary text: they are content, not control tokens, and must never make counting throw.
+   * Exact token count, equal to js-tiktoken's `encode(text, [], []).length`. Special-token strings such as
+   * "<|endoftext|>" inside retrieved text are counted as ordinary text: they are content, not control
+   * tokens, and must never make counting throw.
    */
   count(text: string): number {
-    if (text.length === 0) return 0;
     let total = 0;
-    for (const match of text.matchAll(this.#pattern)) total += this.#pieceCount(match[0]);
+    const length = text.length;
+    let start = 0;
+    while (start < length) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      const hash = hashRange(text, start, end);
+      const known = this.#pieces.get(text, start, end, hash);
+      total += known >= 0 ? known : this.#countPiece(text.slice(start, end), hash);
+      start = end;
+    }
     return total;
   }
 
-  #pieceCount(piece: string): number {
-    const cached = this.#pieces.get(piece);
-    if (cached !== undefined) return cached;
-    const bytes = this.#bytes.encode(piece);
-    // Byte-pair merging as tiktoken does it, in O(n log n) (js-tiktoken's own merge is quadratic with a
-    // large constant: a 4,000-character run without spaces takes it seconds).
-    const tokens = this.#ranks.has(bytes.join(',')) ? 1 : bytePairCount(bytes, this.#ranks, this.#maxTokenBytes);
-    if (this.#pieces.size >= PIECE_CACHE_LIMIT) this.#pieces.clear();
-    this.#pieces.set(piece, tokens);
-    return tokens;
+  /**
+   * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
+   * words are one piece and one token, so this bound is tight while costing no byte-pair merging.
+   */
+  lowerBound(text: string): number {
+    let pieces = 0;
+    const length = text.length;
+    let start = 0;
+    while (start < length) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      pieces += 1;
+      start = end;
+    }
+    return pieces;
+  }
+
+  /** The pre-tokenised pieces of `text`, in order (tests compare them with the pattern's own matches). */
+  pieces(text: string): string[] {
+    const out: string[] = [];
+    let start = 0;
+    while (start < text.length) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      out.push(text.slice(start, end));
+      start = end;
+    }
+    return out;
   }
 
   /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
@@ -67,22 +160,63 @@ class TiktokenTokenizer implements Tokenizer {
     this.#pieces.clear();
   }
 
-
   /**
-   * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
-   * words are one piece and one token, so this bound is tight while costing no byte-pair merging.
+   * End of the piece that starts at `start`; when nothing matches there, -(where the next piece starts) - 1
+   * (js-tiktoken skips text no alternative matches).
    */
-  lowerBound(text: string): number {
-    if (text.length === 0) return 0;
-    let pieces = 0;
-    this.#pattern.lastIndex = 0;
-    while (this.#pattern.exec(text) !== null) pieces += 1;
-    return pieces;
+  #pieceEnd(text: string, start: number): number {
+    const split = this.#split;
+    if (split !== null) {
+      const end = split(text, start);
+      if (end >= 0) return end;
+    }
+    const sticky = this.#sticky;
+    sticky.lastIndex = start;
+    if (sticky.test(text)) return sticky.lastIndex;
+    const global = this.#global;
+    global.lastIndex = start;
+    const next = global.exec(text);
+    return -(next === null ? text.length : next.index) - 1;
+  }
+
+  #countPiece(piece: string, hash: number): number {
+    let length = piece.length;
+    if (this.#bytes.length < length * 3) this.#bytes = new Uint8Array(length * 3);
+    const bytes = this.#bytes;
+    let ascii = true;
+    for (let i = 0; i < length; i += 1) {
+      const code = piece.charCodeAt(i);
+      if (code >= 0x80) {
+        ascii = false;
+        break;
+      }
+      bytes[i] = code;
+    }
+    if (!ascii) length = this.#encoder.encodeInto(piece, bytes).written;
+    const tokens = this.#table.rank(bytes, 0, length) >= 0 ? 1 : bytePairCount(bytes, length, this.#table);
+    this.#pieces.set(piece, hash, tokens);
+    return tokens;
   }
 }
 
-function loadRanks(name: EncodingName): TiktokenBPE {
-  const mod = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE | { default: TiktokenBPE };
+/**
+ * The vocabulary of `encoding`: the compact table written next to this module by the package build, or,
+ * when running from source, decoded from js-tiktoken's rank module (the same data, a little slower to read).
+ */
+function loadVocabulary(encoding: EncodingName): Vocabulary {
+  let file: Uint8Array | undefined;
+  try {
+    file = readFileSync(new URL(`./ranks/${encoding}.ranks`, import.meta.url));
+  } catch {
+    file = undefined;
+  }
+  if (file !== undefined) return decodeRankTableFile(file, encoding);
+  return vocabularyFromTiktoken(loadTiktokenRanks(encoding));
+}
+
+/** js-tiktoken's rank module for `encoding` (its text form of the vocabulary). */
+export function loadTiktokenRanks(encoding: EncodingName): TiktokenRanks {
+  const mod = require(`js-tiktoken/ranks/${encoding}`) as TiktokenRanks | { default: TiktokenRanks };
   return 'default' in mod ? mod.default : mod;
 }
 
@@ -96,11 +230,14 @@ export function getTokenizer(encoding: EncodingName): Tokenizer {
       `Unknown encoding "${String(encoding)}": use one of ${ENCODINGS.join(', ')}, or pass a Tokenizer of your own`,
     );
   }
-  const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-  const ranks = loadRanks(encoding);
-  const tokenizer = new TiktokenTokenizer(encoding, new Tiktoken(ranks), ranks.pat_str);
+  const tokenizer = new TiktokenTokenizer(encoding, loadVocabulary(encoding));
   cache.set(encoding, tokenizer);
   return tokenizer;
+}
+
+/** A tokenizer over a given vocabulary (tests use it to check a rank table file against js-tiktoken). */
+export function tokenizerFromVocabulary(encoding: EncodingName, vocabulary: Vocabulary): Tokenizer {
+  return new TiktokenTokenizer(encoding, vocabulary);
 }
 
 /** True once the encoder for `encoding` has been built in this process (used to prove laziness). */
