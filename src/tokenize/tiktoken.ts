@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { LitmPackError } from '../core/errors.js';
 import { bytePairCount } from './bpe.js';
 import { splitterFor, type PieceSplitter } from './pretokenize.js';
+import { SHORT_KEY_LENGTH, ShortKeyTable, packedShift } from './short-keys.js';
 import { decodeRankTableFile, vocabularyFromTiktoken, type RankTable, type TiktokenRanks, type Vocabulary } from './rank-table.js';
 import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 
@@ -22,25 +23,20 @@ const PIECE_CACHE_LIMIT = 200_000;
  * piece's characters and one probe, with no substring made (a Map keyed by piece strings needs one per piece).
  */
 class PieceCounts {
-  /** Per slot: the piece's hash, then its entry + 1 (0 for an empty slot). At most half full. */
-  readonly #slots: Int32Array;
-  readonly #mask: number;
+  /** Per slot: the piece's hash, then its entry + 1 (0 for an empty slot). At most half full; grows. */
+  #slots = new Int32Array(2 * 4096);
+  #mask = 4095;
   readonly #keys: string[] = [];
-  readonly #counts: Int32Array;
+  #counts = new Int32Array(2048);
 
-  constructor(readonly limit: number) {
-    let capacity = 1024;
-    while (capacity < limit * 2) capacity *= 2;
-    this.#slots = new Int32Array(capacity * 2);
-    this.#mask = capacity - 1;
-    this.#counts = new Int32Array(limit);
-  }
+  constructor(readonly limit: number) {}
 
   /** The count of `text[start, end)`, or -1 when it is not remembered. */
   get(text: string, start: number, end: number, hash: number): number {
     const slots = this.#slots;
+    const mask = this.#mask;
     const length = end - start;
-    for (let slot = hash & this.#mask; ; slot = (slot + 1) & this.#mask) {
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const entry = slots[slot * 2 + 1]!;
       if (entry === 0) return -1;
       if (slots[slot * 2] === hash) {
@@ -53,18 +49,38 @@ class PieceCounts {
   /** Remembers a piece that `get` did not find; forgets everything first when full. */
   set(piece: string, hash: number, count: number): void {
     if (this.#keys.length >= this.limit) this.clear();
-    const slots = this.#slots;
-    let slot = hash & this.#mask;
-    while (slots[slot * 2 + 1] !== 0) slot = (slot + 1) & this.#mask;
+    const entry = this.#keys.length;
+    if (entry === this.#counts.length) {
+      const counts = new Int32Array(entry * 2);
+      counts.set(this.#counts);
+      this.#counts = counts;
+    }
+    // Kept small while few pieces are known: a table sized for the limit would not stay in cache.
+    if ((entry + 1) * 2 > this.#mask + 1) this.#grow();
     this.#keys.push(piece);
-    this.#counts[this.#keys.length - 1] = count;
-    slots[slot * 2] = hash;
-    slots[slot * 2 + 1] = this.#keys.length;
+    this.#counts[entry] = count;
+    this.#place(hash, entry + 1);
   }
 
   clear(): void {
-    this.#slots.fill(0);
+    this.#slots = new Int32Array(2 * 4096);
+    this.#mask = 4095;
     this.#keys.length = 0;
+  }
+
+  #place(hash: number, entry: number): void {
+    const slots = this.#slots;
+    let slot = hash & this.#mask;
+    while (slots[slot * 2 + 1] !== 0) slot = (slot + 1) & this.#mask;
+    slots[slot * 2] = hash;
+    slots[slot * 2 + 1] = entry;
+  }
+
+  #grow(): void {
+    const old = this.#slots;
+    this.#slots = new Int32Array(old.length * 2);
+    this.#mask = old.length - 1;
+    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.#place(old[i]!, old[i + 1]!);
   }
 }
 
@@ -85,6 +101,8 @@ class TiktokenTokenizer implements Tokenizer {
   readonly #global: RegExp;
   readonly #table: RankTable;
   readonly #pieces = new PieceCounts(PIECE_CACHE_LIMIT);
+  /** Pieces of at most 12 characters below U+0100 (nearly every piece of Latin-script text). */
+  readonly #short = new ShortKeyTable(PIECE_CACHE_LIMIT);
   #bytes = new Uint8Array(256);
   readonly #encoder = new TextEncoder();
 
@@ -111,9 +129,7 @@ class TiktokenTokenizer implements Tokenizer {
         start = -end - 1;
         continue;
       }
-      const hash = hashRange(text, start, end);
-      const known = this.#pieces.get(text, start, end, hash);
-      total += known >= 0 ? known : this.#countPiece(text.slice(start, end), hash);
+      total += end - start <= SHORT_KEY_LENGTH ? this.#shortPieceCount(text, start, end) : this.#longPieceCount(text, start, end);
       start = end;
     }
     return total;
@@ -158,6 +174,7 @@ class TiktokenTokenizer implements Tokenizer {
   /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
   clearCache(): void {
     this.#pieces.clear();
+    this.#short.clear();
   }
 
   /**
@@ -179,7 +196,37 @@ class TiktokenTokenizer implements Tokenizer {
     return -(next === null ? text.length : next.index) - 1;
   }
 
-  #countPiece(piece: string, hash: number): number {
+  #shortPieceCount(text: string, start: number, end: number): number {
+    // Characters 0-3, 4-7 and 8-11 of the piece, one byte each; the length tells trailing zeros apart.
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    for (let i = 0; i < end - start; i += 1) {
+      const code = text.charCodeAt(start + i);
+      if (code > 0xff) return this.#longPieceCount(text, start, end);
+      const shifted = code << packedShift(i);
+      if (i < 4) a |= shifted;
+      else if (i < 8) b |= shifted;
+      else c |= shifted;
+    }
+    const known = this.#short.get(a, b, c, end - start);
+    if (known >= 0) return known;
+    const count = this.#bytePairCount(text.slice(start, end));
+    this.#short.set(a, b, c, end - start, count);
+    return count;
+  }
+
+  #longPieceCount(text: string, start: number, end: number): number {
+    const hash = hashRange(text, start, end);
+    const known = this.#pieces.get(text, start, end, hash);
+    if (known >= 0) return known;
+    const piece = text.slice(start, end);
+    const count = this.#bytePairCount(piece);
+    this.#pieces.set(piece, hash, count);
+    return count;
+  }
+
+  #bytePairCount(piece: string): number {
     let length = piece.length;
     if (this.#bytes.length < length * 3) this.#bytes = new Uint8Array(length * 3);
     const bytes = this.#bytes;
@@ -193,9 +240,7 @@ class TiktokenTokenizer implements Tokenizer {
       bytes[i] = code;
     }
     if (!ascii) length = this.#encoder.encodeInto(piece, bytes).written;
-    const tokens = this.#table.rank(bytes, 0, length) >= 0 ? 1 : bytePairCount(bytes, length, this.#table);
-    this.#pieces.set(piece, hash, tokens);
-    return tokens;
+    return this.#table.rank(bytes, 0, length) >= 0 ? 1 : bytePairCount(bytes, length, this.#table);
   }
 }
 
