@@ -20,7 +20,8 @@ import {
   type ParsedBriefingOptions,
   type ParsedBundleOptions,
 } from './schemas.js';
-import { characterCutPoints, cutPoints, normalizeText, shingleHashes, sharedCount } from './text.js';
+import { Deduper } from './dedupe.js';
+import { characterCutPoints, cutPoints } from './text.js';
 import {
   escapeBody,
   renderBlock,
@@ -171,19 +172,6 @@ function cutToFit(text: string, budget: number, meter: Meter): { body: string; t
   );
 }
 
-/** The first kept item this one nearly duplicates (Jaccard) or is contained in / contains (overlap coefficient). */
-function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, settings: FillSettings): Kept | undefined {
-  for (const other of kept) {
-    if (other.shingles === undefined) continue;
-    const shared = sharedCount(shingles, other.shingles);
-    const union = shingles.length + other.shingles.length - shared;
-    const smaller = Math.min(shingles.length, other.shingles.length);
-    if (settings.nearThreshold !== null && (union === 0 || shared / union >= settings.nearThreshold)) return other;
-    if (settings.containmentThreshold !== null && smaller > 0 && shared / smaller >= settings.containmentThreshold) return other;
-  }
-  return undefined;
-}
-
 /**
  * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
  * bound before any exact count), then duplicates against what is already kept, then the cut.
@@ -192,7 +180,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
   const kept: Kept[] = [];
   const dropped: Dropped[] = [];
   const perSource = new Map<string, number>();
-  const byNormalised = new Map<string, Kept>();
+  const deduper = new Deduper<Kept>(settings);
   let used = reserved;
 
   for (const entry of entries) {
@@ -229,21 +217,12 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     }
 
     // Duplicates are judged against kept items only: a copy of something that did not fit is not redundant.
-    const normalised = normalizeText(candidate.text);
-    const exact = byNormalised.get(normalised);
-    if (exact !== undefined) {
-      dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: exact.entry.candidate.id });
+    const verdict = deduper.check(candidate.text);
+    if (verdict.kind !== 'new') {
+      dropped.push({ id: candidate.id, reason: verdict.kind, duplicateOf: verdict.of.entry.candidate.id });
       continue;
     }
-    const detectNear = settings.nearThreshold !== null || settings.containmentThreshold !== null;
-    const shingles = detectNear ? shingleHashes(normalised, settings.shingleSize) : undefined;
-    if (shingles !== undefined) {
-      const near = nearDuplicateOf(kept, shingles, settings);
-      if (near !== undefined) {
-        dropped.push({ id: candidate.id, reason: 'near-duplicate', duplicateOf: near.entry.candidate.id });
-        continue;
-      }
-    }
+    const { normalised, shingles } = verdict;
 
     let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
     if (bodyTokens !== undefined && headerTokens !== undefined) {
@@ -273,7 +252,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     }
     const keptItem: Kept = { ...item, entry, normalised, shingles };
     kept.push(keptItem);
-    byNormalised.set(normalised, keptItem);
+    deduper.keep(verdict, keptItem);
     perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
     used += item.cost;
   }
