@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer } from '../src/index.js';
 import { CL100K_PATTERN, O200K_PATTERN } from '../src/tokenize/pretokenize.js';
+import { decodeRankTableFile, encodeRankTableFile, vocabularyFromTiktoken } from '../src/tokenize/rank-table.js';
+import { countBySegments, countingSegments, loadTiktokenRanks, tokenizerFromVocabulary, vocabularySource } from '../src/tokenize/tiktoken.js';
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -67,6 +69,20 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
     );
   });
 
+  it('counts a text as the sum of its line segments, as the exact fit recounts contexts (property)', () => {
+    const line = fc.oneof(asciiHeavy, mixed, fc.constantFrom('[12] Title (source: a.md)', '</document>', '/path', ' indented', '\tx', '', '.', '...', '\u00a0nbsp', '😀'));
+    const text = fc.array(fc.tuple(line, fc.constantFrom('\n', '\n\n', '\r\n', '.\n', ' \n', '\n/', '\n\n\n')), { maxLength: 12 }).map((parts) => parts.map(([l, sep]) => l + sep).join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        const exact = reference[encoding].encode(t, [], []).length;
+        expect(countingSegments(t).join('')).toBe(t);
+        expect(countingSegments(t).reduce((sum, segment) => sum + tokenizer.count(segment), 0)).toBe(exact);
+        expect(countBySegments(tokenizer, t, new Map())).toBe(exact);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('has a lower bound that never exceeds the count', () => {
     fc.assert(
       fc.property(fc.oneof(mixed, fc.string({ unit: 'binary', maxLength: 200 })), (text) => {
@@ -81,7 +97,48 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
   });
 });
 
+describe('the rank table file (written by the build, read on first use)', () => {
+  it.each(['o200k_base', 'cl100k_base'] as const)('holds every rank of js-tiktoken’s %s and counts the same', (encoding) => {
+    const ranks = loadTiktokenRanks(encoding);
+    const file = encodeRankTableFile(encoding, vocabularyFromTiktoken(ranks));
+    const vocabulary = decodeRankTableFile(file, encoding);
+    expect(vocabulary.patStr).toBe(ranks.pat_str);
+    const referenceRanks = (reference[encoding] as unknown as { rankMap: Map<string, number> }).rankMap;
+    let tokens = 0;
+    for (let rank = 0; rank < vocabulary.table.size; rank += 1) if (vocabulary.table.tokenBytes(rank).length > 0) tokens += 1;
+    expect(tokens).toBe(referenceRanks.size);
+    let mismatches = 0;
+    for (const [key, rank] of referenceRanks) {
+      const bytes = Uint8Array.from(key.split(',').map(Number));
+      if (vocabulary.table.rank(bytes, 0, bytes.length) !== rank) mismatches += 1;
+    }
+    expect(mismatches).toBe(0);
+    const fromFile = tokenizerFromVocabulary(encoding, vocabulary);
+    fc.assert(
+      fc.property(mixed, (text) => {
+        expect(fromFile.count(text)).toBe(reference[encoding].encode(text, [], []).length);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('refuses a damaged file, a truncated one and one for another encoding', () => {
+    const file = encodeRankTableFile('cl100k_base', vocabularyFromTiktoken(loadTiktokenRanks('cl100k_base')));
+    const damaged = file.slice();
+    damaged[damaged.length - 10] = damaged[damaged.length - 10]! ^ 0xff;
+    expect(() => decodeRankTableFile(damaged, 'cl100k_base')).toThrow(/damaged/);
+    expect(() => decodeRankTableFile(file.subarray(0, file.length - 1), 'cl100k_base')).toThrow(/truncated/);
+    expect(() => decodeRankTableFile(file, 'o200k_base')).toThrow(/cl100k_base/);
+    expect(() => decodeRankTableFile(new TextEncoder().encode('not a table'), 'cl100k_base')).toThrow(/not a rank table/);
+  });
+});
+
 describe('tokenizer lifecycle', () => {
+  it('reads js-tiktoken’s rank module when running from source (no built table beside it)', () => {
+    getTokenizer('o200k_base');
+    expect(vocabularySource('o200k_base')).toBe('js-tiktoken');
+  });
+
   it('is built once per encoding', () => {
     expect(getTokenizer('o200k_base')).toBe(getTokenizer('o200k_base'));
   });

@@ -31,7 +31,7 @@ import {
   type BlockInput,
   type ZonedBlocks,
 } from '../render/render.js';
-import { getTokenizer } from '../tokenize/tiktoken.js';
+import { countBySegments, getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 
 // Budget bookkeeping during the greedy fill uses per-block estimates (BPE counts are not additive);
@@ -104,8 +104,19 @@ class Meter {
     return this.tokenizer.count(text);
   }
 
-  lowerBound(text: string): number {
-    return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text) : 0;
+  /**
+   * Exact count of an assembled context. Contexts are recounted after every change during the exact fit, and
+   * most of their lines are unchanged, so line segments' counts are remembered for the pack.
+   */
+  countContext(context: string): number {
+    return countBySegments(this.tokenizer, context, this.#segments);
+  }
+
+  readonly #segments = new Map<string, number>();
+
+  /** A lower bound on `count(text)`; the tokenizer may stop early once it is above `limit`. */
+  lowerBound(text: string, limit = Infinity): number {
+    return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text, limit) : 0;
   }
 
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */
@@ -122,12 +133,29 @@ class Meter {
     return tokens;
   }
 
-  /** The candidate's token hint for this tokenizer, when it applies to the rendered body. */
+  /** The candidate's token hint for this tokenizer, when it applies to the rendered body and hints are trusted. */
   hint(candidate: Candidate, escaped: string): number | undefined {
-    if (candidate.tokens === undefined || escaped !== candidate.text) return undefined;
+    if (this.#distrustHints || candidate.tokens === undefined || escaped !== candidate.text) return undefined;
     if (typeof candidate.tokens === 'number') return candidate.tokens;
     return candidate.tokens[this.tokenizer.name];
   }
+
+  /**
+   * False, and hints are no longer trusted for the rest of this pack, when `hint` is provably wrong: below the
+   * lower bound of the text's count. One wrong hint means the caller's counts cannot be relied on; trusting the
+   * rest would fill the pack with items that do not fit, which the exact fit must then remove one recount at a time.
+   */
+  hintHolds(hint: number, escaped: string): boolean {
+    if (this.lowerBound(escaped, hint) <= hint) return true;
+    this.#distrustHints = true;
+    return false;
+  }
+
+  get hintsTrusted(): boolean {
+    return !this.#distrustHints;
+  }
+
+  #distrustHints = false;
 }
 
 interface FillSettings {
@@ -181,6 +209,8 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
   const dropped: Dropped[] = [];
   const perSource = new Map<string, number>();
   const deduper = new Deduper<Kept>(settings);
+  /** Kept whole on the strength of a hint (recounted if a later hint proves wrong). */
+  const hinted = new Set<Kept>();
   let used = reserved;
 
   for (const entry of entries) {
@@ -193,7 +223,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
       dropped.push({ id: candidate.id, reason: 'source-cap' });
       continue;
     }
-    const remaining = settings.maxTokens - used;
+    let remaining = settings.maxTokens - used;
     const escaped = escapeBody(meter.format, candidate.text);
     const hint = meter.hint(candidate, escaped);
     const header = meter.headerText(candidate);
@@ -201,10 +231,25 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
 
     let bodyTokens: number | undefined;
     let headerTokens: number | undefined;
-    if (headerBound + (hint ?? meter.lowerBound(escaped)) + SEPARATOR_TOKENS <= remaining) {
+    let fromHint = false;
+    const room = remaining - headerBound - SEPARATOR_TOKENS;
+    if ((hint ?? meter.lowerBound(escaped, room)) <= room) {
       headerTokens = meter.headerTokens(header);
-      const whole = hint ?? meter.count(escaped);
+      let whole = hint ?? meter.count(escaped);
+      if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
+        whole = meter.count(escaped);
+        // What was kept on earlier hints is recounted too.
+        for (const [index, item] of kept.entries()) {
+          if (!hinted.has(item)) continue;
+          const exact = meter.count(escapeBody(meter.format, item.body));
+          used += exact - item.bodyTokens;
+          kept[index] = { ...item, bodyTokens: exact, cost: item.cost + exact - item.bodyTokens };
+        }
+        hinted.clear();
+        remaining = settings.maxTokens - used;
+      }
       if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
+      fromHint = hint !== undefined && meter.hintsTrusted;
     }
     let canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
     if (bodyTokens === undefined && canCut) {
@@ -253,6 +298,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     const keptItem: Kept = { ...item, entry, normalised, shingles };
     kept.push(keptItem);
     deduper.keep(verdict, keptItem);
+    if (fromHint && !item.truncated && item.pointer === undefined) hinted.add(keptItem);
     perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
     used += item.cost;
   }
@@ -283,13 +329,13 @@ function fitExactly(
 ): { layout: Layout; usedTokens: number } {
   for (;;) {
     const current = layout(kept, dropped);
-    const usedTokens = meter.count(current.context);
+    const usedTokens = meter.countContext(current.context);
     if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
     const victim = kept[kept.length - 1];
     if (victim === undefined) {
       // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
       const bare = layout([], dropped);
-      return { layout: bare, usedTokens: meter.count(bare.context) };
+      return { layout: bare, usedTokens: meter.countContext(bare.context) };
     }
     const over = usedTokens - settings.maxTokens;
     const target = victim.bodyTokens - over - 2;

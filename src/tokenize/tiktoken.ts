@@ -138,12 +138,13 @@ class TiktokenTokenizer implements Tokenizer {
   /**
    * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
    * words are one piece and one token, so this bound is tight while costing no byte-pair merging.
+   * Stops once it exceeds `limit`.
    */
-  lowerBound(text: string): number {
+  lowerBound(text: string, limit = Infinity): number {
     let pieces = 0;
     const length = text.length;
     let start = 0;
-    while (start < length) {
+    while (start < length && pieces <= limit) {
       const end = this.#pieceEnd(text, start);
       if (end < 0) {
         start = -end - 1;
@@ -244,6 +245,46 @@ class TiktokenTokenizer implements Tokenizer {
   }
 }
 
+const SPACE_OR_SLASH = /[\s/]/u;
+
+/**
+ * `tokenizer.count(text)`, remembering the counts of the text's segments in `memo`, so that counting a text
+ * that shares most of its lines with texts counted before costs little more than reading it.
+ *
+ * Segments end after a line feed followed by a character that is neither whitespace nor "/". Both shipped
+ * patterns always end a piece there (a piece holding a line feed is whitespace, or punctuation followed by
+ * line breaks and, for o200k_base, slashes), and a piece before it never looks past it, so the count of the
+ * text is the sum of its segments' counts. A property test checks the sum. Other tokenizers are counted whole.
+ */
+export function countBySegments(tokenizer: Tokenizer, text: string, memo: Map<string, number>): number {
+  if (!(tokenizer instanceof TiktokenTokenizer)) return tokenizer.count(text);
+  let total = 0;
+  for (const segment of countingSegments(text)) {
+    let count = memo.get(segment);
+    if (count === undefined) {
+      count = tokenizer.count(segment);
+      memo.set(segment, count);
+    }
+    total += count;
+  }
+  return total;
+}
+
+/** The segments `countBySegments` sums over (tests check that they add up). */
+export function countingSegments(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', newline + 1)) {
+    const cut = newline + 1;
+    if (cut < text.length && !SPACE_OR_SLASH.test(text[cut]!)) {
+      out.push(text.slice(start, cut));
+      start = cut;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
 /**
  * The vocabulary of `encoding`: the compact table written next to this module by the package build, or,
  * when running from source, decoded from js-tiktoken's rank module (the same data, a little slower to read).
@@ -255,8 +296,19 @@ function loadVocabulary(encoding: EncodingName): Vocabulary {
   } catch {
     file = undefined;
   }
-  if (file !== undefined) return decodeRankTableFile(file, encoding);
+  if (file !== undefined) {
+    sources.set(encoding, 'rank table');
+    return decodeRankTableFile(file, encoding);
+  }
+  sources.set(encoding, 'js-tiktoken');
   return vocabularyFromTiktoken(loadTiktokenRanks(encoding));
+}
+
+const sources = new Map<EncodingName, 'rank table' | 'js-tiktoken'>();
+
+/** Where the vocabulary of `encoding` was read from, once loaded (the build checks its output uses the table). */
+export function vocabularySource(encoding: EncodingName): 'rank table' | 'js-tiktoken' | undefined {
+  return sources.get(encoding);
 }
 
 /** js-tiktoken's rank module for `encoding` (its text form of the vocabulary). */
