@@ -36,8 +36,8 @@ export class Deduper<T> {
   readonly #seen = new Map<string, DedupeVerdict<T>>();
   /** Shingles by normalised text, for texts met again after a change of the kept set. */
   readonly #shingles = new Map<string, Uint32Array>();
-  /** Shingle → indices of the kept texts holding it (ascending). */
-  readonly #postings = new Map<number, number[]>();
+  /** Shingle → the kept texts holding it, as chains in flat arrays (no allocation per shingle). */
+  readonly #postings = new ShingleIndex();
   /** Indices of kept texts without any word. */
   readonly #empty: number[] = [];
   #shared = new Int32Array(64);
@@ -71,11 +71,7 @@ export class Deduper<T> {
     this.#byNormalised.set(verdict.normalised, value);
     if (verdict.shingles === undefined) return;
     if (verdict.shingles.length === 0) this.#empty.push(index);
-    for (const shingle of verdict.shingles) {
-      const holders = this.#postings.get(shingle);
-      if (holders === undefined) this.#postings.set(shingle, [index]);
-      else holders.push(index);
-    }
+    for (const shingle of verdict.shingles) this.#postings.add(shingle, index);
   }
 
   #remember(text: string, verdict: DedupeVerdict<T>): DedupeVerdict<T> {
@@ -95,10 +91,10 @@ export class Deduper<T> {
     const shared = this.#shared;
     const touched: number[] = [];
     // Shingles are unique within a text, so each holder is counted once per shared shingle.
+    const postings = this.#postings;
     for (const shingle of shingles) {
-      const holders = this.#postings.get(shingle);
-      if (holders === undefined) continue;
-      for (const index of holders) {
+      for (let at = postings.first(shingle); at >= 0; at = postings.next(at)) {
+        const index = postings.holder(at);
         if (shared[index] === 0) touched.push(index);
         shared[index] = shared[index]! + 1;
       }
@@ -121,5 +117,76 @@ export class Deduper<T> {
       shared[index] = 0;
     }
     return found;
+  }
+}
+
+/**
+ * Shingle hash → kept texts, by open addressing over the hashes and a chain of entries per hash, all in
+ * typed arrays that grow by doubling (a Map of arrays allocates an array per distinct shingle).
+ */
+class ShingleIndex {
+  /** Per slot: shingle hash, then first entry + 1 (0 for an empty slot). */
+  #slots = new Int32Array(2 * 4096);
+  #mask = 4095;
+  #shingles = 0;
+  /** Per entry: the kept text's index, then the next entry with the same shingle + 1 (0 at the end). */
+  #entries = new Int32Array(2 * 4096);
+  #size = 0;
+
+  add(shingle: number, holder: number): void {
+    if (this.#size * 2 === this.#entries.length) {
+      const entries = new Int32Array(this.#entries.length * 2);
+      entries.set(this.#entries);
+      this.#entries = entries;
+    }
+    let slot = this.#slot(shingle | 0);
+    if (this.#slots[slot * 2 + 1] === 0) {
+      if ((this.#shingles + 1) * 2 > this.#mask + 1) {
+        this.#grow();
+        slot = this.#slot(shingle | 0);
+      }
+      this.#slots[slot * 2] = shingle | 0;
+      this.#shingles += 1;
+    }
+    // Prepended: holders come out newest first (callers sort what they collect).
+    const entry = this.#size;
+    this.#size += 1;
+    this.#entries[entry * 2] = holder;
+    this.#entries[entry * 2 + 1] = this.#slots[slot * 2 + 1]!;
+    this.#slots[slot * 2 + 1] = entry + 1;
+  }
+
+  /** The first entry for `shingle`, or -1. */
+  first(shingle: number): number {
+    return this.#slots[this.#slot(shingle | 0) * 2 + 1]! - 1;
+  }
+
+  next(entry: number): number {
+    return this.#entries[entry * 2 + 1]! - 1;
+  }
+
+  holder(entry: number): number {
+    return this.#entries[entry * 2]!;
+  }
+
+  /** The slot holding `key`, or the empty slot where it would go. */
+  #slot(key: number): number {
+    const mask = this.#mask;
+    const mixed = Math.imul(key, 0x9e3779b1);
+    let slot = (mixed ^ (mixed >>> 16)) & mask;
+    while (this.#slots[slot * 2 + 1] !== 0 && this.#slots[slot * 2] !== key) slot = (slot + 1) & mask;
+    return slot;
+  }
+
+  #grow(): void {
+    const old = this.#slots;
+    this.#slots = new Int32Array(old.length * 2);
+    this.#mask = old.length - 1;
+    for (let i = 0; i < old.length; i += 2) {
+      if (old[i + 1] === 0) continue;
+      const slot = this.#slot(old[i]!);
+      this.#slots[slot * 2] = old[i]!;
+      this.#slots[slot * 2 + 1] = old[i + 1]!;
+    }
   }
 }

@@ -91,6 +91,33 @@ function rankCandidates(candidates: readonly Candidate[], pins: readonly string[
   return { ranked, dropped };
 }
 
+/**
+ * Escaped candidate texts, remembered across packs per format. Escaping reads a candidate's whole text, and
+ * a pack escapes every candidate it considers, most of which do not fit; the same chunks come back query after
+ * query, usually as the very same strings, whose lookup costs no reading. Bounded by the characters held.
+ */
+const ESCAPE_CACHE_CHARS = 8_000_000;
+const escapeCaches = new Map<PackFormat, { texts: Map<string, string>; chars: number }>();
+
+function escapedBody(format: PackFormat, text: string): string {
+  let cache = escapeCaches.get(format);
+  if (cache === undefined) {
+    cache = { texts: new Map(), chars: 0 };
+    escapeCaches.set(format, cache);
+  }
+  let escaped = cache.texts.get(text);
+  if (escaped === undefined) {
+    escaped = escapeBody(format, text);
+    if (cache.chars + text.length > ESCAPE_CACHE_CHARS) {
+      cache.texts.clear();
+      cache.chars = 0;
+    }
+    cache.texts.set(text, escaped);
+    cache.chars += text.length + (escaped === text ? 0 : escaped.length);
+  }
+  return escaped;
+}
+
 /** Token accounting for one pack: exact counts where they matter, cheap bounds where they do not. */
 class Meter {
   readonly #headerCache = new Map<string, number>();
@@ -102,6 +129,11 @@ class Meter {
 
   count(text: string): number {
     return this.tokenizer.count(text);
+  }
+
+  /** `escapeBody(format, text)`. */
+  escaped(text: string): string {
+    return escapedBody(this.format, text);
   }
 
   /**
@@ -224,7 +256,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
       continue;
     }
     let remaining = settings.maxTokens - used;
-    const escaped = escapeBody(meter.format, candidate.text);
+    const escaped = meter.escaped(candidate.text);
     const hint = meter.hint(candidate, escaped);
     const header = meter.headerText(candidate);
     const headerBound = meter.lowerBound(header);
@@ -241,7 +273,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
         // What was kept on earlier hints is recounted too.
         for (const [index, item] of kept.entries()) {
           if (!hinted.has(item)) continue;
-          const exact = meter.count(escapeBody(meter.format, item.body));
+          const exact = meter.count(meter.escaped(item.body));
           used += exact - item.bodyTokens;
           kept[index] = { ...item, bodyTokens: exact, cost: item.cost + exact - item.bodyTokens };
         }
@@ -312,8 +344,13 @@ interface Layout {
 }
 
 function sortDropped(dropped: Dropped[]): Dropped[] {
-  const key = (d: Dropped) => `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}`;
-  return dropped.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  // Keys built once per entry, not once per comparison.
+  const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  keyed.forEach(({ d }, i) => {
+    dropped[i] = d;
+  });
+  return dropped;
 }
 
 /**
@@ -433,9 +470,10 @@ function finish(
     degraded: sortDegraded(options.degraded),
   };
   // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
-  // (no undefined members).
-  const clean = JSON.parse(canonicalStringify(body)) as Omit<Pack, 'packHash'>;
-  return { ...clean, packHash: sha256Hex(canonicalStringify(clean)) };
+  // (no undefined members). The parsed copy serialises to the same string, so that string is hashed.
+  const json = canonicalStringify(body);
+  const clean = JSON.parse(json) as Omit<Pack, 'packHash'>;
+  return { ...clean, packHash: sha256Hex(json) };
 }
 
 function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): FillSettings {

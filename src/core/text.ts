@@ -2,10 +2,15 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 /** Normalised form used for exact-duplicate detection: NFKC, lower case, whitespace collapsed. */
 export function normalizeText(text: string): string {
-  // NFKC changes no ASCII character, so pure-ASCII text skips it.
+  // NFKC changes no ASCII character, so pure-ASCII text skips it; text whose only whitespace is single
+  // spaces has nothing to collapse.
   const composed = ASCII.test(text) ? text : text.normalize('NFKC');
-  return composed.toLowerCase().replace(/\s+/gu, ' ').trim();
+  const lower = composed.toLowerCase();
+  return (COLLAPSIBLE.test(lower) ? lower.replace(/\s+/gu, ' ') : lower).trim();
 }
+
+/** Whitespace that collapsing changes: a run of two, or any whitespace character other than a space. */
+const COLLAPSIBLE = /\s\s|[^\S ]/u;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
