@@ -21,7 +21,7 @@ export function bytePairCount(bytes: Uint8Array, length: number, table: RankTabl
   // parts: [starts[i], starts[i + 1]); pairRanks[i]: rank of parts i and i + 1 merged, or -1.
   let parts = length;
   for (let i = 0; i <= length; i += 1) starts[i] = i;
-  for (let i = 0; i + 1 < parts; i += 1) pairRanks[i] = table.rank(bytes, i, i + 2);
+  for (let i = 0; i + 1 < parts; i += 1) pairRanks[i] = table.pairRank(bytes[i]!, bytes[i + 1]!);
   while (parts > 1) {
     let best = -1;
     let bestRank = 0x7fffffff;

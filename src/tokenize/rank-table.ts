@@ -21,6 +21,8 @@ export class RankTable {
   /** Rank + 1 per slot, 0 for an empty slot; linear probing, at most half full. */
   readonly #slots: Int32Array;
   readonly #mask: number;
+  /** Rank of every two-byte token by its bytes (-1 when not a token): the first merges of every piece. */
+  readonly #pairs = new Int32Array(65536).fill(-1);
 
   constructor(lengths: Uint16Array, blob: Uint8Array) {
     this.size = lengths.length;
@@ -49,6 +51,7 @@ export class RankTable {
         slot = (slot + 1) & mask;
       }
       slots[slot] = r + 1;
+      if (end - start === 2) this.#pairs[(blob[start]! << 8) | blob[start + 1]!] = r;
     }
     this.#slots = slots;
     this.#mask = mask;
@@ -65,6 +68,11 @@ export class RankTable {
       if (entry === 0) return -1;
       if (this.#equals(entry - 1, bytes, start, end)) return entry - 1;
     }
+  }
+
+  /** The rank of the two bytes `first`, `second` as one token, or -1. */
+  pairRank(first: number, second: number): number {
+    return this.#pairs[(first << 8) | second]!;
   }
 
   /** The bytes of the token with rank `rank` (empty when there is none). */
