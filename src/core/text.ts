@@ -1,3 +1,5 @@
+import { isAsciiAlphanumeric } from '../tokenize/short-keys.js';
+
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** Normalised form used for exact-duplicate detection: NFKC, lower case, whitespace collapsed. */
@@ -45,7 +47,7 @@ export function shingleHashes(normalised: string, size: number): Uint32Array {
 }
 
 /** 1 for ASCII letters and digits (the ASCII members of [\p{L}\p{N}]). */
-const ASCII_WORD = new Uint8Array(128).map((_, c) => (/[A-Za-z0-9]/.test(String.fromCharCode(c)) ? 1 : 0));
+const ASCII_WORD = new Uint8Array(128).map((_, c) => (isAsciiAlphanumeric(c) ? 1 : 0));
 
 /** Start and end offsets of the words ([\p{L}\p{N}]+ runs) of `text`, flattened. */
 function wordBounds(text: string): Int32Array | number[] {

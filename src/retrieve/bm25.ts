@@ -17,7 +17,7 @@
 import { stem } from 'porter2';
 
 import { LitmPackError } from '../core/errors.js';
-import { SHORT_KEY_LENGTH, ShortKeyTable, packedShift } from '../tokenize/short-keys.js';
+import { SHORT_KEY_LENGTH, ShortKeyTable, isAsciiAlphanumeric, packedShift } from '../tokenize/short-keys.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
 import type { SparseVector } from './types.js';
 
@@ -45,7 +45,7 @@ const NON_WORD = /[^\p{L}\p{N}_]/gu;
 const WORD_RUN = /[\p{L}\p{N}_]+/gu;
 const HAS_SURROGATE = /[\uD800-\uDFFF]/;
 /** 1 for the ASCII characters that are not word characters ([A-Za-z0-9_]): they always separate tokens. */
-const SEPARATOR = new Uint8Array(128).map((_, c) => (/\w/.test(String.fromCharCode(c)) ? 0 : 1));
+const SEPARATOR = new Uint8Array(128).map((_, c) => (isAsciiAlphanumeric(c) || c === 95 ? 0 : 1));
 
 /**
  * Lowercase stems of `text` in order, exactly as fastembed's `Qdrant/bm25` produces them (stopwords, `_` and tokens

@@ -7,6 +7,11 @@
  */
 export const SHORT_KEY_LENGTH = 12;
 
+/** [A-Za-z0-9], by character code. */
+export function isAsciiAlphanumeric(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
 /** Where character `i` of a key goes: `(code << packedShift(i))` into integer `i >> 2`. */
 export function packedShift(i: number): number {
   return (i & 3) * 8;
