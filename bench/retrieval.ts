@@ -407,7 +407,7 @@ async function runIngest(): Promise<string> {
   const rate = (ms: number) => Math.round(docs.length / (ms / 1000));
   const rows: (string | number)[][] = [];
 
-  // Reading the two vocabularies is a once-per-process cost (see bench:pack's first-use rows), timed on its own.
+  // Loading the two tokenizers is a once-per-process cost (see bench:pack's first-use rows), timed on its own.
   const vocabularies = await timed(async () => ENCODINGS.map((encoding) => getTokenizer(encoding)));
   const first = await timed(() => new MemoryHybridStore({ chunkTokens: CHUNK_TOKENS }).addDocuments(docs));
   rows.push(['MemoryHybridStore, lexical: first ingest of the process (every piece and word met for the first time)', fixed(first.ms / 1000, 2), fixed(first.ms / 1000, 2), rate(first.ms), rate(first.ms)]);
@@ -435,8 +435,8 @@ async function runIngest(): Promise<string> {
     `### Ingest speed: SciFact, ${docs.length.toLocaleString('en-US')} abstracts`,
     '',
     'Documents indexed whole (one chunk each), exact o200k_base and cl100k_base counts stored with every chunk. ' +
-      `Before the first ingest the process read both vocabularies (${fixed(vocabularies.ms, 0)} ms, once per process; ` +
-      'decoded from js-tiktoken\'s rank modules, as when running from source: the built package reads its own rank tables).',
+      `Before the first ingest the process loaded both tokenizers (${fixed(vocabularies.ms, 0)} ms, once per process, ` +
+      'running from source; bench:pack times the first use of the built package).',
     '',
     markdownTable(['Ingest', 'p50 s', 'p95 s', 'docs/s (p50)', 'docs/s (p95)'], rows),
     ...(vectorsNote ? ['', vectorsNote] : []),
