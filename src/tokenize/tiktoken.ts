@@ -297,8 +297,13 @@ function loadVocabulary(encoding: EncodingName): Vocabulary {
     file = undefined;
   }
   if (file !== undefined) {
-    sources.set(encoding, 'rank table');
-    return decodeRankTableFile(file, encoding);
+    try {
+      const vocabulary = decodeRankTableFile(file, encoding);
+      sources.set(encoding, 'rank table');
+      return vocabulary;
+    } catch {
+      // A damaged or foreign table: js-tiktoken's module holds the same vocabulary, so counts stay exact.
+    }
   }
   sources.set(encoding, 'js-tiktoken');
   return vocabularyFromTiktoken(loadTiktokenRanks(encoding));
