@@ -1,6 +1,6 @@
 // Part of `npm run build`, after the compile: writes each shipped encoding's vocabulary as a compact rank table
-// beside the compiled tokenizer (dist/tokenize/ranks/<encoding>.ranks, and the same under dist/cjs/), which the
-// tokenizer reads on first use instead of decoding js-tiktoken's rank module. It uses the compiled code, so what
+// beside the compiled tokenizer (dist/tokenize/ranks/<encoding>.ranks; the CommonJS build reads the same files),
+// which the tokenizer reads on first use instead of decoding js-tiktoken's rank module. It uses the compiled code, so what
 // it checks is what ships: each of js-tiktoken's own ranks (as its Tiktoken class builds them) must be found at
 // the same rank, the table must hold nothing else, the pattern must be js-tiktoken's, counts through the table
 // must equal js-tiktoken's encode, and both compiled tokenizers (ESM and CommonJS) must read the tables.
@@ -25,7 +25,7 @@ const SAMPLE = [
   'aGVsbG8gd29ybGQ='.repeat(40),
 ].join('\n\n');
 
-const targets = [join(dist, 'tokenize'), join(dist, 'cjs', 'tokenize')].filter((dir) => existsSync(join(dir, 'tiktoken.js')));
+const targets = [join(dist, 'tokenize')];
 for (const encoding of ENCODINGS) {
   const ranks = loadTiktokenRanks(encoding);
   const reference = new Tiktoken(ranks);

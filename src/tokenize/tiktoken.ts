@@ -286,15 +286,19 @@ export function countingSegments(text: string): string[] {
 }
 
 /**
- * The vocabulary of `encoding`: the compact table written next to this module by the package build, or,
+ * The vocabulary of `encoding`: the compact table the package build writes next to the compiled module, or,
  * when running from source, decoded from js-tiktoken's rank module (the same data, a little slower to read).
  */
 function loadVocabulary(encoding: EncodingName): Vocabulary {
   let file: Uint8Array | undefined;
-  try {
-    file = readFileSync(new URL(`./ranks/${encoding}.ranks`, import.meta.url));
-  } catch {
-    file = undefined;
+  // Beside this module; the CommonJS build (dist/cjs/tokenize/) reads the ESM build's copy (dist/tokenize/).
+  for (const path of [`./ranks/${encoding}.ranks`, `../../tokenize/ranks/${encoding}.ranks`]) {
+    try {
+      file = readFileSync(new URL(path, import.meta.url));
+      break;
+    } catch {
+      file = undefined;
+    }
   }
   if (file !== undefined) {
     try {
