@@ -18,79 +18,6 @@ const cache = new Map<EncodingName, Tokenizer>();
  */
 const PIECE_CACHE_LIMIT = 200_000;
 
-/**
- * Remembered piece counts, looked up by a range of the text being counted: a hit costs a hash of the
- * piece's characters and one probe, with no substring made (a Map keyed by piece strings needs one per piece).
- */
-class PieceCounts {
-  /** Per slot: the piece's hash, then its entry + 1 (0 for an empty slot). At most half full; grows. */
-  #slots = new Int32Array(2 * 4096);
-  #mask = 4095;
-  readonly #keys: string[] = [];
-  #counts = new Int32Array(2048);
-
-  constructor(readonly limit: number) {}
-
-  /** The count of `text[start, end)`, or -1 when it is not remembered. */
-  get(text: string, start: number, end: number, hash: number): number {
-    const slots = this.#slots;
-    const mask = this.#mask;
-    const length = end - start;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const entry = slots[slot * 2 + 1]!;
-      if (entry === 0) return -1;
-      if (slots[slot * 2] === hash) {
-        const key = this.#keys[entry - 1]!;
-        if (key.length === length && text.startsWith(key, start)) return this.#counts[entry - 1]!;
-      }
-    }
-  }
-
-  /** Remembers a piece that `get` did not find; forgets everything first when full. */
-  set(piece: string, hash: number, count: number): void {
-    if (this.#keys.length >= this.limit) this.clear();
-    const entry = this.#keys.length;
-    if (entry === this.#counts.length) {
-      const counts = new Int32Array(entry * 2);
-      counts.set(this.#counts);
-      this.#counts = counts;
-    }
-    // Kept small while few pieces are known: a table sized for the limit would not stay in cache.
-    if ((entry + 1) * 2 > this.#mask + 1) this.#grow();
-    this.#keys.push(piece);
-    this.#counts[entry] = count;
-    this.#place(hash, entry + 1);
-  }
-
-  clear(): void {
-    this.#slots = new Int32Array(2 * 4096);
-    this.#mask = 4095;
-    this.#keys.length = 0;
-  }
-
-  #place(hash: number, entry: number): void {
-    const slots = this.#slots;
-    let slot = hash & this.#mask;
-    while (slots[slot * 2 + 1] !== 0) slot = (slot + 1) & this.#mask;
-    slots[slot * 2] = hash;
-    slots[slot * 2 + 1] = entry;
-  }
-
-  #grow(): void {
-    const old = this.#slots;
-    this.#slots = new Int32Array(old.length * 2);
-    this.#mask = old.length - 1;
-    for (let i = 0; i < old.length; i += 2) if (old[i + 1] !== 0) this.#place(old[i]!, old[i + 1]!);
-  }
-}
-
-/** 32-bit FNV-1a over the UTF-16 code units of `text[start, end)`, as a signed integer. */
-function hashRange(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash | 0;
-}
-
 class TiktokenTokenizer implements Tokenizer {
   readonly name: EncodingName;
   /** The written-out split for ASCII text, when the pattern is one this package knows. */
@@ -100,9 +27,10 @@ class TiktokenTokenizer implements Tokenizer {
   /** Global: finds the next match when text between pieces matches nothing (js-tiktoken skips it). */
   readonly #global: RegExp;
   readonly #table: RankTable;
-  readonly #pieces = new PieceCounts(PIECE_CACHE_LIMIT);
   /** Pieces of at most 12 characters below U+0100 (nearly every piece of Latin-script text). */
   readonly #short = new ShortKeyTable(PIECE_CACHE_LIMIT);
+  /** The other pieces (a few in a hundred in English prose), by their text. */
+  readonly #long = new Map<string, number>();
   #bytes = new Uint8Array(256);
   readonly #encoder = new TextEncoder();
 
@@ -174,8 +102,8 @@ class TiktokenTokenizer implements Tokenizer {
 
   /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
   clearCache(): void {
-    this.#pieces.clear();
     this.#short.clear();
+    this.#long.clear();
   }
 
   /**
@@ -218,12 +146,13 @@ class TiktokenTokenizer implements Tokenizer {
   }
 
   #longPieceCount(text: string, start: number, end: number): number {
-    const hash = hashRange(text, start, end);
-    const known = this.#pieces.get(text, start, end, hash);
-    if (known >= 0) return known;
     const piece = text.slice(start, end);
-    const count = this.#bytePairCount(piece);
-    this.#pieces.set(piece, hash, count);
+    let count = this.#long.get(piece);
+    if (count === undefined) {
+      count = this.#bytePairCount(piece);
+      if (this.#long.size >= PIECE_CACHE_LIMIT) this.#long.clear();
+      this.#long.set(piece, count);
+    }
     return count;
   }
 
