@@ -22,6 +22,7 @@ import {
   pointToCandidate,
   toQdrantError,
   toQdrantFusion,
+  QDRANT_CLIENT_METHODS,
   type CallPolicy,
   type QdrantClientLike,
 } from '../src/qdrant/index.js';
@@ -42,18 +43,8 @@ function fakeClient(overrides: Partial<QdrantClientLike>): QdrantClientLike {
   const unexpected = (name: string) => (): never => {
     throw new Error(`unexpected client call: ${name}`);
   };
-  return {
-    query: unexpected('query'),
-    queryBatch: unexpected('queryBatch'),
-    scroll: unexpected('scroll'),
-    upsert: unexpected('upsert'),
-    delete: unexpected('delete'),
-    getCollection: unexpected('getCollection'),
-    collectionExists: unexpected('collectionExists'),
-    createCollection: unexpected('createCollection'),
-    createPayloadIndex: unexpected('createPayloadIndex'),
-    ...overrides,
-  };
+  const client = Object.fromEntries(QDRANT_CLIENT_METHODS.map((name) => [name, unexpected(name)])) as unknown as QdrantClientLike;
+  return Object.assign(client, overrides);
 }
 
 function expectCode(error: unknown, code: LitmPackErrorCode): LitmPackError {

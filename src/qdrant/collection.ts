@@ -1,8 +1,24 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import type { VectorNames } from './requests.js';
-import type { QdrantCollectionInfo, QdrantPayloadSchemaType } from './types.js';
+import type { QdrantPayloadSchemaType } from './types.js';
 
 type VectorParams = Schemas['VectorParams'];
+
+/** The parts of a `CollectionInfo` the check reads (the validated answer, or the client's typed one). */
+export interface QdrantCollectionInfo {
+  config: {
+    params: {
+      vectors?: unknown;
+      sparse_vectors?: Record<string, { modifier?: unknown } | null | undefined> | null;
+      shard_number?: number | null;
+      replication_factor?: number | null;
+      write_consistency_factor?: number | null;
+      sharding_method?: unknown;
+    };
+    metadata?: Record<string, unknown> | null;
+  };
+  payload_schema?: Record<string, { data_type: string; params?: unknown } | undefined>;
+}
 
 /** What an existing collection is expected to look like. */
 export interface ExpectedCollection {
@@ -65,7 +81,7 @@ export function checkCollection(info: QdrantCollectionInfo, expected: ExpectedCo
   }
   if (sparse !== null) {
     const sparseParams = info.config.params.sparse_vectors?.[sparse];
-    if (sparseParams === undefined) {
+    if (sparseParams === undefined || sparseParams === null) {
       mismatches.push(
         `sparse vector "${sparse}" is missing (collection has ${describeVectors(info)}); set sparseVectorName, or null for a collection without one`,
       );

@@ -1,5 +1,4 @@
 import { canonicalStringify } from '../core/canonical.js';
-import { QdrantClient } from '@qdrant/js-client-rest';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
@@ -34,7 +33,20 @@ import {
   buildSearchFilter,
   type VectorNames,
 } from './requests.js';
-import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantScoredPoint } from './types.js';
+import {
+  BooleanResultSchema,
+  CollectionExistenceSchema,
+  CollectionInfoSchema,
+  QueryResponseSchema,
+  ScrollResultSchema,
+  UpdateResultSchema,
+  parseQdrantResponse,
+  queryBatchResponseSchema,
+  type ScoredPointResponse,
+} from './responses.js';
+import { QdrantRestClient } from './rest-client.js';
+import { scrollAll } from './scroll.js';
+import type { QdrantClientLike, QdrantFilter, QdrantPointStruct } from './types.js';
 
 /** Namespace of the UUIDv5 point ids (fixed forever: changing it would orphan every stored point). */
 export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
@@ -132,13 +144,12 @@ export class QdrantHybridStore implements Store {
     } else {
       const url = parsed.url!;
       this.#url = redactUrl(url);
-      // No compatibility check: it would be a network call in the constructor. The client's own timeout
-      // cancels the HTTP request when our deadline gives up on it. The key lives only inside the client.
-      this.#client = new QdrantClient({
+      // No I/O here. The client's own timeout closes the socket when our deadline gives up on a request.
+      // The key lives only inside the client.
+      this.#client = new QdrantRestClient({
         url,
         ...(parsed.apiKey === undefined ? {} : { apiKey: parsed.apiKey }),
-        timeout: parsed.timeoutMs,
-        checkCompatibility: false,
+        timeoutMs: parsed.timeoutMs,
       });
     }
   }
@@ -172,7 +183,12 @@ export class QdrantHybridStore implements Store {
     const { signal } = options;
     const writable = PRESET_DEFAULTS[this.#preset].writable;
     const indexes = writable ? LITM_PAYLOAD_INDEXES : {};
-    const { exists } = await this.#read('collectionExists', () => this.#client.collectionExists(this.#collection), signal);
+    const { exists } = await this.#read(
+      'collectionExists',
+      () => this.#client.collectionExists(this.#collection),
+      CollectionExistenceSchema,
+      signal,
+    );
     let created = false;
     if (!exists) {
       if (!writable) {
@@ -188,6 +204,7 @@ export class QdrantHybridStore implements Store {
         await this.#write(
           'createCollection',
           () => this.#client.createCollection(this.#collection, buildCreateCollection(this.#vectors, size)),
+          BooleanResultSchema,
           signal,
         );
         created = true;
@@ -196,7 +213,7 @@ export class QdrantHybridStore implements Store {
         if (!(error instanceof LitmPackError && error.status === 409)) throw error;
       }
     }
-    const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), signal);
+    const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, signal);
     const size = created ? this.#vectorSize : this.#vectorSize ?? (await this.#probeSizeIfCheap());
     const check = checkCollection(info, { vectors: this.#vectors, size, payloadIndexes: indexes });
     if (check.mismatches.length > 0) {
@@ -212,6 +229,7 @@ export class QdrantHybridStore implements Store {
       await this.#write(
         'createPayloadIndex',
         () => this.#client.createPayloadIndex(this.#collection, { field_name: field, field_schema: type, wait: true }),
+        UpdateResultSchema,
         signal,
       );
       indexesCreated.push(field);
@@ -316,7 +334,7 @@ export class QdrantHybridStore implements Store {
     const points = changed.map((record) => this.#point(record, vectorsByHash.get(record.textSha256)));
     for (let start = 0; start < points.length; start += this.#upsertBatchSize) {
       const batch = points.slice(start, start + this.#upsertBatchSize);
-      await this.#write('upsert', () => this.#client.upsert(this.#collection, { wait: true, points: batch }), signal);
+      await this.#write('upsert', () => this.#client.upsert(this.#collection, { wait: true, points: batch }), UpdateResultSchema, signal);
     }
 
     const keep = new Set(records.map((r) => r.id));
@@ -326,7 +344,7 @@ export class QdrantHybridStore implements Store {
         must: [{ key: 'sourceId', match: { value: doc.id } }],
         must_not: [{ has_id: records.map((r) => pointIdForChunk(r.id)) }],
       };
-      await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), signal);
+      await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), UpdateResultSchema, signal);
     }
     return { added: changed.length, unchanged, removed: stale.length };
   }
@@ -343,28 +361,29 @@ export class QdrantHybridStore implements Store {
   async #existingPoints(sourceId: string, signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
     const out = new Map<string, ExistingPoint>();
     const withVector = this.#embeddings === undefined ? false : [this.#vectors.dense];
-    let offset: string | number | undefined;
-    for (;;) {
-      const page = await this.#read(
-        'scroll',
-        () =>
-          this.#client.scroll(this.#collection, {
-            filter: { must: [{ key: 'sourceId', match: { value: sourceId } }] },
-            limit: 256,
-            with_payload: true,
-            with_vector: withVector,
-            ...(offset === undefined ? {} : { offset }),
-          }),
-        signal,
-      );
-      for (const point of page.points) {
-        const record = payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null });
-        out.set(record.id, { record, dense: this.#storedDense(point.vector) });
-      }
-      const next = page.next_page_offset;
-      if (next === undefined || next === null || typeof next === 'object') break;
-      offset = next;
-    }
+    await scrollAll(
+      (offset) =>
+        this.#read(
+          'scroll',
+          () =>
+            this.#client.scroll(this.#collection, {
+              filter: { must: [{ key: 'sourceId', match: { value: sourceId } }] },
+              limit: 256,
+              with_payload: true,
+              with_vector: withVector,
+              ...(offset === undefined ? {} : { offset }),
+            }),
+          ScrollResultSchema,
+          signal,
+        ),
+      { operation: 'scroll', collection: this.#collection },
+      (points) => {
+        for (const point of points) {
+          const record = payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null });
+          out.set(record.id, { record, dense: this.#storedDense(point.vector) });
+        }
+      },
+    );
     return out;
   }
 
@@ -420,14 +439,14 @@ export class QdrantHybridStore implements Store {
 
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
       return this.#candidates(response.points, (point) => point.score);
     }
     if (mode === 'lexical') {
       // A query of stopwords only has no terms: nothing can match (as in the memory store).
       if (sparseVector!.indices.length === 0) return [];
       const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
       return this.#candidates(response.points, () => undefined);
     }
     const armLimit = hybridPrefetchLimit(req.limit, this.#prefetchLimit);
@@ -442,17 +461,14 @@ export class QdrantHybridStore implements Store {
       vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
       withPayload: true,
     });
-    const responses = await this.#read('queryBatch', () => this.#client.queryBatch(this.#collection, body), signal);
-    const [fused, cosine] = responses;
-    if (fused === undefined || cosine === undefined) {
-      throw new LitmPackError(
-        'server_error',
-        `Qdrant queryBatch on collection "${this.#collection}" answered ${responses.length} results for 2 queries`,
-        { cause: responses },
-      );
-    }
-    const similarity = new Map(cosine.points.map((point) => [String(point.id), point.score]));
-    return this.#candidates(fused.points, (point) => similarity.get(String(point.id)));
+    const [fused, cosine] = await this.#read(
+      'queryBatch',
+      () => this.#client.queryBatch(this.#collection, body),
+      queryBatchResponseSchema(body.searches.length),
+      signal,
+    );
+    const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
+    return this.#candidates(fused!.points, (point) => similarity.get(String(point.id)));
   }
 
   #resolveMode(requested: SearchMode): SearchMode {
@@ -483,8 +499,8 @@ export class QdrantHybridStore implements Store {
   }
 
   #candidates(
-    points: QdrantScoredPoint[],
-    similarityOf: (point: QdrantScoredPoint) => number | undefined,
+    points: ScoredPointResponse[],
+    similarityOf: (point: ScoredPointResponse) => number | undefined,
   ): Candidate[] {
     const candidates = points.map((point) =>
       pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset, similarityOf(point)),
@@ -496,12 +512,28 @@ export class QdrantHybridStore implements Store {
   // -------------------------------------------------------------------------------------------
   // Calls
 
-  #read<T>(operation: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    return callQdrant(run, { operation, collection: this.#collection }, this.#policy, { read: true, signal });
+  /** An idempotent read: retried on retryable faults; its answer is checked against `schema`. */
+  async #read<S extends z.ZodType>(
+    operation: string,
+    run: () => Promise<unknown>,
+    schema: S,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<S>> {
+    const context = { operation, collection: this.#collection };
+    const answer = await callQdrant(run, context, this.#policy, { read: true, signal });
+    return parseQdrantResponse(schema, answer, context);
   }
 
-  #write<T>(operation: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    return callQdrant(run, { operation, collection: this.#collection }, this.#policy, { read: false, signal });
+  /** A write: never retried (a lost answer does not say whether it was applied). */
+  async #write<S extends z.ZodType>(
+    operation: string,
+    run: () => Promise<unknown>,
+    schema: S,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<S>> {
+    const context = { operation, collection: this.#collection };
+    const answer = await callQdrant(run, context, this.#policy, { read: false, signal });
+    return parseQdrantResponse(schema, answer, context);
   }
 }
 

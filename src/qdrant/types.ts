@@ -28,12 +28,21 @@ export type QdrantClientLike = Pick<
   | 'query'
   | 'queryBatch'
   | 'scroll'
+  | 'count'
+  | 'facet'
   | 'upsert'
   | 'delete'
   | 'getCollection'
+  | 'getCollections'
   | 'collectionExists'
   | 'createCollection'
+  | 'updateCollection'
+  | 'deleteCollection'
   | 'createPayloadIndex'
+  | 'getAliases'
+  | 'updateCollectionAliases'
+  | 'createShardKey'
+  | 'deleteShardKey'
 >;
 
 /** Names of the client methods the store uses (for wrappers and fakes). */
@@ -41,10 +50,19 @@ export const QDRANT_CLIENT_METHODS = [
   'query',
   'queryBatch',
   'scroll',
+  'count',
+  'facet',
   'upsert',
   'delete',
   'getCollection',
+  'getCollections',
   'collectionExists',
   'createCollection',
+  'updateCollection',
+  'deleteCollection',
   'createPayloadIndex',
+  'getAliases',
+  'updateCollectionAliases',
+  'createShardKey',
+  'deleteShardKey',
 ] as const satisfies readonly (keyof QdrantClientLike)[];

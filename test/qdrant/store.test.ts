@@ -6,7 +6,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
 import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
-import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
+import { QDRANT_CLIENT_METHODS, QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { encodeBm25Document } from '../../src/retrieve/bm25.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
@@ -50,17 +50,15 @@ async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Prom
 /** Counts the client calls the store makes (the HTTP requests are counted separately with a fetch spy). */
 function countingClient(client: QdrantClientLike): { client: QdrantClientLike; calls: string[] } {
   const calls: string[] = [];
-  const wrapped: QdrantClientLike = {
-    query: (...args) => (calls.push('query'), client.query(...args)),
-    queryBatch: (...args) => (calls.push('queryBatch'), client.queryBatch(...args)),
-    scroll: (...args) => (calls.push('scroll'), client.scroll(...args)),
-    upsert: (...args) => (calls.push('upsert'), client.upsert(...args)),
-    delete: (...args) => (calls.push('delete'), client.delete(...args)),
-    getCollection: (...args) => (calls.push('getCollection'), client.getCollection(...args)),
-    collectionExists: (...args) => (calls.push('collectionExists'), client.collectionExists(...args)),
-    createCollection: (...args) => (calls.push('createCollection'), client.createCollection(...args)),
-    createPayloadIndex: (...args) => (calls.push('createPayloadIndex'), client.createPayloadIndex(...args)),
-  };
+  const wrapped = Object.fromEntries(
+    QDRANT_CLIENT_METHODS.map((name) => [
+      name,
+      (...args: unknown[]) => {
+        calls.push(name);
+        return (client[name] as (...a: unknown[]) => unknown).apply(client, args);
+      },
+    ]),
+  ) as unknown as QdrantClientLike;
   return { client: wrapped, calls };
 }
 
