@@ -1,4 +1,5 @@
 import type { Schemas } from '@qdrant/js-client-rest';
+import { z } from 'zod';
 import type { VectorNames } from './requests.js';
 import type { QdrantPayloadSchemaType } from './types.js';
 
@@ -26,6 +27,53 @@ export interface ExpectedCollection {
   /** Dense vector size when known (from `vectorSize` or an embedding probe). */
   size: number | undefined;
   payloadIndexes: Readonly<Record<string, QdrantPayloadSchemaType>>;
+  /** The model the store's embeddings name (`embeddingModelName`), when they name one. */
+  embeddingModel?: string | undefined;
+}
+
+/** The key of litm-pack's entry in the collection's metadata. */
+export const COLLECTION_METADATA_KEY = 'litm_pack';
+
+/** What a collection records about the dense vectors written into it. */
+export interface RecordedEmbedding {
+  /** The embedding model that wrote its dense vectors, when that model named itself. */
+  model?: string;
+  dimension?: number;
+}
+
+const RecordedEmbeddingSchema = z.looseObject({
+  embedding_model: z.string().min(1).optional(),
+  dense_dimension: z.number().int().positive().optional(),
+});
+
+/**
+ * The embedding model and dimension the collection's metadata records (`{ litm_pack: { embedding_model,
+ * dense_dimension } }`); `{}` when it records nothing (or something that is not litm-pack's).
+ */
+export function recordedEmbedding(info: QdrantCollectionInfo): RecordedEmbedding {
+  const parsed = RecordedEmbeddingSchema.safeParse(info.config.metadata?.[COLLECTION_METADATA_KEY]);
+  if (!parsed.success) return {};
+  const out: RecordedEmbedding = {};
+  if (parsed.data.embedding_model !== undefined) out.model = parsed.data.embedding_model;
+  if (parsed.data.dense_dimension !== undefined) out.dimension = parsed.data.dense_dimension;
+  return out;
+}
+
+/** The collection metadata that records `embedding` (merged into the existing metadata by Qdrant). */
+export function embeddingMetadata(embedding: RecordedEmbedding): Record<string, Record<string, unknown>> {
+  const entry: Record<string, unknown> = {};
+  if (embedding.model !== undefined) entry.embedding_model = embedding.model;
+  if (embedding.dimension !== undefined) entry.dense_dimension = embedding.dimension;
+  return { [COLLECTION_METADATA_KEY]: entry };
+}
+
+/** The words of a `config_mismatch` between the recorded model and the store's. */
+export function modelMismatch(recorded: RecordedEmbedding, model: string): string {
+  const size = recorded.dimension === undefined ? '' : ` (${recorded.dimension} dimensions)`;
+  return (
+    `its dense vectors come from embedding model "${recorded.model}"${size} and this store embeds with "${model}"; ` +
+    `vectors of two models cannot be compared: embed with "${recorded.model}", or reindex into a new collection`
+  );
 }
 
 export interface CollectionCheck {
@@ -90,6 +138,10 @@ export function checkCollection(info: QdrantCollectionInfo, expected: ExpectedCo
         `sparse vector "${sparse}" has modifier ${JSON.stringify(sparseParams.modifier ?? 'none')}, "idf" is required for BM25`,
       );
     }
+  }
+  const recorded = recordedEmbedding(info);
+  if (recorded.model !== undefined && expected.embeddingModel !== undefined && recorded.model !== expected.embeddingModel) {
+    mismatches.push(modelMismatch(recorded, expected.embeddingModel));
   }
   const missingIndexes: [string, QdrantPayloadSchemaType][] = [];
   const schema = info.payload_schema ?? {};

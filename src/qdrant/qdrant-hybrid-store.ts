@@ -7,29 +7,37 @@ import { encodeBm25Document, encodeBm25Query } from '../retrieve/bm25.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
+import { embeddingModelName } from '../retrieve/embeddings.js';
+import type { ScoredId } from '../retrieve/fusion.js';
 import { SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
   ChunkRecord,
+  DeleteSourcesResult,
   EmbeddingsLike,
   Fusion,
+  GetChunksRequest,
   IngestDocument,
+  Rankings,
   SearchMode,
   SearchRequest,
   SparseVector,
   Store,
 } from '../retrieve/types.js';
 import { callQdrant, type CallPolicy } from './call.js';
-import { checkCollection } from './collection.js';
+import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './chunk-requests.js';
+import { checkCollection, embeddingMetadata, modelMismatch, recordedEmbedding, type RecordedEmbedding } from './collection.js';
 import { QdrantHybridStoreOptionsSchema, type QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS, payloadToChunkRecord, pointToCandidate, type PayloadPreset } from './presets.js';
 import {
   LITM_PAYLOAD_INDEXES,
+  buildChunksFilter,
   buildCreateCollection,
   buildDenseQuery,
   buildHybridQueryBatch,
   buildLexicalQuery,
+  buildRankingsBatch,
   buildSearchFilter,
   type VectorNames,
 } from './requests.js';
@@ -37,11 +45,13 @@ import {
   BooleanResultSchema,
   CollectionExistenceSchema,
   CollectionInfoSchema,
+  FacetResponseSchema,
   QueryResponseSchema,
   ScrollResultSchema,
   UpdateResultSchema,
   parseQdrantResponse,
   queryBatchResponseSchema,
+  type CollectionInfoResponse,
   type ScoredPointResponse,
 } from './responses.js';
 import { QdrantRestClient } from './rest-client.js';
@@ -105,6 +115,10 @@ export class QdrantHybridStore implements Store {
   readonly #now: () => Date;
   readonly #policy: CallPolicy;
   #vectorSize: number | undefined;
+  /** The model the embeddings name (`embeddingModelName`), when they name one. */
+  readonly #embeddingModel: string | undefined;
+  /** What the collection records about its dense vectors; undefined until read (ensureCollection, dense ingest). */
+  #recorded: RecordedEmbedding | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
   constructor(options: QdrantHybridStoreOptions) {
@@ -125,6 +139,7 @@ export class QdrantHybridStore implements Store {
     this.#aclKey = defaults.aclKey;
     this.#collection = parsed.collection;
     this.#embeddings = parsed.embeddings;
+    this.#embeddingModel = parsed.embeddings === undefined ? undefined : embeddingModelName(parsed.embeddings);
     this.#vectorSize = parsed.vectorSize;
     this.#fusion = (parsed.fusion as Fusion | undefined) ?? { method: 'rrf' };
     this.#prefetchLimit = parsed.prefetchLimit;
@@ -176,8 +191,10 @@ export class QdrantHybridStore implements Store {
 
   /**
    * Creates the collection (dense cosine vector sized from `vectorSize` or one embedding probe, sparse vector
-   * with IDF, payload indexes for `sourceId`, `acl`, `timestamp`), or checks an existing one and throws
-   * `config_mismatch` naming every difference. Missing payload indexes are added.
+   * with IDF, keyword/datetime payload indexes for `sourceId`, `acl`, `timestamp`, `clusters`, `kind`, and the
+   * embedding model and dimension in the collection's metadata), or checks an existing one and throws
+   * `config_mismatch` naming every difference, a different embedding model than the one the collection
+   * records included. Missing payload indexes are added.
    */
   async ensureCollection(options: { signal?: AbortSignal } = {}): Promise<EnsureCollectionResult> {
     const { signal } = options;
@@ -203,7 +220,11 @@ export class QdrantHybridStore implements Store {
       try {
         await this.#write(
           'createCollection',
-          () => this.#client.createCollection(this.#collection, buildCreateCollection(this.#vectors, size)),
+          () =>
+            this.#client.createCollection(
+              this.#collection,
+              buildCreateCollection(this.#vectors, size, { metadata: embeddingMetadata(this.#ownEmbedding(size)) }),
+            ),
           BooleanResultSchema,
           signal,
         );
@@ -215,7 +236,12 @@ export class QdrantHybridStore implements Store {
     }
     const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, signal);
     const size = created ? this.#vectorSize : this.#vectorSize ?? (await this.#probeSizeIfCheap());
-    const check = checkCollection(info, { vectors: this.#vectors, size, payloadIndexes: indexes });
+    const check = checkCollection(info, {
+      vectors: this.#vectors,
+      size,
+      payloadIndexes: indexes,
+      embeddingModel: this.#embeddingModel,
+    });
     if (check.mismatches.length > 0) {
       throw new LitmPackError(
         'config_mismatch',
@@ -224,6 +250,9 @@ export class QdrantHybridStore implements Store {
       );
     }
     this.#vectorSize = check.denseSize ?? this.#vectorSize;
+    this.#recorded = recordedEmbedding(info);
+    // A client that drops `metadata` from the create body (the official one does) gets it written here.
+    if (created && this.#recorded.dimension === undefined) await this.#recordEmbedding(signal);
     const indexesCreated: string[] = [];
     for (const [field, type] of check.missingIndexes) {
       await this.#write(
@@ -251,6 +280,59 @@ export class QdrantHybridStore implements Store {
     }
     this.#vectorSize = probe.length;
     return probe.length;
+  }
+
+  /** What this store would record: its model (when named) and the dense dimension. */
+  #ownEmbedding(dimension: number | undefined): RecordedEmbedding {
+    const own: RecordedEmbedding = {};
+    if (this.#embeddings !== undefined && this.#embeddingModel !== undefined) own.model = this.#embeddingModel;
+    if (dimension !== undefined) own.dimension = dimension;
+    return own;
+  }
+
+  /** Writes the store's model and dimension into the collection's metadata (Qdrant merges it). */
+  async #recordEmbedding(signal: AbortSignal | undefined): Promise<void> {
+    const own = this.#ownEmbedding(this.#vectorSize);
+    await this.#write(
+      'updateCollection',
+      () => this.#client.updateCollection(this.#collection, { metadata: embeddingMetadata({ ...this.#recorded, ...own }) }),
+      BooleanResultSchema,
+      signal,
+    );
+    this.#recorded = { ...this.#recorded, ...own };
+  }
+
+  /**
+   * Before dense vectors are written: reads what the collection records (once per store), refuses a
+   * different model, and records this store's model when the collection has none yet.
+   */
+  async #checkEmbeddingForWrite(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#recorded === undefined) {
+      const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, signal);
+      this.#learnCollection(info);
+    }
+    this.#checkEmbeddingModel();
+    const recorded = this.#recorded!;
+    if ((recorded.model === undefined && this.#embeddingModel !== undefined) || recorded.dimension === undefined) {
+      await this.#recordEmbedding(signal);
+    }
+  }
+
+  #learnCollection(info: CollectionInfoResponse): void {
+    this.#recorded = recordedEmbedding(info);
+    const check = checkCollection(info, { vectors: this.#vectors, size: undefined, payloadIndexes: {} });
+    this.#vectorSize = check.denseSize ?? this.#vectorSize;
+  }
+
+  /** A query or document embedder other than the one the collection records is refused (when both are named). */
+  #checkEmbeddingModel(): void {
+    const recorded = this.#recorded;
+    if (recorded?.model === undefined || this.#embeddingModel === undefined || recorded.model === this.#embeddingModel) return;
+    throw new LitmPackError(
+      'config_mismatch',
+      `Qdrant collection "${this.#collection}" does not match this store: ${modelMismatch(recorded, this.#embeddingModel)}`,
+      { details: { collection: this.#collection, recordedModel: recorded.model, model: this.#embeddingModel } },
+    );
   }
 
   /** On an existing collection the size is checked against the embeddings when they are configured. */
@@ -285,6 +367,7 @@ export class QdrantHybridStore implements Store {
     const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
     const { signal } = options;
     throwIfAborted(signal);
+    if (this.#embeddings !== undefined && docs.length > 0) await this.#checkEmbeddingForWrite(signal);
     const indexedAt = this.#now().toISOString();
     const result: AddDocumentsResult = { added: 0, unchanged: 0, removed: 0 };
     for (const [index, doc] of docs.entries()) {
@@ -420,23 +503,8 @@ export class QdrantHybridStore implements Store {
    * and the principals' ACL are inside every query and prefetch. Results are sorted by score desc, then id.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
-    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
-    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
-    const mode = this.#resolveMode(req.mode);
-    const signal = req.signal;
-    throwIfAborted(signal);
-    const filter = buildSearchFilter(userFilter, req.principals, this.#aclKey);
-
-    let denseVector: number[] | undefined;
-    if (mode !== 'lexical') {
-      const vector = await this.#embeddings!.embedQuery(req.text);
-      throwIfAborted(signal);
-      this.#checkVectors([vector], 1, 'embedQuery');
-      denseVector = vector;
-    }
-    const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
-
+    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const { signal } = req;
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
       const response = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
@@ -469,6 +537,160 @@ export class QdrantHybridStore implements Store {
     );
     const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
     return this.#candidates(fused!.points, (point) => similarity.get(String(point.id)));
+  }
+
+  /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
+  async #prepareSearch(request: SearchRequest) {
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
+    const mode = this.#resolveMode(req.mode);
+    throwIfAborted(req.signal);
+    const filter = buildSearchFilter(userFilter, req.principals, this.#aclKey);
+    let denseVector: number[] | undefined;
+    if (mode !== 'lexical') {
+      this.#checkEmbeddingModel();
+      const vector = await this.#embeddings!.embedQuery(req.text);
+      throwIfAborted(req.signal);
+      this.#checkVectors([vector], 1, 'embedQuery');
+      denseVector = vector;
+    }
+    const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
+    return { req, mode, fusion, filter, denseVector, sparseVector };
+  }
+
+  /**
+   * The same request as `search`, arm by arm: each arm's raw top `limit` (dense: cosine, lexical: BM25
+   * score; `null` when the arm does not run in this mode) beside the fused ranking, which is exactly what
+   * `search` returns. One request: hybrid is one `points/query/batch` of the fused query and both arms.
+   */
+  async rankings(request: SearchRequest): Promise<Rankings> {
+    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const { signal, limit } = req;
+    const ranked = (points: ScoredPointResponse[]): { scored: ScoredId[]; sourceOf: Map<string, string> } => {
+      const sourceOf = new Map<string, string>();
+      const scored = points.map((point) => {
+        const candidate = pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset);
+        sourceOf.set(candidate.id, candidate.sourceId ?? candidate.id);
+        return { id: candidate.id, score: point.score };
+      });
+      return { scored, sourceOf };
+    };
+    const toRanked = (points: ScoredPointResponse[]) => {
+      const { scored, sourceOf } = ranked(points);
+      return toRankedChunks(scored, limit, (id) => sourceOf.get(id)!);
+    };
+    if (mode === 'dense') {
+      const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload: true });
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const dense = toRanked(points);
+      return { mode, dense, lexical: null, fused: dense.map((entry) => ({ ...entry })) };
+    }
+    if (mode === 'lexical') {
+      if (sparseVector!.indices.length === 0) return { mode, dense: null, lexical: [], fused: [] };
+      const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit, filter, withPayload: true });
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const lexical = toRanked(points);
+      return { mode, dense: null, lexical, fused: lexical.map((entry) => ({ ...entry })) };
+    }
+    const armLimit = hybridPrefetchLimit(limit, this.#prefetchLimit);
+    const body = buildRankingsBatch({
+      denseVector: denseVector!,
+      sparseVector: sparseVector!,
+      limit,
+      denseLimit: armLimit,
+      lexicalLimit: armLimit,
+      filter,
+      fusion,
+      vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
+      withPayload: true,
+    });
+    const [fused, dense, lexical] = await this.#read(
+      'queryBatch',
+      () => this.#client.queryBatch(this.#collection, body),
+      queryBatchResponseSchema(body.searches.length),
+      signal,
+    );
+    return { mode, dense: toRanked(dense!.points), lexical: toRanked(lexical!.points), fused: toRanked(fused!.points) };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading and deleting by source
+
+  /**
+   * Chunks by source, chunk id and/or filter, ANDed with the principals' ACL exactly as in `search`, in
+   * source order (sources as listed in `sourceIds`, else by id; then by span). One payload-filtered scroll
+   * reads only the matching points (pages of 1,000: a source of up to 1,000 chunks is one request).
+   */
+  async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
+    this.#requireLitmPayload('getChunks');
+    const req = parseGetChunksRequest(request);
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    throwIfAborted(req.signal);
+    const filter = buildChunksFilter({
+      sourceIds: req.sourceIds === undefined ? undefined : [...new Set(req.sourceIds)],
+      pointIds: req.ids === undefined ? undefined : [...new Set(req.ids)].map(pointIdForChunk),
+      filter: buildSearchFilter(userFilter, req.principals, this.#aclKey),
+    });
+    const records: ChunkRecord[] = [];
+    await scrollAll(
+      (offset) =>
+        this.#read(
+          'scroll',
+          () =>
+            this.#client.scroll(this.#collection, {
+              filter,
+              limit: 1000,
+              with_payload: true,
+              with_vector: false,
+              ...(offset === undefined ? {} : { offset }),
+            }),
+          ScrollResultSchema,
+          req.signal,
+        ),
+      { operation: 'scroll', collection: this.#collection },
+      (points) => {
+        for (const point of points) records.push(payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null }));
+      },
+    );
+    return orderChunks(records, req.sourceIds, req.limit);
+  }
+
+  /**
+   * Removes every chunk of these sources: one facet request counts them per source, one filtered delete
+   * (waited for) removes them. Queued behind ingests in progress, like `addDocuments`.
+   */
+  deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
+    const run = this.#writes.then(() => this.#deleteSources(sourceIds, options));
+    this.#writes = run.catch(() => undefined);
+    return run;
+  }
+
+  async #deleteSources(input: unknown, rawOptions: unknown): Promise<DeleteSourcesResult> {
+    this.#requireLitmPayload('deleteSources');
+    const { sourceIds, signal } = parseDeleteSources(input, rawOptions);
+    throwIfAborted(signal);
+    if (sourceIds.length === 0) return { sources: 0, chunks: 0 };
+    const filter: QdrantFilter = { must: [{ key: 'sourceId', match: { any: sourceIds } }] };
+    const { hits } = await this.#read(
+      'facet',
+      () => this.#client.facet(this.#collection, { key: 'sourceId', filter, limit: sourceIds.length, exact: true }),
+      FacetResponseSchema,
+      signal,
+    );
+    const chunks = hits.reduce((sum, hit) => sum + hit.count, 0);
+    if (chunks === 0) return { sources: 0, chunks: 0 };
+    await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), UpdateResultSchema, signal);
+    return { sources: hits.filter((hit) => hit.count > 0).length, chunks };
+  }
+
+  #requireLitmPayload(method: string): void {
+    if (this.#preset === 'litm') return;
+    throw new LitmPackError(
+      'unsupported',
+      `${method} reads and writes litm-pack chunk records; this store reads a "${this.#preset}" collection another tool wrote.`,
+      { details: { preset: this.#preset } },
+    );
   }
 
   #resolveMode(requested: SearchMode): SearchMode {

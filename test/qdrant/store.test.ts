@@ -130,11 +130,15 @@ describe('ensureCollection', () => {
   it('creates dense + IDF sparse vectors and payload indexes, then accepts the same config', async () => {
     const name = collectionName('create');
     const store = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 32 }) });
-    await expect(store.ensureCollection()).resolves.toEqual({ created: true, indexesCreated: ['sourceId', 'acl', 'timestamp'] });
+    await expect(store.ensureCollection()).resolves.toEqual({
+      created: true,
+      indexesCreated: ['sourceId', 'acl', 'timestamp', 'clusters', 'kind'],
+    });
     const info = await admin.getCollection(name);
     expect(info.config.params.vectors).toMatchObject({ dense: { size: 32, distance: 'Cosine' } });
     expect(info.config.params.sparse_vectors).toMatchObject({ bm25: { modifier: 'idf' } });
-    expect(Object.keys(info.payload_schema ?? {}).sort()).toEqual(['acl', 'sourceId', 'timestamp']);
+    expect(Object.keys(info.payload_schema ?? {}).sort()).toEqual(['acl', 'clusters', 'kind', 'sourceId', 'timestamp']);
+    expect(info.payload_schema).toMatchObject({ clusters: { data_type: 'keyword' }, kind: { data_type: 'keyword' } });
     await expect(store.ensureCollection()).resolves.toEqual({ created: false, indexesCreated: [] });
   });
 

@@ -77,7 +77,33 @@ BODY_MODELS: dict[str, Any] = {
     "QueryRequest": qm.QueryRequest,
     "QueryRequestBatch": qm.QueryRequestBatch,
     "QueryGroupsRequest": qm.QueryGroupsRequest,
+    "UpdateCollection": qm.UpdateCollection,
+    "ChangeAliasesOperation": qm.ChangeAliasesOperation,
+    "CreateShardingKey": qm.CreateShardingKey,
+    "DropShardingKey": qm.DropShardingKey,
+    "FacetRequest": qm.FacetRequest,
 }
+
+_WRITE_ORDERING = ("weak", "medium", "strong")
+_READ_CONSISTENCY = ("majority", "quorum", "all")
+
+
+def _check_query_param(name: str, value: str) -> str | None:
+    """Qdrant's serde reading of the query parameters the store sends; an error text, or None."""
+    if name == "wait":
+        return None if value in ("true", "false") else f"wait: provided string was not `true` or `false`"
+    if name == "ordering":
+        if value in _WRITE_ORDERING:
+            return None
+        return f"ordering: unknown variant `{value}`, expected one of `weak`, `medium`, `strong`"
+    if name == "consistency":
+        # ReadConsistency: a number of replicas (>= 1) or majority | quorum | all.
+        if value in _READ_CONSISTENCY or (value.isdigit() and int(value) >= 1):
+            return None
+        return "consistency: data did not match any variant of untagged enum ReadConsistency"
+    if name == "timeout":
+        return None if value.isdigit() and int(value) >= 1 else f"timeout: invalid digit found in string"
+    return None
 
 
 class BodyError(Exception):
@@ -169,6 +195,14 @@ class Validator:
         if len(errors) > 1:
             messages.append(f"and {len(errors) - 1} more")
         return messages
+
+    def validate_query(self, method: str, route: str, query: dict[str, list[str]]) -> None:
+        """Query parameters (`wait`, `ordering`, `consistency`, `timeout`) as Qdrant deserialises them: 400."""
+        for name, values in query.items():
+            for value in values:
+                problem = _check_query_param(name, value)
+                if problem is not None:
+                    raise BodyError(400, "Deserialize error in query parameters: " + problem)
 
     def validate(self, schema_name: str, body: Any) -> Any:
         """Return the body (a parsed JSON value) or raise BodyError as Qdrant would."""
