@@ -40,8 +40,12 @@ export const QdrantHybridStoreOptionsSchema = z
     chunkTokens: z.number().int().min(8).max(8192).optional(),
     /** Texts per `embedDocuments` call (default 64). */
     embedBatchSize: z.number().int().positive().max(10_000).optional(),
-    /** Points per upsert request (default 64). */
+    /** Points per upsert request (default 256). */
     upsertBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Documents per ingest batch: one scroll for their existing points, their upserts, one delete (default 128). */
+    ingestBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Ingest batches in flight at once, so requests in flight (default 4). */
+    ingestConcurrency: z.number().int().positive().max(64).optional(),
     /** Clock for `indexedAt` (tests pin it). */
     now: z.custom<() => Date>((value) => typeof value === 'function', { message: 'now must be a function' }).optional(),
     /** Deadline of each request in milliseconds (default 30 000). */

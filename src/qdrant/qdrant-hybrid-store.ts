@@ -112,6 +112,8 @@ export class QdrantHybridStore implements Store {
   readonly #chunkTokens: number;
   readonly #embedBatchSize: number;
   readonly #upsertBatchSize: number;
+  readonly #ingestBatchSize: number;
+  readonly #ingestConcurrency: number;
   readonly #now: () => Date;
   readonly #policy: CallPolicy;
   #vectorSize: number | undefined;
@@ -145,7 +147,9 @@ export class QdrantHybridStore implements Store {
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#chunkTokens = parsed.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
-    this.#upsertBatchSize = parsed.upsertBatchSize ?? 64;
+    this.#upsertBatchSize = parsed.upsertBatchSize ?? 256;
+    this.#ingestBatchSize = parsed.ingestBatchSize ?? 128;
+    this.#ingestConcurrency = parsed.ingestConcurrency ?? 4;
     this.#now = parsed.now ?? (() => new Date());
     this.#policy = {
       timeoutMs: parsed.timeoutMs,
@@ -344,10 +348,14 @@ export class QdrantHybridStore implements Store {
   // Ingest
 
   /**
-   * Chunks, embeds and BM25-encodes `docs` and upserts them in batches (point id = UUIDv5 of the chunk id,
-   * payload = the chunk record). Re-ingesting the same content changes nothing (`unchanged`); a new version
-   * replaces the source's chunks: changed chunks are upserted first, then the source's points that are no
-   * longer part of it are deleted, so a failure midway never leaves a source with no chunks.
+   * Chunks, embeds and BM25-encodes `docs` and upserts them (point id = UUIDv5 of the chunk id, payload = the
+   * chunk record). Re-ingesting the same content changes nothing (`unchanged`); a new version replaces the
+   * source's chunks: changed chunks are upserted first, then the source's points that are no longer part of it
+   * are deleted, so a failure midway never leaves a source with no chunks.
+   *
+   * Documents go in batches of `ingestBatchSize`: one scroll finds the existing points of all the batch's
+   * sources, its points go in upserts of `upsertBatchSize`, its stale points in one filtered delete. Up to
+   * `ingestConcurrency` batches are in flight at once (chunking the next batch overlaps the server's work).
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
     const run = this.#writes.then(() => this.#add(docs, options));
@@ -370,19 +378,26 @@ export class QdrantHybridStore implements Store {
     if (this.#embeddings !== undefined && docs.length > 0) await this.#checkEmbeddingForWrite(signal);
     const indexedAt = this.#now().toISOString();
     const result: AddDocumentsResult = { added: 0, unchanged: 0, removed: 0 };
-    for (const [index, doc] of docs.entries()) {
-      const one = await this.#addOne(doc, indexedAt, signal);
+    const batches: IngestDocument[][] = [];
+    for (let start = 0; start < docs.length; start += this.#ingestBatchSize) batches.push(docs.slice(start, start + this.#ingestBatchSize));
+    let done = 0;
+    await runBounded(batches, this.#ingestConcurrency, signal, async (batch) => {
+      const one = await this.#addBatch(batch, indexedAt, signal);
       result.added += one.added;
       result.unchanged += one.unchanged;
       result.removed += one.removed;
-      options.onProgress?.(index + 1, docs.length);
-    }
+      done += batch.length;
+      options.onProgress?.(done, docs.length);
+    });
     return result;
   }
 
-  async #addOne(doc: IngestDocument, indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
-    const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
-    const existing = await this.#existingPoints(doc.id, signal);
+  async #addBatch(docs: IngestDocument[], indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
+    const records = docs.flatMap((doc) => chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt }));
+    const existing = await this.#existingPoints(
+      docs.map((doc) => doc.id),
+      signal,
+    );
     const vectorsByHash = new Map<string, number[]>();
     for (const point of existing.values()) {
       if (point.dense !== undefined) vectorsByHash.set(point.record.textSha256, point.dense);
@@ -414,18 +429,23 @@ export class QdrantHybridStore implements Store {
       }
     }
 
+    // One batch's upserts go one after another: at most `ingestConcurrency` requests are in flight in all.
     const points = changed.map((record) => this.#point(record, vectorsByHash.get(record.textSha256)));
     for (let start = 0; start < points.length; start += this.#upsertBatchSize) {
+      throwIfAborted(signal);
       const batch = points.slice(start, start + this.#upsertBatchSize);
       await this.#write('upsert', () => this.#client.upsert(this.#collection, { wait: true, points: batch }), UpdateResultSchema, signal);
     }
 
+    // Only after every upsert of the batch: the points of these sources that are not part of them any more.
     const keep = new Set(records.map((r) => r.id));
-    const stale = [...existing.keys()].filter((id) => !keep.has(id));
+    const stale = [...existing.values()].filter((point) => !keep.has(point.record.id));
     if (stale.length > 0) {
+      const sources = [...new Set(stale.map((point) => point.record.sourceId))];
+      const sourceSet = new Set(sources);
       const filter: QdrantFilter = {
-        must: [{ key: 'sourceId', match: { value: doc.id } }],
-        must_not: [{ has_id: records.map((r) => pointIdForChunk(r.id)) }],
+        must: [{ key: 'sourceId', match: { any: sources } }],
+        must_not: [{ has_id: records.filter((r) => sourceSet.has(r.sourceId)).map((r) => pointIdForChunk(r.id)) }],
       };
       await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), UpdateResultSchema, signal);
     }
@@ -436,12 +456,11 @@ export class QdrantHybridStore implements Store {
     const vector: Record<string, number[] | SparseVector> = {};
     if (dense !== undefined) vector[this.#vectors.dense] = dense;
     if (this.#vectors.sparse !== null) vector[this.#vectors.sparse] = encodeBm25Document(record.text);
-    // JSON drops undefined fields; the payload is exactly the chunk record.
-    return { id: pointIdForChunk(record.id), vector, payload: JSON.parse(JSON.stringify(record)) as Record<string, unknown> };
+    return { id: pointIdForChunk(record.id), vector, payload: payloadOf(record) };
   }
 
-  /** The source's points now in the collection, by chunk id, with their dense vectors for reuse. */
-  async #existingPoints(sourceId: string, signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
+  /** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
+  async #existingPoints(sourceIds: string[], signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
     const out = new Map<string, ExistingPoint>();
     const withVector = this.#embeddings === undefined ? false : [this.#vectors.dense];
     await scrollAll(
@@ -450,8 +469,8 @@ export class QdrantHybridStore implements Store {
           'scroll',
           () =>
             this.#client.scroll(this.#collection, {
-              filter: { must: [{ key: 'sourceId', match: { value: sourceId } }] },
-              limit: 256,
+              filter: { must: [{ key: 'sourceId', match: { any: sourceIds } }] },
+              limit: 1000,
               with_payload: true,
               with_vector: withVector,
               ...(offset === undefined ? {} : { offset }),
@@ -757,6 +776,40 @@ export class QdrantHybridStore implements Store {
     const answer = await callQdrant(run, context, this.#policy, { read: false, signal });
     return parseQdrantResponse(schema, answer, context);
   }
+}
+
+/**
+ * Runs `work` over `items` with at most `limit` in flight. The first failure stops new work from starting,
+ * waits for what is in flight, and is thrown.
+ */
+async function runBounded<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal | undefined,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++]!;
+      try {
+        throwIfAborted(signal);
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.error;
+}
+
+/** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
+function payloadOf(record: ChunkRecord): Record<string, unknown> {
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) if (value !== undefined) payload[key] = value;
+  return payload;
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
