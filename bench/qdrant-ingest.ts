@@ -81,6 +81,14 @@ async function measure(url: string, row: Row, docs: IngestDocument[], label: str
   return runs as [Measured, Measured];
 }
 
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+  if (execSync('git status --porcelain -- src', { encoding: 'utf8' }).trim() !== '') commit += ' (with uncommitted changes in src)';
+} catch {
+  // not a git checkout
+}
+
 const endpoint = await startQdrant();
 if (endpoint === null) process.exit(1);
 try {
@@ -110,12 +118,6 @@ try {
         Math.round(docs.length / (m.wallMs / 1000)),
       ]);
     }
-  }
-  let commit = 'unknown';
-  try {
-    commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-  } catch {
-    // not a git checkout
   }
   console.log(`Qdrant ingest, SciFact corpus, lexical: ${endpoint.kind === 'server' ? `Qdrant at ${endpoint.url}` : 'the test engine'}; commit ${commit}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
   console.log(
