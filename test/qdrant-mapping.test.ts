@@ -420,6 +420,56 @@ describe('collection config', () => {
     expect(check.missingIndexes).toEqual([['acl', 'keyword']]);
   });
 
+  it('compares sharding, replication, the tenant index and the recorded model, each when asked', () => {
+    const existing = info(
+      {
+        vectors: { dense: { size: 8, distance: 'Cosine' } },
+        sparse_vectors: { bm25: { modifier: 'idf' } },
+        shard_number: 3,
+        replication_factor: 2,
+        write_consistency_factor: 1,
+      },
+      { tenant: { data_type: 'keyword', points: 0 } },
+    );
+    (existing.config as { metadata?: unknown }).metadata = { litm_pack: { embedding_model: 'model-a', dense_dimension: 8 } };
+    const vectors = { dense: 'dense', sparse: 'bm25' };
+    expect(checkCollection(existing, { vectors, size: 8, payloadIndexes: {} }).mismatches).toEqual([]);
+    const check = checkCollection(existing, {
+      vectors,
+      size: 8,
+      payloadIndexes: { tenant: { type: 'keyword', is_tenant: true } },
+      embeddingModel: 'model-b',
+      cluster: { shardingMethod: 'custom', shardNumber: 6, replicationFactor: 2, writeConsistencyFactor: 2 },
+    });
+    expect(check.mismatches).toEqual([
+      expect.stringMatching(/^its dense vectors come from embedding model "model-a" \(8 dimensions\) and this store embeds with "model-b"/),
+      expect.stringMatching(/^it uses automatic sharding and tenancy "shard-key" needs sharding_method "custom"/),
+      expect.stringMatching(/^shard_number is 3, this store asks for 6/),
+      expect.stringMatching(/^write_consistency_factor is 1, this store asks for 2/),
+      'payload index "tenant" is not a tenant index (is_tenant: true is required; recreate the index)',
+    ]);
+  });
+
+  it('creates a custom-sharded, replicated collection with metadata when asked', () => {
+    expect(
+      buildCreateCollection({ dense: 'dense', sparse: 'bm25' }, 4, {
+        metadata: { litm_pack: { dense_dimension: 4 } },
+        cluster: { shardingMethod: 'custom', shardNumber: 2, replicationFactor: 3, writeConsistencyFactor: 2 },
+      }),
+    ).toEqual({
+      vectors: { dense: { size: 4, distance: 'Cosine' } },
+      sparse_vectors: { bm25: { modifier: 'idf' } },
+      sharding_method: 'custom',
+      shard_number: 2,
+      replication_factor: 3,
+      write_consistency_factor: 2,
+      metadata: { litm_pack: { dense_dimension: 4 } },
+    });
+    expect(buildCreateCollection({ dense: '', sparse: null }, 3, { cluster: { shardingMethod: 'auto' } })).toEqual({
+      vectors: { size: 3, distance: 'Cosine' },
+    });
+  });
+
   it('reports missing vectors with what the collection has', () => {
     const check = checkCollection(info({ vectors: { size: 4, distance: 'Cosine' } }), {
       vectors: { dense: 'dense', sparse: 'bm25' },

@@ -26,9 +26,23 @@ export interface ExpectedCollection {
   vectors: VectorNames;
   /** Dense vector size when known (from `vectorSize` or an embedding probe). */
   size: number | undefined;
-  payloadIndexes: Readonly<Record<string, QdrantPayloadSchemaType>>;
+  payloadIndexes: Readonly<Record<string, PayloadIndexSpec>>;
   /** The model the store's embeddings name (`embeddingModelName`), when they name one. */
   embeddingModel?: string | undefined;
+  /** Cluster settings the store asks for; each is compared only when given. */
+  cluster?: ClusterSettings;
+}
+
+/** A payload index: a plain type, or a keyword index for tenants (`is_tenant: true`). */
+export type PayloadIndexSpec = QdrantPayloadSchemaType | { type: 'keyword'; is_tenant: true };
+
+/** How the collection is spread over a cluster (Qdrant's `CollectionParams`). */
+export interface ClusterSettings {
+  /** `custom` when tenants live on their own shard keys. */
+  shardingMethod?: 'auto' | 'custom' | undefined;
+  shardNumber?: number | undefined;
+  replicationFactor?: number | undefined;
+  writeConsistencyFactor?: number | undefined;
 }
 
 /** The key of litm-pack's entry in the collection's metadata. */
@@ -80,7 +94,7 @@ export interface CollectionCheck {
   /** Human-readable differences; empty when the collection fits. */
   mismatches: string[];
   /** Payload indexes to create (absent ones; wrong types are mismatches). */
-  missingIndexes: [string, QdrantPayloadSchemaType][];
+  missingIndexes: [string, PayloadIndexSpec][];
   /** The dense vector size the collection has, when it has the dense vector. */
   denseSize: number | undefined;
 }
@@ -143,14 +157,51 @@ export function checkCollection(info: QdrantCollectionInfo, expected: ExpectedCo
   if (recorded.model !== undefined && expected.embeddingModel !== undefined && recorded.model !== expected.embeddingModel) {
     mismatches.push(modelMismatch(recorded, expected.embeddingModel));
   }
-  const missingIndexes: [string, QdrantPayloadSchemaType][] = [];
+  mismatches.push(...clusterMismatches(info, expected.cluster ?? {}));
+  const missingIndexes: [string, PayloadIndexSpec][] = [];
   const schema = info.payload_schema ?? {};
-  for (const [field, type] of Object.entries(expected.payloadIndexes)) {
+  for (const [field, spec] of Object.entries(expected.payloadIndexes)) {
+    const type = typeof spec === 'string' ? spec : spec.type;
     const existing = schema[field];
-    if (existing === undefined) missingIndexes.push([field, type]);
+    if (existing === undefined) missingIndexes.push([field, spec]);
     else if (existing.data_type !== type) {
       mismatches.push(`payload index "${field}" has type ${existing.data_type}, ${type} is required`);
+    } else if (typeof spec !== 'string' && spec.is_tenant && (existing.params as { is_tenant?: unknown } | null | undefined)?.is_tenant !== true) {
+      mismatches.push(`payload index "${field}" is not a tenant index (is_tenant: true is required; recreate the index)`);
     }
   }
   return { mismatches, missingIndexes, denseSize: params?.size };
+}
+
+/** Differences in sharding and replication, each with what can be done about it. */
+function clusterMismatches(info: QdrantCollectionInfo, wanted: ClusterSettings): string[] {
+  const out: string[] = [];
+  const params = info.config.params;
+  const method = params.sharding_method === 'custom' ? 'custom' : 'auto';
+  if (wanted.shardingMethod === 'custom' && method !== 'custom') {
+    out.push(
+      'it uses automatic sharding and tenancy "shard-key" needs sharding_method "custom"; the method is fixed when a ' +
+        'collection is created: reindex into a new collection, or use tenancy "payload"',
+    );
+  } else if (wanted.shardingMethod === 'auto' && method === 'custom') {
+    out.push('it uses custom sharding (a shard key per tenant): open it with tenancy "shard-key" and a tenant');
+  }
+  const compare = (label: string, actual: number | null | undefined, want: number | undefined, fix: string): void => {
+    const have = actual ?? 1;
+    if (want !== undefined && have !== want) out.push(`${label} is ${have}, this store asks for ${want} (${fix})`);
+  };
+  compare('shard_number', params.shard_number, wanted.shardNumber, 'fixed at creation: reindex, or drop shardNumber');
+  compare(
+    'replication_factor',
+    params.replication_factor,
+    wanted.replicationFactor,
+    "change it with Qdrant's PATCH /collections/{name} params, or drop replicationFactor",
+  );
+  compare(
+    'write_consistency_factor',
+    params.write_consistency_factor,
+    wanted.writeConsistencyFactor,
+    "change it with Qdrant's PATCH /collections/{name} params, or drop writeConsistencyFactor",
+  );
+  return out;
 }

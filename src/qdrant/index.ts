@@ -33,3 +33,8 @@ export { QDRANT_CLIENT_METHODS } from './types.js';
 export type { QdrantClientLike } from './types.js';
 export { QdrantHttpError, QdrantRestClient } from './rest-client.js';
 export type { QdrantResponseInfo, QdrantRestClientOptions } from './rest-client.js';
+export type { ReindexRequest, ReindexResult } from './reindex.js';
+export { TENANT_FIELD, TENANT_INDEX, scopeFilter, shardKeyOf } from './tenancy.js';
+export type { Tenancy, TenantScope } from './tenancy.js';
+export type { ClusterSettings, PayloadIndexSpec, RecordedEmbedding } from './collection.js';
+export { COLLECTION_METADATA_KEY, embeddingMetadata, recordedEmbedding } from './collection.js';

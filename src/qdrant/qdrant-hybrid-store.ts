@@ -27,7 +27,15 @@ import type {
 } from '../retrieve/types.js';
 import { callQdrant, type CallPolicy } from './call.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './chunk-requests.js';
-import { checkCollection, embeddingMetadata, modelMismatch, recordedEmbedding, type RecordedEmbedding } from './collection.js';
+import {
+  checkCollection,
+  embeddingMetadata,
+  modelMismatch,
+  recordedEmbedding,
+  type ClusterSettings,
+  type PayloadIndexSpec,
+  type RecordedEmbedding,
+} from './collection.js';
 import { QdrantHybridStoreOptionsSchema, type QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS, payloadToChunkRecord, pointToCandidate, type PayloadPreset } from './presets.js';
 import {
@@ -42,10 +50,14 @@ import {
   type VectorNames,
 } from './requests.js';
 import {
+  AliasesResponseSchema,
   BooleanResultSchema,
   CollectionExistenceSchema,
   CollectionInfoSchema,
+  CollectionsResponseSchema,
+  CountResultSchema,
   FacetResponseSchema,
+  ShardKeysResponseSchema,
   QueryResponseSchema,
   ScrollResultSchema,
   UpdateResultSchema,
@@ -55,15 +67,20 @@ import {
   type ScoredPointResponse,
 } from './responses.js';
 import { QdrantRestClient } from './rest-client.js';
+import { runReindex, type ReindexOperations, type ReindexRequest, type ReindexResult } from './reindex.js';
 import { scrollAll } from './scroll.js';
-import type { QdrantClientLike, QdrantFilter, QdrantPointStruct } from './types.js';
+import { TENANT_FIELD, TENANT_INDEX, scopeFilter, shardKeyOf, tenantPointNamespace, type Tenancy, type TenantScope } from './tenancy.js';
+import type { QdrantClientLike, QdrantPointStruct, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
 
 /** Namespace of the UUIDv5 point ids (fixed forever: changing it would orphan every stored point). */
 export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
 
-/** Qdrant accepts only unsigned integers and UUIDs as point ids: the chunk key maps to a UUIDv5. */
-export function pointIdForChunk(chunkId: string): string {
-  return uuidv5(chunkId, POINT_ID_NAMESPACE);
+/**
+ * Qdrant accepts only unsigned integers and UUIDs as point ids: the chunk key maps to a UUIDv5 (within the
+ * tenant's own namespace when the store has tenants, so two tenants' `policy.md#0` are two points).
+ */
+export function pointIdForChunk(chunkId: string, tenant?: string): string {
+  return uuidv5(chunkId, tenant === undefined ? POINT_ID_NAMESPACE : tenantPointNamespace(POINT_ID_NAMESPACE, tenant));
 }
 
 const AddDocumentsOptionsSchema = z.strictObject({
@@ -80,6 +97,8 @@ export interface EnsureCollectionResult {
   created: boolean;
   /** Payload indexes created by this call. */
   indexesCreated: string[];
+  /** With `tenancy: 'shard-key'` and a tenant: true when this call created the tenant's shard key. */
+  shardKeyCreated?: boolean;
 }
 
 interface ExistingPoint {
@@ -101,7 +120,13 @@ interface ExistingPoint {
  */
 export class QdrantHybridStore implements Store {
   readonly #client: QdrantClientLike;
-  readonly #url: string | undefined;
+  #url: string | undefined;
+  /** The options as given (without url and key), to open sibling stores: another tenant, another collection. */
+  readonly #options: QdrantHybridStoreOptions;
+  readonly #scope: TenantScope;
+  readonly #readArgs: { consistency?: number | 'majority' | 'quorum' | 'all' };
+  readonly #writeArgs: { ordering?: 'weak' | 'medium' | 'strong' };
+  readonly #cluster: ClusterSettings;
   readonly #collection: string;
   readonly #embeddings: EmbeddingsLike | undefined;
   readonly #preset: PayloadPreset;
@@ -133,6 +158,18 @@ export class QdrantHybridStore implements Store {
       );
     }
     const defaults = PRESET_DEFAULTS[parsed.payloadPreset];
+    const { url: _url, apiKey: _apiKey, client: _client, ...rest } = options;
+    this.#options = rest as QdrantHybridStoreOptions;
+    this.#scope = { tenancy: parsed.tenancy, tenant: parsed.tenant };
+    this.#readArgs = parsed.readConsistency === undefined ? {} : { consistency: parsed.readConsistency };
+    this.#writeArgs = parsed.writeOrdering === undefined ? {} : { ordering: parsed.writeOrdering };
+    this.#cluster = {
+      // Only shard-key tenancy works on a custom-sharded collection (every point request must name a key).
+      shardingMethod: parsed.tenancy === 'shard-key' ? 'custom' : 'auto',
+      shardNumber: parsed.shardNumber,
+      replicationFactor: parsed.replicationFactor,
+      writeConsistencyFactor: parsed.writeConsistencyFactor,
+    };
     this.#preset = parsed.payloadPreset;
     this.#vectors = {
       dense: parsed.denseVectorName ?? defaults.denseVectorName,
@@ -173,9 +210,32 @@ export class QdrantHybridStore implements Store {
     }
   }
 
-  /** The collection this store reads and writes. */
+  /** The collection (or alias) this store reads and writes. */
   get collection(): string {
     return this.#collection;
+  }
+
+  /** The tenant this store reads and writes, with `tenancy`. */
+  get tenant(): string | undefined {
+    return this.#scope.tenant;
+  }
+
+  /**
+   * The same store for another tenant: same client, collection and settings. Cheap (no I/O): a service
+   * keeps one store and asks it for the caller's tenant per request.
+   */
+  forTenant(tenant: string): QdrantHybridStore {
+    if (this.#scope.tenancy === undefined) {
+      throw new LitmPackError('invalid_input', "forTenant needs a store with tenancy: 'shard-key' or 'payload'");
+    }
+    return this.#sibling({ tenant });
+  }
+
+  /** A store with these options changed, sharing this one's client (and so its connection settings). */
+  #sibling(changes: Partial<QdrantHybridStoreOptions>): QdrantHybridStore {
+    const store = new QdrantHybridStore({ ...this.#options, ...changes, client: this.#client });
+    store.#url = this.#url;
+    return store;
   }
 
   /** Safe to log: no client, no key. */
@@ -187,6 +247,8 @@ export class QdrantHybridStore implements Store {
       payloadPreset: this.#preset,
       denseVectorName: this.#vectors.dense,
       sparseVectorName: this.#vectors.sparse,
+      ...(this.#scope.tenancy === undefined ? {} : { tenancy: this.#scope.tenancy }),
+      ...(this.#scope.tenant === undefined ? {} : { tenant: this.#scope.tenant }),
     };
   }
 
@@ -203,7 +265,8 @@ export class QdrantHybridStore implements Store {
   async ensureCollection(options: { signal?: AbortSignal } = {}): Promise<EnsureCollectionResult> {
     const { signal } = options;
     const writable = PRESET_DEFAULTS[this.#preset].writable;
-    const indexes = writable ? LITM_PAYLOAD_INDEXES : {};
+    const indexes: Record<string, PayloadIndexSpec> = writable ? { ...LITM_PAYLOAD_INDEXES } : {};
+    if (this.#scope.tenancy === 'payload') indexes[TENANT_FIELD] = TENANT_INDEX;
     const { exists } = await this.#read(
       'collectionExists',
       () => this.#client.collectionExists(this.#collection),
@@ -227,7 +290,10 @@ export class QdrantHybridStore implements Store {
           () =>
             this.#client.createCollection(
               this.#collection,
-              buildCreateCollection(this.#vectors, size, { metadata: embeddingMetadata(this.#ownEmbedding(size)) }),
+              buildCreateCollection(this.#vectors, size, {
+                metadata: embeddingMetadata(this.#ownEmbedding(size)),
+                cluster: this.#cluster,
+              }),
             ),
           BooleanResultSchema,
           signal,
@@ -245,6 +311,7 @@ export class QdrantHybridStore implements Store {
       size,
       payloadIndexes: indexes,
       embeddingModel: this.#embeddingModel,
+      cluster: this.#cluster,
     });
     if (check.mismatches.length > 0) {
       throw new LitmPackError(
@@ -261,13 +328,132 @@ export class QdrantHybridStore implements Store {
     for (const [field, type] of check.missingIndexes) {
       await this.#write(
         'createPayloadIndex',
-        () => this.#client.createPayloadIndex(this.#collection, { field_name: field, field_schema: type, wait: true }),
+        () =>
+          this.#client.createPayloadIndex(this.#collection, { field_name: field, field_schema: type, wait: true, ...this.#writeArgs }),
         UpdateResultSchema,
         signal,
       );
       indexesCreated.push(field);
     }
-    return { created, indexesCreated };
+    if (this.#scope.tenancy !== 'shard-key' || this.#scope.tenant === undefined) return { created, indexesCreated };
+    return { created, indexesCreated, shardKeyCreated: await this.#ensureShardKey(this.#scope.tenant, signal) };
+  }
+
+  /**
+   * The tenant's shard key, created when missing (its shards take the collection's shard number and
+   * replication factor). A standalone Qdrant refuses user-defined shard keys with 405: said plainly.
+   */
+  async #ensureShardKey(tenant: string, signal: AbortSignal | undefined): Promise<boolean> {
+    const listed = await this.#read('listShardKeys', () => this.#client.listShardKeys(this.#collection), ShardKeysResponseSchema, signal);
+    if ((listed.shard_keys ?? []).some((entry) => entry.key === tenant)) return false;
+    try {
+      await this.#write('createShardKey', () => this.#client.createShardKey(this.#collection, { shard_key: tenant }), BooleanResultSchema, signal);
+      return true;
+    } catch (error) {
+      if (error instanceof LitmPackError && error.status === 405) {
+        throw new LitmPackError(
+          'unsupported',
+          `Qdrant at this url runs standalone and refuses user-defined shard keys (${error.message}). tenancy "shard-key" ` +
+            'needs Qdrant in cluster mode (QDRANT__CLUSTER__ENABLED=true; see docker-compose.cluster.yml), or use tenancy "payload".',
+          { cause: error, status: 405, details: { collection: this.#collection, tenant } },
+        );
+      }
+      // Another process created it meanwhile: Qdrant says it already exists.
+      if (error instanceof LitmPackError && error.status === 400 && /already exists/.test(error.message)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Removes everything of this store's tenant: its shard key (`shard-key`: its shards are dropped) or its
+   * points (`payload`: one filtered delete, waited for). The collection and other tenants stay.
+   */
+  async dropTenant(options: { signal?: AbortSignal } = {}): Promise<void> {
+    const tenant = this.#requireTenant('dropTenant');
+    const { signal } = options;
+    if (this.#scope.tenancy === 'shard-key') {
+      await this.#write('deleteShardKey', () => this.#client.deleteShardKey(this.#collection, { shard_key: tenant }), BooleanResultSchema, signal);
+      return;
+    }
+    const filter = scopeFilter(this.#scope, undefined)!;
+    await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter, ...this.#writeArgs }), UpdateResultSchema, signal);
+  }
+
+  /**
+   * Rebuilds the collection behind `alias` without downtime: a new versioned collection (`alias_vN`) with
+   * this store's settings, the documents ingested into it, its point count and sample queries verified, then
+   * the alias moved in one atomic `update_aliases` call (delete + create), and only then the previous
+   * collection dropped. Any failure before the swap drops the new collection and leaves the alias where it
+   * was. Open stores on the alias (`collection: alias`): they read the new collection after the swap.
+   *
+   * @example
+   * const store = new QdrantHybridStore({ url, collection: 'docs', embeddings });
+   * await store.reindex({ alias: 'docs', documents, sampleQueries: ['refund policy'] });
+   */
+  reindex(request: ReindexRequest): Promise<ReindexResult> {
+    if (this.#scope.tenancy !== undefined) {
+      return Promise.reject(
+        new LitmPackError(
+          'unsupported',
+          'reindex rebuilds a whole collection from one set of documents; with tenancy it would drop the other ' +
+            "tenants. Reindex a tenant's sources with addDocuments and deleteSources, or the collection without tenancy.",
+        ),
+      );
+    }
+    if (!PRESET_DEFAULTS[this.#preset].writable) {
+      return Promise.reject(new LitmPackError('unsupported', `reindex writes litm-pack payloads; this store reads a "${this.#preset}" collection`));
+    }
+    const readArgs = this.#readArgs;
+    const operations: ReindexOperations = {
+      aliases: async (signal) => (await this.#read('getAliases', () => this.#client.getAliases(), AliasesResponseSchema, signal)).aliases,
+      collections: async (signal) =>
+        (await this.#read('getCollections', () => this.#client.getCollections(), CollectionsResponseSchema, signal)).collections.map(
+          (entry) => entry.name,
+        ),
+      open: (collection) => this.#sibling({ collection }),
+      probeMode: this.#vectors.sparse === null ? 'dense' : 'lexical',
+      count: async (collection, signal) => {
+        // The official client's count() drops `consistency`; the store's own client sends it.
+        const args = { exact: true, ...readArgs } as Parameters<QdrantClientLike['count']>[1];
+        return (await this.#read('count', () => this.#client.count(collection, args), CountResultSchema, signal)).count;
+      },
+      changeAliases: async (actions, signal) => {
+        await this.#write('updateCollectionAliases', () => this.#client.updateCollectionAliases({ actions }), BooleanResultSchema, signal);
+      },
+      dropCollection: async (collection, signal) => {
+        await this.#write('deleteCollection', () => this.#client.deleteCollection(collection), BooleanResultSchema, signal);
+      },
+    };
+    return runReindex(operations, request);
+  }
+
+  /** With tenancy, reads and writes need a tenant; an admin store (no tenant) only manages the collection. */
+  #requireTenant(operation: string): string {
+    const tenant = this.#scope.tenant;
+    if (tenant === undefined) {
+      throw new LitmPackError(
+        'invalid_input',
+        `${operation} on a store with tenancy "${this.#scope.tenancy ?? 'none'}" needs a tenant: give tenant, or use store.forTenant(name)`,
+      );
+    }
+    return tenant;
+  }
+
+  /** Tenancy checks before a read or write of points. */
+  #checkTenant(operation: string): void {
+    if (this.#scope.tenancy !== undefined) this.#requireTenant(operation);
+  }
+
+  /** This store's point id of a chunk (tenant-scoped with tenancy). */
+  #pointId(chunkId: string): string {
+    return pointIdForChunk(chunkId, this.#scope.tenancy === undefined ? undefined : this.#scope.tenant);
+  }
+
+  /** The payload of `payload` tenancy carries `tenant`; the chunk record does not. */
+  #withoutTenant(payload: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+    if (payload === null || payload === undefined || this.#scope.tenancy !== 'payload') return payload ?? null;
+    const { [TENANT_FIELD]: _tenant, ...record } = payload;
+    return record;
   }
 
   async #denseSize(): Promise<number> {
@@ -371,6 +557,7 @@ export class QdrantHybridStore implements Store {
           'Ingest with the tool that owns it, or use payloadPreset "litm" on another collection.',
       );
     }
+    this.#checkTenant('addDocuments');
     const docs = parseIngestDocuments(input);
     const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
     const { signal } = options;
@@ -434,7 +621,12 @@ export class QdrantHybridStore implements Store {
     for (let start = 0; start < points.length; start += this.#upsertBatchSize) {
       throwIfAborted(signal);
       const batch = points.slice(start, start + this.#upsertBatchSize);
-      await this.#write('upsert', () => this.#client.upsert(this.#collection, { wait: true, points: batch }), UpdateResultSchema, signal);
+      await this.#write(
+        'upsert',
+        () => this.#client.upsert(this.#collection, { wait: true, points: batch, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+        UpdateResultSchema,
+        signal,
+      );
     }
 
     // Only after every upsert of the batch: the points of these sources that are not part of them any more.
@@ -443,11 +635,16 @@ export class QdrantHybridStore implements Store {
     if (stale.length > 0) {
       const sources = [...new Set(stale.map((point) => point.record.sourceId))];
       const sourceSet = new Set(sources);
-      const filter: QdrantFilter = {
+      const filter = scopeFilter(this.#scope, {
         must: [{ key: 'sourceId', match: { any: sources } }],
-        must_not: [{ has_id: records.filter((r) => sourceSet.has(r.sourceId)).map((r) => pointIdForChunk(r.id)) }],
-      };
-      await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), UpdateResultSchema, signal);
+        must_not: [{ has_id: records.filter((r) => sourceSet.has(r.sourceId)).map((r) => this.#pointId(r.id)) }],
+      })!;
+      await this.#write(
+        'delete',
+        () => this.#client.delete(this.#collection, { wait: true, filter, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+        UpdateResultSchema,
+        signal,
+      );
     }
     return { added: changed.length, unchanged, removed: stale.length };
   }
@@ -456,7 +653,9 @@ export class QdrantHybridStore implements Store {
     const vector: Record<string, number[] | SparseVector> = {};
     if (dense !== undefined) vector[this.#vectors.dense] = dense;
     if (this.#vectors.sparse !== null) vector[this.#vectors.sparse] = encodeBm25Document(record.text);
-    return { id: pointIdForChunk(record.id), vector, payload: payloadOf(record) };
+    const payload = payloadOf(record);
+    if (this.#scope.tenancy === 'payload') payload[TENANT_FIELD] = this.#scope.tenant;
+    return { id: this.#pointId(record.id), vector, payload };
   }
 
   /** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
@@ -469,11 +668,13 @@ export class QdrantHybridStore implements Store {
           'scroll',
           () =>
             this.#client.scroll(this.#collection, {
-              filter: { must: [{ key: 'sourceId', match: { any: sourceIds } }] },
+              filter: scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] }),
               limit: 1000,
               with_payload: true,
               with_vector: withVector,
               ...(offset === undefined ? {} : { offset }),
+              ...shardKeyOf(this.#scope),
+              ...this.#readArgs,
             }),
           ScrollResultSchema,
           signal,
@@ -481,7 +682,7 @@ export class QdrantHybridStore implements Store {
       { operation: 'scroll', collection: this.#collection },
       (points) => {
         for (const point of points) {
-          const record = payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null });
+          const record = payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) });
           out.set(record.id, { record, dense: this.#storedDense(point.vector) });
         }
       },
@@ -526,14 +727,14 @@ export class QdrantHybridStore implements Store {
     const { signal } = req;
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       return this.#candidates(response.points, (point) => point.score);
     }
     if (mode === 'lexical') {
       // A query of stopwords only has no terms: nothing can match (as in the memory store).
       if (sparseVector!.indices.length === 0) return [];
       const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       return this.#candidates(response.points, () => undefined);
     }
     const armLimit = hybridPrefetchLimit(req.limit, this.#prefetchLimit);
@@ -550,7 +751,7 @@ export class QdrantHybridStore implements Store {
     });
     const [fused, cosine] = await this.#read(
       'queryBatch',
-      () => this.#client.queryBatch(this.#collection, body),
+      () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
       queryBatchResponseSchema(body.searches.length),
       signal,
     );
@@ -561,11 +762,12 @@ export class QdrantHybridStore implements Store {
   /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
   async #prepareSearch(request: SearchRequest) {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    this.#checkTenant('search');
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
     const mode = this.#resolveMode(req.mode);
     throwIfAborted(req.signal);
-    const filter = buildSearchFilter(userFilter, req.principals, this.#aclKey);
+    const filter = scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey));
     let denseVector: number[] | undefined;
     if (mode !== 'lexical') {
       this.#checkEmbeddingModel();
@@ -589,7 +791,7 @@ export class QdrantHybridStore implements Store {
     const ranked = (points: ScoredPointResponse[]): { scored: ScoredId[]; sourceOf: Map<string, string> } => {
       const sourceOf = new Map<string, string>();
       const scored = points.map((point) => {
-        const candidate = pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset);
+        const candidate = pointToCandidate({ id: point.id, score: point.score, payload: this.#withoutTenant(point.payload) }, this.#preset);
         sourceOf.set(candidate.id, candidate.sourceId ?? candidate.id);
         return { id: candidate.id, score: point.score };
       });
@@ -601,14 +803,14 @@ export class QdrantHybridStore implements Store {
     };
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload: true });
-      const { points } = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       const dense = toRanked(points);
       return { mode, dense, lexical: null, fused: dense.map((entry) => ({ ...entry })) };
     }
     if (mode === 'lexical') {
       if (sparseVector!.indices.length === 0) return { mode, dense: null, lexical: [], fused: [] };
       const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit, filter, withPayload: true });
-      const { points } = await this.#read('query', () => this.#client.query(this.#collection, body), QueryResponseSchema, signal);
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       const lexical = toRanked(points);
       return { mode, dense: null, lexical, fused: lexical.map((entry) => ({ ...entry })) };
     }
@@ -626,7 +828,7 @@ export class QdrantHybridStore implements Store {
     });
     const [fused, dense, lexical] = await this.#read(
       'queryBatch',
-      () => this.#client.queryBatch(this.#collection, body),
+      () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
       queryBatchResponseSchema(body.searches.length),
       signal,
     );
@@ -644,12 +846,13 @@ export class QdrantHybridStore implements Store {
   async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
     this.#requireLitmPayload('getChunks');
     const req = parseGetChunksRequest(request);
+    this.#checkTenant('getChunks');
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     throwIfAborted(req.signal);
     const filter = buildChunksFilter({
       sourceIds: req.sourceIds === undefined ? undefined : [...new Set(req.sourceIds)],
-      pointIds: req.ids === undefined ? undefined : [...new Set(req.ids)].map(pointIdForChunk),
-      filter: buildSearchFilter(userFilter, req.principals, this.#aclKey),
+      pointIds: req.ids === undefined ? undefined : [...new Set(req.ids)].map((id) => this.#pointId(id)),
+      filter: scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey)),
     });
     const records: ChunkRecord[] = [];
     await scrollAll(
@@ -663,13 +866,15 @@ export class QdrantHybridStore implements Store {
               with_payload: true,
               with_vector: false,
               ...(offset === undefined ? {} : { offset }),
+              ...shardKeyOf(this.#scope),
+              ...this.#readArgs,
             }),
           ScrollResultSchema,
           req.signal,
         ),
       { operation: 'scroll', collection: this.#collection },
       (points) => {
-        for (const point of points) records.push(payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null }));
+        for (const point of points) records.push(payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) }));
       },
     );
     return orderChunks(records, req.sourceIds, req.limit);
@@ -688,18 +893,32 @@ export class QdrantHybridStore implements Store {
   async #deleteSources(input: unknown, rawOptions: unknown): Promise<DeleteSourcesResult> {
     this.#requireLitmPayload('deleteSources');
     const { sourceIds, signal } = parseDeleteSources(input, rawOptions);
+    this.#checkTenant('deleteSources');
     throwIfAborted(signal);
     if (sourceIds.length === 0) return { sources: 0, chunks: 0 };
-    const filter: QdrantFilter = { must: [{ key: 'sourceId', match: { any: sourceIds } }] };
+    const filter = scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] })!;
     const { hits } = await this.#read(
       'facet',
-      () => this.#client.facet(this.#collection, { key: 'sourceId', filter, limit: sourceIds.length, exact: true }),
+      () =>
+        this.#client.facet(this.#collection, {
+          key: 'sourceId',
+          filter,
+          limit: sourceIds.length,
+          exact: true,
+          ...shardKeyOf(this.#scope),
+          ...this.#readArgs,
+        }),
       FacetResponseSchema,
       signal,
     );
     const chunks = hits.reduce((sum, hit) => sum + hit.count, 0);
     if (chunks === 0) return { sources: 0, chunks: 0 };
-    await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), UpdateResultSchema, signal);
+    await this.#write(
+      'delete',
+      () => this.#client.delete(this.#collection, { wait: true, filter, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+      UpdateResultSchema,
+      signal,
+    );
     return { sources: hits.filter((hit) => hit.count > 0).length, chunks };
   }
 
@@ -739,12 +958,23 @@ export class QdrantHybridStore implements Store {
     return requested;
   }
 
+  /** A query with the tenant's shard key and the read consistency. */
+  #queryArgs(body: QdrantQueryArgs): QdrantQueryArgs {
+    return { ...body, ...shardKeyOf(this.#scope), ...this.#readArgs };
+  }
+
+  /** A batch: each query names the shard key; the consistency is the batch's. */
+  #batchArgs(body: QdrantQueryBatchArgs): QdrantQueryBatchArgs {
+    const shard = shardKeyOf(this.#scope);
+    return { searches: body.searches.map((search) => ({ ...search, ...shard })), ...this.#readArgs };
+  }
+
   #candidates(
     points: ScoredPointResponse[],
     similarityOf: (point: ScoredPointResponse) => number | undefined,
   ): Candidate[] {
     const candidates = points.map((point) =>
-      pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset, similarityOf(point)),
+      pointToCandidate({ id: point.id, score: point.score, payload: this.#withoutTenant(point.payload) }, this.#preset, similarityOf(point)),
     );
     // Qdrant leaves ties in engine order; litm-pack's total order is score desc, then id.
     return candidates.sort(compareScored);

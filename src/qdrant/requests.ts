@@ -1,4 +1,5 @@
 import { LitmPackError } from '../core/errors.js';
+import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
 import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter } from '../retrieve/filter.js';
 import type { FieldCondition, Filter, Fusion, MatchValue, SparseVector } from '../retrieve/types.js';
 import type {
@@ -242,7 +243,7 @@ export function buildLexicalQuery(
  * Payload indexes the litm payload needs for its filters: source replacement and deletion, the ACL, dates,
  * clusters (`{ key: 'clusters', match: { any } }`) and kind (tiers).
  */
-export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, QdrantPayloadSchemaType>> = {
+export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, PayloadIndexSpec>> = {
   sourceId: 'keyword',
   acl: 'keyword',
   timestamp: 'datetime',
@@ -253,6 +254,8 @@ export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, QdrantPayloadSchemaTy
 export interface CreateCollectionOptions {
   /** Collection metadata (`{ litm_pack: { embedding_model, dense_dimension } }`). */
   metadata?: Record<string, unknown>;
+  /** Sharding and replication (only the settings given are sent; Qdrant's defaults otherwise). */
+  cluster?: ClusterSettings;
 }
 
 /** The body of `createCollection`: a cosine dense vector and (when named) an IDF sparse vector. */
@@ -264,6 +267,11 @@ export function buildCreateCollection(
   const params = { size, distance: 'Cosine' as const };
   const body: QdrantCreateCollection = { vectors: vectors.dense === '' ? params : { [vectors.dense]: params } };
   if (vectors.sparse !== null) body.sparse_vectors = { [vectors.sparse]: { modifier: 'idf' } };
+  const cluster = options.cluster ?? {};
+  if (cluster.shardingMethod === 'custom') body.sharding_method = 'custom';
+  if (cluster.shardNumber !== undefined) body.shard_number = cluster.shardNumber;
+  if (cluster.replicationFactor !== undefined) body.replication_factor = cluster.replicationFactor;
+  if (cluster.writeConsistencyFactor !== undefined) body.write_consistency_factor = cluster.writeConsistencyFactor;
   if (options.metadata !== undefined) body.metadata = options.metadata;
   return body;
 }

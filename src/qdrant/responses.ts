@@ -64,6 +64,10 @@ export const AliasesResponseSchema = z.looseObject({
   aliases: z.array(z.looseObject({ alias_name: z.string(), collection_name: z.string() })),
 });
 
+export const ShardKeysResponseSchema = z.looseObject({
+  shard_keys: z.array(z.looseObject({ key: z.union([z.string(), z.number().int().nonnegative()]) })).nullish(),
+});
+
 const PositiveInt = z.number().int().positive();
 
 /** The parts of `CollectionInfo` the store reads (vectors are checked in `checkCollection`). */

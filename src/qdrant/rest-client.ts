@@ -20,6 +20,9 @@ export interface QdrantResponseInfo {
   elapsedMs: number;
   /** The `time` field of Qdrant's answer, in seconds (the server's own time), when it sent one. */
   serverTimeSeconds: number | undefined;
+  /** Bytes of the JSON body sent (0 without one) and of the answer's body. */
+  requestBytes: number;
+  responseBytes: number;
 }
 
 export interface QdrantRestClientOptions {
@@ -86,11 +89,12 @@ export class QdrantRestClient implements QdrantClientLike {
     const request = `${method} ${path}`;
     const headers: Record<string, string> = { ...this.#headers };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const payload = body === undefined ? undefined : JSON.stringify(body);
     const started = performance.now();
     const response = await fetch(`${this.#base}${path}${qs}`, {
       method,
       headers,
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(payload === undefined ? {} : { body: payload }),
       ...(this.#timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(this.#timeoutMs) }),
     });
     const text = await response.text();
@@ -102,13 +106,17 @@ export class QdrantRestClient implements QdrantClientLike {
     } catch {
       // Proxies and some errors answer plain text or HTML; kept as text.
     }
-    const time = typeof data === 'object' && data !== null ? (data as { time?: unknown }).time : undefined;
-    this.#onResponse?.({
-      request,
-      status: response.status,
-      elapsedMs: performance.now() - started,
-      serverTimeSeconds: typeof time === 'number' && Number.isFinite(time) ? time : undefined,
-    });
+    if (this.#onResponse !== undefined) {
+      const time = typeof data === 'object' && data !== null ? (data as { time?: unknown }).time : undefined;
+      this.#onResponse({
+        request,
+        status: response.status,
+        elapsedMs: performance.now() - started,
+        serverTimeSeconds: typeof time === 'number' && Number.isFinite(time) ? time : undefined,
+        requestBytes: payload === undefined ? 0 : Buffer.byteLength(payload),
+        responseBytes: Buffer.byteLength(text),
+      });
+    }
     if (!response.ok) throw new QdrantHttpError(response.status, response.statusText, data, response.headers, request);
     const context = { operation: request, collection: collectionOf(path) };
     if (!json) badResponse(context, `answered ${response.status} with a body that is not JSON (${JSON.stringify(text.slice(0, 80))})`);
@@ -188,6 +196,10 @@ export class QdrantRestClient implements QdrantClientLike {
 
   updateCollectionAliases({ timeout, ...body }: Args<'updateCollectionAliases'>[0]): Result<'updateCollectionAliases'> {
     return this.#send('POST', '/collections/aliases', { timeout }, body) as Result<'updateCollectionAliases'>;
+  }
+
+  listShardKeys(collection: string): Result<'listShardKeys'> {
+    return this.#send('GET', `/collections/${enc(collection)}/shards`, {}, undefined) as Result<'listShardKeys'>;
   }
 
   createShardKey(collection: string, { timeout, ...body }: Args<'createShardKey'>[1]): Result<'createShardKey'> {

@@ -41,6 +41,7 @@ export type QdrantClientLike = Pick<
   | 'createPayloadIndex'
   | 'getAliases'
   | 'updateCollectionAliases'
+  | 'listShardKeys'
   | 'createShardKey'
   | 'deleteShardKey'
 >;
@@ -63,6 +64,7 @@ export const QDRANT_CLIENT_METHODS = [
   'createPayloadIndex',
   'getAliases',
   'updateCollectionAliases',
+  'listShardKeys',
   'createShardKey',
   'deleteShardKey',
 ] as const satisfies readonly (keyof QdrantClientLike)[];

@@ -7,6 +7,7 @@ import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { IngestDocument } from '../../retrieve/types.js';
 import { readUserFile } from '../io.js';
+import { reindexIngest } from '../reindex.js';
 import { storeOption } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 
@@ -36,7 +37,7 @@ function titleOf(text: string, path: string): string {
 }
 
 /** Ingests files and folders into the store `storeDir` names; returns the one-line summary. */
-export async function ingest(paths: string[], storeDir: string, quiet: boolean): Promise<string> {
+export async function ingest(paths: string[], storeDir: string, quiet: boolean, reindex?: { alias?: string }): Promise<string> {
   const files = await collectFiles(paths);
   if (files.length === 0) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
@@ -46,6 +47,7 @@ export async function ingest(paths: string[], storeDir: string, quiet: boolean):
     const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
     docs.push({ id, text, title: titleOf(text, file), version: sha256Hex(text).slice(0, 12) });
   }
+  if (reindex !== undefined) return reindexIngest(storeDir, reindex.alias, docs);
   const qdrant = await openQdrant(storeDir);
   const store = qdrant ?? (await loadStore(storeDir, false));
   if (qdrant) await qdrant.ensureCollection();
@@ -69,7 +71,11 @@ export function registerIngest(program: Command): void {
       .argument('<paths...>', 'files or folders'),
   )
     .option('--quiet', 'no progress bar')
-    .action(async (paths: string[], flags: { store: string; quiet?: boolean }) => {
-      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true)}\n`);
+    .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
+    .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
+    .action(async (paths: string[], flags: { store: string; quiet?: boolean; reindex?: boolean; alias?: string }) => {
+      if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
+      const reindex = flags.reindex === true ? (flags.alias === undefined ? {} : { alias: flags.alias }) : undefined;
+      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true, reindex)}\n`);
     });
 }
