@@ -9,6 +9,7 @@ import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerInspect } from './commands/inspect.js';
 import { registerPack } from './commands/pack.js';
 
 export function buildProgram(): Command {
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerBundle(program);
   registerBriefing(program);
   registerDemo(program);
+  registerInspect(program);
   return program;
 }
 
