@@ -26,7 +26,7 @@ import type {
   Store,
 } from '../retrieve/types.js';
 import { callQdrant, type CallPolicy } from './call.js';
-import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './chunk-requests.js';
+import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../retrieve/store-requests.js';
 import {
   checkCollection,
   embeddingMetadata,
