@@ -1,4 +1,3 @@
-import { canonicalStringify } from '../core/canonical.js';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
@@ -47,6 +46,7 @@ import {
   buildLexicalQuery,
   buildRankingsBatch,
   buildSearchFilter,
+  type HybridQueryInput,
   type VectorNames,
 } from './requests.js';
 import {
@@ -69,8 +69,17 @@ import {
 import { QdrantRestClient } from './rest-client.js';
 import { runReindex, type ReindexOperations, type ReindexRequest, type ReindexResult } from './reindex.js';
 import { scrollAll } from './scroll.js';
+import {
+  checkEmbeddingVectors,
+  payloadOf,
+  redactUrl,
+  runBounded,
+  sameRecord,
+  storedDenseVector,
+  throwIfAborted,
+} from './util.js';
 import { TENANT_FIELD, TENANT_INDEX, scopeFilter, shardKeyOf, tenantPointNamespace, type Tenancy, type TenantScope } from './tenancy.js';
-import type { QdrantClientLike, QdrantPointStruct, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
+import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
 
 /** Namespace of the UUIDv5 point ids (fixed forever: changing it would orphan every stored point). */
 export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
@@ -82,6 +91,9 @@ export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
 export function pointIdForChunk(chunkId: string, tenant?: string): string {
   return uuidv5(chunkId, tenant === undefined ? POINT_ID_NAMESPACE : tenantPointNamespace(POINT_ID_NAMESPACE, tenant));
 }
+
+/** The two keys `rankings` reads from a litm payload. */
+const ChunkKeysSchema = z.looseObject({ id: z.string().min(1), sourceId: z.string().min(1) });
 
 const AddDocumentsOptionsSchema = z.strictObject({
   onProgress: z
@@ -661,14 +673,30 @@ export class QdrantHybridStore implements Store {
   /** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
   async #existingPoints(sourceIds: string[], signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
     const out = new Map<string, ExistingPoint>();
-    const withVector = this.#embeddings === undefined ? false : [this.#vectors.dense];
-    await scrollAll(
+    const filter = scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] });
+    await this.#scrollRecords(filter, this.#embeddings === undefined ? false : [this.#vectors.dense], signal, (record, vector) => {
+      out.set(record.id, { record, dense: this.#storedDense(vector) });
+    });
+    return out;
+  }
+
+  /**
+   * Every point `filter` selects, as chunk records (pages of 1,000, the tenant's shard key and the read
+   * consistency on each; a scroll that stops advancing is a fault, see `scrollAll`).
+   */
+  #scrollRecords(
+    filter: QdrantFilter | undefined,
+    withVector: false | string[],
+    signal: AbortSignal | undefined,
+    onRecord: (record: ChunkRecord, vector: unknown) => void,
+  ): Promise<void> {
+    return scrollAll(
       (offset) =>
         this.#read(
           'scroll',
           () =>
             this.#client.scroll(this.#collection, {
-              filter: scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] }),
+              ...(filter === undefined ? {} : { filter }),
               limit: 1000,
               with_payload: true,
               with_vector: withVector,
@@ -682,36 +710,18 @@ export class QdrantHybridStore implements Store {
       { operation: 'scroll', collection: this.#collection },
       (points) => {
         for (const point of points) {
-          const record = payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) });
-          out.set(record.id, { record, dense: this.#storedDense(point.vector) });
+          onRecord(payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) }), point.vector);
         }
       },
     );
-    return out;
   }
 
   #storedDense(vector: unknown): number[] | undefined {
-    if (Array.isArray(vector)) return this.#vectors.dense === '' ? (vector as number[]) : undefined;
-    if (typeof vector !== 'object' || vector === null) return undefined;
-    const named = (vector as Record<string, unknown>)[this.#vectors.dense];
-    return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named as number[]) : undefined;
+    return storedDenseVector(vector, this.#vectors.dense);
   }
 
   #checkVectors(vectors: unknown, expected: number, call: string): asserts vectors is number[][] {
-    if (!Array.isArray(vectors) || vectors.length !== expected) {
-      throw new LitmPackError('invalid_input', `embeddings.${call} returned a wrong number of vectors, expected ${expected}`);
-    }
-    for (const vector of vectors) {
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-        throw new LitmPackError('invalid_input', `embeddings.${call} returned a vector that is not a non-empty array of finite numbers`);
-      }
-      if (this.#vectorSize !== undefined && vector.length !== this.#vectorSize) {
-        throw new LitmPackError(
-          'config_mismatch',
-          `embeddings.${call} returned a vector of dimension ${vector.length}; collection "${this.#collection}" holds dimension ${this.#vectorSize}`,
-        );
-      }
-    }
+    checkEmbeddingVectors(vectors, expected, call, this.#vectorSize, this.#collection);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -737,18 +747,7 @@ export class QdrantHybridStore implements Store {
       const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       return this.#candidates(response.points, () => undefined);
     }
-    const armLimit = hybridPrefetchLimit(req.limit, this.#prefetchLimit);
-    const body = buildHybridQueryBatch({
-      denseVector: denseVector!,
-      sparseVector: sparseVector!,
-      limit: req.limit,
-      denseLimit: armLimit,
-      lexicalLimit: armLimit,
-      filter,
-      fusion,
-      vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
-      withPayload: true,
-    });
+    const body = buildHybridQueryBatch(this.#hybridInput(req.limit, denseVector!, sparseVector!, filter, fusion));
     const [fused, cosine] = await this.#read(
       'queryBatch',
       () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
@@ -757,6 +756,28 @@ export class QdrantHybridStore implements Store {
     );
     const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
     return this.#candidates(fused!.points, (point) => similarity.get(String(point.id)));
+  }
+
+  /** A hybrid query as search sends it: each arm prefetches `hybridPrefetchLimit(limit)`, as the memory store does. */
+  #hybridInput(
+    limit: number,
+    denseVector: number[],
+    sparseVector: SparseVector,
+    filter: QdrantFilter | undefined,
+    fusion: Fusion,
+  ): HybridQueryInput {
+    const armLimit = hybridPrefetchLimit(limit, this.#prefetchLimit);
+    return {
+      denseVector,
+      sparseVector,
+      limit,
+      denseLimit: armLimit,
+      lexicalLimit: armLimit,
+      filter,
+      fusion,
+      vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
+      withPayload: true,
+    };
   }
 
   /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
@@ -788,44 +809,32 @@ export class QdrantHybridStore implements Store {
   async rankings(request: SearchRequest): Promise<Rankings> {
     const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
     const { signal, limit } = req;
-    const ranked = (points: ScoredPointResponse[]): { scored: ScoredId[]; sourceOf: Map<string, string> } => {
-      const sourceOf = new Map<string, string>();
-      const scored = points.map((point) => {
-        const candidate = pointToCandidate({ id: point.id, score: point.score, payload: this.#withoutTenant(point.payload) }, this.#preset);
-        sourceOf.set(candidate.id, candidate.sourceId ?? candidate.id);
-        return { id: candidate.id, score: point.score };
-      });
-      return { scored, sourceOf };
-    };
+    // A litm payload names its chunk and source in two keys: only those come back. Other presets need the
+    // whole payload to find them.
+    const withPayload: true | string[] = this.#preset === 'litm' ? ['id', 'sourceId'] : true;
     const toRanked = (points: ScoredPointResponse[]) => {
-      const { scored, sourceOf } = ranked(points);
+      const sourceOf = new Map<string, string>();
+      const scored: ScoredId[] = points.map((point) => {
+        const { id, sourceId } = this.#chunkKeys(point);
+        sourceOf.set(id, sourceId);
+        return { id, score: point.score };
+      });
       return toRankedChunks(scored, limit, (id) => sourceOf.get(id)!);
     };
     if (mode === 'dense') {
-      const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload: true });
+      const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload });
       const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       const dense = toRanked(points);
       return { mode, dense, lexical: null, fused: dense.map((entry) => ({ ...entry })) };
     }
     if (mode === 'lexical') {
       if (sparseVector!.indices.length === 0) return { mode, dense: null, lexical: [], fused: [] };
-      const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit, filter, withPayload: true });
+      const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit, filter, withPayload });
       const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       const lexical = toRanked(points);
       return { mode, dense: null, lexical, fused: lexical.map((entry) => ({ ...entry })) };
     }
-    const armLimit = hybridPrefetchLimit(limit, this.#prefetchLimit);
-    const body = buildRankingsBatch({
-      denseVector: denseVector!,
-      sparseVector: sparseVector!,
-      limit,
-      denseLimit: armLimit,
-      lexicalLimit: armLimit,
-      filter,
-      fusion,
-      vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
-      withPayload: true,
-    });
+    const body = buildRankingsBatch({ ...this.#hybridInput(limit, denseVector!, sparseVector!, filter, fusion), withPayload });
     const [fused, dense, lexical] = await this.#read(
       'queryBatch',
       () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
@@ -855,28 +864,7 @@ export class QdrantHybridStore implements Store {
       filter: scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey)),
     });
     const records: ChunkRecord[] = [];
-    await scrollAll(
-      (offset) =>
-        this.#read(
-          'scroll',
-          () =>
-            this.#client.scroll(this.#collection, {
-              filter,
-              limit: 1000,
-              with_payload: true,
-              with_vector: false,
-              ...(offset === undefined ? {} : { offset }),
-              ...shardKeyOf(this.#scope),
-              ...this.#readArgs,
-            }),
-          ScrollResultSchema,
-          req.signal,
-        ),
-      { operation: 'scroll', collection: this.#collection },
-      (points) => {
-        for (const point of points) records.push(payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) }));
-      },
-    );
+    await this.#scrollRecords(filter, false, req.signal, (record) => records.push(record));
     return orderChunks(records, req.sourceIds, req.limit);
   }
 
@@ -958,6 +946,22 @@ export class QdrantHybridStore implements Store {
     return requested;
   }
 
+  /** The chunk id and source id of a point (a litm payload's two keys, or through the preset's mapping). */
+  #chunkKeys(point: ScoredPointResponse): { id: string; sourceId: string } {
+    if (this.#preset === 'litm') {
+      const keys = ChunkKeysSchema.safeParse(point.payload);
+      if (!keys.success) {
+        throw new LitmPackError('corrupt', `Point ${String(point.id)} does not have a "litm" payload (no chunk id and source id)`, {
+          cause: keys.error,
+          details: { pointId: point.id, preset: this.#preset },
+        });
+      }
+      return keys.data;
+    }
+    const candidate = pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset);
+    return { id: candidate.id, sourceId: candidate.sourceId ?? candidate.id };
+  }
+
   /** A query with the tenant's shard key and the read consistency. */
   #queryArgs(body: QdrantQueryArgs): QdrantQueryArgs {
     return { ...body, ...shardKeyOf(this.#scope), ...this.#readArgs };
@@ -984,83 +988,22 @@ export class QdrantHybridStore implements Store {
   // Calls
 
   /** An idempotent read: retried on retryable faults; its answer is checked against `schema`. */
-  async #read<S extends z.ZodType>(
-    operation: string,
-    run: () => Promise<unknown>,
-    schema: S,
-    signal: AbortSignal | undefined,
-  ): Promise<z.output<S>> {
-    const context = { operation, collection: this.#collection };
-    const answer = await callQdrant(run, context, this.#policy, { read: true, signal });
-    return parseQdrantResponse(schema, answer, context);
+  #read<S extends z.ZodType>(operation: string, run: () => Promise<unknown>, schema: S, signal: AbortSignal | undefined) {
+    return this.#call(operation, run, schema, { read: true, signal });
   }
 
   /** A write: never retried (a lost answer does not say whether it was applied). */
-  async #write<S extends z.ZodType>(
+  #write<S extends z.ZodType>(operation: string, run: () => Promise<unknown>, schema: S, signal: AbortSignal | undefined) {
+    return this.#call(operation, run, schema, { read: false, signal });
+  }
+
+  async #call<S extends z.ZodType>(
     operation: string,
     run: () => Promise<unknown>,
     schema: S,
-    signal: AbortSignal | undefined,
+    options: { read: boolean; signal: AbortSignal | undefined },
   ): Promise<z.output<S>> {
     const context = { operation, collection: this.#collection };
-    const answer = await callQdrant(run, context, this.#policy, { read: false, signal });
-    return parseQdrantResponse(schema, answer, context);
-  }
-}
-
-/**
- * Runs `work` over `items` with at most `limit` in flight. The first failure stops new work from starting,
- * waits for what is in flight, and is thrown.
- */
-async function runBounded<T>(
-  items: readonly T[],
-  limit: number,
-  signal: AbortSignal | undefined,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++]!;
-      try {
-        throwIfAborted(signal);
-        await work(item);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure.error;
-}
-
-/** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
-function payloadOf(record: ChunkRecord): Record<string, unknown> {
-  const payload: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (value !== undefined) payload[key] = value;
-  return payload;
-}
-
-function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
-  return canonicalStringify(a) === canonicalStringify(b);
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) {
-    throw new LitmPackError('aborted', 'The operation was aborted', { cause: signal.reason });
-  }
-}
-
-/** Drops credentials and query from a URL so it can be logged. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    parsed.search = '';
-    return parsed.toString();
-  } catch {
-    return '(invalid url)';
+    return parseQdrantResponse(schema, await callQdrant(run, context, this.#policy, options), context);
   }
 }

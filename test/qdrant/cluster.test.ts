@@ -4,46 +4,22 @@
 // replication), the test asserts the exact request and that the engine accepts it as Qdrant's spec says.
 // Against a real standalone server (QDRANT_URL) user-defined shard keys are refused with 405, which the
 // store reports as `unsupported`; those tests check that instead.
-import { randomUUID } from 'node:crypto';
-import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QdrantHybridStore, pointIdForChunk, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
 import type { IngestDocument } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { admin, collectionNames, failure, url } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const run = randomUUID().slice(0, 8);
-const created: string[] = [];
-const admin = new QdrantClient({ url, checkCompatibility: false });
+const collectionName = collectionNames('cluster');
 let clusterMode = false;
-
-function collectionName(label: string): string {
-  const name = `cluster_${run}_${label}`;
-  created.push(name);
-  return name;
-}
 
 beforeAll(async () => {
   const answer = (await (await fetch(`${url}/cluster`)).json()) as { result?: { status?: string } };
   clusterMode = answer.result?.status === 'enabled';
 });
-afterAll(async () => {
-  for (const name of created) await admin.deleteCollection(name).catch(() => undefined);
-});
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
 
 interface Sent {
   method: string;

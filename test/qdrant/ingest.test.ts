@@ -1,59 +1,33 @@
 // Batched ingest into the Qdrant store: the same result as one document at a time and as the memory store,
 // with one scroll per batch, upserts of many points, one delete per batch that needs one, bounded requests
 // in flight, and a failure that stops the ingest without leaving a source without chunks.
-import { randomUUID } from 'node:crypto';
-import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../../src/core/errors.js';
-import { QDRANT_CLIENT_METHODS, QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
+import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { IngestDocument } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { clock, collectionNames, url, wrapClient } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const run = randomUUID().slice(0, 8);
-const created: string[] = [];
-const admin = new QdrantClient({ url, checkCompatibility: false });
-
-function collectionName(label: string): string {
-  const name = `ingest_${run}_${label}`;
-  created.push(name);
-  return name;
-}
-afterAll(async () => {
-  for (const name of created) await admin.deleteCollection(name).catch(() => undefined);
-});
-
-const clock = () => {
-  let t = Date.UTC(2025, 0, 1);
-  return () => new Date((t += 60_000));
-};
+const collectionName = collectionNames('ingest');
 
 /** Records every call and how many were in flight; `fail` makes the nth call of a method throw. */
 function watchedClient(fail?: { method: keyof QdrantClientLike; nth: number }) {
-  const inner = new QdrantRestClient({ url });
   const calls: string[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const counts = new Map<string, number>();
-  const client = Object.fromEntries(
-    QDRANT_CLIENT_METHODS.map((name) => [
-      name,
-      async (...args: unknown[]) => {
-        calls.push(name);
-        counts.set(name, (counts.get(name) ?? 0) + 1);
-        if (fail !== undefined && fail.method === name && counts.get(name) === fail.nth) throw new Error(`injected ${name} failure`);
-        inFlight += 1;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        try {
-          return await (inner[name] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
-        } finally {
-          inFlight -= 1;
-        }
-      },
-    ]),
-  ) as unknown as QdrantClientLike;
+  const client = wrapClient(new QdrantRestClient({ url }), async (method, call, run) => {
+    calls.push(method);
+    if (fail !== undefined && fail.method === method && call === fail.nth) throw new Error(`injected ${method} failure`);
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    try {
+      return await run();
+    } finally {
+      inFlight -= 1;
+    }
+  });
   return { client, calls, maxInFlight: () => maxInFlight };
 }
 

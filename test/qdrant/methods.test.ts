@@ -1,56 +1,17 @@
 // getChunks, deleteSources, rankings and the recorded embedding model on the Qdrant store, against the
 // Qdrant engine (or a real server with QDRANT_URL).
-import { randomUUID } from 'node:crypto';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
 import { QdrantHybridStore, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
 import type { IngestDocument, SearchMode } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { DistinctEmbeddings, NamedEmbeddings, admin, collectionNames, failure, url } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const run = randomUUID().slice(0, 8);
-const created: string[] = [];
-const admin = new QdrantClient({ url, checkCompatibility: false });
+const collectionName = collectionNames('methods');
 
-function collectionName(label: string): string {
-  const name = `methods_${run}_${label}`;
-  created.push(name);
-  return name;
-}
-
-afterAll(async () => {
-  for (const name of created) await admin.deleteCollection(name).catch(() => undefined);
-});
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
-
-/** Embeddings that say which model they are, as LangChain's providers do (`model`). */
-class NamedEmbeddings extends FakeEmbeddings {
-  constructor(readonly model: string, dimension = 32) {
-    super({ dimension });
-  }
-}
-
-/** Texts without a shared word still get distinct cosines (no ties in the dense arm). */
-class DistinctEmbeddings extends FakeEmbeddings {
-  override embed(text: string): number[] {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    return [...super.embed(text), 0.5 + ((hash >>> 0) % 1000) / 1000];
-  }
-}
 
 const docs: IngestDocument[] = [
   { id: 'b/bread.md', text: '# Bread\n\nSourdough bread needs a lively starter.\n\nRye bread keeps longer.\n\nBake it in a hot oven.' },

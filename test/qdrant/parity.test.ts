@@ -1,42 +1,20 @@
 // getChunks, deleteSources, rankings, clusters and kind: the same answers from MemoryHybridStore and from
 // QdrantHybridStore on the Qdrant engine (or a real server with QDRANT_URL).
-import { randomUUID } from 'node:crypto';
-import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Filter, GetChunksRequest, IngestDocument, RankedChunk, SearchRequest } from '../../src/retrieve/types.js';
-import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { DistinctEmbeddings, clock, collectionNames, url } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const collection = `parity_${randomUUID().slice(0, 8)}`;
-const admin = new QdrantClient({ url, checkCompatibility: false });
-
-afterAll(async () => {
-  await admin.deleteCollection(collection).catch(() => undefined);
-});
-
-/** Texts without a shared word still get distinct cosines (no ties in the dense arm). */
-class DistinctEmbeddings extends FakeEmbeddings {
-  override embed(text: string): number[] {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    return [...super.embed(text), 0.5 + ((hash >>> 0) % 1000) / 1000];
-  }
-}
-
-const clock = () => {
-  let t = Date.UTC(2025, 0, 1);
-  return () => new Date((t += 60_000));
-};
+const collection = collectionNames('parity')('stores');
 
 // No two chunks sharing a query term have the same length: BM25 ties would leave Qdrant's arm order (and so RRF)
 // to the engine, where the memory store breaks them by id.
 const corpus: IngestDocument[] = [
-  { id: 'billing/refunds.md', clusters: ['billing'], kind: 'insight', text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without it take longer.' },
+  { id: 'billing/refunds.md', clusters: ['billing'], kind: 'insight', text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.' },
   { id: 'billing/invoices.md', clusters: ['billing', 'finance'], text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a fee.' },
   { id: 'hr/leave.md', clusters: ['hr'], acl: ['hr'], kind: 'segment', text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days.' },
-  { id: 'ops/oncall.md', text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, not on-call.' },
+  { id: 'ops/oncall.md', text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, never to the on-call engineer.' },
   { id: 'finance/budget.md', clusters: ['finance'], acl: ['finance'], text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need approval.' },
 ];
 
@@ -110,6 +88,11 @@ describe('parity: rankings', () => {
           const request: SearchRequest = { text, mode, limit: 5, ...extra };
           const label = `${mode} "${text}" ${JSON.stringify(extra)}`;
           const [q, m] = [await qdrant.rankings(request), await memory.rankings(request)];
+          // Tied scores within an arm leave its order (and RRF) to the engine: the corpus is built without any.
+          for (const arm of [m.dense, m.lexical]) {
+            const scores = (arm ?? []).map((entry) => entry.score);
+            expect(new Set(scores).size, `${label}: ties in an arm`).toBe(scores.length);
+          }
           expect(q.mode, label).toBe(m.mode);
           expectSameRanked(q.dense, m.dense, `${label} dense`);
           expectSameRanked(q.lexical, m.lexical, `${label} lexical`);

@@ -2,16 +2,14 @@
 // queries through the alias, and a failure at every step (injected into the client) leaving the alias on the
 // old collection.
 import { randomUUID } from 'node:crypto';
-import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
-import { QDRANT_CLIENT_METHODS, QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import type { LitmPackErrorCode } from '../../src/core/errors.js';
+import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import type { IngestDocument } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { admin, failure, url, wrapClient } from './helpers.js';
 
-const url = inject('qdrantUrl');
 const run = randomUUID().slice(0, 8);
-const admin = new QdrantClient({ url, checkCompatibility: false });
 const aliasesUsed: string[] = [];
 
 function aliasName(label: string): string {
@@ -20,6 +18,7 @@ function aliasName(label: string): string {
   return name;
 }
 
+// The versioned collections behind each alias are the store's to name: found by prefix and removed.
 afterAll(async () => {
   const { collections } = await admin.getCollections();
   for (const { name } of collections) {
@@ -29,16 +28,6 @@ afterAll(async () => {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
 
 async function aliasTarget(alias: string): Promise<string | undefined> {
   const { aliases } = await admin.getAliases();
@@ -61,23 +50,10 @@ const v2: IngestDocument[] = [
   { id: 'tea.md', text: 'Green tea brews best below boiling water.' },
 ];
 
-type Fault = (method: keyof QdrantClientLike, call: number, args: unknown[], run: () => Promise<unknown>) => Promise<unknown>;
+type Fault = (method: keyof QdrantClientLike, call: number, run: () => Promise<unknown>) => Promise<unknown>;
 
 /** The store's own HTTP client behind a wrapper that lets a test break one call. */
-function faultyClient(fault: Fault): QdrantClientLike {
-  const inner = new QdrantRestClient({ url });
-  const counts = new Map<string, number>();
-  return Object.fromEntries(
-    QDRANT_CLIENT_METHODS.map((name) => [
-      name,
-      (...args: unknown[]) => {
-        const call = (counts.get(name) ?? 0) + 1;
-        counts.set(name, call);
-        return fault(name, call, args, () => (inner[name] as (...a: unknown[]) => Promise<unknown>).apply(inner, args));
-      },
-    ]),
-  ) as unknown as QdrantClientLike;
-}
+const faultyClient = (fault: Fault): QdrantClientLike => wrapClient(new QdrantRestClient({ url }), fault);
 
 function openOnAlias(alias: string, client?: QdrantClientLike) {
   return new QdrantHybridStore({ ...(client === undefined ? { url } : { client }), collection: alias, embeddings: new FakeEmbeddings({ dimension: 16 }) });
@@ -132,13 +108,13 @@ describe('reindex', () => {
         step: 'creating the new collection',
         code: 'server_error',
         message: /creating the new collection/,
-        fault: (method, _call, _args, run) => (method === 'createCollection' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
+        fault: (method, _call, run) => (method === 'createCollection' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
       },
       {
         step: 'an upsert midway',
         code: 'connection_failed',
         message: /ingesting into the new collection/,
-        fault: (method, call, _args, run) =>
+        fault: (method, call, run) =>
           method === 'upsert' && call === 1
             ? Promise.reject(new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) }))
             : run(),
@@ -147,7 +123,7 @@ describe('reindex', () => {
         step: 'a point count that does not add up',
         code: 'server_error',
         message: /counting the new collection.*holds \d+ points after \d+ chunks/,
-        fault: async (method, _call, _args, run) => {
+        fault: async (method, _call, run) => {
           const answer = await run();
           return method === 'count' ? { count: (answer as { count: number }).count - 1 } : answer;
         },
@@ -156,13 +132,13 @@ describe('reindex', () => {
         step: 'a sample query that finds nothing',
         code: 'server_error',
         message: /running sample queries.*finds nothing/,
-        fault: async (method, _call, _args, run) => (method === 'query' ? { points: [] } : run()),
+        fault: async (method, _call, run) => (method === 'query' ? { points: [] } : run()),
       },
       {
         step: 'the alias swap',
         code: 'server_error',
         message: /moving the alias/,
-        fault: (method, _call, _args, run) =>
+        fault: (method, _call, run) =>
           method === 'updateCollectionAliases'
             ? Promise.reject(Object.assign(new Error('Service internal error'), { status: 500, data: { status: { error: 'consensus timeout' } }, headers: new Headers() }))
             : run(),
@@ -189,7 +165,7 @@ describe('reindex', () => {
   it('a previous collection that cannot be dropped after the swap is reported, not thrown', async () => {
     const alias = aliasName('nodrop');
     await openOnAlias(alias).reindex({ alias, documents: v1 });
-    const client = faultyClient((method, _call, _args, run) =>
+    const client = faultyClient((method, _call, run) =>
       method === 'deleteCollection' ? Promise.reject(Object.assign(new Error('locked'), { status: 403, data: { status: { error: 'Storage locked' } }, headers: new Headers() })) : run(),
     );
     const result = await openOnAlias(alias, client).reindex({ alias, documents: v2 });

@@ -3,63 +3,32 @@ import { createServer } from 'node:net';
 import { TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
-import { QDRANT_CLIENT_METHODS, QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
+import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { encodeBm25Document } from '../../src/retrieve/bm25.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const run = randomUUID().slice(0, 8);
-const created: string[] = [];
-const admin = new QdrantClient({ url, checkCompatibility: false });
-
-function collectionName(label: string): string {
-  const name = `litm_${run}_${label}`;
-  created.push(name);
-  return name;
-}
-
-afterAll(async () => {
-  for (const name of created) await admin.deleteCollection(name).catch(() => undefined);
-});
+const collectionName = collectionNames('litm');
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function clock(start = Date.UTC(2025, 0, 1)) {
-  let t = start;
-  return () => new Date((t += 60_000));
-}
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
-
 /** Counts the client calls the store makes (the HTTP requests are counted separately with a fetch spy). */
 function countingClient(client: QdrantClientLike): { client: QdrantClientLike; calls: string[] } {
   const calls: string[] = [];
-  const wrapped = Object.fromEntries(
-    QDRANT_CLIENT_METHODS.map((name) => [
-      name,
-      (...args: unknown[]) => {
-        calls.push(name);
-        return (client[name] as (...a: unknown[]) => unknown).apply(client, args);
-      },
-    ]),
-  ) as unknown as QdrantClientLike;
-  return { client: wrapped, calls };
+  return {
+    client: wrapClient(client, (method, _call, run) => {
+      calls.push(method);
+      return run();
+    }),
+    calls,
+  };
 }
 
 const corpus: IngestDocument[] = [
@@ -104,18 +73,6 @@ const secret: IngestDocument = {
 };
 
 const MODES: SearchMode[] = ['hybrid', 'dense', 'lexical'];
-
-/**
- * The hashed bag of words plus one shared component that varies with the text: texts without a common word
- * still get distinct cosines, so the dense arm has no ties and fused scores can be compared exactly.
- */
-class DistinctEmbeddings extends FakeEmbeddings {
-  override embed(text: string): number[] {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    return [...super.embed(text), 0.5 + ((hash >>> 0) % 1000) / 1000];
-  }
-}
 
 async function qdrantStore(label: string, options: Partial<ConstructorParameters<typeof QdrantHybridStore>[0]> = {}) {
   const embeddings = new FakeEmbeddings();
@@ -309,11 +266,12 @@ describe('faults', () => {
   });
 
   it('an unknown collection → bad_request naming it, with the 404', async () => {
-    const store = new QdrantHybridStore({ url, collection: `litm_${run}_missing`, embeddings: new FakeEmbeddings() });
+    const missing = `litm_${randomUUID().slice(0, 8)}_missing`;
+    const store = new QdrantHybridStore({ url, collection: missing, embeddings: new FakeEmbeddings() });
     for (const mode of MODES) {
       const error = await failure(store.search({ text: 'tea', mode }), 'bad_request');
       expect(error.status).toBe(404);
-      expect(error.message).toContain(`litm_${run}_missing`);
+      expect(error.message).toContain(missing);
     }
   });
 
