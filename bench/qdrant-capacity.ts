@@ -129,7 +129,7 @@ try {
     `SciFact chunks at the default 256 tokens: ${records.length} chunks; ${fixed(payloadBytes, 0)} payload bytes (JSON) and ` +
       `${fixed(textBytes, 0)} text bytes per chunk; ${fixed(terms, 1)} BM25 terms per chunk.`,
     '',
-    `Run: \`npx tsx bench/qdrant-capacity.ts${args.length > 0 ? ` ${args.filter((a) => a !== '--write').join(' ')}` : ''}\`; ${loadNote()}.`,
+    `Run: \`npx tsx bench/qdrant-capacity.ts${args.filter((a) => a !== '--write').map((a) => ` ${a}`).join('')}\`; ${loadNote()}.`,
   ].join('\n');
   console.log(output);
   if (args.includes('--write')) writeSection('qdrant-capacity', output);

@@ -140,7 +140,7 @@ try {
     `Chunking with exact token counts and BM25 encoding alone (what the memory store's ingest does too), same documents, warm: ` +
       `${fixed(sharedSeconds, 2)} s CPU, ${Math.round(docs.length / sharedSeconds)} docs/s.`,
     '',
-    `Run: \`npx tsx bench/qdrant-ingest.ts${args.length > 0 ? ` ${args.filter((a) => a !== '--write').join(' ')}` : ''}\`; ${loadNote()}.`,
+    `Run: \`npx tsx bench/qdrant-ingest.ts${args.filter((a) => a !== '--write').map((a) => ` ${a}`).join('')}\`; ${loadNote()}.`,
   ].join('\n');
   console.log(output);
   if (args.includes('--write')) writeSection('qdrant-ingest', output);
