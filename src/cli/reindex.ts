@@ -1,6 +1,6 @@
 // `litm-pack ingest --reindex [--alias NAME]`: a zero-downtime rebuild of a Qdrant collection through its alias.
 import { LitmPackError } from '../core/errors.js';
-import type { IngestDocument } from '../retrieve/types.js';
+import type { EmbeddingsLike, IngestDocument } from '../retrieve/types.js';
 import { openQdrant } from './stores.js';
 
 /**
@@ -11,9 +11,9 @@ export async function reindexIngest(
   storeSpec: string,
   alias: string | undefined,
   docs: IngestDocument[],
-  onProgress?: (done: number, total: number) => void,
+  embeddings?: EmbeddingsLike,
 ): Promise<string> {
-  const store = await openQdrant(storeSpec);
+  const store = await openQdrant(storeSpec, embeddings);
   if (store === null) {
     throw new LitmPackError('invalid_input', `--reindex needs a Qdrant store: --store qdrant://host:6333/ALIAS (got "${storeSpec}")`);
   }
@@ -23,7 +23,7 @@ export async function reindexIngest(
       `--alias ${alias} and --store ${storeSpec} name different collections: queries go through the alias, so name it in both`,
     );
   }
-  const result = await store.reindex({ alias: store.collection, documents: docs, ...(onProgress === undefined ? {} : { onProgress }) });
+  const result = await store.reindex({ alias: store.collection, documents: docs });
   const files = docs.length === 1 ? '1 file' : `${docs.length} files`;
   const before =
     result.previous === null ? '' : `; it pointed at ${result.previous}${result.previousDropped ? ', now dropped' : ', kept'}`;

@@ -2,8 +2,9 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LitmPackError } from '../core/errors.js';
+import { warn } from './io.js';
 import { MemoryHybridStore } from '../retrieve/memory-store.js';
-import type { Store } from '../retrieve/types.js';
+import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 
 export const STORE_FILE = 'store.json';
 
@@ -11,7 +12,7 @@ export const STORE_FILE = 'store.json';
  * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
  * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
  */
-export async function openQdrant(spec: string) {
+export async function openQdrant(spec: string, embeddings?: EmbeddingsLike) {
   const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
   if (!match) {
     if (spec.startsWith('qdrant')) {
@@ -22,12 +23,13 @@ export async function openQdrant(spec: string) {
   const { QdrantHybridStore } = await import('../qdrant/index.js');
   const url = `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`;
   const apiKey = process.env.QDRANT_API_KEY;
-  // The CLI writes BM25 vectors only (it has no embedding model); a collection it creates still gets a
-  // dense slot, sized for the common 384-d sentence embedders, so it can be filled from code later.
-  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), vectorSize: 384, ...(apiKey ? { apiKey } : {}) });
+  // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
+  // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
+  const dense = embeddings === undefined ? { vectorSize: 384 } : { embeddings };
+  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), ...dense, ...(apiKey ? { apiKey } : {}) });
 }
 
-export async function loadStore(dir: string, mustExist: boolean): Promise<MemoryHybridStore> {
+export async function loadStore(dir: string, mustExist: boolean, embeddings?: EmbeddingsLike): Promise<MemoryHybridStore> {
   const file = join(dir, STORE_FILE);
   try {
     await stat(file);
@@ -35,12 +37,24 @@ export async function loadStore(dir: string, mustExist: boolean): Promise<Memory
     if (mustExist) {
       throw new LitmPackError('not_found', `No store at ${dir}: run "litm-pack ingest PATH... --store ${dir}" first`);
     }
-    return new MemoryHybridStore();
+    return new MemoryHybridStore(embeddings === undefined ? {} : { embeddings });
   }
-  return MemoryHybridStore.load(file);
+  return MemoryHybridStore.load(file, embeddings === undefined ? {} : { embeddings });
 }
 
 /** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
-export async function openStore(spec: string): Promise<Store> {
-  return (await openQdrant(spec)) ?? (await loadStore(spec, true));
+export async function openStore(spec: string, embeddings?: EmbeddingsLike): Promise<Store> {
+  return (await openQdrant(spec, embeddings)) ?? (await loadStore(spec, true, embeddings));
+}
+
+/**
+ * Says so when a local store holds dense vectors that this command cannot use (no --embeddings): hybrid
+ * search then runs on BM25 alone and the confidence is `unknown`.
+ */
+export function noteUnusedVectors(store: Store): void {
+  if (!(store instanceof MemoryHybridStore) || store.embedding === null) return;
+  const { model, dimension } = store.embedding;
+  warn(
+    `the store holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}, but no --embeddings was given: searching with BM25 only (confidence unknown)`,
+  );
 }

@@ -8,7 +8,7 @@ import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
 import { embeddingModelName } from '../retrieve/embeddings.js';
 import type { ScoredId } from '../retrieve/fusion.js';
-import { SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { LIMIT_ALIASES, SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -782,7 +782,8 @@ export class QdrantHybridStore implements Store {
 
   /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
   async #prepareSearch(request: SearchRequest) {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    // The same validation for search and rankings, `k`/`topK` named as `limit`'s aliases.
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     this.#checkTenant('search');
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
