@@ -792,6 +792,13 @@ export class QdrantHybridStore implements Store {
     const filter = scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey));
     let denseVector: number[] | undefined;
     if (mode !== 'lexical') {
+      // An embedder that names its model is checked against the collection's record before its first query:
+      // one read per store, unless ensureCollection or an ingest has read the record already.
+      if (this.#embeddingModel !== undefined && this.#recorded === undefined) {
+        this.#learnCollection(
+          await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, req.signal),
+        );
+      }
       this.#checkEmbeddingModel();
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);

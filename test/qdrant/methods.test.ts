@@ -166,6 +166,18 @@ describe('the embedding model the collection records', () => {
     // Without ensureCollection, the first dense write reads the record and refuses too (nothing written).
     await failure(b.addDocuments([{ id: 'new.md', text: 'Fresh text.' }]), 'config_mismatch');
     expect(await a.getChunks({ sourceIds: ['new.md'] })).toEqual([]);
+    // A store that never called ensureCollection reads the record once, before its first dense query.
+    const reader = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-b') });
+    const spy = vi.spyOn(globalThis, 'fetch');
+    const refused = await failure(reader.search({ text: 'green tea' }), 'config_mismatch');
+    expect(refused.message).toMatch(/"model-a".*"model-b"/);
+    expect(spy).toHaveBeenCalledTimes(1);
+    const same = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a') });
+    spy.mockClear();
+    await same.search({ text: 'green tea' });
+    await same.search({ text: 'black tea', mode: 'dense' });
+    expect(spy).toHaveBeenCalledTimes(3);
+    spy.mockRestore();
     // Lexical search compares no vectors: allowed.
     await expect(b.search({ text: 'tea', mode: 'lexical' })).resolves.not.toHaveLength(0);
 
