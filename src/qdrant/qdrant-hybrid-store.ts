@@ -165,8 +165,8 @@ export class QdrantHybridStore implements Store {
     if (parsed.idfCorpus === 'visible') {
       throw new LitmPackError(
         'unsupported',
-        'idfCorpus "visible" is not available on Qdrant: its REST API computes IDF over the whole collection. ' +
-          'Leave idfCorpus unset (or "all").',
+        'idfCorpus "visible" is not implemented by the Qdrant store: its BM25 IDF is computed by Qdrant over the whole ' +
+          'collection (per shard). Leave idfCorpus unset (or "all"); for IDF per tenant use tenancy "shard-key".',
       );
     }
     const defaults = PRESET_DEFAULTS[parsed.payloadPreset];
