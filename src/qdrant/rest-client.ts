@@ -89,7 +89,8 @@ export class QdrantRestClient implements QdrantClientLike {
     const request = `${method} ${path}`;
     const headers: Record<string, string> = { ...this.#headers };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    // Bytes rather than a string: fetch would otherwise scan a string body for lone surrogates before encoding it.
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const started = performance.now();
     const response = await fetch(`${this.#base}${path}${qs}`, {
       method,
@@ -113,7 +114,7 @@ export class QdrantRestClient implements QdrantClientLike {
         status: response.status,
         elapsedMs: performance.now() - started,
         serverTimeSeconds: typeof time === 'number' && Number.isFinite(time) ? time : undefined,
-        requestBytes: payload === undefined ? 0 : Buffer.byteLength(payload),
+        requestBytes: payload === undefined ? 0 : payload.byteLength,
         responseBytes: Buffer.byteLength(text),
       });
     }

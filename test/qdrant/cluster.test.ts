@@ -34,7 +34,7 @@ function spyRequests() {
   const sent = (): Sent[] =>
     spy.mock.calls.map(([input, init]) => {
       const target = new URL(String(input));
-      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as Record<string, unknown>) : undefined;
+      const body = init?.body === undefined || init.body === null ? undefined : (JSON.parse(String(init.body)) as Record<string, unknown>);
       return { method: init?.method ?? 'GET', path: target.pathname, query: target.searchParams, body };
     });
   return { spy, sent };
