@@ -10,6 +10,7 @@ import { readFrontMatter, type FrontMatter } from '../../retrieve/front-matter.j
 import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
 import { warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { reindexIngest } from '../reindex.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 import { listSourceIds } from './remove.js';
 
@@ -28,6 +29,9 @@ export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
   followSymlinks?: boolean;
   /** Remove sources under the ingested folders whose files are gone. */
   prune?: boolean;
+  /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
+  reindex?: boolean;
+  alias?: string;
 }
 
 function titleOf(text: string, path: string): string {
@@ -107,6 +111,9 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const options = { ...flags, followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
   // Read everything first: an unreadable file fails the ingest before the store is touched.
   const { docs, skipped } = await readForIngest(paths, options);
+  if (flags.reindex === true) {
+    return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [skipSummary(skipped)] : [])].join('\n');
+  }
   const store = await openForIngest(flags.store, embeddings);
   const counts = await addWithProgress(store, docs, flags.quiet === true);
   const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
@@ -155,7 +162,10 @@ export function registerIngest(program: Command): void {
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
     .option('--prune', 'remove sources under the given folders whose files are gone')
+    .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
+    .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
     .action(async (paths: string[], flags: IngestFlags) => {
+      if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
       process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
 }
