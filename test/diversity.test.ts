@@ -64,6 +64,28 @@ describe('MemoryHybridStore diversity', () => {
     expect(rankings.fused.map((r) => r.id)).toEqual(diverse.map((c) => c.id));
   });
 
+  it('rankings() with diversity: fused is exactly what search returns, the arms are the plain arms, in every mode', async () => {
+    const store = new MemoryHybridStore({ embeddings: new TopicEmbeddings() });
+    await store.addDocuments(topicCorpus());
+    for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
+      for (const request of [
+        { text: 'topic-tea guide', mode, limit: 5, diversity: 0.7 },
+        { text: 'guide for beginners', mode, limit: 8, diversity: 0.4, principals: ['staff'] },
+      ]) {
+        const label = `${mode} ${JSON.stringify(request)}`;
+        const rankings = await store.rankings(request);
+        const searched = await store.search(request);
+        expect(rankings.mode, label).toBe(mode);
+        expect(rankings.fused.map(({ id, score }) => ({ id, score })), label).toEqual(searched.map(({ id, score }) => ({ id, score })));
+        expect(rankings.fused.map((r) => r.position), label).toEqual(searched.map((_, i) => i + 1));
+        const plain = await store.rankings({ ...request, diversity: 0 });
+        expect(rankings.dense, label).toEqual(plain.dense);
+        expect(rankings.lexical, label).toEqual(plain.lexical);
+        expect(rankings.fused.map((r) => r.id), label).not.toEqual(plain.fused.map((r) => r.id));
+      }
+    }
+  });
+
   it('refuses diversity without embeddings and out of range', async () => {
     const lexicalOnly = new MemoryHybridStore();
     await lexicalOnly.addDocuments(topicCorpus());

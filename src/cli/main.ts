@@ -12,6 +12,9 @@ import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerPack } from './commands/pack.js';
+import { registerRankings } from './commands/rankings.js';
+import { registerRemove } from './commands/remove.js';
+import { CommandExit, registerVerify } from './commands/verify.js';
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
 export const USAGE_EXIT_CODE = 2;
@@ -53,6 +56,9 @@ export function buildProgram(): Command {
   registerIngest(program);
   registerBundle(program);
   registerBriefing(program);
+  registerVerify(program);
+  registerRemove(program);
+  registerRankings(program);
   registerDemo(program);
   registerInspect(program);
   return program;
@@ -64,6 +70,8 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return 0;
   } catch (error) {
+    // A command that printed its result and ends with a status of its own (verify: stale citations).
+    if (error instanceof CommandExit) return error.exitCode;
     if (error instanceof CommanderError) {
       // commander already printed its message; --help and --version end with 0, usage errors with 2
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;

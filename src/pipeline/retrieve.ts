@@ -2,9 +2,31 @@
  * The retrieval half of every surface (CLI, retrievers, HTTP API, MCP tools): one path from a request to the
  * candidates a pack is built from, so the same request gives the same pack everywhere. Framework-neutral.
  */
-import type { Candidate, CompressOptions, Degraded } from '../core/schemas.js';
-import { prepareCompress, rerankCandidates, type ParsedPipelineCompress, type ParsedRerankStage } from '../refine/stages.js';
+import { z } from 'zod';
+import { PackOptionsBaseSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
+import {
+  PipelineCompressSchema,
+  RerankStageSchema,
+  prepareCompress,
+  rerankCandidates,
+  type ParsedPipelineCompress,
+  type ParsedRerankStage,
+} from '../refine/stages.js';
 import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+
+/**
+ * Packer options where the pipeline runs (retrievers, compressor, postprocessor, briefings): the packer's,
+ * without the per-call query, candidates and degradations; `compress` takes `embeddings` (the pipeline
+ * computes sentence vectors) and `rerank` a reranker over the pool's top N.
+ */
+export const PipelinePackerShape = {
+  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+  compress: PipelineCompressSchema.optional(),
+  rerank: RerankStageSchema.optional(),
+};
+
+/** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+export const DiversitySchema = z.number().min(0).max(1);
 
 export interface RetrieveRequest {
   text: string;

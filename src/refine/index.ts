@@ -13,6 +13,7 @@ export {
   embedSentences,
   prepareCompress,
   rerankCandidates,
+  rerankPools,
 } from './stages.js';
 export type { ParsedPipelineCompress, ParsedRerankStage, PipelineCompress, RerankStage } from './stages.js';
 export { maximalMarginalRelevance } from './mmr.js';

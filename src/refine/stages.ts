@@ -48,27 +48,58 @@ export async function rerankCandidates(
   stage: ParsedRerankStage,
   signal?: AbortSignal,
 ): Promise<{ candidates: Candidate[]; degraded: Degraded[] }> {
-  if (candidates.length === 0) return { candidates: [], degraded: [] };
-  const head = [...candidates].sort(compareCandidates).slice(0, stage.topN);
-  const outcome = await contain(STAGE_RERANK, stage.timeoutMs, signal, (inner) =>
-    stage.reranker.rerank(
-      query,
-      head.map((c) => c.text),
-      { signal: inner },
-    ),
-  );
-  if (!outcome.ok) return { candidates: [...candidates], degraded: [outcome.degraded] };
-  const reranked: Candidate[] = [];
-  const seen = new Set<number>();
-  for (const { index, score } of outcome.value) {
-    const candidate = head[index];
-    if (candidate === undefined || seen.has(index) || !Number.isFinite(score)) {
-      return { candidates: [...candidates], degraded: [{ stage: STAGE_RERANK, code: 'bad_response' }] };
+  const { pools, degraded } = await rerankPools(query, [candidates], stage, signal);
+  return { candidates: pools[0] as Candidate[], degraded };
+}
+
+/**
+ * `rerankCandidates` for several pools searched for the same query (a briefing's prompt results and each
+ * cluster's), in ONE reranker call: every pool's `topN` best are scored together, each distinct text once
+ * (the score depends on the query and the text alone), so all pools carry scores on the reranker's one
+ * scale. Each pool comes back as its reranked head, in the reranker's order; on failure every pool comes
+ * back as it was, with one degradation.
+ */
+export async function rerankPools(
+  query: string,
+  pools: readonly (readonly Candidate[])[],
+  stage: ParsedRerankStage,
+  signal?: AbortSignal,
+): Promise<{ pools: Candidate[][]; degraded: Degraded[] }> {
+  const unchanged = () => pools.map((pool) => [...pool]);
+  const heads = pools.map((pool) => [...pool].sort(compareCandidates).slice(0, stage.topN));
+  const texts: string[] = [];
+  const textIndex = new Map<string, number>();
+  for (const head of heads) {
+    for (const candidate of head) {
+      if (textIndex.has(candidate.text)) continue;
+      textIndex.set(candidate.text, texts.length);
+      texts.push(candidate.text);
     }
-    seen.add(index);
-    reranked.push({ ...candidate, score, metadata: { ...candidate.metadata, retrievalScore: candidate.score } });
   }
-  return { candidates: reranked, degraded: [] };
+  if (texts.length === 0) return { pools: unchanged(), degraded: [] };
+  const outcome = await contain(STAGE_RERANK, stage.timeoutMs, signal, (inner) => stage.reranker.rerank(query, texts, { signal: inner }));
+  if (!outcome.ok) return { pools: unchanged(), degraded: [outcome.degraded] };
+  const scores = new Map<number, number>();
+  const answerOrder = new Map<number, number>();
+  for (const { index, score } of outcome.value) {
+    if (texts[index] === undefined || scores.has(index) || !Number.isFinite(score)) {
+      return { pools: unchanged(), degraded: [{ stage: STAGE_RERANK, code: 'bad_response' }] };
+    }
+    scores.set(index, score);
+    answerOrder.set(index, answerOrder.size);
+  }
+  const reranked = heads.map((head) =>
+    head
+      .map((candidate, position) => ({ candidate, position, text: textIndex.get(candidate.text) as number }))
+      .filter(({ text }) => scores.has(text))
+      .sort((a, b) => (answerOrder.get(a.text) as number) - (answerOrder.get(b.text) as number) || a.position - b.position)
+      .map(({ candidate, text }) => ({
+        ...candidate,
+        score: scores.get(text) as number,
+        metadata: { ...candidate.metadata, retrievalScore: candidate.score },
+      })),
+  );
+  return { pools: reranked, degraded: [] };
 }
 
 // Sentence vectors per embeddings object, by sentence hash: the same chunks come back query after query.

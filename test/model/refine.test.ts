@@ -2,15 +2,16 @@ import { CohereRerank as LangChainCohereRerank } from '@langchain/cohere';
 import { CohereRerank as LlamaIndexCohereRerank } from '@llamaindex/cohere';
 import { TextNode } from '@llamaindex/core/schema';
 import { CohereClient } from 'cohere-ai';
-import { createServer } from 'node:net';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
 import { BriefingPackRetriever, BundleRetriever, CompressorReranker, LitmCompressor } from '../../src/langchain/index.js';
 import { BundleRetriever as LlamaBundleRetriever, LitmPostprocessor, PostprocessorReranker } from '../../src/llamaindex/index.js';
 import { HttpReranker, rerankCandidates, RerankStageSchema, sentenceKey, splitSentences } from '../../src/index.js';
+import { assembleBriefing } from '../../src/pipeline/briefing.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { EmbeddingsLike } from '../../src/retrieve/types.js';
 import { runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/loopback.js';
 
 const base = inject('modelUrl');
 
@@ -62,15 +63,6 @@ async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Prom
     return error as LitmPackError;
   }
   throw new Error(`expected a LitmPackError ${code}`);
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const ranked = (results: { index: number; score: number }[]) => [...results].sort((a, b) => b.score - a.score).map((r) => r.index);
@@ -184,6 +176,52 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     expect(pack.caveats).toContain('Degraded: the rerank stage failed (server_error) and was bypassed.');
     expect(documents.at(-1)?.metadata.litm.role).toBe('caveats');
     expect(documents.at(-1)?.metadata.litm.degraded).toEqual([{ stage: 'rerank', code: 'server_error' }]);
+  });
+
+  it('briefings: one call to the real reranker for the prompt\'s and the cluster\'s searches; the CLI too', async () => {
+    const clustered = new MemoryHybridStore();
+    await clustered.addDocuments([
+      { id: 'pinned.md', text: 'Read this page before answering any customer.' },
+      ...texts.map((text, i) => ({ id: `doc-${i}.md`, text, ...(i % 2 === 0 ? { clusters: ['even'] } : {}) })),
+    ]);
+    const http = new HttpReranker({ url: `${base}/rerank` });
+    let calls = 0;
+    const reranker = { rerank: (q: string, t: string[], o?: { signal?: AbortSignal }) => ((calls += 1), http.rerank(q, t, o)) };
+    const embeddings = new ServerEmbeddings();
+    const { pack, candidates } = await assembleBriefing({
+      store: clustered,
+      prompt: query,
+      pins: ['pinned.md'],
+      clusters: ['even'],
+      mode: 'lexical',
+      maxTokens: 1000,
+      rerank: { reranker },
+      compress: { mode: 'sentences', embeddings },
+    });
+    expect(calls).toBe(1);
+    expect(embeddings.documentCalls).toBe(1);
+    expect(pack.degraded).toEqual([]);
+    const reranked = candidates.filter((c) => c.sourceId !== 'pinned.md');
+    const direct = await http.rerank(query, reranked.map((c) => c.text));
+    reranked.forEach((c, i) => expect(c.score).toBeCloseTo(direct.find((r) => r.index === i)!.score, 5));
+    expect(pack.items[0]!.sourceId).toBe('pinned.md');
+    expect(pack.items.find((item) => item.sourceId === 'doc-1.md')?.rank).toBe(1); // the refunds sentence leads
+
+    const dir = `${process.env.TMPDIR ?? '/tmp'}/litm-refine-briefing-${process.pid}`;
+    const { mkdir, writeFile, rm } = await import('node:fs/promises');
+    await mkdir(`${dir}/docs`, { recursive: true });
+    try {
+      for (const [i, text] of texts.entries()) await writeFile(`${dir}/docs/doc-${i}.md`, `---\nclusters: [${i % 2 === 0 ? 'even' : 'odd'}]\n---\n${text}\n`);
+      expect((await runCli(['ingest', `${dir}/docs`, '--store', `${dir}/store`, '--quiet'])).code).toBe(0);
+      const out = await runCli(['briefing', '--store', `${dir}/store`, '--prompt', query, '--clusters', 'even', '--rerank', `${base}/rerank`, '--compress', 'sentences', '--json']);
+      expect(out.code, out.stderr).toBe(0);
+      const cli = JSON.parse(out.stdout) as { degraded: unknown[]; items: { text: string; score: number }[]; citations: { spans?: unknown[] }[] };
+      expect(cli.degraded).toEqual([]);
+      expect(cli.citations.every((c) => Array.isArray(c.spans))).toBe(true);
+      expect(cli.items.some((item) => item.text.startsWith('Refunds are issued within 14 days'))).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('sentence vectors: one batched embed call per pack, cached by sentence hash; failures fall back to BM25', async () => {

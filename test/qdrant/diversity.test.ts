@@ -1,18 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Candidate } from '../../src/core/schemas.js';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { SearchMode, SearchRequest } from '../../src/retrieve/types.js';
 import { TopicEmbeddings, topicCorpus } from '../helpers/topic-embeddings.js';
+import { collectionNames, url } from './helpers.js';
 
 // Diversity (MMR) must pick the same points in both stores: the memory store runs Qdrant's algorithm, the
 // Qdrant store asks the engine for `{ nearest, mmr: { diversity, candidates_limit } }`.
 
-const url = inject('qdrantUrl');
-const admin = new QdrantClient({ url, checkCompatibility: false });
-const collection = `litm_${randomUUID().slice(0, 8)}_diversity`;
+const collection = collectionNames('litm')('diversity');
 const now = () => new Date(Date.UTC(2025, 0, 1));
 
 let qdrant: QdrantHybridStore;
@@ -24,10 +21,6 @@ beforeAll(async () => {
   memory = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now });
   await qdrant.addDocuments(topicCorpus());
   await memory.addDocuments(topicCorpus());
-});
-
-afterAll(async () => {
-  await admin.deleteCollection(collection).catch(() => undefined);
 });
 
 /** The same points (MMR's choice), the same scores and cosines; order may differ only between tied scores. */
@@ -92,4 +85,38 @@ describe('diversity (MMR): the memory store and Qdrant pick the same points', ()
       expect(diverse.map((c) => c.score)).toEqual([...diverse.map((c) => c.score)].sort((a, b) => b - a));
     }
   });
+});
+
+describe('diversity inside a tenant', () => {
+  // The same MMR as the memory store over the tenant's own points: another tenant's near duplicates, on the
+  // same shard (payload tenancy) or another shard key, never enter the pool.
+  for (const tenancy of ['payload', 'shard-key'] as const) {
+    it(`tenancy "${tenancy}": the tenant's points only, as the memory store picks them, for search and rankings`, async () => {
+      const cluster = (await (await fetch(`${url}/cluster`)).json()) as { result?: { status?: string } };
+      if (tenancy === 'shard-key' && cluster.result?.status !== 'enabled') return;
+      const admin = new QdrantHybridStore({ url, collection: collectionNames('litm')(`diversity-${tenancy}`), embeddings: new TopicEmbeddings(), tenancy, now });
+      await admin.ensureCollection();
+      const [own, other] = [admin.forTenant('acme'), admin.forTenant('globex')];
+      for (const store of [own, other]) await store.ensureCollection();
+      const corpus = topicCorpus();
+      const ownDocs = corpus.filter((d) => !d.id.startsWith('bread'));
+      // The other tenant holds what would crowd the pool: many bread near duplicates.
+      const otherDocs = corpus.filter((d) => d.id.startsWith('bread')).map((d) => ({ ...d, id: `globex-${d.id}` }));
+      await own.addDocuments(ownDocs);
+      await other.addDocuments(otherDocs);
+      // IDF is per shard in Qdrant: a shard key holds one tenant, a payload-tenant collection holds them all
+      // (the tenant is a filter). The memory store gets the same corpus for its IDF, and the same filter.
+      const reference = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now });
+      await reference.addDocuments(tenancy === 'payload' ? [...ownDocs, ...otherDocs] : ownDocs);
+      const tenantFilter = { must_not: [{ key: 'sourceId', match: { any: otherDocs.map((d) => d.id) } }] };
+      for (const mode of ['dense', 'hybrid', 'lexical'] as const) {
+        const request: SearchRequest = { text: 'topic-bread guide', mode, limit: 4, diversity: 0.6 };
+        const found = await own.search(request);
+        expect(found.every((c) => !c.sourceId!.startsWith('globex-') && !c.sourceId!.startsWith('bread')), mode).toBe(true);
+        expectSame(found, await reference.search({ ...request, filter: tenantFilter }), `${tenancy} ${mode}`);
+        const rankings = await own.rankings(request);
+        expect(rankings.fused.map((e) => e.id), mode).toEqual(found.map((c) => c.id));
+      }
+    });
+  }
 });
