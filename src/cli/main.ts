@@ -9,7 +9,9 @@ import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
+import { registerServe } from './commands/serve.js';
 
 export function buildProgram(): Command {
   const program = new Command('litm-pack')
@@ -21,6 +23,8 @@ export function buildProgram(): Command {
   registerBundle(program);
   registerBriefing(program);
   registerDemo(program);
+  registerServe(program);
+  registerMcp(program);
   return program;
 }
 

@@ -50,6 +50,7 @@ export interface RetrieveFlags extends PackFlags {
   principals?: string[];
   filter?: Filter;
   json?: boolean;
+  idfCorpus?: 'all' | 'visible';
 }
 
 export function packOptions(command: Command, defaults: { budget: number }): Command {
@@ -65,8 +66,15 @@ export function storeOption(command: Command): Command {
   return command.option('--store <dir>', 'store directory, or qdrant://host:6333/collection', DEFAULT_STORE);
 }
 
+/** `--idf-corpus visible`: BM25 scores that reveal nothing about chunks the caller may not read. */
+export function idfCorpusOption(command: Command): Command {
+  return command.addOption(
+    new Option('--idf-corpus <corpus>', 'BM25 IDF over all chunks, or only those the principals may read (embedded store)').choices(['all', 'visible']),
+  );
+}
+
 export function retrieveOptions(command: Command): Command {
-  return storeOption(command)
+  return idfCorpusOption(storeOption(command))
     .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
     .option('--limit <n>', 'candidates to retrieve before packing', integer('limit'), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)

@@ -11,7 +11,7 @@ export const STORE_FILE = 'store.json';
  * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
  * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
  */
-export async function openQdrant(spec: string) {
+export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
   if (!match) {
     if (spec.startsWith('qdrant')) {
@@ -24,10 +24,22 @@ export async function openQdrant(spec: string) {
   const apiKey = process.env.QDRANT_API_KEY;
   // The CLI writes BM25 vectors only (it has no embedding model); a collection it creates still gets a
   // dense slot, sized for the common 384-d sentence embedders, so it can be filled from code later.
-  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), vectorSize: 384, ...(apiKey ? { apiKey } : {}) });
+  return new QdrantHybridStore({
+    url,
+    collection: decodeURIComponent(match[3] as string),
+    vectorSize: 384,
+    ...(apiKey ? { apiKey } : {}),
+    ...(options.idfCorpus === undefined ? {} : { idfCorpus: options.idfCorpus }),
+  });
 }
 
-export async function loadStore(dir: string, mustExist: boolean): Promise<MemoryHybridStore> {
+/** How a read-only command opens its store. */
+export interface OpenStoreOptions {
+  /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
+  idfCorpus?: 'all' | 'visible' | undefined;
+}
+
+export async function loadStore(dir: string, mustExist: boolean, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
   const file = join(dir, STORE_FILE);
   try {
     await stat(file);
@@ -37,10 +49,10 @@ export async function loadStore(dir: string, mustExist: boolean): Promise<Memory
     }
     return new MemoryHybridStore();
   }
-  return MemoryHybridStore.load(file);
+  return MemoryHybridStore.load(file, options.idfCorpus === undefined ? {} : { idfCorpus: options.idfCorpus });
 }
 
 /** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
-export async function openStore(spec: string): Promise<Store> {
-  return (await openQdrant(spec)) ?? (await loadStore(spec, true));
+export async function openStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
+  return (await openQdrant(spec, options)) ?? (await loadStore(spec, true, options));
 }

@@ -10,7 +10,7 @@ import { packWith } from './pack.js';
 /** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
 export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
   if (query.trim() === '') throw new LitmPackError('invalid_input', 'The query must not be empty');
-  const store = await openStore(flags.store);
+  const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
   const { candidates, degraded } = await retrieveCandidates(store, {
     text: query,
     mode: flags.mode,

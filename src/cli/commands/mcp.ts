@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { idfCorpusOption, list, storeOption } from '../options.js';
+import { openStore } from '../stores.js';
+import { stopSignal } from './serve.js';
+
+interface McpFlags {
+  store: string;
+  principals?: string[];
+  log?: string;
+  logQueries?: boolean;
+  idfCorpus?: 'all' | 'visible';
+}
+
+export function registerMcp(program: Command): void {
+  idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)')))
+    .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
+    .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
+    .option('--log-queries', 'include the query text in the log')
+    .action(async (flags: McpFlags) => {
+      const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
+      const { serveStdio } = await import('../../mcp/index.js');
+      let log: WriteStream | undefined;
+      if (flags.log !== undefined) {
+        log = createWriteStream(flags.log, { flags: 'a' });
+        await once(log, 'open');
+      }
+      const session = await serveStdio({
+        store,
+        principals: flags.principals ?? [],
+        onToolCall: (event) => {
+          if (log === undefined) return;
+          const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };
+          if (event.code !== undefined) line.code = event.code;
+          if (event.pack !== undefined) {
+            Object.assign(line, {
+              budget: event.pack.budget.maxTokens,
+              usedTokens: event.pack.budget.usedTokens,
+              budgetBound: event.pack.truncated,
+              items: event.pack.items.length,
+              confidence: event.pack.coverage.confidence,
+            });
+          }
+          if (flags.logQueries === true && event.query !== undefined) line.query = event.query;
+          log.write(`${JSON.stringify(line)}\n`);
+        },
+      });
+      await Promise.race([session.closed, stopSignal()]);
+      await session.close();
+      if (log !== undefined) {
+        log.end();
+        await once(log, 'finish');
+      }
+    });
+}

@@ -1,0 +1,104 @@
+import type { Command } from 'commander';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { LitmPackError } from '../../core/errors.js';
+import { readUserFile } from '../io.js';
+import { idfCorpusOption, integer, storeOption } from '../options.js';
+import { openStore } from '../stores.js';
+
+interface ServeFlags {
+  store: string;
+  port: number;
+  host: string;
+  keys?: string;
+  requireAuth?: boolean;
+  rateLimit: number;
+  globalRateLimit: number;
+  rateLimits: boolean;
+  log?: string;
+  logQueries?: boolean;
+  bundleBudget: number;
+  maxBudget: number;
+  briefingBudget: number;
+  maxBriefingBudget: number;
+  idfCorpus?: 'all' | 'visible';
+}
+
+/** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
+export async function loadApiKeys(file: string | undefined) {
+  const { parseApiKeys } = await import('../../server/auth.js');
+  if (file !== undefined) return parseApiKeys(await readUserFile(file), file);
+  const fromEnvironment = process.env.LITM_PACK_API_KEYS;
+  if (fromEnvironment !== undefined && fromEnvironment.trim() !== '') return parseApiKeys(fromEnvironment, 'LITM_PACK_API_KEYS');
+  return undefined;
+}
+
+/** Resolves on the first of the signals that stop a server. */
+export function stopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve(signal);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+export function registerServe(program: Command): void {
+  idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)')))
+    .option('--port <n>', 'port to listen on (0: any free port)', integer('port'), 8787)
+    .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
+    .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
+    .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
+    .option('--rate-limit <n>', 'requests per second one client may make', integer('rate-limit'), 3)
+    .option('--global-rate-limit <n>', 'requests per second all clients together may make', integer('global-rate-limit'), 10)
+    .option('--no-rate-limits', 'turn rate limiting off')
+    .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
+    .option('--log-queries', 'include the query text in the request log')
+    .option('--bundle-budget <tokens>', 'bundle budget when a request gives none', integer('bundle-budget'), 2000)
+    .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('max-budget'), 24_000)
+    .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('briefing-budget'), 6000)
+    .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('max-briefing-budget'), 24_000)
+    .action(async (flags: ServeFlags) => {
+      const apiKeys = await loadApiKeys(flags.keys);
+      if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
+        throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
+      }
+      const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
+      const { startServer } = await import('../../server/server.js');
+      let logFile: WriteStream | undefined;
+      if (flags.log !== undefined) {
+        logFile = createWriteStream(flags.log, { flags: 'a' });
+        await once(logFile, 'open');
+      }
+      const server = await startServer({
+        store,
+        port: flags.port,
+        host: flags.host,
+        ...(apiKeys === undefined ? {} : { apiKeys }),
+        requireAuth: flags.requireAuth === true,
+        rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
+        log: logFile ?? process.stdout,
+        logQueries: flags.logQueries === true,
+        limits: {
+          bundleDefaultBudget: flags.bundleBudget,
+          bundleMaxBudget: flags.maxBudget,
+          briefingDefaultBudget: flags.briefingBudget,
+          briefingMaxBudget: flags.maxBriefingBudget,
+        },
+      });
+      const auth = apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`;
+      process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
+      const signal = await stopSignal();
+      process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+      // Requests in flight finish and are logged before the log file is closed.
+      await server.close();
+      if (logFile !== undefined) {
+        logFile.end();
+        await once(logFile, 'finish');
+      }
+      process.stderr.write('litm-pack: stopped\n');
+    });
+}

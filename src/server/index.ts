@@ -1,0 +1,41 @@
+// litm-pack/server: the HTTP API (Fastify) over a store, with the MCP tools at /mcp, and the service layer it
+// is built on (the same functions the MCP tools call). Loads Fastify; the package root does not.
+export { createServer, startServer, ServerOptionsSchema, DEFAULT_BODY_LIMIT } from './server.js';
+export type { ServerOptions, RunningServer, RequestLogLine, LogSink } from './server.js';
+export { ApiKeys, ApiKeysSchema, parseApiKeys } from './auth.js';
+export type { ApiKeysInput, Caller } from './auth.js';
+export { openApiDocument } from './openapi.js';
+export { httpSchemas } from './http-requests.js';
+export {
+  DEFAULT_LIMITS,
+  ServiceLimitsSchema,
+  resolveLimits,
+  requestSchemas,
+  RagContextSchema,
+  RankingsSchema,
+  ErrorBodySchema,
+  assembleBundle,
+  assembleBriefing,
+  packCandidates,
+  rankingsFor,
+  checkCitations,
+  ragContextOf,
+  parseRequest,
+  errorAnswer,
+} from '../service/index.js';
+export type {
+  ServiceLimits,
+  ServiceLimitsInput,
+  RequestSchemas,
+  BundleRequest,
+  BriefingRequest,
+  PackRequest,
+  RankingsRequest,
+  VerifyRequest,
+  RagContext,
+  RagHit,
+  ServiceContext,
+  ErrorBody,
+  ErrorAnswer,
+  RequestIssue,
+} from '../service/index.js';
