@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { LitmPackError } from '../core/errors.js';
-import type { PackFormat } from '../core/schemas.js';
+import { FormatSchema, type PackFormat } from '../core/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
 import {
   briefingRequestShape,
@@ -23,8 +23,10 @@ export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
 
 export function httpSchemas(limits: ServiceLimits) {
-  const { query, format: contextFormat, ...bundleRest } = bundleRequestShape(limits);
-  const { format: briefingContextFormat, ...briefingRest } = briefingRequestShape(limits);
+  const { query, format: _format, ...bundleRest } = bundleRequestShape(limits);
+  const { format: _briefingFormat, ...briefingRest } = briefingRequestShape(limits);
+  // No default here: a json answer's context is markdown unless this says otherwise, md and xml imply theirs.
+  const contextFormat = () => z.enum(FormatSchema.options, oneOf(FormatSchema.options)).optional();
   return {
     bundle: z.strictObject({
       q: query,
@@ -33,7 +35,7 @@ export function httpSchemas(limits: ServiceLimits) {
         .enum(BUNDLE_RESPONSE_FORMATS, oneOf(BUNDLE_RESPONSE_FORMATS))
         .default('json')
         .describe('json: the pack (canonical JSON); md: the context as text/markdown; xml: the context in XML blocks.'),
-      context_format: contextFormat.optional().describe('Format of pack.context in a json answer (markdown by default).'),
+      context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
       debug: z
         .enum(['rankings'], oneOf(['rankings']))
         .optional()
@@ -52,7 +54,7 @@ export function httpSchemas(limits: ServiceLimits) {
         .enum(BRIEFING_RESPONSE_FORMATS, oneOf(BRIEFING_RESPONSE_FORMATS))
         .default('json')
         .describe('json: the pack (canonical JSON); md: the context as text/markdown.'),
-      context_format: briefingContextFormat.optional().describe('Format of pack.context in a json answer (markdown by default).'),
+      context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
     }),
     pack: z.strictObject(packRequestShape(limits)),
     verify: z.strictObject(verifyRequestShape(limits)),

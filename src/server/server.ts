@@ -168,6 +168,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
+  // JSON bodies only: a form or text body is answered 415, not parsed as something else.
+  app.removeContentTypeParser('text/plain');
   await app.register(rateLimit, { global: false });
 
   const limiters =
