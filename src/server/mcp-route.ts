@@ -14,6 +14,8 @@ export interface McpRouteOptions {
   limits: ServiceLimitsInput | undefined;
   stateOf(request: FastifyRequest): RequestState;
   withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /** True once the server is closing (answers then ask the client to close the connection). */
+  closing(): boolean;
 }
 
 /** True when a JSON-RPC body (one message or a batch) calls a tool: only those count against rate limits. */
@@ -46,6 +48,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
+    if (options.closing()) reply.raw.setHeader('connection', 'close');
     reply.raw.once('close', () => {
       void transport.close();
       void server.close();

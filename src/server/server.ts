@@ -168,6 +168,17 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
+  // Once closing, every answer asks its client to close the connection, so a keep-alive socket of a request
+  // that was in flight does not hold the close open for the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+
   // JSON bodies only: a form or text body is answered 415, not parsed as something else.
   app.removeContentTypeParser('text/plain');
   await app.register(rateLimit, { global: false });
@@ -355,6 +366,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       limits: config.limits,
       stateOf: (request) => stateOf(request),
       withinRateLimits,
+      closing: () => closing,
     });
   }
 
