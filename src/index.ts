@@ -44,6 +44,8 @@ export { getTokenizer } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
+export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
+export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {
   Store,
   SearchRequest,
@@ -59,6 +61,10 @@ export type {
   SparseVector,
   AddDocumentsResult,
   AddDocumentsOptions,
+  GetChunksRequest,
+  DeleteSourcesResult,
+  Rankings,
+  RankedChunk,
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';

@@ -9,6 +9,7 @@ import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerInspect } from './commands/inspect.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
 import { registerServe } from './commands/serve.js';
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerBundle(program);
   registerBriefing(program);
   registerDemo(program);
+  registerInspect(program);
   registerServe(program);
   registerMcp(program);
   return program;

@@ -36,6 +36,9 @@ export const IngestDocumentSchema = z.strictObject({
     .array(z.string().min(1))
     .min(1, 'acl must name at least one principal; omit it for a document everyone may read')
     .optional(),
+  // Copied to every chunk and filterable (`{ key: 'clusters', match: { any: [...] } }`).
+  clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
+  kind: z.string().min(1, 'kind must be a non-empty string').optional(),
 });
 
 /** Validates a batch of documents to ingest; a source id may appear once per batch. */
@@ -129,7 +132,9 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   }
 
   const occurrences = new Map<string, number>();
-  const kind = typeof doc.metadata?.kind === 'string' ? doc.metadata.kind : undefined;
+  // `kind` may also come from a string `metadata.kind` (how documents tiered themselves before `kind` existed).
+  const kind = doc.kind ?? (typeof doc.metadata?.kind === 'string' ? doc.metadata.kind : undefined);
+  const clusters = doc.clusters === undefined ? [] : [...new Set(doc.clusters)];
   return ranges.map(({ range, section }) => {
     const chunkText = text.slice(range.start, range.end);
     const textSha256 = sha256Hex(chunkText);
@@ -149,8 +154,8 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
     if (doc.title !== undefined) record.title = doc.title;
     if (doc.url !== undefined) record.url = doc.url;
     if (doc.timestamp !== undefined) record.timestamp = doc.timestamp;
-    // IngestDocument has no `kind`; a string `metadata.kind` is lifted so briefings can tier ingested chunks.
     if (kind !== undefined) record.kind = kind;
+    if (clusters.length > 0) record.clusters = [...clusters];
     if (doc.acl !== undefined) record.acl = [...doc.acl];
     if (doc.metadata !== undefined) record.metadata = structuredClone(doc.metadata);
     return record;
@@ -392,5 +397,6 @@ export const ChunkRecordSchema = z.strictObject({
   kind: z.string().optional(),
   tokens: z.record(z.string(), nonNegativeInt),
   acl: z.array(z.string().min(1)).optional(),
+  clusters: z.array(z.string().min(1)).optional(),
   metadata: z.record(z.string(), jsonValue).optional(),
 });

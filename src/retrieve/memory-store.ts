@@ -17,13 +17,18 @@ import {
 import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
 import { MemoryIndex, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
+import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
   ChunkRecord,
+  DeleteSourcesResult,
   EmbeddingsLike,
   Fusion,
+  GetChunksRequest,
   IngestDocument,
+  Rankings,
+  SearchMode,
   SearchRequest,
   SparseVector,
   Store,
@@ -110,6 +115,17 @@ interface StoredChunk {
   record: ChunkRecord;
   sparse: SparseVector;
   dense: DenseVector | null;
+}
+
+/** A search's arms before they become candidates or rankings (`null`: the arm did not run). */
+interface RankedArms {
+  mode: SearchMode;
+  limit: number;
+  dense: ScoredId[] | null;
+  lexical: ScoredId[] | null;
+  /** The top `limit` of the fused ranking (the arm itself outside hybrid). */
+  fused: ScoredId[];
+  queryVector: DenseQuery | undefined;
 }
 
 interface SourceEntry {
@@ -285,6 +301,29 @@ export class MemoryHybridStore implements Store {
    * vector whenever dense ran.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
+    const { fused, queryVector } = await this.#rank(request);
+    return fused.map(({ id, score }) => {
+      const entry = this.#chunks.get(id)!;
+      return chunkToCandidate(entry.record, score, queryVector ? this.#index.cosineOf(id, queryVector) : undefined);
+    });
+  }
+
+  /**
+   * The same search as `search`, reported arm by arm: each arm's raw top `limit` (dense: cosine; lexical:
+   * BM25 score; `null` when the arm did not run) beside the fused ranking `search` returns.
+   */
+  async rankings(request: SearchRequest): Promise<Rankings> {
+    const ranked = await this.#rank(request);
+    const sourceIdOf = (id: string) => this.#chunks.get(id)!.record.sourceId;
+    return {
+      mode: ranked.mode,
+      dense: ranked.dense === null ? null : toRankedChunks(ranked.dense, ranked.limit, sourceIdOf),
+      lexical: ranked.lexical === null ? null : toRankedChunks(ranked.lexical, ranked.limit, sourceIdOf),
+      fused: toRankedChunks(ranked.fused, ranked.limit, sourceIdOf),
+    };
+  }
+
+  async #rank(request: SearchRequest): Promise<RankedArms> {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request');
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
@@ -316,9 +355,9 @@ export class MemoryHybridStore implements Store {
       engineFilter === undefined ? undefined : this.#index.slotFilter((entry) => matchesFilter(engineFilter, entry.record));
     const armLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
 
-    const denseArm = queryVector ? this.#index.denseTopK(queryVector, armLimit, visible) : [];
+    const denseArm = queryVector ? this.#index.denseTopK(queryVector, armLimit, visible) : null;
 
-    let lexicalArm: ScoredId[] = [];
+    let lexicalArm: ScoredId[] | null = null;
     if (mode !== 'dense') {
       const query = encodeBm25Query(req.text);
       const idf = this.#idfFunction(query, acl);
@@ -328,20 +367,76 @@ export class MemoryHybridStore implements Store {
     let ranked: ScoredId[];
     if (mode === 'hybrid') {
       // Arm order is prefetch order: dense first, lexical second (it fixes which weight applies where).
+      const arms = [denseArm ?? [], lexicalArm ?? []];
       ranked =
         fusion.method === 'rrf'
-          ? fuseRrf([denseArm, lexicalArm], {
+          ? fuseRrf(arms, {
               ...(fusion.k === undefined ? {} : { k: fusion.k }),
               ...(fusion.weights ? { weights: [fusion.weights.dense, fusion.weights.lexical] } : {}),
             })
-          : fuseDbsf([denseArm, lexicalArm]);
+          : fuseDbsf(arms);
     } else {
-      ranked = mode === 'dense' ? denseArm : lexicalArm;
+      ranked = (mode === 'dense' ? denseArm : lexicalArm) ?? [];
     }
-    return ranked.slice(0, req.limit).map(({ id, score }) => {
-      const entry = this.#chunks.get(id)!;
-      return chunkToCandidate(entry.record, score, queryVector ? this.#index.cosineOf(id, queryVector) : undefined);
+    return { mode, limit: req.limit, dense: denseArm, lexical: lexicalArm, fused: ranked.slice(0, req.limit), queryVector };
+  }
+
+  /**
+   * Chunks by source, chunk id and/or filter (all given conditions AND the principals' ACL, as in
+   * `search`), in source order: sources as listed in `sourceIds` (else by id), then by span. Returns
+   * copies of the stored records.
+   */
+  async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
+    const req = parseGetChunksRequest(request);
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    throwIfAborted(req.signal);
+    const engineFilter = combineFilters(
+      userFilter as EngineFilter | undefined,
+      req.principals === undefined ? undefined : aclFilter(req.principals),
+    );
+    // Start from the narrowest index the request allows; a filter alone reads every chunk (in memory).
+    let pool: Iterable<StoredChunk>;
+    if (req.ids !== undefined) {
+      pool = [...new Set(req.ids)].flatMap((id) => this.#chunks.get(id) ?? []);
+    } else if (req.sourceIds !== undefined) {
+      pool = [...new Set(req.sourceIds)].flatMap((sourceId) =>
+        (this.#sources.get(sourceId)?.ids ?? []).map((id) => this.#chunks.get(id)!),
+      );
+    } else {
+      pool = this.#chunks.values();
+    }
+    const sources = req.sourceIds === undefined ? undefined : new Set(req.sourceIds);
+    const records: ChunkRecord[] = [];
+    for (const { record } of pool) {
+      if (sources !== undefined && !sources.has(record.sourceId)) continue;
+      if (engineFilter !== undefined && !matchesFilter(engineFilter, record)) continue;
+      records.push(record);
+    }
+    return orderChunks(records, req.sourceIds, req.limit).map((record) => structuredClone(record));
+  }
+
+  /**
+   * Removes every chunk of these sources (queued behind ingests in progress, like `addDocuments`).
+   * Returns how many of the sources existed and how many chunks went with them.
+   */
+  deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
+    const run = this.#writes.then(() => {
+      const parsed = parseDeleteSources(sourceIds, options);
+      throwIfAborted(parsed.signal);
+      let sources = 0;
+      let chunks = 0;
+      for (const sourceId of parsed.sourceIds) {
+        const entry = this.#sources.get(sourceId);
+        if (entry === undefined) continue;
+        sources += 1;
+        chunks += entry.ids.length;
+        for (const id of entry.ids) this.#deleteChunk(id);
+        this.#sources.delete(sourceId);
+      }
+      return { sources, chunks };
     });
+    this.#writes = run.catch(() => undefined);
+    return run;
   }
 
   /** IDF per query term over the configured corpus (see `idfCorpus`). */

@@ -7,7 +7,8 @@ import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { IngestDocument } from '../../retrieve/types.js';
 import { readUserFile } from '../io.js';
-import { storeOption } from '../options.js';
+import { readFrontMatter, type FrontMatter } from '../front-matter.js';
+import { list, storeOption } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 
 async function collectFiles(paths: string[]): Promise<string[]> {
@@ -35,16 +36,23 @@ function titleOf(text: string, path: string): string {
   return heading?.[1]?.trim() ?? basename(path);
 }
 
+export interface IngestFlags {
+  /** Clusters every ingested file joins (besides those its front matter names). */
+  clusters?: string[];
+  /** Kind of the files whose front matter names none. */
+  kind?: string;
+}
+
 /** Ingests files and folders into the store `storeDir` names; returns the one-line summary. */
-export async function ingest(paths: string[], storeDir: string, quiet: boolean): Promise<string> {
+export async function ingest(paths: string[], storeDir: string, quiet: boolean, flags: IngestFlags = {}): Promise<string> {
   const files = await collectFiles(paths);
   if (files.length === 0) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
   const docs: IngestDocument[] = [];
   for (const file of files) {
-    const text = await readUserFile(file);
+    const raw = await readUserFile(file);
     const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
-    docs.push({ id, text, title: titleOf(text, file), version: sha256Hex(text).slice(0, 12) });
+    docs.push(withFrontMatter(id, raw, file, flags));
   }
   const qdrant = await openQdrant(storeDir);
   const store = qdrant ?? (await loadStore(storeDir, false));
@@ -61,6 +69,19 @@ export async function ingest(paths: string[], storeDir: string, quiet: boolean):
   return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${total}.`;
 }
 
+/** The document for one file: markdown front matter and the flags set clusters, kind and title. */
+function withFrontMatter(id: string, raw: string, file: string, flags: IngestFlags): IngestDocument {
+  const markdown = ['.md', '.markdown'].includes(extname(file).toLowerCase());
+  const { text, frontMatter } = markdown ? readFrontMatter(raw, file) : { text: raw, frontMatter: {} as FrontMatter };
+  // The version hashes the whole file, so an edit of the front matter alone is a new version too.
+  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, file), version: sha256Hex(raw).slice(0, 12) };
+  const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
+  if (clusters.length > 0) doc.clusters = clusters;
+  const kind = frontMatter.kind ?? flags.kind;
+  if (kind !== undefined) doc.kind = kind;
+  return doc;
+}
+
 export function registerIngest(program: Command): void {
   storeOption(
     program
@@ -69,7 +90,9 @@ export function registerIngest(program: Command): void {
       .argument('<paths...>', 'files or folders'),
   )
     .option('--quiet', 'no progress bar')
-    .action(async (paths: string[], flags: { store: string; quiet?: boolean }) => {
-      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true)}\n`);
+    .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
+    .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
+    .action(async (paths: string[], flags: IngestFlags & { store: string; quiet?: boolean }) => {
+      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true, flags)}\n`);
     });
 }

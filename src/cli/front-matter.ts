@@ -1,0 +1,62 @@
+// Markdown front matter at ingest: `clusters:`, `kind:` and `title:` set the document's fields.
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { LitmPackError, describeIssues } from '../core/errors.js';
+
+export interface FrontMatter {
+  clusters?: string[];
+  kind?: string;
+  title?: string;
+}
+
+// The block's fences are found here rather than by a front-matter package: those bundle an old YAML
+// parser and do not say where the block ends, which is needed to keep chunk spans file offsets.
+const BLOCK = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+
+const FrontMatterSchema = z.looseObject({
+  clusters: z
+    .union([z.string().min(1), z.array(z.string().min(1, 'cluster names must be non-empty strings'))], {
+      message: 'clusters must be a name or a list of names',
+    })
+    .optional(),
+  kind: z.string({ message: 'kind must be a string' }).min(1).optional(),
+  title: z.string({ message: 'title must be a string' }).min(1).optional(),
+});
+
+/**
+ * Reads a YAML front-matter block at the start of a markdown file. The block is blanked (every character
+ * but line breaks becomes a space) rather than cut, so chunk spans stay offsets into the file. Keys other
+ * than clusters, kind and title are not indexed. A malformed block is `invalid_input` naming `where`.
+ */
+export function readFrontMatter(text: string, where: string): { text: string; frontMatter: FrontMatter } {
+  const match = BLOCK.exec(text);
+  if (!match) return { text, frontMatter: {} };
+  let data: unknown;
+  try {
+    // YAML 1.2 core schema: dates stay strings, nothing executes.
+    data = parse(match[1] ?? '', { schema: 'core' });
+  } catch (error) {
+    throw new LitmPackError('invalid_input', `Front matter of ${where} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, {
+      cause: error,
+      details: { path: where },
+    });
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new LitmPackError('invalid_input', `Front matter of ${where} must be a mapping of keys to values`, { details: { path: where } });
+  }
+  const parsed = FrontMatterSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new LitmPackError('invalid_input', `Front matter of ${where}: ${describeIssues(parsed.error.issues)}`, {
+      issues: parsed.error.issues,
+      details: { path: where },
+    });
+  }
+  const frontMatter: FrontMatter = {};
+  const { clusters, kind, title } = parsed.data;
+  if (clusters !== undefined) frontMatter.clusters = typeof clusters === 'string' ? [clusters] : clusters;
+  if (kind !== undefined) frontMatter.kind = kind;
+  if (title !== undefined) frontMatter.title = title;
+  const blanked = match[0].replace(/[^\r\n]/g, ' ');
+  return { text: blanked + text.slice(match[0].length), frontMatter };
+}

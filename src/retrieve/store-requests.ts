@@ -1,0 +1,82 @@
+/**
+ * Validation and ordering both stores share for the reads that take no query (`getChunks`), deletion by
+ * source (`deleteSources`) and raw rankings (`rankings`), so the two implementations cannot drift apart.
+ */
+import { z } from 'zod';
+import { parseOrThrow } from '../core/errors.js';
+import { compareScored, type ScoredId } from './fusion.js';
+import type { ChunkRecord, GetChunksRequest, RankedChunk } from './types.js';
+
+/** Default and upper bound of `getChunks`' `limit`. */
+export const GET_CHUNKS_DEFAULT_LIMIT = 10_000;
+export const GET_CHUNKS_MAX_LIMIT = 100_000;
+
+const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
+  message: 'signal must be an AbortSignal',
+});
+
+export const GetChunksRequestSchema = z
+  .strictObject({
+    sourceIds: z.array(z.string().min(1, 'source ids must be non-empty strings')).optional(),
+    ids: z.array(z.string().min(1, 'chunk ids must be non-empty strings')).optional(),
+    // The stores check the filter language themselves (validateFilter).
+    filter: z.unknown().optional(),
+    principals: z.array(z.string()).optional(),
+    limit: z.number().int().min(1).max(GET_CHUNKS_MAX_LIMIT).default(GET_CHUNKS_DEFAULT_LIMIT),
+    signal: abortSignalSchema.optional(),
+  })
+  .refine((request) => request.sourceIds !== undefined || request.ids !== undefined || request.filter !== undefined, {
+    // Without any of them the request would read the whole store.
+    message: 'give at least one of sourceIds, ids or filter',
+  });
+export type ParsedGetChunksRequest = z.output<typeof GetChunksRequestSchema>;
+
+export function parseGetChunksRequest(request: GetChunksRequest): ParsedGetChunksRequest {
+  return parseOrThrow(GetChunksRequestSchema, request, 'getChunks request');
+}
+
+export const DeleteSourcesSchema = z.array(z.string().min(1, 'source ids must be non-empty strings'), {
+  message: 'sourceIds must be an array of source ids',
+});
+
+const DeleteSourcesOptionsSchema = z.strictObject({ signal: abortSignalSchema.optional() });
+
+export function parseDeleteSources(sourceIds: unknown, options: unknown): { sourceIds: string[]; signal?: AbortSignal } {
+  const ids = parseOrThrow(DeleteSourcesSchema, sourceIds, 'deleteSources source ids');
+  const parsed = parseOrThrow(DeleteSourcesOptionsSchema, options ?? {}, 'deleteSources options');
+  return parsed.signal === undefined ? { sourceIds: [...new Set(ids)] } : { sourceIds: [...new Set(ids)], signal: parsed.signal };
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * `getChunks` order: sources in the order of `sourceIds` when given (first mention counts), else by source
+ * id in code-unit order; within a source by `span.start`, then chunk id. Then the first `limit`.
+ */
+export function orderChunks(records: readonly ChunkRecord[], sourceIds: readonly string[] | undefined, limit: number): ChunkRecord[] {
+  const sourceRank = new Map<string, number>();
+  sourceIds?.forEach((id) => {
+    if (!sourceRank.has(id)) sourceRank.set(id, sourceRank.size);
+  });
+  const bySource = (a: ChunkRecord, b: ChunkRecord) => {
+    if (a.sourceId === b.sourceId) return 0;
+    if (sourceIds === undefined) return byCodeUnits(a.sourceId, b.sourceId);
+    // A chunk of a source not named in sourceIds cannot pass the sourceIds condition; ranked last if it did.
+    return (sourceRank.get(a.sourceId) ?? Infinity) - (sourceRank.get(b.sourceId) ?? Infinity) || byCodeUnits(a.sourceId, b.sourceId);
+  };
+  return [...records]
+    .sort((a, b) => bySource(a, b) || a.span.start - b.span.start || byCodeUnits(a.id, b.id))
+    .slice(0, limit);
+}
+
+/** A scored arm as `rankings` reports it: sorted score desc then id, 1-based positions, at most `limit`. */
+export function toRankedChunks(
+  scored: readonly ScoredId[],
+  limit: number,
+  sourceIdOf: (chunkId: string) => string,
+): RankedChunk[] {
+  return [...scored]
+    .sort(compareScored)
+    .slice(0, limit)
+    .map(({ id, score }, index) => ({ id, sourceId: sourceIdOf(id), score, position: index + 1 }));
+}

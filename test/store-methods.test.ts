@@ -1,0 +1,7 @@
+import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { describeStoreMethods } from './helpers/store-contract.js';
+
+describeStoreMethods('MemoryHybridStore', async ({ embeddings }) =>
+  new MemoryHybridStore(embeddings ? { embeddings: new FakeEmbeddings() } : {}),
+);
