@@ -47,6 +47,8 @@ const PROBES: Probe[] = [
   { name: 'briefing pinning restricted sources', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/salaries.md,handbook/refunds.md,eng/roadmap.md' },
   { name: 'briefing as markdown, POST', method: 'POST', url: '/api/briefing', payload: { prompt: `${ENG_MARKER} shipping`, pins: ['eng/roadmap.md'], format: 'md' } },
   { name: 'briefing at a tight budget (caveats counts)', method: 'GET', url: '/api/briefing?prompt=refunds%20shipping&budget=120' },
+  { name: 'bundle with debug rankings', method: 'GET', url: '/api/bundle?q=refunds%20shipping&debug=rankings&k=20' },
+  { name: 'inspector report', method: 'GET', url: '/inspect?q=refunds%20salary' },
   { name: 'pack', method: 'POST', url: '/api/pack', payload: { query: 'refunds', candidates: [{ id: 'x#0', text: 'Refunds take 14 days.', score: 1 }] } },
   { name: 'citation check', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'hr/salaries.md', chunkId: 'hr/salaries.md#0', textSha256: '0'.repeat(64) }] } },
   mcp('assemble_bundle', { query: 'refunds' }),

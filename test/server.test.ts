@@ -128,7 +128,7 @@ describe('GET /api/openapi.json', () => {
     expect(response.statusCode).toBe(200);
     const doc = json(response.body) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>; components: { schemas: Record<string, object> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/mcp']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp']);
     const budget = doc.paths['/api/bundle']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(budget?.schema?.maximum).toBe(24_000);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
@@ -229,7 +229,6 @@ describe('parameters of stages this build cannot run', () => {
     ['/api/briefing?prompt=x&clusters=billing', 'clusters'],
     ['/api/briefing?prompt=x&scope_mode=strict', 'scope_mode'],
     ['/api/briefing?pins=handbook/shipping.md', 'prompt'],
-    ['/api/bundle?q=x&debug=rankings', 'debug'],
   ])('%s answers 400 unsupported naming %s, never a pack that ignores it', async (url, parameter) => {
     const response = await app.inject({ method: 'GET', url });
     expect(response.statusCode).toBe(400);
@@ -243,12 +242,46 @@ describe('parameters of stages this build cannot run', () => {
     expect(response.statusCode).toBe(200);
   });
 
-  it('POST /api/citations/verify and GET /inspect say unsupported', async () => {
+  it('POST /api/citations/verify says unsupported', async () => {
     const verify = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { citations: [] } });
     expect(verify.statusCode).toBe(400);
     expect(json(verify.body).code).toBe('unsupported');
-    const inspect = await app.inject({ method: 'GET', url: '/inspect?q=x' });
-    expect(json(inspect.body).code).toBe('unsupported');
+  });
+});
+
+describe('debug=rankings', () => {
+  it('answers { pack, rankings }: the same pack as without it, and each arm\'s ranking beside the fused one', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds%20shipping&budget=300&debug=rankings&k=5' });
+    expect(response.statusCode).toBe(200);
+    const body = json(response.body) as { pack: unknown; rankings: { mode: string; dense: { id: string; position: number }[]; lexical: unknown[]; fused: { id: string }[] } };
+    expect(Object.keys(body).sort()).toEqual(['pack', 'rankings']);
+    const plain = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds%20shipping&budget=300' });
+    expect(toCanonicalJson(PackSchema.parse(body.pack))).toBe(plain.body);
+    expect(body.rankings.mode).toBe('hybrid');
+    expect(body.rankings.fused.map((r) => r.id)).toEqual(
+      (await store.search({ text: 'refunds shipping', mode: 'hybrid', limit: 5, principals: [] })).map((c) => c.id),
+    );
+    expect(body.rankings.dense.map((r) => r.position)).toEqual(body.rankings.dense.map((_, i) => i + 1));
+    expect(body.rankings.lexical.length).toBeLessThanOrEqual(5);
+    const md = await app.inject({ method: 'GET', url: '/api/bundle?q=x&debug=rankings&format=md' });
+    expect(json(md.body)).toMatchObject({ code: 'invalid_input', error: 'debug=rankings needs format json' });
+  });
+});
+
+describe('/inspect', () => {
+  it('GET renders the HTML report of the bundle the same parameters give; POST renders a pack sent to it', async () => {
+    const report = await app.inject({ method: 'GET', url: '/inspect?q=refunds&budget=300' });
+    expect(report.statusCode).toBe(200);
+    expect(report.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(report.headers['content-security-policy']).toContain("default-src 'none'");
+    const pack = PackSchema.parse(json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
+    const posted = await app.inject({ method: 'POST', url: '/inspect', payload: pack });
+    expect(posted.body).toBe(report.body);
+    expect(report.body.startsWith('<!doctype html>') || report.body.startsWith('<!DOCTYPE html>')).toBe(true);
+    for (const citation of pack.citations) expect(report.body).toContain(citation.textSha256);
+    const notAPack = await app.inject({ method: 'POST', url: '/inspect', payload: { items: 'none' } });
+    expect(notAPack.statusCode).toBe(400);
+    expect(json(notAPack.body).code).toBe('invalid_input');
   });
 });
 

@@ -58,11 +58,18 @@ export function httpSchemas(limits: ServiceLimits) {
     }),
     pack: z.strictObject(packRequestShape(limits)),
     verify: z.strictObject(verifyRequestShape(limits)),
+    /** GET /inspect: a bundle's parameters; the answer is the pack's HTML report. */
+    inspect: z.strictObject({
+      q: query,
+      ...bundleRest,
+      context_format: contextFormat().describe('Format of the pack\'s context (markdown by default).'),
+    }),
   };
 }
 export type HttpSchemas = ReturnType<typeof httpSchemas>;
 export type HttpBundleRequest = z.output<HttpSchemas['bundle']>;
 export type HttpBriefingRequest = z.output<HttpSchemas['briefing']>;
+export type HttpInspectRequest = z.output<HttpSchemas['inspect']>;
 
 /** Parameters the HTTP API spells differently from the MCP tools: named when a caller uses the other spelling. */
 export const HTTP_ALIASES: Readonly<Record<string, string>> = { query: 'q', max_tokens: 'budget' };
@@ -79,6 +86,11 @@ function contextFormatFor(format: ResponseFormat, contextFormat: PackFormat | un
 export function toBundleRequest(request: HttpBundleRequest): BundleRequest {
   const { q, format, context_format, debug: _debug, k: _k, ...rest } = request;
   return { ...rest, query: q, format: contextFormatFor(format, context_format) };
+}
+
+export function toInspectRequest(request: HttpInspectRequest): BundleRequest {
+  const { q, context_format, ...rest } = request;
+  return { ...rest, query: q, format: context_format ?? 'markdown' };
 }
 
 export function toBriefingRequest(request: HttpBriefingRequest): BriefingRequest {

@@ -73,6 +73,18 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       '/api/citations/verify': {
         post: { summary: 'Check citations against the current corpus', requestBody: body(schemas.verify), responses: { ...ERRORS } },
       },
+      '/inspect': {
+        get: {
+          summary: 'The HTML report of a bundle (parameters as for /api/bundle)',
+          parameters: queryParameters(schemas.inspect, BUNDLE_QUERY_KINDS),
+          responses: { '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...ERRORS },
+        },
+        post: {
+          summary: 'The HTML report of a pack sent as the body',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('Pack') } } },
+          responses: { '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...ERRORS },
+        },
+      },
       '/healthz': {
         get: { summary: 'Liveness', security: [{}], responses: { '200': { description: 'Up', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } },
       },

@@ -23,8 +23,10 @@ import {
   httpSchemas,
   toBriefingRequest,
   toBundleRequest,
+  toInspectRequest,
   type ResponseFormat,
 } from './http-requests.js';
+import { REPORT_CSP, renderPackReport } from '../inspect/index.js';
 import { openApiDocument } from './openapi.js';
 
 const require = createRequire(import.meta.url);
@@ -350,9 +352,21 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     return checkCitations(parsed, contextOf(request));
   });
 
-  app.get('/inspect', async () => {
-    throw new LitmPackError('unsupported', 'The HTML inspector is not available in this version');
+  const sendReport = (reply: FastifyReply, pack: unknown) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', REPORT_CSP).send(renderPackReport(pack));
+
+  // The HTML report of a bundle for these parameters (the same as /api/bundle's).
+  app.get('/inspect', async (request, reply) => {
+    const http = parseRequest(schemas.inspect, decodeQuery(request.query, BUNDLE_QUERY_KINDS), HTTP_ALIASES);
+    const state = stateOf(request);
+    state.query = http.q;
+    const pack = await assembleBundle(toInspectRequest(http), contextOf(request));
+    state.pack = pack;
+    return sendReport(reply, pack);
   });
+
+  // The HTML report of a pack sent as the body (a stored pack, e.g. from an evaluation run).
+  app.post('/inspect', async (request, reply) => sendReport(reply, request.body));
 
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"status":"ok"}'));
 
