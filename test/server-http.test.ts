@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Candidate, type SearchRequest } from '../src/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { startServer } from '../src/server/index.js';
+import { runCli } from './helpers/cli.js';
 import { FIXED_NOW, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;
@@ -179,5 +180,34 @@ describe('litm-pack serve', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('litm-pack: --require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
+  });
+});
+
+describe('--idf-corpus', () => {
+  let work: string;
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'litm-idf-'));
+  });
+  afterAll(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('visible: an anonymous bundle from the CLI is byte-identical to one from a store without the restricted documents', async () => {
+    for (const [name, docs] of [['full', [...PUBLIC_DOCS, ...RESTRICTED_DOCS]], ['public', PUBLIC_DOCS]] as const) {
+      const writer = new MemoryHybridStore({ now: FIXED_NOW });
+      await writer.addDocuments([...docs]);
+      await mkdir(join(work, name));
+      await writer.save(join(work, name, 'store.json'));
+    }
+    const bundle = (store: string, idf: string) =>
+      runCli(['bundle', 'refunds', '--store', join(work, store), '--mode', 'lexical', '--principals', '', '--idf-corpus', idf, '--json']);
+    const [fullVisible, publicVisible, fullAll] = await Promise.all([bundle('full', 'visible'), bundle('public', 'visible'), bundle('full', 'all')]);
+    expect(fullVisible.stderr).toBe('');
+    expect(fullVisible.stdout).toBe(publicVisible.stdout);
+    expect(fullAll.stdout).not.toBe(publicVisible.stdout);
+    expect(PackSchema.parse(JSON.parse(fullAll.stdout)).items.map((i) => i.id)).toEqual(PackSchema.parse(JSON.parse(publicVisible.stdout)).items.map((i) => i.id));
+    const qdrant = await runCli(['bundle', 'refunds', '--store', 'qdrant://127.0.0.1:1/docs', '--idf-corpus', 'visible']);
+    expect(qdrant.code).not.toBe(0);
+    expect(qdrant.stderr).toMatch(/idfCorpus "visible" is not available on Qdrant/);
   });
 });

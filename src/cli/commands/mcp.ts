@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
 import { idfCorpusOption, list, storeOption } from '../options.js';
 import { openStore } from '../stores.js';
-import { stopSignal } from './serve.js';
+import { closeLogFile, openLogFile, stopSignal } from './serve.js';
 
 interface McpFlags {
   store: string;
@@ -21,11 +19,7 @@ export function registerMcp(program: Command): void {
     .action(async (flags: McpFlags) => {
       const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
       const { serveStdio } = await import('../../mcp/index.js');
-      let log: WriteStream | undefined;
-      if (flags.log !== undefined) {
-        log = createWriteStream(flags.log, { flags: 'a' });
-        await once(log, 'open');
-      }
+      const log = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const session = await serveStdio({
         store,
         principals: flags.principals ?? [],
@@ -48,9 +42,6 @@ export function registerMcp(program: Command): void {
       });
       await Promise.race([session.closed, stopSignal()]);
       await session.close();
-      if (log !== undefined) {
-        log.end();
-        await once(log, 'finish');
-      }
+      await closeLogFile(log);
     });
 }

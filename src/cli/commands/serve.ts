@@ -33,6 +33,24 @@ export async function loadApiKeys(file: string | undefined) {
   return undefined;
 }
 
+/** Opens a log file for appending; a path that cannot be opened fails before anything is served. */
+export async function openLogFile(path: string): Promise<WriteStream> {
+  const stream = createWriteStream(path, { flags: 'a' });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw new LitmPackError('io_error', `Cannot open the log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+  return stream;
+}
+
+/** Ends a log file once everything written to it is flushed. */
+export async function closeLogFile(stream: WriteStream | undefined): Promise<void> {
+  if (stream === undefined) return;
+  stream.end();
+  await once(stream, 'finish');
+}
+
 /** Resolves on the first of the signals that stop a server. */
 export function stopSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -68,11 +86,7 @@ export function registerServe(program: Command): void {
       }
       const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
       const { startServer } = await import('../../server/server.js');
-      let logFile: WriteStream | undefined;
-      if (flags.log !== undefined) {
-        logFile = createWriteStream(flags.log, { flags: 'a' });
-        await once(logFile, 'open');
-      }
+      const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const server = await startServer({
         store,
         port: flags.port,
@@ -95,10 +109,7 @@ export function registerServe(program: Command): void {
       process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
       // Requests in flight finish and are logged before the log file is closed.
       await server.close();
-      if (logFile !== undefined) {
-        logFile.end();
-        await once(logFile, 'finish');
-      }
+      await closeLogFile(logFile);
       process.stderr.write('litm-pack: stopped\n');
     });
 }
