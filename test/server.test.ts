@@ -285,7 +285,31 @@ describe('/inspect', () => {
   });
 });
 
+describe('options', () => {
+  it('createServer and createMcpServer reject unknown options, naming the one probably meant', async () => {
+    await expect(createServer({ store, requireAuh: true } as never)).rejects.toThrow(/unknown option "requireAuh" \(did you mean "requireAuth"\?\)/);
+    const { createMcpServer } = await import('../src/mcp/index.js');
+    expect(() => createMcpServer({ store, principal: ['hr'] } as never)).toThrow(/unknown option "principal" \(did you mean "principals"\?\)/);
+    await expect(createServer({ store, limits: { maxPins: -1 } })).rejects.toThrow(/service limits/);
+    await expect(createServer({ store, limits: { briefingDefaultBudget: 30_000 } })).rejects.toThrow(/briefingDefaultBudget must be at most briefingMaxBudget/);
+  });
+});
+
 describe('API keys', () => {
+  it('are checked when loaded: ids unique, keys long enough, a key or its sha256', async () => {
+    const { ApiKeys, parseApiKeys } = await import('../src/server/index.js');
+    expect(() => new ApiKeys({ keys: [{ id: 'a', key: 'short' }] })).toThrow(/key must have at least 16 characters/);
+    expect(() => new ApiKeys({ keys: [{ id: 'a', key: KEYS.alice }, { id: 'a', key: KEYS.bob }] })).toThrow(/id "a" is listed twice/);
+    expect(() => new ApiKeys({ keys: [{ id: 'a', key: KEYS.alice, sha256: '0'.repeat(64) }] })).toThrow(/exactly one of key or sha256/);
+    expect(() => parseApiKeys('{"keys": [', 'keys.json')).toThrow(/keys.json is not valid JSON/);
+    const { createHash } = await import('node:crypto');
+    const hashed = new ApiKeys({ keys: [{ id: 'ci', sha256: createHash('sha256').update(KEYS.carol).digest('hex'), principals: ['eng'] }] });
+    expect(hashed.callerFor(`Bearer ${KEYS.carol}`)).toMatchObject({ kind: 'key', id: 'ci', principals: ['eng'] });
+    expect(hashed.callerFor(undefined)).toMatchObject({ kind: 'anonymous', principals: [] });
+    expect(hashed.callerFor(`Bearer ${KEYS.alice}`).kind).toBe('invalid');
+    expect(hashed.callerFor(KEYS.carol).kind).toBe('invalid');
+  });
+
   it('with --require-auth, answers 401 without a key and serves a valid key; /healthz stays open', async () => {
     const strict = await createServer({ store, apiKeys: fixtureKeys(), requireAuth: true, rateLimit: false });
     try {

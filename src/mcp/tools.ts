@@ -8,6 +8,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
+import { parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import type { Store } from '../retrieve/types.js';
@@ -17,17 +18,21 @@ import { bundleRequestShape, requestSchemas, says } from '../service/requests.js
 import { RagContextSchema } from '../service/responses.js';
 import { assembleBriefing, assembleBundle, packCandidates, ragContextOf, type ServiceContext } from '../service/service.js';
 
-export interface McpServerOptions {
-  store: Store;
+export const McpServerOptionsSchema = z.strictObject({
+  store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
+    message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore',
+  }),
   /**
    * What this server's caller may read: documents without an ACL, and those whose ACL names one of these.
    * Default `[]`: documents without an ACL only.
    */
-  principals?: readonly string[];
-  limits?: ServiceLimitsInput;
+  principals: z.array(z.string().min(1)).readonly().default([]),
+  /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
+  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
   /** Called after every tool call (the HTTP server's request log uses it). */
-  onToolCall?: (event: ToolCallEvent) => void;
-}
+  onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
+});
+export type McpServerOptions = z.input<typeof McpServerOptionsSchema>;
 
 /** What one tool call did, for request logs. */
 export interface ToolCallEvent {
@@ -105,10 +110,11 @@ const structured = (pack: Pack) => JSON.parse(toCanonicalJson(pack)) as Record<s
  * const server = createMcpServer({ store: await MemoryHybridStore.load('.litm-store/store.json') });
  * await server.connect(new StdioServerTransport());
  */
-export function createMcpServer(options: McpServerOptions): McpServer {
+export function createMcpServer(input: McpServerOptions): McpServer {
+  const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
   const limits = resolveLimits(options.limits);
   const schemas = requestSchemas(limits);
-  const context: ServiceContext = { store: options.store, principals: [...(options.principals ?? [])] };
+  const context: ServiceContext = { store: options.store, principals: [...options.principals] };
   const server = new McpServer({ name: 'litm-pack', version });
 
   /** Runs one tool call: the service, the result, the event. */

@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { LitmPackError, isLitmPackError } from '../core/errors.js';
+import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import type { Store } from '../retrieve/types.js';
@@ -146,13 +146,7 @@ function frameworkError(error: { code?: string; statusCode?: number; message: st
  * await app.listen({ port: 8787, host: '127.0.0.1' });
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
-  const settings = ServerOptionsSchema.safeParse(options);
-  if (!settings.success) {
-    throw new LitmPackError('invalid_input', `Invalid server options: ${settings.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, {
-      issues: settings.error.issues,
-    });
-  }
-  const config = settings.data;
+  const config = parseOrThrow(ServerOptionsSchema, options, 'server options');
   const limits = resolveLimits(config.limits);
   const schemas = httpSchemas(limits);
   const apiKeys = config.apiKeys ?? new ApiKeys();
