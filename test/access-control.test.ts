@@ -16,7 +16,7 @@ import {
   fixtureKeys,
   fixtureStore,
 } from './helpers/serve-fixtures.js';
-import { MemoryHybridStore } from '../src/index.js';
+import { MemoryHybridStore, type Store } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { FIXED_NOW } from './helpers/serve-fixtures.js';
 
@@ -80,7 +80,7 @@ async function storeOf(reads: string[], idfCorpus: 'all' | 'visible'): Promise<M
 }
 
 const servers: FastifyInstance[] = [];
-async function serverOver(store: MemoryHybridStore): Promise<FastifyInstance> {
+async function serverOver(store: Store): Promise<FastifyInstance> {
   const app = await createServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
   servers.push(app);
   return app;
@@ -146,6 +146,31 @@ describe('every route and tool answers each caller as if restricted documents th
       expect(answer.status).toBe(401);
       expect(JSON.parse(answer.body)).toMatchObject({ code: 'unauthorized' });
     }
+  });
+});
+
+describe('principals go into the store query', () => {
+  it('every search carries the caller\'s principals ([] for anonymous), never undefined (which would mean everything)', async () => {
+    const inner = await fixtureStore({ restricted: true });
+    const seen: (readonly string[] | undefined)[] = [];
+    const recording: Store = {
+      addDocuments: (docs) => inner.addDocuments(docs),
+      search: (request) => {
+        seen.push(request.principals);
+        return inner.search(request);
+      },
+      rankings: (request) => {
+        seen.push(request.principals);
+        return inner.rankings(request);
+      },
+    };
+    const app = await serverOver(recording);
+    for (const probe of PROBES) {
+      for (const caller of CALLERS) await ask(app, probe, caller.headers);
+    }
+    expect(seen.length).toBeGreaterThan(40);
+    expect(seen.every((principals) => Array.isArray(principals))).toBe(true);
+    expect(new Set(seen.map((principals) => JSON.stringify(principals)))).toEqual(new Set(['[]', '["eng"]', '["hr"]']));
   });
 });
 
