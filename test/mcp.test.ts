@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,7 +86,11 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
   beforeAll(async () => {
     client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [BUILT_CLI, 'mcp', '--store', storeDir, '--principals', 'hr'], stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BUILT_CLI, 'mcp', '--store', storeDir, '--principals', 'hr', '--log', join(work, 'tools.log')],
+        stderr: 'pipe',
+      }),
     );
     tools = (await client.listTools()).tools;
   });
@@ -142,6 +146,18 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     expect(shape.content[0]?.type === 'text' ? shape.content[0].text : '').toMatch(/budget must be a whole number/);
     const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: 24_001 } })) as CallToolResult;
     expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(/max_tokens must be at most 24000/);
+  });
+
+  it('logs one JSON line per tool call to --log (stdout carries only the protocol), without the query text', async () => {
+    await call(client, tools, 'assemble_bundle', { query: 'logged question about refunds', budget: 100 });
+    let lines: Record<string, unknown>[] = [];
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      lines = (await readFile(join(work, 'tools.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      if (lines.some((line) => line.budget === 100)) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(lines.find((line) => line.budget === 100)).toMatchObject({ tool: 'assemble_bundle', budgetBound: expect.any(Boolean), items: expect.any(Number), confidence: 'unknown' });
+    expect(JSON.stringify(lines)).not.toContain('logged question');
   });
 
   it('gives the same pack bytes as REST, the CLI and the library for the same request', async () => {
