@@ -4,7 +4,8 @@
  * 60 s with autocannon, the SciFact train claims as queries in turn. Beside it, the same queries through the
  * library in process (the service function the route calls), one after another: the HTTP layer's overhead.
  * The server runs in a child process (one process, then a cluster of workers sharing the port) so the load
- * generator does not share its event loop; RSS is read from /proc at the start and the end of the run.
+ * generator does not share its event loop; RSS is read from /proc at the start and the end of the run, after a
+ * warm-up that sends every query once per worker.
  *
  *   npm run bench:serve [-- --duration 60 --connections 32 --workers 1,2 --in-process-seconds 20]
  *
@@ -148,7 +149,7 @@ async function inProcess(queries: string[], seconds: number): Promise<Row> {
   const store = await MemoryHybridStore.load(STORE_FILE);
   const schema = requestSchemas(DEFAULT_LIMITS).bundle;
   const run = (query: string) => assembleBundle(parseRequest(schema, { query, budget: BUDGET, mode: 'lexical' }), { store, principals: [] });
-  for (const query of queries.slice(0, 20)) await run(query); // warm-up: the tokenizer and the JIT
+  for (const query of queries) await run(query); // warm-up: every query once (the tokenizer's piece counts, the JIT)
   const rssStart = process.memoryUsage().rss / 2 ** 20;
   const latencies: number[] = [];
   const deadline = now() + seconds * 1000;
@@ -197,10 +198,18 @@ function startChild(workers: number): Promise<{ child: ChildProcess; port: numbe
   });
 }
 
-function load(url: string, paths: () => string, seconds: number, connections: number): Promise<autocannon.Result> {
+/** One autocannon run: for `bound.seconds`, or until `bound.requests` have been sent. */
+function load(url: string, paths: () => string, bound: { seconds: number } | { requests: number }, connections: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
-      { url, connections, duration: seconds, pipelining: 1, timeout: 10, requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }] },
+      {
+        url,
+        connections,
+        ...('seconds' in bound ? { duration: bound.seconds } : { amount: bound.requests }),
+        pipelining: 1,
+        timeout: 10,
+        requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }],
+      },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
     instance.on('error', reject);
@@ -213,12 +222,18 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
     let next = 0;
     const paths = () => `/api/bundle?q=${encodeURIComponent(queries[next++ % queries.length] as string)}&budget=${BUDGET}&mode=lexical`;
     const url = `http://127.0.0.1:${port}`;
-    progress(`  ${workers} server process(es): warm-up ${warmup} s`);
-    await load(url, paths, warmup, connections);
-    const rssStart = pids.reduce((sum, pid) => sum + rssMiBOf(pid), 0);
+    // Warm-up: every query once per worker (the tokenizer's piece counts and the JIT settle), then a while more.
+    progress(`  ${workers} server process(es): warm-up, ${queries.length * workers} requests then ${warmup} s`);
+    await load(url, paths, { requests: queries.length * workers }, connections);
+    await load(url, paths, { seconds: warmup }, connections);
+    const rss = () => pids.reduce((sum, pid) => sum + rssMiBOf(pid), 0);
+    const rssStart = rss();
+    let rssMax = rssStart;
+    const sampler = setInterval(() => (rssMax = Math.max(rssMax, rss())), 1000);
     progress(`  ${workers} server process(es): ${seconds} s at ${connections} connections`);
-    const result = await load(url, paths, seconds, connections);
-    const rssEnd = pids.reduce((sum, pid) => sum + rssMiBOf(pid), 0);
+    const result = await load(url, paths, { seconds }, connections).finally(() => clearInterval(sampler));
+    const rssEnd = rss();
+    progress(`  RSS ${rssStart.toFixed(1)} → ${rssEnd.toFixed(1)} MiB (highest ${Math.max(rssMax, rssEnd).toFixed(1)})`);
     return {
       setup: workers === 1 ? 'HTTP, one process' : `HTTP, cluster of ${workers} workers`,
       requests: result['2xx'],
@@ -280,7 +295,10 @@ async function main(): Promise<void> {
     ]),
   );
   console.log(`### HTTP API load: GET /api/bundle, ${BUDGET}-token budget, SciFact (${data.corpus.length} abstracts), lexical, rate limits off\n`);
-  console.log(`${connections} connections, ${duration} s per HTTP row (after a ${flags['warmup-seconds']} s warm-up), ${queries.length} SciFact train claims in turn; Node ${process.version}, ${cpus().length} CPUs.`);
+  console.log(
+    `${connections} connections, ${duration} s per HTTP row (after a warm-up of every query once per worker and ${flags['warmup-seconds']} s more), ` +
+      `${queries.length} SciFact train claims in turn; RSS is the sum over the server processes. Node ${process.version}, ${cpus().length} CPUs.`,
+  );
   console.log(`Targets: ≥ ${TARGETS.requestsPerSecond} req/s, p99 ≤ ${TARGETS.p99Ms} ms, ${TARGETS.errors} errors, RSS growth ≤ ${TARGETS.rssGrowth * 100}%.\n`);
   console.log(table);
   console.log(`\nLoad before: ${loadBefore}\nLoad after:  ${loadAfter}`);
