@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MemoryHybridStore } from '../src/index.js';
 import { startServer } from '../src/server/index.js';
-import { assembleBundle, parseRequest, requestSchemas, DEFAULT_LIMITS } from '../src/service/index.js';
+import { serveBundle, parseRequest, requestSchemas, DEFAULT_LIMITS } from '../src/service/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { REPO_ROOT } from './lib/paths.js';
 import { markdownTable } from './lib/table.js';
@@ -148,7 +148,7 @@ interface Row {
 async function inProcess(queries: string[], seconds: number): Promise<Row> {
   const store = await MemoryHybridStore.load(STORE_FILE);
   const schema = requestSchemas(DEFAULT_LIMITS).bundle;
-  const run = (query: string) => assembleBundle(parseRequest(schema, { query, budget: BUDGET, mode: 'lexical' }), { store, principals: [] });
+  const run = (query: string) => serveBundle(parseRequest(schema, { query, budget: BUDGET, mode: 'lexical' }), { store, principals: [] });
   for (const query of queries) await run(query); // warm-up: every query once (the tokenizer's piece counts, the JIT)
   const rssStart = process.memoryUsage().rss / 2 ** 20;
   const latencies: number[] = [];

@@ -16,7 +16,7 @@ import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js'
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas, says } from '../service/requests.js';
 import { RagContextSchema } from '../service/responses.js';
-import { assembleBriefing, assembleBundle, packCandidates, ragContextOf, type ServiceContext } from '../service/service.js';
+import { serveBriefing, serveBundle, servePack, ragContextOf, type ServiceContext } from '../service/service.js';
 
 export const McpServerOptionsSchema = z.strictObject({
   store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
@@ -137,7 +137,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     { title: 'Assemble a cited context bundle', description: TOOL_DESCRIPTIONS.assemble_bundle, inputSchema: schemas.bundle, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('assemble_bundle', args.query, async () => {
-        const pack = await assembleBundle(args, context);
+        const pack = await serveBundle(args, context);
         return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
       }),
   );
@@ -147,7 +147,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     { title: 'Get a task briefing', description: TOOL_DESCRIPTIONS.get_briefing, inputSchema: schemas.briefing, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('get_briefing', args.prompt, async () => {
-        const pack = await assembleBriefing(args, context);
+        const pack = await serveBriefing(args, context);
         return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
       }),
   );
@@ -158,7 +158,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     (args) =>
       run('get_rag_context', args.query, async () => {
         const { max_tokens, ...rest } = args;
-        const pack = await assembleBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
+        const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
         const rag = ragContextOf(pack);
         return { pack, result: { content: [{ type: 'text', text: rag.context }], structuredContent: { ...rag } } };
       }),
@@ -169,7 +169,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     { title: 'Pack candidates', description: TOOL_DESCRIPTIONS.pack_candidates, inputSchema: schemas.pack, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('pack_candidates', args.query, async () => {
-        const pack = packCandidates(args);
+        const pack = servePack(args);
         return { pack, result: { content: [{ type: 'text', text: toCanonicalJson(pack) }], structuredContent: structured(pack) } };
       }),
   );

@@ -13,7 +13,7 @@ import type { Pack } from '../core/schemas.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimitsInput } from '../service/limits.js';
-import { assembleBriefing, assembleBundle, checkCitations, packCandidates, rankingsFor, type ServiceContext } from '../service/service.js';
+import { serveBriefing, serveBundle, serveVerify, servePack, serveRankings, type ServiceContext } from '../service/service.js';
 import { ApiKeys, type Caller } from './auth.js';
 import {
   BRIEFING_QUERY_KINDS,
@@ -304,15 +304,15 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const serviceRequest = toBundleRequest(http);
     const context = contextOf(request);
     if (http.debug === 'rankings') {
-      const rankings = await rankingsFor(
+      const rankings = await serveRankings(
         { query: http.q, mode: http.mode, filter: http.filter, k: http.k ?? limits.defaultRankingsDepth },
         context,
       );
-      const pack = await assembleBundle(serviceRequest, context);
+      const pack = await serveBundle(serviceRequest, context);
       state.pack = pack;
       return reply.type('application/json; charset=utf-8').send(`{"pack":${toCanonicalJson(pack)},"rankings":${JSON.stringify(rankings)}}`);
     }
-    const pack = await assembleBundle(serviceRequest, context);
+    const pack = await serveBundle(serviceRequest, context);
     state.pack = pack;
     return sendPack(reply, pack, http.format);
   };
@@ -322,7 +322,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const http = parseRequest(schemas.briefing, raw, HTTP_ALIASES);
     const state = stateOf(request);
     if (http.prompt !== undefined) state.query = http.prompt;
-    const pack = await assembleBriefing(toBriefingRequest(http), contextOf(request));
+    const pack = await serveBriefing(toBriefingRequest(http), contextOf(request));
     state.pack = pack;
     return sendPack(reply, pack, http.format);
   };
@@ -336,14 +336,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const parsed = parseRequest(schemas.pack, request.body, HTTP_ALIASES);
     const state = stateOf(request);
     state.query = parsed.query;
-    const pack = packCandidates(parsed);
+    const pack = servePack(parsed);
     state.pack = pack;
     return sendPack(reply, pack, 'json');
   });
 
   app.post('/api/citations/verify', async (request) => {
     const parsed = parseRequest(schemas.verify, request.body, HTTP_ALIASES);
-    return checkCitations(parsed, contextOf(request));
+    return serveVerify(parsed, contextOf(request));
   });
 
   const sendReport = (reply: FastifyReply, pack: unknown) =>
@@ -354,7 +354,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const http = parseRequest(schemas.inspect, decodeQuery(request.query, BUNDLE_QUERY_KINDS), HTTP_ALIASES);
     const state = stateOf(request);
     state.query = http.q;
-    const pack = await assembleBundle(toInspectRequest(http), contextOf(request));
+    const pack = await serveBundle(toInspectRequest(http), contextOf(request));
     state.pack = pack;
     return sendReport(reply, pack);
   });

@@ -13,7 +13,7 @@ export {
 export type { RequestSchemas, BundleRequest, BriefingRequest, PackRequest, RankingsRequest, VerifyRequest } from './requests.js';
 export { RagContextSchema, RagHitSchema, RankingsSchema, ErrorBodySchema } from './responses.js';
 export type { RagContext, RagHit } from './responses.js';
-export { assembleBundle, assembleBriefing, packCandidates, rankingsFor, checkCitations, ragContextOf } from './service.js';
+export { serveBundle, serveBriefing, servePack, serveRankings, serveVerify, ragContextOf } from './service.js';
 export type { ServiceContext } from './service.js';
 export { parseRequest, errorAnswer } from './errors.js';
 export type { ErrorBody, ErrorAnswer, RequestIssue } from './errors.js';

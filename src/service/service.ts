@@ -75,7 +75,7 @@ async function retrieve(
 }
 
 /** A Lost-in-the-Middle bundle for `request.query` from what the caller may see. */
-export async function assembleBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
+export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
   refuseUnavailableStages(request);
   const { candidates, degraded } = await retrieve(context, request, request.query);
   return packBundle({ ...packerOptions(request), query: request.query, candidates, degraded });
@@ -85,7 +85,7 @@ export async function assembleBundle(request: BundleRequest, context: ServiceCon
  * A briefing (grounding, evidence, caveats) from a prompt, pins and clusters. Pins are matched among what
  * the caller may see; a pin the caller may not see is reported exactly like one that does not exist.
  */
-export async function assembleBriefing(request: BriefingRequest, context: ServiceContext): Promise<Pack> {
+export async function serveBriefing(request: BriefingRequest, context: ServiceContext): Promise<Pack> {
   const pins = request.pins ?? [];
   const clusters = request.clusters ?? [];
   if (request.prompt === undefined && pins.length === 0 && clusters.length === 0) {
@@ -105,7 +105,7 @@ export async function assembleBriefing(request: BriefingRequest, context: Servic
 }
 
 /** Packs candidates the caller sends (evaluation harnesses): no store involved. */
-export function packCandidates(request: PackRequest): Pack {
+export function servePack(request: PackRequest): Pack {
   refuseUnavailableStages(request);
   if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
     throw new LitmPackError('invalid_input', 'pins apply to kind "briefing" only', {
@@ -140,7 +140,7 @@ function coverageOption(coverage: NonNullable<PackRequest['coverage']>) {
 }
 
 /** Each arm's raw ranking beside the fused one, for tuning fusion; same ACL as search. */
-export async function rankingsFor(request: RankingsRequest, context: ServiceContext): Promise<Rankings> {
+export async function serveRankings(request: RankingsRequest, context: ServiceContext): Promise<Rankings> {
   const { store } = context;
   if (typeof store.rankings !== 'function') unsupported('debug', 'this store does not report rankings');
   const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
@@ -155,7 +155,7 @@ export async function rankingsFor(request: RankingsRequest, context: ServiceCont
 }
 
 /** Checks citations against the current corpus, as the caller may see it. */
-export async function checkCitations(request: VerifyRequest, _context: ServiceContext): Promise<never> {
+export async function serveVerify(request: VerifyRequest, _context: ServiceContext): Promise<never> {
   if ((request.pack === undefined) === (request.citations === undefined)) {
     throw new LitmPackError('invalid_input', 'Give exactly one of pack or citations', {
       details: { requestIssues: [{ path: [], message: 'Give exactly one of pack or citations' }] },
