@@ -180,6 +180,9 @@ describe('litm-pack serve', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('litm-pack: --require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
+    const budget = await runCli(['serve', '--store', work, '--bundle-budget', '30000']);
+    expect(budget.code).toBe(2);
+    expect(budget.stderr.trim()).toBe('litm-pack: --bundle-budget must be at most --max-budget');
   });
 });
 

@@ -33,6 +33,25 @@ export async function loadApiKeys(file: string | undefined) {
   return undefined;
 }
 
+/** Budget flags are checked here so the message names the flags as typed. */
+function checkBudgetFlags(flags: ServeFlags): void {
+  const positive: [string, number][] = [
+    ['--bundle-budget', flags.bundleBudget],
+    ['--max-budget', flags.maxBudget],
+    ['--briefing-budget', flags.briefingBudget],
+    ['--max-briefing-budget', flags.maxBriefingBudget],
+    ['--rate-limit', flags.rateLimit],
+    ['--global-rate-limit', flags.globalRateLimit],
+  ];
+  for (const [flag, value] of positive) {
+    if (value < 1) throw new LitmPackError('invalid_input', `${flag} must be at least 1`);
+  }
+  if (flags.bundleBudget > flags.maxBudget) throw new LitmPackError('invalid_input', '--bundle-budget must be at most --max-budget');
+  if (flags.briefingBudget > flags.maxBriefingBudget) {
+    throw new LitmPackError('invalid_input', '--briefing-budget must be at most --max-briefing-budget');
+  }
+}
+
 /** Opens a log file for appending; a path that cannot be opened fails before anything is served. */
 export async function openLogFile(path: string): Promise<WriteStream> {
   const stream = createWriteStream(path, { flags: 'a' });
@@ -80,6 +99,7 @@ export function registerServe(program: Command): void {
     .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('briefing-budget'), 6000)
     .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('max-briefing-budget'), 24_000)
     .action(async (flags: ServeFlags) => {
+      checkBudgetFlags(flags);
       const apiKeys = await loadApiKeys(flags.keys);
       if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
         throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
