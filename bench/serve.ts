@@ -3,8 +3,8 @@
  * the embedded store, lexical mode, rate limits off, the request log on (to /dev/null), 32 connections for
  * 60 s with autocannon, the SciFact train claims as queries in turn. Beside it, the same queries through the
  * library in process (the service function the route calls), one after another: the HTTP layer's overhead.
- * The server runs in a child process (one process, then a cluster of workers sharing the port) so the load
- * generator does not share its event loop; RSS is read from /proc at the start and the end of the run, after a
+ * The server is `litm-pack serve` in a child process (one process, then `--workers 2`: a cluster sharing the
+ * port), so the load generator does not share its event loop; RSS is read from /proc at the start and the end of the run, after a
  * warm-up that sends every query once per worker.
  *
  *   npm run bench:serve [-- --duration 60 --connections 32 --workers 1,2 --in-process-seconds 20]
@@ -14,14 +14,12 @@
  */
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import cluster from 'node:cluster';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MemoryHybridStore } from '../src/index.js';
-import { startServer } from '../src/server/index.js';
 import { serveBundle, parseRequest, requestSchemas, DEFAULT_LIMITS } from '../src/service/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { REPO_ROOT } from './lib/paths.js';
@@ -36,9 +34,6 @@ const { values: flags } = parseArgs({
     budget: { type: 'string', default: '2000' },
     'in-process-seconds': { type: 'string', default: '20' },
     'warmup-seconds': { type: 'string', default: '10' },
-    // Internal: run as the server child.
-    'serve-child': { type: 'boolean', default: false },
-    'store-file': { type: 'string' },
   },
 });
 
@@ -47,59 +42,6 @@ const STORE_DIR = join(REPO_ROOT, '.cache', 'bench-serve');
 const STORE_FILE = join(STORE_DIR, 'store.json');
 const STORE_SIGNATURE = join(STORE_DIR, 'signature.json');
 const TARGETS = { requestsPerSecond: 300, p99Ms: 100, errors: 0, rssGrowth: 0.1 };
-
-// ---------------------------------------------------------------------------------------------
-// The server child: one process, or a cluster primary whose workers share the port.
-
-async function serveChild(): Promise<void> {
-  const storeFile = flags['store-file'] as string;
-  const workers = Number(flags.workers);
-  const listen = async (port: number) => {
-    const store = await MemoryHybridStore.load(storeFile);
-    // The request log stays on, as in production, written to /dev/null.
-    const server = await startServer({ store, port, rateLimit: false, log: createWriteStream('/dev/null') });
-    process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
-    return server.port;
-  };
-  if (workers <= 1) {
-    const port = await listen(0);
-    process.stdout.write(`LISTENING ${port} ${process.pid}\n`);
-    return;
-  }
-  if (cluster.isPrimary) {
-    // Workers listen on the port the primary picked; connections are distributed round-robin by the primary.
-    const probe = await startServer({ store: new MemoryHybridStore(), port: 0, rateLimit: false, mcp: false });
-    const port = probe.port;
-    await probe.close();
-    const pids: number[] = [];
-    let ready = 0;
-    for (let i = 0; i < workers; i += 1) {
-      const worker = cluster.fork({ LITM_BENCH_PORT: String(port) });
-      worker.on('message', (message: unknown) => {
-        if (message !== 'listening') return;
-        pids.push(worker.process.pid as number);
-        ready += 1;
-        if (ready === workers) process.stdout.write(`LISTENING ${port} ${pids.join(',')}\n`);
-      });
-    }
-    process.once('SIGTERM', () => {
-      // The primary outlives its workers: a worker's close talks to it.
-      const running = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
-      let left = running.length;
-      if (left === 0) process.exit(0);
-      for (const worker of running) {
-        worker.once('exit', () => {
-          left -= 1;
-          if (left === 0) process.exit(0);
-        });
-        worker.process.kill('SIGTERM');
-      }
-    });
-    return;
-  }
-  await listen(Number(process.env.LITM_BENCH_PORT));
-  process.send?.('listening');
-}
 
 // ---------------------------------------------------------------------------------------------
 // The orchestrator.
@@ -177,24 +119,41 @@ async function inProcess(queries: string[], seconds: number): Promise<Row> {
   };
 }
 
-function startChild(workers: number): Promise<{ child: ChildProcess; port: number; pids: number[] }> {
+/** The processes a server runs as: the one started, and its children (the workers of `--workers N`). */
+function processTree(pid: number): number[] {
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        // Field 4 of /proc/PID/stat is the parent pid (after the command name in parentheses).
+        return Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [pid, ...children];
+}
+
+/** `litm-pack serve` as users run it, rate limits off, the request log to /dev/null. */
+function startServe(workers: number): Promise<{ child: ChildProcess; url: string; pids: number[] }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'bench', 'serve.ts'), '--serve-child', '--workers', String(workers), '--store-file', STORE_FILE],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('the server did not start within 120 s')), 120_000);
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      const match = /LISTENING (\d+) ([\d,]+)/.exec(out);
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`the server did not start within 180 s: ${err}`)), 180_000);
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk;
+      const match = /serving .* on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, port: Number(match[1]), pids: (match[2] as string).split(',').map(Number) });
+        resolve({ child, url: match[1] as string, pids: processTree(child.pid as number) });
       }
     });
-    child.on('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+    child.on('exit', (code) => reject(new Error(`the server exited (${code}) before listening: ${err}`)));
   });
 }
 
@@ -217,11 +176,10 @@ function load(url: string, paths: () => string, bound: { seconds: number } | { r
 }
 
 async function overHttp(workers: number, queries: string[], seconds: number, connections: number, warmup: number): Promise<Row> {
-  const { child, port, pids } = await startChild(workers);
+  const { child, url, pids } = await startServe(workers);
   try {
     let next = 0;
     const paths = () => `/api/bundle?q=${encodeURIComponent(queries[next++ % queries.length] as string)}&budget=${BUDGET}&mode=lexical`;
-    const url = `http://127.0.0.1:${port}`;
     // Warm-up: every query once per worker (the tokenizer's piece counts and the JIT settle), then a while more.
     progress(`  ${workers} server process(es): warm-up, ${queries.length * workers} requests then ${warmup} s`);
     await load(url, paths, { requests: queries.length * workers }, connections);
@@ -235,7 +193,7 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
     const rssEnd = rss();
     progress(`  RSS ${rssStart.toFixed(1)} → ${rssEnd.toFixed(1)} MiB (highest ${Math.max(rssMax, rssEnd).toFixed(1)})`);
     return {
-      setup: workers === 1 ? 'HTTP, one process' : `HTTP, cluster of ${workers} workers`,
+      setup: workers === 1 ? 'litm-pack serve' : `litm-pack serve --workers ${workers}`,
       requests: result['2xx'],
       perSecond: result['2xx'] / result.duration,
       p50: result.latency.p50,
@@ -297,7 +255,7 @@ async function main(): Promise<void> {
   console.log(`### HTTP API load: GET /api/bundle, ${BUDGET}-token budget, SciFact (${data.corpus.length} abstracts), lexical, rate limits off\n`);
   console.log(
     `${connections} connections, ${duration} s per HTTP row (after a warm-up of every query once per worker and ${flags['warmup-seconds']} s more), ` +
-      `${queries.length} SciFact train claims in turn; RSS is the sum over the server processes. Node ${process.version}, ${cpus().length} CPUs.`,
+      `${queries.length} SciFact train claims in turn; RSS is the sum over the server's processes (with workers: the primary and each worker). Node ${process.version}, ${cpus().length} CPUs.`,
   );
   console.log(`Targets: ≥ ${TARGETS.requestsPerSecond} req/s, p99 ≤ ${TARGETS.p99Ms} ms, ${TARGETS.errors} errors, RSS growth ≤ ${TARGETS.rssGrowth * 100}%.\n`);
   console.log(table);
@@ -305,5 +263,4 @@ async function main(): Promise<void> {
   clearTimeout(watchdog);
 }
 
-if (flags['serve-child']) await serveChild();
-else await main();
+await main();

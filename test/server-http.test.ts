@@ -170,6 +170,45 @@ describe('litm-pack serve', () => {
     }
   });
 
+  it('--workers 2 serves the port from two processes, logs whole lines from both, and stops cleanly on SIGTERM', async () => {
+    const storeDir = join(work, 'cluster-store');
+    await mkdir(storeDir);
+    const writer = new MemoryHybridStore({ now: FIXED_NOW });
+    await writer.addDocuments(PUBLIC_DOCS);
+    await writer.save(join(storeDir, 'store.json'));
+    const log = join(work, 'cluster.log');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--store', storeDir, '--port', '0', '--workers', '2', '--no-rate-limits', '--log', log], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve --workers did not start: ${stderr}`)), 90_000);
+        child.stderr.on('data', () => {
+          const match = /on (http:\/\/127\.0\.0\.1:\d+) with 2 workers/.exec(stderr);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1] as string);
+          }
+        });
+        child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
+      });
+      // Separate connections, so both workers answer.
+      const statuses = await Promise.all(Array.from({ length: 8 }, () => fetch(`${url}/api/bundle?q=refunds`, { headers: { connection: 'close' } }).then((r) => r.status)));
+      expect(statuses).toEqual(Array(8).fill(200));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(stderr).toContain('litm-pack: stopped');
+      const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+      expect(lines).toHaveLength(8);
+      expect(lines.every((line) => (JSON.parse(line) as { status: number }).status === 200)).toBe(true);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 120_000);
+
   it('refuses --require-auth without keys, with one clear line', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--store', work, '--require-auth'], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -183,6 +222,9 @@ describe('litm-pack serve', () => {
     const budget = await runCli(['serve', '--store', work, '--bundle-budget', '30000']);
     expect(budget.code).toBe(2);
     expect(budget.stderr.trim()).toBe('litm-pack: --bundle-budget must be at most --max-budget');
+    const workers = await runCli(['serve', '--store', work, '--workers', '2']);
+    expect(workers.code).toBe(2);
+    expect(workers.stderr).toMatch(/--workers above 1 needs --no-rate-limits/);
   });
 });
 

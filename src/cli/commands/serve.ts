@@ -22,6 +22,7 @@ interface ServeFlags {
   briefingBudget: number;
   maxBriefingBudget: number;
   idfCorpus?: 'all' | 'visible';
+  workers: number;
 }
 
 /** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
@@ -45,6 +46,11 @@ function checkBudgetFlags(flags: ServeFlags): void {
   ];
   for (const [flag, value] of positive) {
     if (value < 1) throw new LitmPackError('invalid_input', `${flag} must be at least 1`);
+  }
+  if (flags.workers < 1) throw new LitmPackError('invalid_input', '--workers must be at least 1');
+  if (flags.workers > 1 && flags.rateLimits) {
+    // Each process would count on its own, so a client could make --workers times the rate: refused, not weakened.
+    throw new LitmPackError('invalid_input', '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)');
   }
   if (flags.bundleBudget > flags.maxBudget) throw new LitmPackError('invalid_input', '--bundle-budget must be at most --max-budget');
   if (flags.briefingBudget > flags.maxBriefingBudget) {
@@ -98,11 +104,17 @@ export function registerServe(program: Command): void {
     .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('max-budget'), 24_000)
     .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('briefing-budget'), 6000)
     .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('max-briefing-budget'), 24_000)
+    .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('workers'), 1)
     .action(async (flags: ServeFlags) => {
       checkBudgetFlags(flags);
       const apiKeys = await loadApiKeys(flags.keys);
       if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
         throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
+      }
+      const cluster = flags.workers > 1 ? (await import('node:cluster')).default : undefined;
+      if (cluster?.isPrimary) {
+        await servePrimary(cluster, flags);
+        return;
       }
       const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
       const { startServer } = await import('../../server/server.js');
@@ -124,12 +136,62 @@ export function registerServe(program: Command): void {
         },
       });
       const auth = apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`;
-      process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
+      if (cluster === undefined) {
+        process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
+      } else {
+        process.send?.({ listening: server.url, auth });
+      }
       const signal = await stopSignal();
-      process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+      if (cluster === undefined) process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+      else {
+        // Ctrl-C reaches the workers and the primary, which then stops the workers too: a second signal must
+        // not cut a worker's close short.
+        process.on('SIGTERM', () => undefined);
+        process.on('SIGINT', () => undefined);
+      }
       // Requests in flight finish and are logged before the log file is closed.
       await server.close();
       await closeLogFile(logFile);
-      process.stderr.write('litm-pack: stopped\n');
+      if (cluster === undefined) process.stderr.write('litm-pack: stopped\n');
+      // A worker's channel to the primary would keep it alive.
+      else process.disconnect?.();
     });
+}
+
+/**
+ * The primary of `--workers N`: forks the workers (each runs this command, opens the store and listens on the
+ * shared port), reports once they all listen, and on SIGTERM or SIGINT stops them and waits for each to
+ * finish its requests in flight.
+ */
+async function servePrimary(cluster: typeof import('node:cluster').default, flags: ServeFlags): Promise<void> {
+  const workers = Array.from({ length: flags.workers }, () => cluster.fork());
+  const exited = workers.map((worker) => new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code))));
+  const stopping = stopSignal();
+  const listening = await new Promise<{ url: string; auth: string } | null>((resolve, reject) => {
+    let ready = 0;
+    for (const worker of workers) {
+      worker.on('message', (message: { listening?: string; auth?: string }) => {
+        if (message.listening === undefined) return;
+        ready += 1;
+        if (ready === workers.length) resolve({ url: message.listening, auth: message.auth ?? '' });
+      });
+      worker.once('exit', (code) => {
+        if (ready < workers.length) reject(new LitmPackError('io_error', `A worker exited (code ${code}) before listening; see its message above`));
+      });
+    }
+    void stopping.then(() => resolve(null));
+  }).catch(async (error: unknown) => {
+    for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGTERM');
+    await Promise.all(exited);
+    throw error;
+  });
+  if (listening !== null) {
+    process.stderr.write(`litm-pack: serving ${flags.store} on ${listening.url} with ${flags.workers} workers (MCP at ${listening.url}/mcp; ${listening.auth})\n`);
+  }
+  const signal = await stopping;
+  process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+  for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGTERM');
+  const codes = await Promise.all(exited);
+  if (codes.some((code) => code !== 0)) throw new LitmPackError('io_error', `Workers exited with codes ${codes.join(', ')}`);
+  process.stderr.write('litm-pack: stopped\n');
 }
