@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): the default suite, the Qdrant suite against the real Qdrant engine
 # (QDRANT_URL when set, else the in-process engine, whose Python environment this sets up), the model suite
-# against a loopback server of real all-MiniLM-L6-v2 vectors (its Python environment set up here too), then
-# the examples. Ends with one line "N passed, N failed" counting tests and examples together.
+# against a loopback server of real all-MiniLM-L6-v2 vectors (its Python environment set up here too), the
+# consumer suite (the packed tarball installed into a temporary project), then the examples. Ends with one
+# line "N passed, N failed" counting tests and examples together.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 results=test-results
@@ -19,6 +20,7 @@ npm run build > "$results/build.log" 2>&1 || { echo "npm run build failed (see $
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results/default.json" || status=1
 npx vitest run --config vitest.qdrant.config.ts --reporter=default --reporter=json --outputFile.json="$results/qdrant.json" || status=1
 npx vitest run --config vitest.model.config.ts --reporter=default --reporter=json --outputFile.json="$results/model.json" || status=1
+npx vitest run --config vitest.consumer.config.ts --reporter=default --reporter=json --outputFile.json="$results/consumer.json" || status=1
 
 # examples/qdrant-hybrid.ts needs a Qdrant: QDRANT_URL, else a test engine started for it here.
 qdrant_example() {
@@ -52,5 +54,5 @@ for example in eval-harness langchain-rag langchain-compressor llamaindex-query-
   fi
 done
 
-node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/model.json" || status=1
+node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/model.json" "$results/consumer.json" || status=1
 exit $status

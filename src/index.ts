@@ -44,6 +44,7 @@ export { getTokenizer } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
+export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './core/metadata.js';
 export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
 export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {
@@ -69,5 +70,9 @@ export type {
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
+export { embeddingModelName } from './retrieve/embeddings.js';
+export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embeddings.js';
+export { OpenAICompatibleEmbeddings, OpenAICompatibleEmbeddingsOptionsSchema } from './embeddings/openai-compatible.js';
+export type { OpenAICompatibleEmbeddingsOptions } from './embeddings/openai-compatible.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';

@@ -46,7 +46,7 @@ describe('litm-pack pack', () => {
   it('rejects a budget out of range and an unknown format with one clear line', async () => {
     const budget = await cli(['pack', '--query', 'q', '--budget', '0', 'examples/candidates.json']);
     expect(budget.code).toBe(2);
-    expect(budget.stderr).toMatch(/maxTokens must be at least 1/);
+    expect(budget.stderr).toMatch(/--budget must be at least 1/);
     const format = await cli(['pack', '--query', 'q', '--format', 'html', 'examples/candidates.json']);
     expect(format.code).not.toBe(0);
     expect(format.stderr).toMatch(/format/);

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PackSchema, packBundle, type Pack } from '../src/index.js';
+import { escapeBody, PackSchema, packBundle, type Pack } from '../src/index.js';
 import { renderPackReport } from '../src/inspect/index.js';
 import { sampleCandidates } from './helpers/candidates.js';
 import { runCli } from './helpers/cli.js';
@@ -191,8 +191,9 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     expect(shown.images).toBe(0);
     expectMatchesPack(shown, pack);
     const text = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.body.innerText);
-    expect(text).toContain(hostile);
-    expect(text).toContain('<style>body { display: none }</style>');
+    // the context as the model reads it: markdown escaping puts a backslash before each tag (rule 9)
+    expect(text).toContain(escapeBody(pack.format, hostile));
+    expect(text).toContain(escapeBody(pack.format, '<style>body { display: none }</style>'));
     expect(text).toContain('javascript:window.__pwned = 7');
     expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
     expect(await page.locator('.banner').first().innerText()).toContain('<script>window.__pwned = 4</script>');

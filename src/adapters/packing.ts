@@ -6,17 +6,21 @@
 import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
-import { packBriefing, packBundle } from '../core/pack.js';
+import { renderBlock } from '../render/render.js';
+import { compareCandidates, packBriefing, packBundle } from '../core/pack.js';
 import {
   BriefingOptionsSchema,
   PackOptionsBaseSchema,
   type Candidate,
   type Citation,
+  type Degraded,
   type ItemRole,
   type Pack,
   type PackItem,
 } from '../core/schemas.js';
-import type { Filter, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+import type { RetrieveRequest } from '../pipeline/retrieve.js';
+import { LIMIT_ALIASES } from '../retrieve/memory-store.js';
+import type { Filter, SearchMode, Store } from '../retrieve/types.js';
 
 const storeSchema = z.custom<Store>(
   (value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function',
@@ -42,6 +46,21 @@ const retrievalShape = {
   limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
   filter: filterSchema.optional(),
   principals: z.array(z.string().min(1)).optional(),
+};
+
+/**
+ * Other libraries' names for how many results to return. A retriever's `limit` is the candidate pool searched
+ * before packing, not the number of documents returned (the token budget decides that), so these are
+ * rejected with a message naming `limit` rather than silently taken for it.
+ */
+export const RETRIEVER_ALIASES = LIMIT_ALIASES;
+
+/** The same names on what packs documents it is given (compressor, postprocessor): the budget decides. */
+export const PACKER_ALIASES: Readonly<Record<string, string>> = {
+  k: 'maxTokens',
+  topK: 'maxTokens',
+  top_k: 'maxTokens',
+  topN: 'maxTokens',
 };
 
 export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...packerShape });
@@ -79,8 +98,9 @@ export function parseQuery(query: unknown): string {
   return parseOrThrow(querySchema, query, 'query');
 }
 
-export function buildSearchRequest(options: ParsedRetrieverOptions, query: string): SearchRequest {
-  const request: SearchRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
+/** The retrieval request a retriever's options make for a query (run by the shared pipeline). */
+export function buildSearchRequest(options: ParsedRetrieverOptions, query: string): RetrieveRequest {
+  const request: RetrieveRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
   return request;
@@ -101,9 +121,14 @@ function packerInput(options: ParsedPackerOptions) {
   return input;
 }
 
-/** Packs `candidates` with a retriever's options (bundle or briefing). */
-export function packForRetriever(options: ParsedRetrieverOptions, query: string, candidates: Candidate[]): Pack {
-  const base = { ...packerInput(options), query, candidates };
+/** Packs `candidates` with a retriever's options (bundle or briefing); `degraded` as retrieval reported it. */
+export function packForRetriever(
+  options: ParsedRetrieverOptions,
+  query: string,
+  candidates: Candidate[],
+  degraded: Degraded[] = [],
+): Pack {
+  const base = { ...packerInput(options), query, candidates, degraded };
   if (options.kind === 'bundle') return packBundle(base);
   return packBriefing({
     ...base,
@@ -146,6 +171,15 @@ export interface LitmMetadata {
   packHash: string;
 }
 
+/** Metadata of an item's document or node: the input's own metadata (plus a `source` default), `citation`, `litm`. */
+export type LitmItemMetadata = Record<string, unknown> & { litm: LitmMetadata; citation: Citation };
+
+/** Metadata of a briefing's final caveats document or node: `litm.role === 'caveats'` and no citation. */
+export type LitmCaveatsMetadata = Record<string, unknown> & { litm: LitmMetadata; citation?: undefined };
+
+/** Metadata of anything an adapter returns: an item's (with `citation`) or the briefing caveats' (without). */
+export type LitmDocumentMetadata = LitmItemMetadata | LitmCaveatsMetadata;
+
 /** One packed item with everything an adapter needs to build a document or node. */
 export interface PackedEntry {
   item: PackItem;
@@ -155,19 +189,47 @@ export interface PackedEntry {
   sourceIndex: number;
 }
 
+/** The citation fields that identify the input a kept item came from (its text hash and provenance). */
+function citesInput(citation: Citation, input: Candidate): boolean {
+  return (
+    citation.chunkId === input.id &&
+    citation.sourceId === (input.sourceId ?? input.id) &&
+    citation.textSha256 === sha256Hex(input.text) &&
+    citation.version === input.version &&
+    citation.title === input.title &&
+    citation.url === input.url &&
+    JSON.stringify(citation.section) === JSON.stringify(input.section) &&
+    JSON.stringify(citation.span) === JSON.stringify(input.span)
+  );
+}
+
 /**
- * Maps pack items back to their inputs by id. When several inputs share an id the packer kept the best
- * score, so the mapping does too (first one on ties).
+ * Maps pack items back to the position of the input each came from. Inputs may share an id (the packer then
+ * keeps one of them), so an id alone cannot say which: among the inputs with the item's id, the one its
+ * citation describes (same text hash and provenance) is taken; inputs the citation cannot tell apart are
+ * ordered as the packer orders them (`compareCandidates`), then by position.
  */
-export function packedEntries(pack: Pack, inputs: readonly Pick<Candidate, 'id' | 'score'>[]): PackedEntry[] {
-  const byId = new Map<string, number>();
+export function packedEntries(pack: Pack, inputs: readonly Candidate[]): PackedEntry[] {
+  const positionsById = new Map<string, number[]>();
   inputs.forEach((input, index) => {
-    const seen = byId.get(input.id);
-    if (seen === undefined || input.score > (inputs[seen]?.score ?? -Infinity)) byId.set(input.id, index);
+    const positions = positionsById.get(input.id);
+    if (positions === undefined) positionsById.set(input.id, [index]);
+    else positions.push(index);
   });
   return pack.items.map((item, position) => {
     const citation = pack.citations[position];
-    const sourceIndex = byId.get(item.id);
+    const positions = positionsById.get(item.id) ?? [];
+    const described =
+      citation === undefined || positions.length === 1
+        ? positions
+        : positions.filter((index) => citesInput(citation, inputs[index] as Candidate));
+    // Should the citation ever describe an input differently from how it was given, the packer's order decides.
+    const matching = described.length > 0 ? described : positions;
+    const sourceIndex = matching.reduce<number | undefined>((best, index) => {
+      if (best === undefined) return index;
+      const order = compareCandidates(inputs[index] as Candidate, inputs[best] as Candidate);
+      return order < 0 || (order === 0 && index < best) ? index : best;
+    }, undefined);
     if (citation === undefined || sourceIndex === undefined) {
       // The packer's contract (citations[i] belongs to items[i]; every item comes from an input) is broken.
       throw new Error(`litm-pack: pack item ${item.ref} (${item.id}) has no matching citation or input`);
@@ -190,6 +252,21 @@ export function packedEntries(pack: Pack, inputs: readonly Pick<Candidate, 'id' 
       },
       sourceIndex,
     };
+  });
+}
+
+/**
+ * An item's block exactly as `pack.context` shows it: `[ref]`, provenance, the escaped (possibly cut) text.
+ * `candidate` is the input the item came from (`inputs[entry.sourceIndex]`).
+ */
+export function blockOf(entry: PackedEntry, candidate: Candidate): string {
+  const { item, litm } = entry;
+  return renderBlock(litm.format, {
+    ref: item.ref,
+    candidate,
+    body: item.text,
+    truncated: item.truncated && !item.pointer,
+    pointer: item.pointer ? { tokens: item.tokens } : undefined,
   });
 }
 
@@ -223,7 +300,7 @@ export function caveatsToAppend(pack: Pack, includeCaveats: boolean): string | n
 export function itemMetadata(
   entry: PackedEntry,
   ownMetadata: Record<string, unknown> | undefined,
-): Record<string, unknown> & { citation: Citation; litm: LitmMetadata } {
+): LitmItemMetadata {
   const { citation: _oldCitation, litm: _oldLitm, ...own } = ownMetadata ?? {};
   return { source: entry.citation.sourceId, ...own, citation: entry.citation, litm: entry.litm };
 }

@@ -4,6 +4,11 @@ import { LitmPackError } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 
+/** One line on stderr that does not stop the command. */
+export function warn(message: string): void {
+  process.stderr.write(`litm-pack: ${message}\n`);
+}
+
 export async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) {
     throw new LitmPackError('invalid_input', 'No input: give a candidates FILE, or pipe JSON (array or lines) to stdin');

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The command line: the only module that reads argv, the environment, files named by the user, or
 // writes to stdout/stderr. Each command lives in commands/ and registers itself here.
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { isLitmPackError } from '../core/errors.js';
+import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
@@ -14,11 +15,42 @@ import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
 import { registerServe } from './commands/serve.js';
 
+/** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
+export const USAGE_EXIT_CODE = 2;
+/** Exit code of anything that is not a LitmPackError (a bug: the stack trace is printed). */
+export const UNEXPECTED_EXIT_CODE = 1;
+
+/** The package version, read from the package.json next to src/ and dist/. */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+}
+
+/** Error codes by the exit code they give, from the one table the HTTP API and MCP tools use too. */
+export function codesByExit(): Map<number, LitmPackErrorCode[]> {
+  const byExit = new Map<number, LitmPackErrorCode[]>();
+  for (const [code, surface] of Object.entries(ERROR_SURFACES) as [LitmPackErrorCode, { exit: number }][]) {
+    byExit.set(surface.exit, [...(byExit.get(surface.exit) ?? []), code]);
+  }
+  return new Map([...byExit].sort(([a], [b]) => a - b));
+}
+
+function exitCodeHelp(): string {
+  const byExit = codesByExit();
+  const lines = ['Exit codes:', '  0  success'];
+  const meaning: Record<number, string> = { 1: 'unexpected error', 2: 'usage or input', 3: 'store or service fault' };
+  for (const [exit, codes] of byExit) lines.push(`  ${exit}  ${meaning[exit] ?? 'error'}: ${codes.join(', ')}`);
+  return lines.join('\n');
+}
+
 export function buildProgram(): Command {
   const program = new Command('litm-pack')
     .description('Token-budgeted, Lost-in-the-Middle-ordered context packs with citations')
-    .showHelpAfterError()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', `\n${exitCodeHelp()}`)
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    // Set before the commands are added: they inherit it, so their usage errors reach main() too.
+    .exitOverride();
   registerPack(program);
   registerIngest(program);
   registerBundle(program);
@@ -31,21 +63,34 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram().exitOverride();
+  const program = buildProgram();
   try {
     await program.parseAsync(argv);
     return 0;
   } catch (error) {
-    if (error instanceof Error && 'exitCode' in error && typeof (error as { exitCode: unknown }).exitCode === 'number') {
-      // commander already printed its message (usage errors, --help)
-      return (error as { exitCode: number }).exitCode;
+    if (error instanceof CommanderError) {
+      // commander already printed its message; --help and --version end with 0, usage errors with 2
+      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     if (isLitmPackError(error)) {
       process.stderr.write(`litm-pack: ${error.message}\n`);
-      return error.code === 'invalid_input' || error.code === 'not_found' ? 2 : 1;
+      return ERROR_SURFACES[error.code]?.exit ?? UNEXPECTED_EXIT_CODE;
     }
     process.stderr.write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
-    return 1;
+    return UNEXPECTED_EXIT_CODE;
+  }
+}
+
+/**
+ * A reader that stops early (`litm-pack bundle … | head`) closes the pipe; what is left to print has no
+ * reader, which is not an error: exit quietly instead of printing EPIPE's stack trace.
+ */
+function exitQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
   }
 }
 
@@ -61,6 +106,7 @@ function isEntryPoint(): boolean {
 }
 const invokedDirectly = isEntryPoint();
 if (invokedDirectly) {
+  exitQuietlyOnClosedPipe();
   main(process.argv).then((code) => {
     process.exitCode = code;
   });

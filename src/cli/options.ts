@@ -1,23 +1,46 @@
 // Flag parsers and the option groups several commands share. Messages name the flag as the user typed it.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { PackFormat } from '../core/schemas.js';
+import { LitmPackError } from '../core/errors.js';
+import { MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
+import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
 import type { Filter, SearchMode } from '../retrieve/types.js';
 import type { EncodingName } from '../tokenize/types.js';
 
 export const DEFAULT_STORE = '.litm-store';
 
-export function integer(name: string) {
+/** Largest `--limit` (the stores' own bound on one search). */
+export const MAX_SEARCH_LIMIT = 10_000;
+
+/** A whole-number flag within bounds; messages name the flag (`--budget must be at least 1`). */
+export function integer(flag: string, bounds: { min?: number; max?: number } = {}) {
   return (value: string) => {
-    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be a whole number`);
-    return Number(value);
+    if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${flag} must be a whole number`);
+    const parsed = Number(value);
+    if (bounds.min !== undefined && parsed < bounds.min) throw new InvalidArgumentError(`${flag} must be at least ${bounds.min}`);
+    if (bounds.max !== undefined && parsed > bounds.max) throw new InvalidArgumentError(`${flag} must be at most ${bounds.max}`);
+    return parsed;
   };
 }
 
-export function number(name: string) {
+export function number(flag: string) {
   return (value: string) => {
     const parsed = Number(value);
-    if (value.trim() === '' || !Number.isFinite(parsed)) throw new InvalidArgumentError(`${name} must be a number`);
+    if (value.trim() === '' || !Number.isFinite(parsed)) throw new InvalidArgumentError(`${flag} must be a number`);
     return parsed;
+  };
+}
+
+/** An http(s) URL flag. */
+export function httpUrl(flag: string, example: string) {
+  return (value: string) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new InvalidArgumentError(`${flag} must be an http(s) URL, e.g. ${example}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`${flag} must be an http(s) URL, e.g. ${example}`);
+    return value;
   };
 }
 
@@ -43,7 +66,7 @@ export interface PackFlags {
 }
 
 /** Flags of every command that retrieves from a store before packing. */
-export interface RetrieveFlags extends PackFlags {
+export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
   store: string;
   mode: SearchMode;
   limit: number;
@@ -55,11 +78,11 @@ export interface RetrieveFlags extends PackFlags {
 
 export function packOptions(command: Command, defaults: { budget: number }): Command {
   return command
-    .option('--budget <tokens>', 'token budget for the context', integer('budget'), defaults.budget)
+    .option('--budget <tokens>', 'token budget for the context', integer('--budget', { min: 1, max: MAX_BUDGET_TOKENS }), defaults.budget)
     .addOption(new Option('--format <format>', 'context format').choices(['markdown', 'xml', 'text']).default('markdown'))
     .addOption(new Option('--encoding <encoding>', 'tokenizer encoding').choices(['o200k_base', 'cl100k_base']).default('o200k_base'))
-    .option('--max-per-source <n>', 'at most n items from one source', integer('max-per-source'))
-    .option('--min-score <score>', 'drop candidates scoring below this', number('min-score'));
+    .option('--max-per-source <n>', 'at most n items from one source', integer('--max-per-source', { min: 1 }))
+    .option('--min-score <score>', 'drop candidates scoring below this', number('--min-score'));
 }
 
 export function storeOption(command: Command): Command {
@@ -73,10 +96,46 @@ export function idfCorpusOption(command: Command): Command {
   );
 }
 
+/** Flags naming the embeddings server (OpenAI-compatible `POST /v1/embeddings`), also read from the environment. */
+export interface EmbeddingsFlags {
+  embeddings?: string;
+  embedModel?: string;
+}
+
+export function embeddingsOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--embeddings <url>', 'OpenAI-compatible embeddings API (base URL ending in /v1, or its /embeddings endpoint)')
+        .env('LITM_EMBEDDINGS_URL')
+        .argParser(httpUrl('--embeddings', 'http://localhost:11434/v1')),
+    )
+    .addOption(new Option('--embed-model <name>', 'embedding model the server runs').env('LITM_EMBEDDINGS_MODEL'));
+}
+
+/**
+ * The embeddings the flags name, or undefined when none. The API key comes from LITM_EMBEDDINGS_API_KEY only:
+ * a key on the command line would be visible to other users and kept in shell history.
+ */
+export function embeddingsFrom(flags: EmbeddingsFlags): OpenAICompatibleEmbeddings | undefined {
+  if (flags.embeddings === undefined && flags.embedModel === undefined) return undefined;
+  if (flags.embeddings === undefined) {
+    throw new LitmPackError('invalid_input', '--embed-model needs --embeddings URL (or LITM_EMBEDDINGS_URL): the server that runs the model');
+  }
+  if (flags.embedModel === undefined || flags.embedModel.trim() === '') {
+    throw new LitmPackError('invalid_input', '--embeddings needs --embed-model NAME (or LITM_EMBEDDINGS_MODEL): the model the server should run');
+  }
+  const apiKey = process.env.LITM_EMBEDDINGS_API_KEY;
+  return new OpenAICompatibleEmbeddings({
+    url: flags.embeddings,
+    model: flags.embedModel,
+    ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
+  });
+}
+
 export function retrieveOptions(command: Command): Command {
-  return idfCorpusOption(storeOption(command))
+  return idfCorpusOption(embeddingsOptions(storeOption(command)))
     .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
-    .option('--limit <n>', 'candidates to retrieve before packing', integer('limit'), 50)
+    .option('--limit <n>', 'candidates to retrieve before packing', integer('--limit', { min: 1, max: MAX_SEARCH_LIMIT }), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--json', 'print the canonical JSON pack');

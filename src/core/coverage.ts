@@ -1,4 +1,4 @@
-import type { Candidate, Confidence, Coverage, CoverageThresholds } from './schemas.js';
+import { timestampMillis, type Candidate, type Confidence, type Coverage, type CoverageThresholds } from './schemas.js';
 
 export function confidenceFor(topSimilarity: number | null, itemCount: number, thresholds: CoverageThresholds): Confidence {
   if (topSimilarity === null) return 'unknown';
@@ -24,7 +24,7 @@ export function computeCoverage(kept: readonly Candidate[], thresholds: Coverage
   let to: { at: number; text: string } | null = null;
   for (const candidate of kept) {
     if (candidate.timestamp === undefined) continue;
-    const at = Date.parse(candidate.timestamp);
+    const at = timestampMillis(candidate.timestamp);
     if (Number.isNaN(at)) continue;
     // ties on the instant fall back to the string so the choice never depends on input order
     if (from === null || at < from.at || (at === from.at && candidate.timestamp < from.text)) from = { at, text: candidate.timestamp };

@@ -23,6 +23,8 @@ import {
 import { characterCutPoints, cutPoints, normalizeText, shingleHashes, sharedCount } from './text.js';
 import {
   escapeBody,
+  oneLine,
+  quoteField,
   renderBlock,
   renderBriefingContext,
   renderBundleContext,
@@ -494,7 +496,8 @@ export function caveatLines(
   );
   for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
-  if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.join(', ')}.`);
+  // Quoted when needed, so that one pin cannot read as two.
+  if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.map((pin) => quoteField(oneLine(pin))).join(', ')}.`);
   return lines;
 }
 

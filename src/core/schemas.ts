@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+import { BoundedMetadataSchema } from './metadata.js';
 
 export const PACK_SCHEMA_ID = 'litm-pack/pack@1' as const;
 
@@ -12,6 +13,34 @@ export const SpanSchema = z
   .object({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative() })
   .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' });
 export type Span = z.infer<typeof SpanSchema>;
+
+/**
+ * An ISO 8601 timestamp: a date (`2024-05-01`), or a date and time with `Z`, with an offset (`+02:00`) or
+ * with neither. A date and time without an offset is read as UTC, as a date alone already is in JavaScript,
+ * so that no result depends on the machine's time zone (rule 7). Rejecting such values would break stores
+ * and collections that already hold them; UTC is what they almost always mean.
+ */
+export const TimestampSchema = z.iso.datetime({ offset: true, local: true }).or(z.iso.date());
+
+const TIMESTAMP_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?$/u;
+
+/**
+ * Milliseconds since the epoch of a `TimestampSchema` value (UTC when it names no offset); NaN for anything
+ * else. Computed here rather than with `Date.parse`, which reads a date-time without an offset in the
+ * process's local time zone.
+ */
+export function timestampMillis(timestamp: string): number {
+  const parts = TIMESTAMP_PARTS.exec(timestamp);
+  if (parts === null) return Number.NaN;
+  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', offset = 'Z'] = parts;
+  const at = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC maps the years 0 to 99 to 1900 to 1999.
+  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  at.setUTCHours(Number(hour), Number(minute), Number(second), 0);
+  const offsetMinutes =
+    offset === 'Z' ? 0 : (offset.startsWith('-') ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)));
+  return at.getTime() + (fraction === '' ? 0 : Number(`0.${fraction}`) * 1000) - offsetMinutes * 60_000;
+}
 
 /**
  * One retrieved chunk: the input to packing. `score` is higher-is-better (the fused score);
@@ -31,11 +60,13 @@ export const CandidateSchema = z.object({
   span: SpanSchema.optional(),
   similarity: finite().pipe(z.number().min(-1).max(1)).optional(),
   kind: z.string().optional(),
-  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  /** ISO 8601; a date-time without an offset is UTC (see `TimestampSchema`). */
+  timestamp: TimestampSchema.optional(),
   tokens: z
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Carried through to adapters; at most MAX_METADATA_DEPTH levels deep and MAX_METADATA_SIZE as JSON. */
+  metadata: BoundedMetadataSchema.optional(),
 });
 export type Candidate = z.infer<typeof CandidateSchema>;
 /** What callers may pass (before defaults). */

@@ -1,11 +1,11 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
-import { parseOrThrow } from '../core/errors.js';
 import {
   BriefingRetrieverOptionsSchema,
   type BriefingRetrieverOptions,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { PackRetriever, splitRetrieverFields } from './pack-retriever.js';
+import type { LitmDocumentMetadata } from './documents.js';
+import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 
 export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;
 
@@ -20,7 +20,7 @@ export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetriev
  * const docs = await retriever.invoke('What do we know about ACME?');
  * ```
  */
-export class BriefingPackRetriever extends PackRetriever {
+export class BriefingPackRetriever extends PackRetriever<LitmDocumentMetadata> {
   static override lc_name(): string {
     return 'BriefingPackRetriever';
   }
@@ -28,9 +28,8 @@ export class BriefingPackRetriever extends PackRetriever {
   protected readonly packOptions: ParsedRetrieverOptions;
 
   constructor(fields: BriefingPackRetrieverFields) {
-    const { base, own } = splitRetrieverFields(fields);
-    const parsed = parseOrThrow(BriefingRetrieverOptionsSchema, own, 'BriefingPackRetriever options');
+    const { base, own } = parseRetrieverFields(BriefingRetrieverOptionsSchema, fields, 'BriefingPackRetriever options');
     super(base);
-    this.packOptions = { kind: 'briefing', ...parsed };
+    this.packOptions = { kind: 'briefing', ...own };
   }
 }

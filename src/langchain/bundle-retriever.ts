@@ -1,7 +1,7 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
-import { parseOrThrow } from '../core/errors.js';
 import { BundleRetrieverOptionsSchema, type BundleRetrieverOptions, type ParsedRetrieverOptions } from '../adapters/packing.js';
-import { PackRetriever, splitRetrieverFields } from './pack-retriever.js';
+import type { LitmItemMetadata } from './documents.js';
+import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 
 export type BundleRetrieverFields = BundleRetrieverOptions & BaseRetrieverInput;
 
@@ -16,9 +16,10 @@ export type BundleRetrieverFields = BundleRetrieverOptions & BaseRetrieverInput;
  * const docs = await retriever.invoke('How are refunds handled?');
  * const { documents, pack } = await retriever.retrieveWithCitations('How are refunds handled?');
  * ```
- * Bad options throw `LitmPackError` (`invalid_input`) here, not at the first call.
+ * Bad options throw `LitmPackError` (`invalid_input`) here, not at the first call; `k`/`topK` are answered
+ * with `limit` (the candidate pool: the token budget decides how many documents come back).
  */
-export class BundleRetriever extends PackRetriever {
+export class BundleRetriever extends PackRetriever<LitmItemMetadata> {
   static override lc_name(): string {
     return 'BundleRetriever';
   }
@@ -26,9 +27,8 @@ export class BundleRetriever extends PackRetriever {
   protected readonly packOptions: ParsedRetrieverOptions;
 
   constructor(fields: BundleRetrieverFields) {
-    const { base, own } = splitRetrieverFields(fields);
-    const parsed = parseOrThrow(BundleRetrieverOptionsSchema, own, 'BundleRetriever options');
+    const { base, own } = parseRetrieverFields(BundleRetrieverOptionsSchema, fields, 'BundleRetriever options');
     super(base);
-    this.packOptions = { kind: 'bundle', ...parsed };
+    this.packOptions = { kind: 'bundle', ...own };
   }
 }

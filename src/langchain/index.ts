@@ -5,9 +5,9 @@ export type { BriefingPackRetrieverFields } from './briefing-pack-retriever.js';
 export type { RetrievalWithCitations } from './pack-retriever.js';
 export { LitmCompressor, documentsToCandidates } from './litm-compressor.js';
 export type { LitmCompressorOptions } from './litm-compressor.js';
-export { formatDocumentsAsContext } from './format.js';
-export type { FormatDocumentsOptions } from './format.js';
-export type { LitmDocumentMetadata } from './documents.js';
+export { formatDocumentsAsContext, LitmDocumentPrompt } from './format.js';
+export type { FormatDocumentsOptions, LitmDocumentPromptInput } from './format.js';
+export type { LitmCaveatsMetadata, LitmDocumentMetadata, LitmItemMetadata } from './documents.js';
 export { PACK_SUMMARY_EVENT, SEARCH_RUN_NAME, PACK_RUN_NAME } from './tracing.js';
 export { summarizePack } from '../adapters/packing.js';
 export type {

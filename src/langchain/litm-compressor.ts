@@ -3,8 +3,9 @@ import type { Document, DocumentInterface } from '@langchain/core/documents';
 import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_compressors';
 import { parseOrThrow } from '../core/errors.js';
 import type { Pack } from '../core/schemas.js';
-import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
+import { packToDocuments, type LitmItemMetadata } from './documents.js';
 import {
+  PACKER_ALIASES,
   PackerOptionsSchema,
   chunksToCandidates,
   packAsBundle,
@@ -40,20 +41,22 @@ export function documentsToCandidates(documents: readonly DocumentInterface[]) {
  *   baseRetriever: vectorStore.asRetriever(20),
  * });
  * ```
+ * Not serialisable: LangChain's `BaseDocumentCompressor` is not a `Serializable` (no `toJSON`/`load`), and
+ * the options may hold a tokenizer object that JSON cannot carry.
  */
 export class LitmCompressor extends BaseDocumentCompressor {
   private readonly options: ParsedPackerOptions;
 
   constructor(options: LitmCompressorOptions) {
     super();
-    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmCompressor options');
+    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmCompressor options', { aliases: PACKER_ALIASES });
   }
 
   async compressDocuments(
     documents: DocumentInterface[],
     query: string,
     callbacks?: Callbacks,
-  ): Promise<Document<LitmDocumentMetadata>[]> {
+  ): Promise<Document<LitmItemMetadata>[]> {
     return (await this.compressWithCitations(documents, query, callbacks)).documents;
   }
 
@@ -62,7 +65,7 @@ export class LitmCompressor extends BaseDocumentCompressor {
     documents: readonly DocumentInterface[],
     query: string,
     callbacks?: Callbacks,
-  ): Promise<{ documents: Document<LitmDocumentMetadata>[]; pack: Pack }> {
+  ): Promise<{ documents: Document<LitmItemMetadata>[]; pack: Pack }> {
     const text = parseQuery(query);
     const candidates = documentsToCandidates(documents);
     const pack = await packAsChildRun(text, candidates, (q, c) => packAsBundle(this.options, q, c), callbacks);

@@ -6,9 +6,12 @@ import {
 import type { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
+import { z } from 'zod';
+import { parseOrThrow } from '../core/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
 import {
+  RETRIEVER_ALIASES,
   buildSearchRequest,
   caveatsToAppend,
   packForRetriever,
@@ -18,37 +21,52 @@ import {
 import { packAsChildRun, searchAsChildRun } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */
-export interface RetrievalWithCitations {
-  documents: Document<LitmDocumentMetadata>[];
+export interface RetrievalWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
+  documents: Document<M>[];
   pack: Pack;
 }
 
-/** Splits LangChain's own retriever fields from ours (ours are validated strictly, theirs passed on). */
-export function splitRetrieverFields(fields: unknown): { base: BaseRetrieverInput; own: unknown } {
-  if (typeof fields !== 'object' || fields === null) return { base: {}, own: fields };
-  const { callbacks, tags, metadata, verbose, ...own } = fields as BaseRetrieverInput & Record<string, unknown>;
-  const base: BaseRetrieverInput = {};
-  if (callbacks !== undefined) base.callbacks = callbacks;
-  if (tags !== undefined) base.tags = tags;
-  if (metadata !== undefined) base.metadata = metadata;
-  if (verbose !== undefined) base.verbose = verbose;
-  return { base, own };
+// LangChain's own retriever fields: passed to BaseRetriever, and known to the option check so that a
+// misspelt one ("tag") is answered with the field it probably meant.
+const LANGCHAIN_FIELDS = ['callbacks', 'tags', 'metadata', 'verbose'] as const;
+const langchainShape = Object.fromEntries(LANGCHAIN_FIELDS.map((key) => [key, z.unknown().optional()]));
+
+/**
+ * Validates a retriever's fields strictly with `schema` (ours plus LangChain's own) and splits them:
+ * LangChain's go to `BaseRetriever`, ours are returned parsed.
+ */
+export function parseRetrieverFields<S extends z.ZodObject>(
+  schema: S,
+  fields: unknown,
+  what: string,
+): { base: BaseRetrieverInput; own: z.output<S> } {
+  const parsed = parseOrThrow(schema.extend(langchainShape), fields, what, { aliases: RETRIEVER_ALIASES }) as Record<string, unknown>;
+  const base: Record<string, unknown> = {};
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if ((LANGCHAIN_FIELDS as readonly string[]).includes(key)) {
+      if (value !== undefined) base[key] = value;
+    } else {
+      own[key] = value;
+    }
+  }
+  return { base: base as BaseRetrieverInput, own: own as z.output<S> };
 }
 
 /**
  * Shared body of `BundleRetriever` and `BriefingPackRetriever`: search (child run `LitmSearch`), pack
  * (child run `LitmPack`, which also dispatches the `litm_pack_summary` event), then documents in context order.
  * Holds only the parsed options: every call builds its own candidates, pack and documents.
+ *
+ * Not serialisable: `lc_serializable` stays false and `toJSON()` gives LangChain's `not_implemented` stub,
+ * because the retriever holds a live store (an open index or client) that no JSON can rebuild.
  */
-export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> {
+export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumentMetadata> extends BaseRetriever<M> {
   lc_namespace = ['litm_pack', 'retrievers'];
 
   protected abstract readonly packOptions: ParsedRetrieverOptions;
 
-  override async _getRelevantDocuments(
-    query: string,
-    runManager?: CallbackManagerForRetrieverRun,
-  ): Promise<Document<LitmDocumentMetadata>[]> {
+  override async _getRelevantDocuments(query: string, runManager?: CallbackManagerForRetrieverRun): Promise<Document<M>[]> {
     return (await this.retrieveAndPack(query, runManager)).documents;
   }
 
@@ -56,7 +74,7 @@ export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> 
    * Like `invoke`, and also returns the pack (citations, coverage, budget, dropped). Traced as the same
    * retriever run as `invoke`.
    */
-  async retrieveWithCitations(query: string, config?: RunnableConfig): Promise<RetrievalWithCitations> {
+  async retrieveWithCitations(query: string, config?: RunnableConfig): Promise<RetrievalWithCitations<M>> {
     // Mirrors BaseRetriever.invoke, which returns only the documents.
     const parsedConfig = ensureConfig(parseCallbackConfigArg(config));
     const callbackManager = await CallbackManager.configure(
@@ -91,16 +109,16 @@ export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> 
     query: string,
     runManager: CallbackManagerForRetrieverRun | undefined,
     signal?: AbortSignal,
-  ): Promise<RetrievalWithCitations> {
+  ): Promise<RetrievalWithCitations<M>> {
     const options = this.packOptions;
     const text = parseQuery(query);
     const request = buildSearchRequest(options, text);
     if (signal !== undefined) request.signal = signal;
-    const candidates = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
+    const { candidates, degraded } = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
     const pack = await packAsChildRun(
       text,
       candidates,
-      (q, c) => packForRetriever(options, q, c),
+      (q, c) => packForRetriever(options, q, c, degraded),
       runManager?.getChild('litm_pack'),
     );
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
@@ -110,6 +128,7 @@ export abstract class PackRetriever extends BaseRetriever<LitmDocumentMetadata> 
       (index) => ({ metadata: candidates[index]?.metadata, id: candidates[index]?.id }),
       caveatsToAppend(pack, includeCaveats),
     );
-    return { documents, pack };
+    // Bundles never append the caveats document, so their documents are all items (M = LitmItemMetadata).
+    return { documents: documents as Document<M>[], pack };
   }
 }

@@ -2,7 +2,8 @@ import { dispatchCustomEvent } from '@langchain/core/callbacks/dispatch/web';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
 import type { Candidate, Pack } from '../core/schemas.js';
-import type { SearchRequest, Store } from '../retrieve/types.js';
+import { retrieveCandidates, type RetrieveRequest, type Retrieved } from '../pipeline/retrieve.js';
+import type { Store } from '../retrieve/types.js';
 import { summarizePack } from '../adapters/packing.js';
 
 /** Name of the custom event that carries a `PackSummary` (budget, coverage, dropped counts). */
@@ -17,12 +18,12 @@ interface PackRunInput {
 }
 
 /**
- * Runs `store.search` as a child run (`LitmSearch`) so the request and the candidate pool show up in traces.
- * The run config's abort signal is passed to the store.
+ * Runs retrieval (the pipeline every surface shares) as a child run (`LitmSearch`) so the request and the
+ * candidate pool show up in traces. The run config's abort signal is passed to the store.
  */
-export function searchAsChildRun(store: Store, request: SearchRequest, callbacks: Callbacks | undefined): Promise<Candidate[]> {
-  const search = RunnableLambda.from((input: SearchRequest, config?: RunnableConfig) =>
-    store.search(config?.signal === undefined ? input : { ...input, signal: config.signal }),
+export function searchAsChildRun(store: Store, request: RetrieveRequest, callbacks: Callbacks | undefined): Promise<Retrieved> {
+  const search = RunnableLambda.from((input: RetrieveRequest, config?: RunnableConfig) =>
+    retrieveCandidates(store, config?.signal === undefined ? input : { ...input, signal: config.signal }),
   ).withConfig({ runName: SEARCH_RUN_NAME });
   return search.invoke(request, { callbacks });
 }

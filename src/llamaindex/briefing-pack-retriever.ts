@@ -1,5 +1,6 @@
 import { parseOrThrow } from '../core/errors.js';
 import {
+  RETRIEVER_ALIASES,
   BriefingRetrieverOptionsSchema,
   type BriefingRetrieverOptions,
   type ParsedRetrieverOptions,
@@ -21,7 +22,7 @@ export class BriefingPackRetriever extends PackRetriever {
   protected readonly packOptions: ParsedRetrieverOptions;
 
   constructor(options: BriefingRetrieverOptions) {
-    const parsed = parseOrThrow(BriefingRetrieverOptionsSchema, options, 'BriefingPackRetriever options');
+    const parsed = parseOrThrow(BriefingRetrieverOptionsSchema, options, 'BriefingPackRetriever options', { aliases: RETRIEVER_ALIASES });
     super();
     this.packOptions = { kind: 'briefing', ...parsed };
   }

@@ -1,5 +1,6 @@
 import { parseOrThrow } from '../core/errors.js';
 import {
+  RETRIEVER_ALIASES,
   BundleRetrieverOptionsSchema,
   type BundleRetrieverOptions,
   type ParsedRetrieverOptions,
@@ -21,7 +22,7 @@ export class BundleRetriever extends PackRetriever {
   protected readonly packOptions: ParsedRetrieverOptions;
 
   constructor(options: BundleRetrieverOptions) {
-    const parsed = parseOrThrow(BundleRetrieverOptionsSchema, options, 'BundleRetriever options');
+    const parsed = parseOrThrow(BundleRetrieverOptionsSchema, options, 'BundleRetriever options', { aliases: RETRIEVER_ALIASES });
     super();
     this.packOptions = { kind: 'bundle', ...parsed };
   }

@@ -3,10 +3,14 @@ export { BriefingPackRetriever } from './briefing-pack-retriever.js';
 export { LitmPostprocessor } from './litm-postprocessor.js';
 export type { LitmPostprocessorOptions } from './litm-postprocessor.js';
 export type { NodesWithCitations } from './pack-retriever.js';
-export { nodesToCandidates } from './nodes.js';
+export { nodesToCandidates, PackedTextNode } from './nodes.js';
 export type {
   BriefingRetrieverOptions,
   BundleRetrieverOptions,
+  LitmCaveatsMetadata,
+  LitmDocumentMetadata,
+  LitmItemMetadata,
   LitmMetadata,
   PackSummary,
+  PackerOptions,
 } from '../adapters/packing.js';

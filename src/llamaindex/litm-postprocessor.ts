@@ -5,9 +5,11 @@ import { extractText } from '@llamaindex/core/utils';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import type { Pack } from '../core/schemas.js';
 import {
+  PACKER_ALIASES,
   PackerOptionsSchema,
   packAsBundle,
   parseQuery,
+  type LitmItemMetadata,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
@@ -36,7 +38,7 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
   private readonly options: ParsedPackerOptions;
 
   constructor(options: LitmPostprocessorOptions) {
-    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmPostprocessor options');
+    this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmPostprocessor options', { aliases: PACKER_ALIASES });
   }
 
   async postprocessNodes(nodes: NodeWithScore[], query?: MessageContent): Promise<NodeWithScore[]> {
@@ -47,7 +49,7 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
   async postprocessWithCitations(
     nodes: readonly NodeWithScore[],
     query?: MessageContent,
-  ): Promise<{ nodes: NodeWithScore[]; pack: Pack }> {
+  ): Promise<{ nodes: NodeWithScore<LitmItemMetadata>[]; pack: Pack }> {
     if (query === undefined) {
       throw new LitmPackError(
         'invalid_input',
@@ -57,6 +59,8 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
     const text = parseQuery(extractText(query));
     const candidates = nodesToCandidates(nodes);
     const pack = packAsBundle(this.options, text, candidates);
-    return { nodes: packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null), pack };
+    const packed = packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null);
+    // Without a caveats block every node is an item (with its citation).
+    return { nodes: packed as NodeWithScore<LitmItemMetadata>[], pack };
   }
 }

@@ -10,13 +10,15 @@ import {
   caveatsToAppend,
   packForRetriever,
   parseQuery,
+  type LitmDocumentMetadata,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
+import { retrieveCandidates } from '../pipeline/retrieve.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
-export interface NodesWithCitations {
-  nodes: NodeWithScore[];
+export interface NodesWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
+  nodes: NodeWithScore<M>[];
   pack: Pack;
 }
 
@@ -51,8 +53,8 @@ export abstract class PackRetriever extends BaseRetriever {
     const text = parseQuery(query);
     const request = buildSearchRequest(options, text);
     if (signal !== undefined) request.signal = signal;
-    const candidates = await options.store.search(request);
-    const pack = packForRetriever(options, text, candidates);
+    const { candidates, degraded } = await retrieveCandidates(options.store, request);
+    const pack = packForRetriever(options, text, candidates, degraded);
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(
       pack,

@@ -6,7 +6,6 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
@@ -16,6 +15,7 @@ import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js'
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas, says } from '../service/requests.js';
 import { RagContextSchema } from '../service/responses.js';
+import { packageVersion } from '../service/version.js';
 import { serveBriefing, serveBundle, servePack, ragContextOf, type ServiceContext } from '../service/service.js';
 
 export const McpServerOptionsSchema = z.strictObject({
@@ -45,8 +45,6 @@ export interface ToolCallEvent {
   latencyMs: number;
 }
 
-const require = createRequire(import.meta.url);
-const { version } = require('../../package.json') as { version: string };
 
 const CONFIDENCE_ROUTING =
   'Read coverage.confidence before you answer: "strong" → answer from the context and cite blocks as [n]; ' +
@@ -115,7 +113,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
   const limits = resolveLimits(options.limits);
   const schemas = requestSchemas(limits);
   const context: ServiceContext = { store: options.store, principals: [...options.principals] };
-  const server = new McpServer({ name: 'litm-pack', version });
+  const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
 
   /** Runs one tool call: the service, the result, the event. */
   const run = async (tool: string, query: string | undefined, body: () => Promise<{ pack: Pack; result: CallToolResult }>) => {

@@ -8,7 +8,7 @@ import { encodeBm25Document, encodeBm25Query } from '../retrieve/bm25.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
-import { SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { LIMIT_ALIASES, SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -401,7 +401,7 @@ export class QdrantHybridStore implements Store {
    * and the principals' ACL are inside every query and prefetch. Results are sorted by score desc, then id.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
     const mode = this.#resolveMode(req.mode);

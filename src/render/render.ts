@@ -1,4 +1,7 @@
 import type { Candidate, ItemRole, PackFormat } from '../core/schemas.js';
+import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
+
+export { escapeBody, oneLine, quoteField } from './escape.js';
 
 /** What a rendered block shows: its marker, its provenance and its (already cut) body. */
 export interface BlockInput {
@@ -17,37 +20,11 @@ export interface ZonedBlocks {
 
 const ELLIPSIS = ' …';
 
-/** One line, no control characters: provenance fields can never start a new line or block. */
-function oneLine(value: string): string {
-  return value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/gu, ' ').replace(/\s+/gu, ' ').trim();
-}
-
-function escapeXml(value: string): string {
-  return value.replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;');
-}
-
-// Lines of content that a reader (or a markdown renderer) could take for structure: a block marker
-// "[n]", a heading, a setext underline or thematic break, a code fence, or a text-format zone label.
-const MARKDOWN_STRUCTURE = /^([ \t]*)(\[\d+\]|#|=+[ \t]*$|-{3,}[ \t]*$|\*{3,}[ \t]*$|_{3,}[ \t]*$|`{3,}|~{3,})/gmu;
-const TEXT_STRUCTURE = /^([ \t]*)(\[\d+\]|==)/gmu;
-
-/** Escapes `text` for the body of a block so it cannot forge, close or renumber a block. */
-export function escapeBody(format: PackFormat, text: string): string {
-  switch (format) {
-    case 'xml':
-      return escapeXml(text);
-    case 'markdown':
-      return text.replace(MARKDOWN_STRUCTURE, '$1\\$2');
-    case 'text':
-      return text.replace(TEXT_STRUCTURE, '$1\\$2');
-  }
-}
-
-function provenanceParts(candidate: BlockInput['candidate']): string[] {
-  const parts = [`source: ${oneLine(candidate.sourceId ?? candidate.id)}`];
-  if (candidate.version !== undefined && candidate.version !== '') parts.push(`version: ${oneLine(candidate.version)}`);
+function provenanceParts(format: PackFormat, candidate: BlockInput['candidate']): string[] {
+  const parts = [`source: ${headerField(format, candidate.sourceId ?? candidate.id)}`];
+  if (candidate.version !== undefined && oneLine(candidate.version) !== '') parts.push(`version: ${headerField(format, candidate.version)}`);
   if (candidate.section !== undefined && candidate.section.length > 0) {
-    parts.push(`section: ${candidate.section.map(oneLine).join(' > ')}`);
+    parts.push(`section: ${candidate.section.map((part) => headerField(format, part)).join(' > ')}`);
   }
   return parts;
 }
@@ -59,15 +36,16 @@ function pointerNote(tokens: number): string {
 /** Renders one block. `body` is the item text before escaping. */
 export function renderBlock(format: PackFormat, block: BlockInput): string {
   const { candidate } = block;
-  const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? oneLine(candidate.title) : undefined;
+  const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? candidate.title : undefined;
   if (format === 'xml') {
     const lines = [`<document index="${block.ref}">`, `<source>${escapeXml(oneLine(candidate.sourceId ?? candidate.id))}</source>`];
-    if (title !== undefined) lines.push(`<title>${escapeXml(title)}</title>`);
-    if (candidate.version !== undefined && candidate.version !== '') {
+    if (title !== undefined) lines.push(`<title>${escapeXml(oneLine(title))}</title>`);
+    if (candidate.version !== undefined && oneLine(candidate.version) !== '') {
       lines.push(`<version>${escapeXml(oneLine(candidate.version))}</version>`);
     }
     if (candidate.section !== undefined && candidate.section.length > 0) {
-      lines.push(`<section>${escapeXml(candidate.section.map(oneLine).join(' > '))}</section>`);
+      // Parts are quoted when needed so that one part cannot pass for two.
+      lines.push(`<section>${escapeXml(candidate.section.map((part) => quoteField(oneLine(part))).join(' > '))}</section>`);
     }
     if (block.pointer) {
       lines.push(`<note>${pointerNote(block.pointer.tokens)}</note>`);
@@ -77,8 +55,8 @@ export function renderBlock(format: PackFormat, block: BlockInput): string {
     lines.push('</document>');
     return lines.join('\n');
   }
-  const provenance = provenanceParts(candidate).join(', ');
-  const header = `[${block.ref}] ${title !== undefined ? `${title} ` : ''}(${provenance})`;
+  const provenance = provenanceParts(format, candidate).join(', ');
+  const header = `[${block.ref}] ${title !== undefined ? `${headerField(format, title)} ` : ''}(${provenance})`;
   if (block.pointer) return `${header} — ${pointerNote(block.pointer.tokens)}`;
   return `${header}\n${escapeBody(format, block.body)}${block.truncated ? ELLIPSIS : ''}`;
 }

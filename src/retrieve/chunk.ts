@@ -1,7 +1,8 @@
 import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
-import type { Candidate } from '../core/schemas.js';
+import { BoundedMetadataSchema } from '../core/metadata.js';
+import { TimestampSchema, type Candidate } from '../core/schemas.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import type { ChunkRecord, IngestDocument } from './types.js';
@@ -28,9 +29,10 @@ export const IngestDocumentSchema = z.strictObject({
   version: z.string().optional(),
   title: z.string().optional(),
   url: z.string().optional(),
-  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
-  // Metadata is stored in the payload and in saved files, so it must be plain JSON.
-  metadata: z.record(z.string(), jsonValue).optional(),
+  timestamp: TimestampSchema.optional(),
+  // Metadata is stored in the payload and in saved files, so it must be plain JSON; the limits are checked
+  // before the recursive check of its values.
+  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
   // An empty list would be ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
   acl: z
     .array(z.string().min(1))
@@ -393,10 +395,10 @@ export const ChunkRecordSchema = z.strictObject({
   text: z.string(),
   textSha256: z.string().regex(/^[0-9a-f]{64}$/),
   indexedAt: z.string().min(1),
-  timestamp: z.iso.datetime({ offset: true, local: true }).or(z.iso.date()).optional(),
+  timestamp: TimestampSchema.optional(),
   kind: z.string().optional(),
   tokens: z.record(z.string(), nonNegativeInt),
   acl: z.array(z.string().min(1)).optional(),
   clusters: z.array(z.string().min(1)).optional(),
-  metadata: z.record(z.string(), jsonValue).optional(),
+  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
 });

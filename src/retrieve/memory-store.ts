@@ -7,6 +7,13 @@ import { LitmPackError, describeIssues, parseOrThrow } from '../core/errors.js';
 import type { Candidate } from '../core/schemas.js';
 import { encodeBm25Document, encodeBm25Query } from './bm25.js';
 import {
+  embeddingModelName,
+  isLangChainEmbeddings,
+  isLlamaIndexEmbedding,
+  toEmbeddingsLike,
+  type EmbeddingsInput,
+} from './embeddings.js';
+import {
   ChunkRecordSchema,
   DEFAULT_CHUNK_TOKENS,
   chunkDocument,
@@ -48,15 +55,17 @@ export const FusionSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('dbsf') }),
 ]);
 
-/** Anything with LangChain's `embedQuery`/`embedDocuments` (shared with the Qdrant store's options). */
-export const EmbeddingsSchema = z.custom<EmbeddingsLike>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as EmbeddingsLike).embedQuery === 'function' &&
-    typeof (value as EmbeddingsLike).embedDocuments === 'function',
-  { message: 'embeddings must have embedQuery(text) and embedDocuments(texts) functions' },
-);
+/**
+ * Embeddings as the stores take them (shared with the Qdrant store's options): LangChain's
+ * `embedQuery`/`embedDocuments`, or a LlamaIndex `BaseEmbedding` (`getTextEmbeddingsBatch`/`getQueryEmbedding`),
+ * which is adapted to the former.
+ */
+export const EmbeddingsSchema = z
+  .custom<EmbeddingsInput>((value) => isLangChainEmbeddings(value) || isLlamaIndexEmbedding(value), {
+    message:
+      'embeddings must have embedQuery(text) and embedDocuments(texts) (LangChain), or getTextEmbeddingsBatch(texts) and getQueryEmbedding(query) (a LlamaIndex BaseEmbedding)',
+  })
+  .transform(toEmbeddingsLike);
 
 const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
   message: 'signal must be an AbortSignal',
@@ -84,6 +93,12 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
   idfCorpus: z.enum(['all', 'visible']).optional(),
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
+
+/**
+ * Other libraries' names for `limit` (LangChain's `k`, LlamaIndex's `similarityTopK`...): rejected with a
+ * message naming `limit`, so a caller learns the one name instead of having two.
+ */
+export const LIMIT_ALIASES: Readonly<Record<string, string>> = { k: 'limit', topK: 'limit', top_k: 'limit', similarityTopK: 'limit' };
 
 export const SearchRequestSchema = z.strictObject({
   text: z
@@ -163,6 +178,11 @@ export class MemoryHybridStore implements Store {
   /** Slots, postings and document frequencies over `#chunks`, kept in step with it. */
   #index = new MemoryIndex<StoredChunk>();
   #dimension: number | null = null;
+  /**
+   * The model that made the stored vectors, as a loaded store file records it (null: the file did not say).
+   * Undefined while no vectors came from a file: vectors made here are this store's embeddings'.
+   */
+  #vectorModel: string | null | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
   constructor(options: MemoryHybridStoreOptions = {}) {
@@ -174,6 +194,28 @@ export class MemoryHybridStore implements Store {
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
     this.#idfCorpus = parsed.idfCorpus ?? 'all';
+  }
+
+  /** The model and dimension of the stored vectors; null while the store holds none. */
+  get embedding(): { model: string | null; dimension: number } | null {
+    if (this.#dimension === null) return null;
+    const model = this.#vectorModel !== undefined ? this.#vectorModel : this.#embeddings && embeddingModelName(this.#embeddings);
+    return { model: model ?? null, dimension: this.#dimension };
+  }
+
+  /**
+   * Refuses embeddings that name another model than the one that made the stored vectors: their vectors would
+   * be compared with vectors of another space and rank nonsense without any error.
+   */
+  #checkEmbeddingModel(): void {
+    const stored = this.#vectorModel;
+    const current = this.#embeddings && embeddingModelName(this.#embeddings);
+    if (typeof stored !== 'string' || current === undefined || current === stored) return;
+    throw new LitmPackError(
+      'config_mismatch',
+      `The store's vectors were made by the embedding model "${stored}" (dimension ${this.#dimension}); these embeddings use "${current}". Query with "${stored}", or ingest into a new store with "${current}"`,
+      { details: { storedModel: stored, model: current, dimension: this.#dimension } },
+    );
   }
 
   /** Number of chunks stored. */
@@ -198,7 +240,10 @@ export class MemoryHybridStore implements Store {
    * longer present are removed. Nothing changes if any step fails (validation, embedding, abort).
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
-    const run = this.#writes.then(() => this.#add(docs, options));
+    const run = this.#writes.then(() => {
+      this.#checkEmbeddingModel();
+      return this.#add(docs, options);
+    });
     this.#writes = run.catch(() => undefined);
     return run;
   }
@@ -324,7 +369,7 @@ export class MemoryHybridStore implements Store {
   }
 
   async #rank(request: SearchRequest): Promise<RankedArms> {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request');
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
     let mode = req.mode;
@@ -341,6 +386,7 @@ export class MemoryHybridStore implements Store {
 
     let queryVector: DenseQuery | undefined;
     if (mode !== 'lexical') {
+      this.#checkEmbeddingModel();
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
       checkVectors([vector], 1, this.#dimension, 'embedQuery');
@@ -562,6 +608,7 @@ export class MemoryHybridStore implements Store {
       schema: MEMORY_STORE_SCHEMA,
       chunkTokens: this.#chunkTokens,
       dimension: this.#dimension,
+      embeddingModel: this.embedding?.model ?? null,
       sources: [...this.#sources]
         .sort(([a], [b]) => byId(a, b))
         .map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }), ids: [...entry.ids] })),
@@ -609,6 +656,7 @@ export class MemoryHybridStore implements Store {
     this.#sources = sources;
     this.#index = index;
     this.#dimension = file.dimension;
+    this.#vectorModel = file.dimension === null ? undefined : (file.embeddingModel ?? null);
   }
 }
 
@@ -619,6 +667,8 @@ const StoreFileSchema = z
     schema: z.literal(MEMORY_STORE_SCHEMA),
     chunkTokens: z.number().int().min(8).max(8192),
     dimension: z.number().int().positive().nullable(),
+    /** The embedding model that made the vectors (absent in files written before it was recorded). */
+    embeddingModel: z.string().min(1).nullable().optional(),
     sources: z.array(
       z.strictObject({ sourceId: z.string().min(1), version: z.string().optional(), ids: z.array(z.string().min(1)) }),
     ),

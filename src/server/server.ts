@@ -5,7 +5,6 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
@@ -13,6 +12,7 @@ import type { Pack } from '../core/schemas.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimitsInput } from '../service/limits.js';
+import { packageVersion } from '../service/version.js';
 import { serveBriefing, serveBundle, serveVerify, servePack, serveRankings, type ServiceContext } from '../service/service.js';
 import { ApiKeys, type Caller } from './auth.js';
 import {
@@ -29,8 +29,6 @@ import {
 import { REPORT_CSP, renderPackReport } from '../inspect/index.js';
 import { openApiDocument } from './openapi.js';
 
-const require = createRequire(import.meta.url);
-const { version } = require('../../package.json') as { version: string };
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -364,7 +362,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"status":"ok"}'));
 
-  const openapi = JSON.stringify(openApiDocument(schemas, version));
+  const openapi = JSON.stringify(openApiDocument(schemas, packageVersion()));
   app.get('/api/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
 
   if (config.mcp) {

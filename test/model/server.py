@@ -1,7 +1,8 @@
 """A loopback model server for the model suite: real all-MiniLM-L6-v2 vectors, offline.
 
 Serves the protocols litm-pack's providers speak, with the real model behind them:
-  POST /v1/embeddings   OpenAI-compatible embeddings ({input, model} -> {data: [{index, embedding}], ...})
+  POST /v1/embeddings   OpenAI-compatible embeddings ({input, model, encoding_format?} -> {data: [{index, embedding}], ...};
+                        embedding is a float list, or base64 float32 with encoding_format "base64", as OpenAI's)
   POST /rerank          text-embeddings-inference rerank ({query, texts} -> [{index, score}], best first)
   POST /v1/rerank       Cohere / Jina style ({query, documents, top_n} -> {results: [{index, relevance_score}]})
   GET  /health
@@ -21,6 +22,7 @@ with --exit-on-stdin-eof)
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -131,14 +133,23 @@ class Handler(BaseHTTPRequestHandler):
         if requested not in (None, MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"):
             self._error(404, f"model {requested!r} is not served here (serving {MODEL_NAME})")
             return
+        encoding = body.get("encoding_format", "float")
+        if encoding not in ("float", "base64"):
+            self._error(400, "encoding_format must be 'float' or 'base64'")
+            return
         vectors = embed(texts)
         tokens = count_tokens(texts)
+
+        def encoded(v):
+            # OpenAI's base64 form (what its SDKs ask for by default): little-endian float32 bytes.
+            return base64.b64encode(v.astype("<f4").tobytes()).decode("ascii") if encoding == "base64" else v.tolist()
+
         self._send(
             200,
             {
                 "object": "list",
                 "model": MODEL_NAME,
-                "data": [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)],
+                "data": [{"object": "embedding", "index": i, "embedding": encoded(v)} for i, v in enumerate(vectors)],
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             },
         )

@@ -32,7 +32,7 @@ describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', ()
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Bad Qdrant store "qdrant:\/\/nohost": use qdrant:\/\/host:6333\/collection/);
     const down = await cli(['bundle', 'q', '--store', 'qdrant://127.0.0.1:9/none']);
-    expect(down.code).toBe(1);
+    expect(down.code).toBe(3); // a store fault (ERROR_SURFACES: connection_failed)
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
     expect(down.stderr).toMatch(/^litm-pack: /);
   });

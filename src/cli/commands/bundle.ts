@@ -2,15 +2,26 @@ import type { Command } from 'commander';
 import { LitmPackError } from '../../core/errors.js';
 import type { Pack } from '../../core/schemas.js';
 import { retrieveCandidates } from '../../pipeline/retrieve.js';
+import type { Store } from '../../retrieve/types.js';
 import { printPack } from '../io.js';
-import { packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
-import { openStore } from '../stores.js';
+import { embeddingsFrom, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
+import { noteUnusedVectors, openStore } from '../stores.js';
 import { packWith } from './pack.js';
 
 /** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
 export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
   if (query.trim() === '') throw new LitmPackError('invalid_input', 'The query must not be empty');
-  const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
+  const embeddings = embeddingsFrom(flags);
+  if (flags.mode === 'dense' && embeddings === undefined) {
+    throw new LitmPackError('invalid_input', '--mode dense needs --embeddings URL --embed-model NAME (or LITM_EMBEDDINGS_URL and LITM_EMBEDDINGS_MODEL)');
+  }
+  const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+  if (embeddings === undefined && flags.mode === 'hybrid') noteUnusedVectors(store);
+  return retrieveAndPackFrom(store, query, flags);
+}
+
+/** Retrieves from an open store and packs. */
+export async function retrieveAndPackFrom(store: Store, query: string, flags: RetrieveFlags): Promise<Pack> {
   const { candidates, degraded } = await retrieveCandidates(store, {
     text: query,
     mode: flags.mode,

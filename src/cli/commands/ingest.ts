@@ -1,34 +1,30 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { mkdir, readdir, stat } from 'node:fs/promises';
-import { basename, extname, join, relative, resolve, sep } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
 import { sha256Hex } from '../../core/canonical.js';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { IngestDocument } from '../../retrieve/types.js';
-import { readUserFile } from '../io.js';
+import type { EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
 import { readFrontMatter, type FrontMatter } from '../front-matter.js';
-import { list, storeOption } from '../options.js';
+import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
+import { warn } from '../io.js';
+import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
 
-async function collectFiles(paths: string[]): Promise<string[]> {
-  const out: string[] = [];
-  const visit = async (path: string) => {
-    let info;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      throw new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
-    }
-    if (info.isDirectory()) {
-      const entries = (await readdir(path)).sort();
-      for (const entry of entries) if (!entry.startsWith('.')) await visit(join(path, entry));
-    } else if (['.md', '.markdown', '.txt'].includes(extname(path).toLowerCase())) {
-      out.push(path);
-    }
-  };
-  for (const path of paths) await visit(path);
-  return out;
+/** What a document takes from the flags besides its file. */
+export interface DocumentFlags {
+  /** Clusters every ingested file joins (besides those its front matter names). */
+  clusters?: string[];
+  /** Kind of the files whose front matter names none. */
+  kind?: string;
+}
+
+export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
+  store: string;
+  quiet?: boolean;
+  strict?: boolean;
+  followSymlinks?: boolean;
 }
 
 function titleOf(text: string, path: string): string {
@@ -36,45 +32,12 @@ function titleOf(text: string, path: string): string {
   return heading?.[1]?.trim() ?? basename(path);
 }
 
-export interface IngestFlags {
-  /** Clusters every ingested file joins (besides those its front matter names). */
-  clusters?: string[];
-  /** Kind of the files whose front matter names none. */
-  kind?: string;
-}
-
-/** Ingests files and folders into the store `storeDir` names; returns the one-line summary. */
-export async function ingest(paths: string[], storeDir: string, quiet: boolean, flags: IngestFlags = {}): Promise<string> {
-  const files = await collectFiles(paths);
-  if (files.length === 0) throw new LitmPackError('invalid_input', `No .md or .txt files found in ${paths.join(', ')}`);
-  // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const docs: IngestDocument[] = [];
-  for (const file of files) {
-    const raw = await readUserFile(file);
-    const id = relative(process.cwd(), resolve(file)).split(sep).join('/');
-    docs.push(withFrontMatter(id, raw, file, flags));
-  }
-  const qdrant = await openQdrant(storeDir);
-  const store = qdrant ?? (await loadStore(storeDir, false));
-  if (qdrant) await qdrant.ensureCollection();
-  const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
-  bar?.start(docs.length, 0);
-  const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
-  bar?.stop();
-  if (store instanceof MemoryHybridStore) {
-    await mkdir(storeDir, { recursive: true });
-    await store.save(join(storeDir, STORE_FILE));
-  }
-  const total = store instanceof MemoryHybridStore ? ` (${store.size} chunks in all)` : '';
-  return `Ingested ${docs.length} files into ${storeDir}: ${result.added} chunks added, ${result.unchanged} unchanged, ${result.removed} removed${total}.`;
-}
-
 /** The document for one file: markdown front matter and the flags set clusters, kind and title. */
-function withFrontMatter(id: string, raw: string, file: string, flags: IngestFlags): IngestDocument {
-  const markdown = ['.md', '.markdown'].includes(extname(file).toLowerCase());
-  const { text, frontMatter } = markdown ? readFrontMatter(raw, file) : { text: raw, frontMatter: {} as FrontMatter };
+function toDocument({ id, path, text: raw }: TextFile, flags: DocumentFlags): IngestDocument {
+  const markdown = ['.md', '.markdown'].includes(extname(path).toLowerCase());
+  const { text, frontMatter } = markdown ? readFrontMatter(raw, path) : { text: raw, frontMatter: {} as FrontMatter };
   // The version hashes the whole file, so an edit of the front matter alone is a new version too.
-  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, file), version: sha256Hex(raw).slice(0, 12) };
+  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, path), version: sha256Hex(raw).slice(0, 12) };
   const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
   if (clusters.length > 0) doc.clusters = clusters;
   const kind = frontMatter.kind ?? flags.kind;
@@ -82,17 +45,90 @@ function withFrontMatter(id: string, raw: string, file: string, flags: IngestFla
   return doc;
 }
 
+/**
+ * Reads the files under `paths` as documents, warning about each one skipped; with `strict`, anything
+ * skipped fails the ingest before a store is touched.
+ */
+export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean }) {
+  const { files, skipped } = await readTextFiles(paths, options);
+  for (const skip of skipped) warn(skipWarning(skip));
+  if (options.strict === true && skipped.length > 0) {
+    throw new LitmPackError('invalid_input', `--strict: ${skipSummary(skipped)} Nothing was ingested.`, {
+      details: { skipped: skipped.map((skip) => skip.path) },
+    });
+  }
+  const docs = files.map((file) => toDocument(file, options));
+  if (docs.length === 0) {
+    const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
+    throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
+  }
+  return { docs, skipped };
+}
+
+/** Adds documents to an open store with a progress bar on a terminal; returns the counts line. */
+export async function addWithProgress(store: Store, docs: IngestDocument[], quiet: boolean): Promise<string> {
+  const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
+  bar?.start(docs.length, 0);
+  try {
+    const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
+    const total = store instanceof MemoryHybridStore ? ` (${count(store.size, 'chunk')} in all)` : '';
+    return `${count(result.added, 'chunk')} added, ${result.unchanged} unchanged, ${result.removed} removed${total}`;
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Opens (or creates) the store `storeDir` names for writing. */
+async function openForIngest(storeDir: string, embeddings: EmbeddingsLike | undefined): Promise<Store> {
+  const qdrant = await openQdrant(storeDir, { embeddings });
+  if (qdrant) {
+    await qdrant.ensureCollection();
+    return qdrant;
+  }
+  const store = await loadStore(storeDir, false, { embeddings });
+  if (embeddings === undefined && store.embedding !== null) {
+    // New chunks without vectors would be invisible to the dense half of hybrid search.
+    const { model, dimension } = store.embedding;
+    throw new LitmPackError(
+      'invalid_input',
+      `The store at ${storeDir} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too`,
+    );
+  }
+  return store;
+}
+
+/** Ingests files and folders into the store `flags.store` names; returns the summary lines. */
+export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
+  const embeddings = embeddingsFrom(flags);
+  const options = { ...flags, followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
+  // Read everything first: an unreadable file fails the ingest before the store is touched.
+  const { docs, skipped } = await readForIngest(paths, options);
+  const store = await openForIngest(flags.store, embeddings);
+  const counts = await addWithProgress(store, docs, flags.quiet === true);
+  if (store instanceof MemoryHybridStore) {
+    await mkdir(flags.store, { recursive: true });
+    await store.save(join(flags.store, STORE_FILE));
+  }
+  const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
+  if (skipped.length > 0) lines.push(skipSummary(skipped));
+  return lines.join('\n');
+}
+
 export function registerIngest(program: Command): void {
-  storeOption(
-    program
-      .command('ingest')
-      .description('chunk and index .md/.txt files and folders into the embedded store')
-      .argument('<paths...>', 'files or folders'),
+  embeddingsOptions(
+    storeOption(
+      program
+        .command('ingest')
+        .description('chunk and index .md/.markdown/.txt files and folders (UTF-8 text; source ids are paths relative to the working directory)')
+        .argument('<paths...>', 'files or folders'),
+    ),
   )
     .option('--quiet', 'no progress bar')
+    .option('--strict', 'fail instead of skipping files that are not UTF-8 text and symlinks that are not followed')
+    .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
-    .action(async (paths: string[], flags: IngestFlags & { store: string; quiet?: boolean }) => {
-      process.stdout.write(`${await ingest(paths, flags.store, flags.quiet === true, flags)}\n`);
+    .action(async (paths: string[], flags: IngestFlags) => {
+      process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { idfCorpusOption, list, storeOption } from '../options.js';
-import { openStore } from '../stores.js';
+import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { noteUnusedVectors, openStore } from '../stores.js';
 import { closeLogFile, openLogFile, stopSignal } from './serve.js';
 
-interface McpFlags {
+interface McpFlags extends EmbeddingsFlags {
   store: string;
   principals?: string[];
   log?: string;
@@ -12,12 +12,14 @@ interface McpFlags {
 }
 
 export function registerMcp(program: Command): void {
-  idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)')))
+  embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))))
     .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
     .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
     .option('--log-queries', 'include the query text in the log')
     .action(async (flags: McpFlags) => {
-      const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
+      const embeddings = embeddingsFrom(flags);
+      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      if (embeddings === undefined) noteUnusedVectors(store);
       const { serveStdio } = await import('../../mcp/index.js');
       const log = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const session = await serveStdio({

@@ -3,10 +3,10 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { LitmPackError } from '../../core/errors.js';
 import { readUserFile } from '../io.js';
-import { idfCorpusOption, integer, storeOption } from '../options.js';
-import { openStore } from '../stores.js';
+import { embeddingsFrom, embeddingsOptions, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';
+import { noteUnusedVectors, openStore } from '../stores.js';
 
-interface ServeFlags {
+interface ServeFlags extends EmbeddingsFlags {
   store: string;
   port: number;
   host: string;
@@ -90,7 +90,7 @@ export function stopSignal(): Promise<NodeJS.Signals> {
 }
 
 export function registerServe(program: Command): void {
-  idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)')))
+  embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))))
     .option('--port <n>', 'port to listen on (0: any free port)', integer('port'), 8787)
     .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
@@ -116,7 +116,9 @@ export function registerServe(program: Command): void {
         await servePrimary(cluster, flags);
         return;
       }
-      const store = await openStore(flags.store, { idfCorpus: flags.idfCorpus });
+      const embeddings = embeddingsFrom(flags);
+      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      if (embeddings === undefined) noteUnusedVectors(store);
       const { startServer } = await import('../../server/server.js');
       const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const server = await startServer({

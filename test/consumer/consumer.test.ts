@@ -1,0 +1,138 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+
+const exec = promisify(execFile);
+const project = inject('consumerDir');
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '../..');
+const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
+const installed = join(project, 'node_modules/litm-pack');
+
+/** Runs `node args` in the consumer project; rejects with its stderr when it fails. */
+async function node(args: string[]): Promise<string> {
+  try {
+    return (await exec(process.execPath, args, { cwd: project, maxBuffer: 16 * 1024 * 1024 })).stdout;
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`node ${args.join(' ')} failed:\n${failed.stderr ?? ''}${failed.stdout ?? ''}${failed.message}`);
+  }
+}
+
+/** Typechecks (and with `outDir`, compiles) in the consumer project; resolves with tsc's diagnostics ('' when clean). */
+async function typecheck(name: string, compilerOptions: Record<string, unknown>, files: string[]): Promise<string> {
+  const config = join(project, `tsconfig.${name}.json`);
+  const base = { strict: true, skipLibCheck: true, types: ['node'], lib: ['ES2023'], target: 'ES2022', noEmit: true };
+  await writeFile(config, JSON.stringify({ compilerOptions: { ...base, ...compilerOptions }, files }, null, 2));
+  try {
+    await exec(process.execPath, [tsc, '-p', config], { cwd: project, maxBuffer: 16 * 1024 * 1024 });
+    return '';
+  } catch (error) {
+    return (error as { stdout?: string }).stdout ?? String(error);
+  }
+}
+
+const entries = async () => Object.keys(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).exports as Record<string, unknown>);
+
+beforeAll(async () => {
+  for (const file of ['require-all.cjs', 'import-all.mjs', 'use.cjs', 'use.mjs', 'throw.cjs', 'throw.mjs', 'types.ts']) {
+    await copyFile(join(here, 'fixtures', file), join(project, file));
+  }
+  await copyFile(join(here, 'fixtures/types.ts'), join(project, 'types-cjs.cts'));
+});
+
+describe('the installed tarball at run time', () => {
+  it('loads every entry with require() from CommonJS, with the same exports as import()', async () => {
+    const required = JSON.parse(await node(['require-all.cjs'])) as Record<string, string[]>;
+    const imported = JSON.parse(await node(['import-all.mjs'])) as Record<string, string[]>;
+    const specifiers = (await entries()).filter((key) => key !== './package.json').map((key) => (key === '.' ? 'litm-pack' : `litm-pack/${key.slice(2)}`));
+    expect(Object.keys(required).sort()).toEqual(specifiers.sort());
+    for (const specifier of specifiers) {
+      expect(required[specifier]!.length, specifier).toBeGreaterThan(0);
+      expect(required[specifier], specifier).toEqual(imported[specifier]);
+    }
+    expect(required['litm-pack']).toContain('packBundle');
+    expect(required['litm-pack/langchain']).toContain('LitmDocumentPrompt');
+  });
+
+  it('works from CommonJS: packing, an LCEL chain, the stuff-documents chain and a LlamaIndex query engine', async () => {
+    const out = JSON.parse(await node(['use.cjs'])) as Record<string, unknown>;
+    expect(out.context).toBe('[1] (source: a)\nRefunds take 14 days.');
+    expect(out.typed).toBe(true);
+    const expected = out.expected as string;
+    expect(expected).toMatch(/^\[1\] \(source: refunds\.md/);
+    expect(out.lcel).toContain(expected);
+    expect(out.stuff).toContain(expected);
+    expect(out.llamaPrompt).toContain(expected);
+    expect(out.answer).toBe('Within 14 days [1].');
+    expect(out.sameLangChain).toBe(true);
+    expect(out.sameLlamaIndex).toBe(true);
+  });
+
+  it('works from ESM, with the ESM copies of the frameworks', async () => {
+    const out = JSON.parse(await node(['use.mjs'])) as Record<string, unknown>;
+    expect(out.context).toBe('[1] (source: a)\nRefunds take 14 days.');
+    expect(out.piped).toMatch(/^\[1\] \(source: refunds\.md/);
+    expect(out.sameLangChain).toBe(true);
+    expect(out.sameLlamaIndex).toBe(true);
+  });
+
+  it('gives stack traces (with source maps on) that point at files the package ships', async () => {
+    for (const script of ['throw.cjs', 'throw.mjs']) {
+      const stack = await node(['--enable-source-maps', script]);
+      const files = [...stack.matchAll(/\(?((?:file:\/\/)?\/[^\s():]+):\d+:\d+\)?/g)].map((m) => m[1]!.replace(/^file:\/\//, ''));
+      const ours = files.filter((file) => file.includes('/node_modules/litm-pack/'));
+      expect(ours.length, stack).toBeGreaterThan(0);
+      expect(ours.some((file) => file.includes('/node_modules/litm-pack/src/')), stack).toBe(true);
+      for (const file of ours) expect(existsSync(file), file).toBe(true);
+    }
+    expect(existsSync(join(installed, 'test'))).toBe(false);
+  });
+});
+
+describe('the installed command line', () => {
+  it('runs from the bin link: --version, and the demo on the corpus the package ships', async () => {
+    const bin = join(project, 'node_modules/.bin/litm-pack');
+    const version = await exec(bin, ['--version'], { cwd: project });
+    expect(version.stdout.trim()).toBe(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).version);
+    const demo = await exec(bin, ['demo', '--budget', '300'], { cwd: project });
+    expect(demo.stdout).toMatch(/^Ingested 7 files into a store in memory/);
+    expect(demo.stdout).toMatch(/\n\[1\] .*\(source: lost-in-the-middle\.md/);
+  });
+});
+
+describe('the installed tarball in TypeScript', () => {
+  const files = ['types.ts'];
+  it('typechecks with moduleResolution "node" (node10: typesVersions)', async () => {
+    expect(await typecheck('node10', { module: 'commonjs', moduleResolution: 'node', ignoreDeprecations: '5.0' }, files)).toBe('');
+  });
+  it('typechecks with node16, as ESM and as CommonJS (.cts)', async () => {
+    expect(await typecheck('node16', { module: 'node16', moduleResolution: 'node16' }, [...files, 'types-cjs.cts'])).toBe('');
+  });
+  it('typechecks with nodenext, as ESM and as CommonJS (.cts)', async () => {
+    expect(await typecheck('nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }, [...files, 'types-cjs.cts'])).toBe('');
+  });
+  it('typechecks with bundler', async () => {
+    expect(await typecheck('bundler', { module: 'esnext', moduleResolution: 'bundler' }, files)).toBe('');
+  });
+});
+
+describe("the README's framework examples, against the installed tarball", () => {
+  it('compile and run: the LCEL RAG chain and the LlamaIndex query engine', async () => {
+    const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/<!-- consumer-test: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)];
+    expect(blocks.map((b) => b[1])).toEqual(['lcel-rag.ts', 'llamaindex-engine.ts']);
+    await mkdir(join(project, 'readme'), { recursive: true });
+    for (const [, name, code] of blocks) await writeFile(join(project, 'readme', name!), `${code}\n`);
+    const names = blocks.map((b) => `readme/${b[1]}`);
+    expect(await typecheck('readme', { module: 'nodenext', moduleResolution: 'nodenext', noEmit: false, outDir: 'readme-out', rootDir: 'readme' }, names)).toBe('');
+    for (const block of blocks) {
+      const out = await node([join('readme-out', block[1]!.replace(/\.ts$/, '.js'))]);
+      expect(out, block[1]).toMatch(/\[1\] /);
+    }
+  });
+});

@@ -1,0 +1,13 @@
+import { BaseEmbedding } from '@llamaindex/core/embeddings';
+import { FakeEmbeddings } from './fake-embeddings.js';
+
+/** A LlamaIndex embedding class (LlamaIndex's own BaseEmbedding) over deterministic hashed word vectors. */
+export class WordEmbedding extends BaseEmbedding {
+  readonly words = new FakeEmbeddings({ dimension: 32 });
+  constructor() {
+    super();
+  }
+  async getTextEmbedding(text: string): Promise<number[]> {
+    return this.words.embed(text);
+  }
+}
