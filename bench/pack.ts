@@ -1,62 +1,170 @@
 /**
- * npm run bench:pack — packBundle speed against a naive budget cut and against the floor.
+ * npm run bench:pack — packBundle speed beside a naive budget cut and beside the floor, on four pools of 300
+ * candidates, with token hints that lie, and on first use in a fresh process.
  *
- * 300 candidates of ~250 tokens (SciFact abstracts from ../shared/data when present, else generated prose),
- * budgets 1k / 4k / 16k, warm (encoder built before timing). Rows, all in the same run:
- *   ours+hints   packBundle with each candidate's o200k_base count given as a hint (as the stores give it)
+ * Pools (o200k_base, ~250 tokens per candidate; SciFact from ../shared/data):
+ *   scifact            300 distinct SciFact abstracts cut to 250 tokens
+ *   small-vocab        300 distinct paragraphs drawn from a 64-word vocabulary of one-token words
+ *   scifact-dups       20 SciFact abstracts and 280 copies of them: exact, re-cased and re-spaced, quoted as
+ *                      e-mail replies, forwarded, trimmed by a sentence, overlapping windows of two abstracts
+ *   small-vocab-dups   the same from 20 small-vocabulary paragraphs
+ * Rows, timed in the same run, warm (encoder built, a few packs first):
+ *   ours+hints   packBundle with each candidate's o200k_base count as a hint (as the stores give it)
  *   ours         packBundle without hints
- *   ... (cold)   the same with litm-pack's per-process piece-count cache emptied before every call, i.e. the
- *                first pack a process makes over text it has never seen
  *   naive        tokenise every candidate with js-tiktoken, sort by score, take while the sum fits
  *   floor        one js-tiktoken pass over the final context alone (what any exact packer must pay)
- * Usage: tsx bench/pack.ts [--iterations N]
+ * Lying hints: 1,200 SciFact abstracts at a 120,000-token budget, with honest hints, hints of 0, and none.
+ * First use: child processes of the built package (dist/, built first when older than src/): bare `node`,
+ * `import('litm-pack')`, and the first pack of a process, beside building js-tiktoken's o200k_base encoder.
+ *
+ *   npx tsx bench/pack.ts [--iterations 25] [--no-first-use] [--write]
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { getTokenizer, packBundle, type CandidateInput } from '../src/index.js';
+import { loadSciFact } from './lib/datasets.js';
+import { DATA_DIR, REPO_ROOT } from './lib/paths.js';
+import { loadNote, writeSection } from './lib/report.js';
+import { mulberry32 } from './lib/synthetic.js';
+import { markdownTable } from './lib/table.js';
+import { progress } from './lib/timing.js';
+
+const { values: args } = parseArgs({
+  options: {
+    iterations: { type: 'string', default: '25' },
+    'no-first-use': { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+  },
+});
+const ITERATIONS = Number(args.iterations);
+const HAS_SCIFACT = existsSync(join(DATA_DIR, 'scifact', 'corpus.jsonl'));
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
 const encoder = new Tiktoken(require('js-tiktoken/ranks/o200k_base'));
 const tokenizer = getTokenizer('o200k_base');
-// litm-pack's tokenizer remembers piece counts for the process; cold rows empty it before every call.
-const clearPieceCache = () => (tokenizer as { clearCache?: () => void }).clearCache?.();
 
-const argIndex = process.argv.indexOf('--iterations');
-const ITERATIONS = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 15;
-const CORPUS = new URL('../../shared/data/scifact/corpus.jsonl', import.meta.url);
-
-function texts(): string[] {
-  if (existsSync(CORPUS)) {
-    return readFileSync(CORPUS, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { title: string; text: string }))
-      .map((d) => `${d.title}. ${d.text}`);
-  }
-  const words = 'retrieval budget context token model evidence source passage answer query dense sparse'.split(' ');
-  return Array.from({ length: 1000 }, (_, i) =>
-    Array.from({ length: 40 }, (_, s) => `${words[(i + s) % words.length]} ${words[(i * s) % words.length]} number ${i}-${s} is noted.`).join(' '),
-  );
+interface Timing {
+  p50: number;
+  p95: number;
 }
 
-/** 300 distinct candidates of about 250 tokens each, with deterministic descending-ish scores. */
-function makeCandidates(): CandidateInput[] {
-  const out: CandidateInput[] = [];
-  for (const text of texts()) {
-    if (out.length === 300) break;
-    const tokens = encoder.encode(text, [], []);
-    if (tokens.length < 250) continue;
-    const cut = encoder.decode(tokens.slice(0, 250));
-    if (cut.includes('\uFFFD')) continue;
-    const i = out.length;
-    out.push({ id: `doc-${String(i).padStart(3, '0')}`, sourceId: `src-${i % 60}`, title: `Abstract ${i}`, text: cut, score: 1 - i / 300 + ((i * 7919) % 13) / 1000 });
+function quantile(samples: number[], q: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function time(fn: () => unknown, iterations: number, warmup = 5): Timing {
+  for (let i = 0; i < warmup; i += 1) fn();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i += 1) {
+    const start = performance.now();
+    fn();
+    samples.push(performance.now() - start);
+  }
+  return { p50: quantile(samples, 0.5), p95: quantile(samples, 0.95) };
+}
+
+const f = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
+const ratio = (value: number) => `${value.toFixed(2)}×`;
+
+// ---------------------------------------------------------------------------------------------
+// Pools
+
+const TOKENS = 250;
+
+/** The first `tokens` tokens of `text` (null when it is shorter or the cut splits a character). */
+function cut(text: string, tokens: number): string | null {
+  const encoded = encoder.encode(text, [], []);
+  if (encoded.length < tokens) return null;
+  const out = encoder.decode(encoded.slice(0, tokens));
+  return out.includes('\uFFFD') ? null : out;
+}
+
+function sciFactTexts(count: number, tokens = TOKENS): string[] {
+  const out: string[] = [];
+  for (const doc of loadSciFact().corpus) {
+    if (out.length === count) break;
+    const text = cut(doc.text, tokens);
+    if (text !== null) out.push(text);
   }
   return out;
 }
 
+const SMALL_VOCABULARY = (
+  'the of and to in is was for on that with as by at from are be this an which or have has not were but can its ' +
+  'also may more all been their they these other than into only one two new such some most each both used made ' +
+  'any after over same first between under high low'
+).split(' ');
+
+/** Paragraphs of about `tokens` tokens: sentences of 6–15 words drawn uniformly from the 64-word vocabulary. */
+function smallVocabularyTexts(count: number, seed: number, tokens = TOKENS): string[] {
+  const rand = mulberry32(seed);
+  const out: string[] = [];
+  while (out.length < count) {
+    const sentences: string[] = [];
+    let words = 0;
+    while (words < tokens - 25) {
+      const length = 6 + Math.floor(rand() * 10);
+      const sentence = Array.from({ length }, () => SMALL_VOCABULARY[Math.floor(rand() * SMALL_VOCABULARY.length)]!);
+      sentence[0] = sentence[0]![0]!.toUpperCase() + sentence[0]!.slice(1);
+      sentences.push(`${sentence.join(' ')}.`);
+      words += length;
+    }
+    out.push(sentences.join(' '));
+  }
+  return out;
+}
+
+function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+/u).filter((s) => s.length > 0);
+}
+
+/**
+ * 20 base texts and 280 copies (93% of the pool duplicates one base, exactly or nearly): copy k of base b
+ * cycles through seven kinds, so every base has copies of each kind.
+ */
+function withCopies(bases: string[], seed: number): string[] {
+  const rand = mulberry32(seed);
+  const kinds: Array<(text: string, other: string) => string> = [
+    (text) => text,
+    (text) => `  ${text.toUpperCase().replace(/\. /g, '.\n\n')}  `,
+    (text) => `On Tue, 4 Mar 2025 at 09:12, A. Writer <a.writer@example.org> wrote:\n${sentencesOf(text).map((s) => `> ${s}`).join('\n')}`,
+    (text) => `Thanks, see below.\n\n---------- Forwarded message ----------\nSubject: Re: results\n\n${text}`,
+    (text) => sentencesOf(text).slice(1).join(' '),
+    (text) => sentencesOf(text).slice(0, -1).join(' '),
+    (text, other) => [...sentencesOf(text).slice(2), ...sentencesOf(other).slice(0, 2)].join(' '),
+  ];
+  const out = [...bases];
+  for (let k = 0; out.length < 300; k += 1) {
+    const b = Math.floor(rand() * bases.length);
+    out.push(kinds[k % kinds.length]!(bases[b]!, bases[(b + 1) % bases.length]!));
+  }
+  return out;
+}
+
+/** Candidates with scores that interleave bases and copies, ids in a shuffled order, hints on request. */
+function candidatesFrom(texts: string[], seed: number): CandidateInput[] {
+  const rand = mulberry32(seed);
+  return texts.map((text, i) => ({
+    id: `doc-${String(Math.floor(rand() * 1e6)).padStart(6, '0')}-${i}`,
+    sourceId: `src-${i % 60}`,
+    title: `Document ${i}`,
+    text,
+    score: Math.round((1 - i / texts.length / 2 + rand() / 4) * 1e6) / 1e6,
+  }));
+}
+
+const withHints = (candidates: CandidateInput[]): CandidateInput[] =>
+  candidates.map((c) => ({ ...c, tokens: { o200k_base: tokenizer.count(c.text) } }));
+
 function naivePack(candidates: readonly CandidateInput[], maxTokens: number): string {
-  const counted = candidates.map((c) => ({ c, n: encoder.encode(c.text, [], []).length })).sort((a, b) => b.c.score - a.c.score);
+  const counted = candidates
+    .map((c) => ({ c, n: encoder.encode(c.text, [], []).length }))
+    .sort((a, b) => b.c.score - a.c.score);
   const kept: string[] = [];
   let used = 0;
   for (const { c, n } of counted) {
@@ -67,51 +175,267 @@ function naivePack(candidates: readonly CandidateInput[], maxTokens: number): st
   return kept.join('\n\n');
 }
 
-function time(fn: () => unknown, iterations: number): { p50: number; p95: number } {
-  fn(); // warm
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i += 1) {
-    const start = performance.now();
-    fn();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
-  return { p50: at(0.5), p95: at(0.95) };
+// ---------------------------------------------------------------------------------------------
+// Packing speed per pool
+
+interface PoolRun {
+  pool: string;
+  budget: number;
+  rows: Array<{ name: string; t: Timing }>;
+  floor: Timing;
+  naive: Timing;
 }
 
-const candidates = makeCandidates();
-const hinted = candidates.map((c) => ({ ...c, tokens: { o200k_base: tokenizer.count(c.text) } }));
-const avg = hinted.reduce((s, c) => s + (c.tokens as Record<string, number>).o200k_base!, 0) / hinted.length;
-console.log(`litm-pack bench:pack — ${candidates.length} candidates, ~${avg.toFixed(0)} o200k_base tokens each, ${ITERATIONS} warm iterations, node ${process.version}`);
-console.log('');
-const header = ['budget', 'row', 'p50 ms', 'p95 ms', 'vs floor (p50)', 'naive / row (p50)'];
-const rows: string[][] = [];
-for (const budget of [1000, 4000, 16000]) {
+function runPool(pool: string, candidates: CandidateInput[], budget: number): PoolRun {
+  progress(`${pool}, budget ${budget}`);
+  const hinted = withHints(candidates);
   const context = packBundle({ query: 'q', candidates: hinted, maxTokens: budget }).context;
   const floor = time(() => encoder.encode(context, [], []), ITERATIONS);
-  const ours = time(() => packBundle({ query: 'q', candidates, maxTokens: budget }), ITERATIONS);
   const oursHints = time(() => packBundle({ query: 'q', candidates: hinted, maxTokens: budget }), ITERATIONS);
-  const cold = (fn: () => unknown) => () => {
-    clearPieceCache();
-    return fn();
+  const ours = time(() => packBundle({ query: 'q', candidates, maxTokens: budget }), ITERATIONS);
+  const naive = time(() => naivePack(candidates, budget), Math.max(5, Math.ceil(ITERATIONS / 3)), 1);
+  return {
+    pool,
+    budget,
+    rows: [
+      { name: 'ours+hints', t: oursHints },
+      { name: 'ours', t: ours },
+      { name: 'naive', t: naive },
+      { name: 'floor', t: floor },
+    ],
+    floor,
+    naive,
   };
-  const oursCold = time(cold(() => packBundle({ query: 'q', candidates, maxTokens: budget })), ITERATIONS);
-  const oursHintsCold = time(cold(() => packBundle({ query: 'q', candidates: hinted, maxTokens: budget })), ITERATIONS);
-  const naive = time(() => naivePack(candidates, budget), Math.max(3, Math.ceil(ITERATIONS / 3)));
-  const row = (name: string, t: { p50: number; p95: number }) =>
-    rows.push([String(budget), name, t.p50.toFixed(1), t.p95.toFixed(1), `${(t.p50 / floor.p50).toFixed(2)}×`, `${(naive.p50 / t.p50).toFixed(1)}×`]);
-  row('ours+hints', oursHints);
-  row('ours+hints (cold)', oursHintsCold);
-  row('ours', ours);
-  row('ours (cold)', oursCold);
-  row('naive', naive);
-  row('floor', floor);
 }
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] as number)).join('  ');
-console.log(line(header));
-for (const r of rows) console.log(line(r));
-console.log('');
-console.log('Targets at 4k: ours+hints within 1.5× of floor and ≥10× faster than naive; ours ≥4× faster than naive.');
-console.log('floor and naive use js-tiktoken as it is; the cold rows are the fair comparison for a first call.');
+
+/** Share of a pool that rule 4 drops as a duplicate of another of its texts (packed with room for all). */
+function duplicateShare(candidates: CandidateInput[]): number {
+  const pack = packBundle({ query: 'q', candidates, maxTokens: 1_000_000 });
+  return pack.dropped.filter((d) => d.reason === 'duplicate' || d.reason === 'near-duplicate').length / candidates.length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lying hints
+
+function runLyingHints(): { rows: Array<{ name: string; t: Timing; items: number; used: number }>; count: number; budget: number } {
+  const count = 1200;
+  const budget = 120_000;
+  progress(`lying hints: ${count} candidates, budget ${budget}`);
+  const texts = HAS_SCIFACT ? loadSciFact().corpus.slice(0, count).map((d) => d.text) : smallVocabularyTexts(count, 51, 300);
+  const plain = candidatesFrom(texts, 7);
+  const honest = withHints(plain);
+  const lying = plain.map((c) => ({ ...c, tokens: 0 }));
+  const iterations = Math.max(5, Math.ceil(ITERATIONS / 3));
+  const rows = (
+    [
+      ['honest hints', honest],
+      ['hints of 0 (lying)', lying],
+      ['no hints', plain],
+    ] as const
+  ).map(([name, candidates]) => {
+    const pack = packBundle({ query: 'q', candidates, maxTokens: budget });
+    const t = time(() => packBundle({ query: 'q', candidates, maxTokens: budget }), iterations, 1);
+    return { name, t, items: pack.items.length, used: pack.budget.usedTokens };
+  });
+  return { rows, count, budget };
+}
+
+// ---------------------------------------------------------------------------------------------
+// First use
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function ensureBuilt(): void {
+  const table = join(REPO_ROOT, 'dist', 'tokenize', 'ranks', 'o200k_base.ranks');
+  const built = existsSync(table) ? statSync(table).mtimeMs : 0;
+  if (built > newestMtime(join(REPO_ROOT, 'src'))) return;
+  progress('building the package (npm run build) for the first-use rows');
+  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** Wall time of a fresh `node` running `args`, and what the script printed (JSON), `runs` times. */
+function processRuns(args: string[], runs: number): Array<{ wall: number; out: Record<string, number> }> {
+  const out: Array<{ wall: number; out: Record<string, number> }> = [];
+  for (let i = 0; i < runs; i += 1) {
+    const start = performance.now();
+    const child = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8' });
+    const wall = performance.now() - start;
+    if (child.status !== 0) throw new Error(`node ${args.join(' ')} failed: ${child.stderr}`);
+    out.push({ wall, out: child.stdout.trim() ? (JSON.parse(child.stdout) as Record<string, number>) : {} });
+  }
+  return out;
+}
+
+const FIRST_PACK = `
+const t0 = performance.now();
+const m = await import('litm-pack');
+const t1 = performance.now();
+m.packBundle({ query: 'refunds', maxTokens: 200, candidates: [
+  { id: 'a', text: 'Refunds are issued within 14 days of a return being received. Store credit is immediate.', score: 0.9 },
+  { id: 'b', text: 'Can I get a refund without a receipt? Only as store credit, at the lowest recent price.', score: 0.8 } ] });
+const t2 = performance.now();
+console.log(JSON.stringify({ import: t1 - t0, firstPack: t2 - t1 }));`;
+
+const TIKTOKEN_BUILD = `
+const t0 = performance.now();
+const { Tiktoken } = require('js-tiktoken/lite');
+const encoder = new Tiktoken(require('js-tiktoken/ranks/o200k_base'));
+encoder.encode('Refunds are issued within 14 days of a return being received.');
+console.log(JSON.stringify({ build: performance.now() - t0 }));`;
+
+interface FirstUse {
+  runs: number;
+  bare: Timing;
+  imported: Timing;
+  firstPack: Timing;
+  importInProcess: Timing;
+  fromSource: Timing;
+  tiktoken: Timing;
+}
+
+function runFirstUse(): FirstUse {
+  ensureBuilt();
+  const runs = 15;
+  progress(`first use: ${runs} fresh processes per row`);
+  const timing = (values: number[]): Timing => ({ p50: quantile(values, 0.5), p95: quantile(values, 0.95) });
+  const bare: number[] = [];
+  const imported: number[] = [];
+  // Interleaved, so load on the machine falls on every row alike.
+  for (let i = 0; i < runs; i += 1) {
+    bare.push(processRuns(['-e', '0'], 1)[0]!.wall);
+    imported.push(processRuns(['--input-type=module', '-e', "await import('litm-pack')"], 1)[0]!.wall);
+  }
+  const packs = processRuns(['--input-type=module', '-e', FIRST_PACK], runs);
+  const source = processRuns(['--import', 'tsx', '--input-type=module', '-e', FIRST_PACK.replace("'litm-pack'", "'./src/index.ts'")], 5);
+  const tiktoken = processRuns(['-e', TIKTOKEN_BUILD], 5);
+  return {
+    runs,
+    bare: timing(bare),
+    imported: timing(imported),
+    firstPack: timing(packs.map((r) => r.out.firstPack!)),
+    importInProcess: timing(packs.map((r) => r.out.import!)),
+    fromSource: timing(source.map((r) => r.out.firstPack!)),
+    tiktoken: timing(tiktoken.map((r) => r.out.build!)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  if (!HAS_SCIFACT) progress(`SciFact not found under ${DATA_DIR}: only the small-vocabulary pools run`);
+  const scifact = HAS_SCIFACT ? candidatesFrom(sciFactTexts(300), 1) : [];
+  const smallVocab = candidatesFrom(smallVocabularyTexts(300, 11), 2);
+  const scifactDups = HAS_SCIFACT ? candidatesFrom(withCopies(sciFactTexts(20), 21), 3) : [];
+  const smallVocabDups = candidatesFrom(withCopies(smallVocabularyTexts(20, 31), 41), 4);
+  const avgTokens = (pool: CandidateInput[]) => pool.reduce((s, c) => s + tokenizer.count(c.text), 0) / pool.length;
+
+  // Every packing path compiled before anything is timed.
+  for (const pool of [scifact, smallVocab, scifactDups, smallVocabDups]) {
+    for (let i = 0; i < 5; i += 1) {
+      packBundle({ query: 'q', candidates: withHints(pool), maxTokens: 4000 });
+      packBundle({ query: 'q', candidates: pool, maxTokens: 4000 });
+    }
+  }
+  const runs: PoolRun[] = [
+    ...(HAS_SCIFACT ? [runPool('scifact', scifact, 1000), runPool('scifact', scifact, 4000), runPool('scifact', scifact, 16000)] : []),
+    runPool('small-vocab', smallVocab, 4000),
+    ...(HAS_SCIFACT ? [runPool('scifact-dups', scifactDups, 4000)] : []),
+    runPool('small-vocab-dups', smallVocabDups, 4000),
+  ];
+  const lying = runLyingHints();
+  const firstUse = args['no-first-use'] ? null : runFirstUse();
+
+  const lines: string[] = [];
+  lines.push('### Packing speed (`npm run bench:pack`)');
+  lines.push('');
+  lines.push(
+    `300 candidates per pool, o200k_base, ${ITERATIONS} timed packs per row after warm-up (encoder built); node ${process.version}. ` +
+      '"× floor" divides a row\'s p50 by the floor\'s p50, "naive ÷ row" the naive cut\'s p50 by the row\'s.',
+  );
+  lines.push('');
+  lines.push(
+    [
+      HAS_SCIFACT ? `- **scifact**: 300 distinct SciFact abstracts cut to 250 tokens (mean ${avgTokens(scifact).toFixed(0)}).` : '- **scifact**, **scifact-dups**: not run (no SciFact data).',
+      `- **small-vocab**: 300 distinct paragraphs of sentences drawn uniformly from a 64-word vocabulary of one-token words (mean ${avgTokens(smallVocab).toFixed(0)} tokens); no two are near duplicates.`,
+      `- **${HAS_SCIFACT ? 'scifact-dups' : 'small-vocab-dups'}**: 20 ${HAS_SCIFACT ? 'SciFact abstracts' : 'small-vocab paragraphs'} (250 tokens) and 280 copies, seven kinds in turn: exact; upper-cased and re-spaced; quoted as an e-mail reply (\`> \` lines); forwarded under a header; first sentence dropped; last sentence dropped; a window over two of them. Rule 4 drops ${(duplicateShare(HAS_SCIFACT ? scifactDups : smallVocabDups) * 100).toFixed(0)}% of the pool as duplicates or near duplicates (packed with room for all).`,
+      ...(HAS_SCIFACT ? [`- **small-vocab-dups**: the same copies of 20 small-vocab paragraphs; rule 4 drops ${(duplicateShare(smallVocabDups) * 100).toFixed(0)}% of it.`] : []),
+    ].join('\n'),
+  );
+  lines.push('');
+  const table: string[][] = [];
+  for (const run of runs) {
+    for (const { name, t } of run.rows) {
+      table.push([run.pool, String(run.budget), name, f(t.p50), f(t.p95), ratio(t.p50 / run.floor.p50), ratio(run.naive.p50 / t.p50)]);
+    }
+  }
+  lines.push(markdownTable(['Pool', 'Budget', 'Row', 'p50 ms', 'p95 ms', '× floor (p50)', 'naive ÷ row (p50)'], table));
+  lines.push('');
+  lines.push(`#### Hints that lie: ${lying.count.toLocaleString('en-US')} ${HAS_SCIFACT ? 'SciFact abstracts' : 'small-vocab paragraphs'}, budget ${lying.budget.toLocaleString('en-US')}`);
+  lines.push('');
+  const honest = lying.rows[0]!;
+  lines.push(
+    markdownTable(
+      ['Hints', 'p50 ms', 'p95 ms', '÷ honest (p50)', '÷ honest (p95)', 'Items', 'Used tokens'],
+      lying.rows.map((r) => [r.name, f(r.t.p50), f(r.t.p95), ratio(r.t.p50 / honest.t.p50), ratio(r.t.p95 / honest.t.p95), String(r.items), String(r.used)]),
+    ),
+  );
+  if (firstUse) {
+    lines.push('');
+    lines.push(`#### First use (${firstUse.runs} fresh processes per row; the built package)`);
+    lines.push('');
+    lines.push(
+      markdownTable(
+        ['Measure', 'p50 ms', 'p95 ms'],
+        [
+          ['`node -e 0` (bare node, wall)', f(firstUse.bare.p50), f(firstUse.bare.p95)],
+          ["`import('litm-pack')` (wall)", f(firstUse.imported.p50), f(firstUse.imported.p95)],
+          ["`import('litm-pack')` above bare node", f(firstUse.imported.p50 - firstUse.bare.p50), f(firstUse.imported.p95 - firstUse.bare.p95)],
+          ['import, inside the process', f(firstUse.importInProcess.p50), f(firstUse.importInProcess.p95)],
+          ['first pack of a process (o200k_base cold: vocabulary read, first count)', f(firstUse.firstPack.p50), f(firstUse.firstPack.p95)],
+          ['first pack, running from source (tsx; vocabulary decoded from js-tiktoken)', f(firstUse.fromSource.p50), f(firstUse.fromSource.p95)],
+          ['js-tiktoken: o200k_base encoder built, one encode (how the first pack began before)', f(firstUse.tiktoken.p50), f(firstUse.tiktoken.p95)],
+        ],
+      ),
+    );
+  }
+  lines.push('');
+  const at = (pool: string, budget: number) => runs.find((r) => r.pool === pool && r.budget === budget)!;
+  const row = (run: PoolRun, name: string) => run.rows.find((r) => r.name === name)!.t;
+  const check = (ok: boolean) => (ok ? 'met' : 'missed');
+  const targets: string[][] = [];
+  for (const pool of HAS_SCIFACT ? ['scifact', 'small-vocab'] : ['small-vocab']) {
+    const run = at(pool, 4000);
+    const x = row(run, 'ours+hints').p50 / run.floor.p50;
+    targets.push([`${pool} 4k: ours+hints ≤ 1.5× floor`, `${ratio(x)}: ${check(x <= 1.5)}`]);
+    const y = run.naive.p50 / row(run, 'ours').p50;
+    targets.push([`${pool} 4k: ours (no hints) ≥ 4× faster than naive`, `${ratio(y)}: ${check(y >= 4)}`]);
+  }
+  for (const pool of HAS_SCIFACT ? ['scifact-dups', 'small-vocab-dups'] : ['small-vocab-dups']) {
+    const run = at(pool, 4000);
+    const x = row(run, 'ours+hints').p50 / run.floor.p50;
+    targets.push([`${pool} 4k: ours+hints ≤ 3× floor`, `${ratio(x)}: ${check(x <= 3)}`]);
+  }
+  const lie = lying.rows[1]!.t.p50 / honest.t.p50;
+  targets.push(['hints of 0 within 2× of honest hints (p50)', `${ratio(lie)}: ${check(lie <= 2)}`]);
+  if (firstUse) {
+    targets.push(['first pack ≤ 300 ms (o200k_base, cold)', `${f(firstUse.firstPack.p50)} ms: ${check(firstUse.firstPack.p50 <= 300)}`]);
+    const above = firstUse.imported.p50 - firstUse.bare.p50;
+    targets.push(["import('litm-pack') ≤ 100 ms above bare node", `${f(above)} ms: ${check(above <= 100)}`]);
+  }
+  lines.push(markdownTable(['Target', 'Result'], targets));
+  lines.push('');
+  lines.push(`Run took ${((performance.now() - started) / 1000).toFixed(0)} s; ${loadNote()}.`);
+  const md = lines.join('\n');
+  process.stdout.write(`${md}\n`);
+  if (args.write) writeSection('pack', md);
+}
+
+await main();

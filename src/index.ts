@@ -75,4 +75,30 @@ export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embedd
 export { OpenAICompatibleEmbeddings, OpenAICompatibleEmbeddingsOptionsSchema } from './embeddings/openai-compatible.js';
 export type { OpenAICompatibleEmbeddingsOptions } from './embeddings/openai-compatible.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
+export { readFrontMatter } from './retrieve/front-matter.js';
+export type { FrontMatter } from './retrieve/front-matter.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
+export {
+  assembleBriefing,
+  BriefingRequestSchema,
+  DEFAULT_MAX_PINS,
+  DEFAULT_MAX_CLUSTERS,
+  DEFAULT_MAX_CLUSTER_SOURCES,
+} from './pipeline/briefing.js';
+export type { Briefing, BriefingRequest } from './pipeline/briefing.js';
+export {
+  verifyCitations,
+  CitationCheckSchema,
+  CitationStatusSchema,
+  VerifiableCitationSchema,
+  VerifiablePackSchema,
+  VerifyCitationsOptionsSchema,
+} from './verify/verify.js';
+export type {
+  CitationCheck,
+  CitationStatus,
+  ClosestPassage,
+  VerifiableCitation,
+  VerifiablePack,
+  VerifyCitationsOptions,
+} from './verify/verify.js';

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
+import fc from 'fast-check';
+import { stem } from 'porter2';
 import { describe, expect, it } from 'vitest';
 
 import { isLitmPackError } from '../src/core/errors.js';
@@ -116,6 +118,41 @@ describe('BM25 encoder (Qdrant/bm25 compatible)', () => {
     expect(twice.values[0] as number).toBeLessThan(2.2); // k + 1
     const custom = encodeBm25Document('cat', { k: 1.5, b: 0, avgLen: 100 });
     expect(custom.values[0]).toBeCloseTo(1, 12); // b = 0, tf = 1: (k+1)/(1+k)
+  });
+
+  it('tokenises mixed ASCII and other scripts as fastembed does, however often words repeat (property)', () => {
+    // fastembed's steps on the whole text: non-word characters to spaces, lower-case, word runs, drop, stem.
+    // (No characters outside the BMP here: those take the stemmer's code-point path, covered by the fixture.)
+    const stopwords = new Set(ENGLISH_STOPWORDS);
+    const reference = (text: string) =>
+      (text.replace(/[^\p{L}\p{N}_]/gu, ' ').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])
+        .filter((token) => token !== '_' && !stopwords.has(token) && [...token].length <= 40)
+        .map((token) => stem(token))
+        .filter((stemmed) => stemmed !== '');
+    const piece = fc.oneof(
+      fc.constantFrom('The', 'cells', 'CELL', 'running', 'ΑΣ', 'Σ', 'ΑΣ.Β', 'İstanbul', 'naïve', 'café', 'x_y', '_', 'R2D2', 'α-helix', 'a'.repeat(41)),
+      fc.constantFrom(' ', '  ', '.', '-', '\n', '—', '\u00a0', '\u0301', ',', '’'),
+      fc.string({ unit: 'grapheme-ascii', maxLength: 8 }),
+      fc.string({ unit: fc.constantFrom(...'aéΣσİıßǅ1٣_'), maxLength: 6 }),
+    );
+    const text = fc.array(piece, { maxLength: 30 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(tokenizeBm25(t)).toEqual(reference(t));
+        expect(tokenizeBm25(t)).toEqual(reference(t));
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('gives the same vectors after its remembered vocabulary is forgotten', () => {
+    const text = 'Mitochondrial proteins in CELLS, cells and α-helices: naïve ΑΣ models.';
+    const before = encodeBm25Document(text);
+    // More distinct words than the encoder remembers, so it forgets and starts over.
+    const filler = Array.from({ length: 210_000 }, (_, i) => `w${i.toString(36)}`).join(' ');
+    encodeBm25Query(filler);
+    expect(encodeBm25Document(text)).toEqual(before);
+    expect(tokenizeBm25(text)).toEqual(tokenizeBm25(text));
   });
 
   it('rejects options outside their range', () => {

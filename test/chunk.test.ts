@@ -218,6 +218,7 @@ describe('chunkToCandidate', () => {
       span: record!.span,
       kind: 'segment',
       timestamp: '2024-05-01T10:00:00Z',
+      indexedAt,
       tokens: record!.tokens,
       metadata: { kind: 'segment', lang: 'en' },
     });

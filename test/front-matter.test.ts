@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../src/core/errors.js';
-import { readFrontMatter } from '../src/cli/front-matter.js';
+import { readFrontMatter } from '../src/retrieve/front-matter.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import { runCli } from './helpers/cli.js';
 

@@ -265,11 +265,11 @@ describe('filters and access control inside the search', () => {
 
   it('with idfCorpus "visible", restricted chunks do not move the scores of visible ones', async () => {
     const text = 'chocolate cookies budget';
-    const publicOnly = new MemoryHybridStore();
+    const publicOnly = new MemoryHybridStore({ now: clock() });
     await publicOnly.addDocuments(corpus);
     const baseline = await publicOnly.search({ text, mode: 'lexical', principals: ['sales'] });
 
-    const visible = new MemoryHybridStore({ idfCorpus: 'visible' });
+    const visible = new MemoryHybridStore({ idfCorpus: 'visible', now: clock() });
     await visible.addDocuments([...corpus, secret]);
     expect(await visible.search({ text, mode: 'lexical', principals: ['sales'] })).toEqual(baseline);
 

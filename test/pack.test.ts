@@ -168,6 +168,8 @@ describe('rule 8: coverage signal', () => {
       confidence: 'partial',
       scoreP50: 2,
       dateRange: { from: '2024-05-01T00:00:00Z', to: '2024-05-01T00:00:00Z' },
+      denseAvailable: true,
+      newestIndexedAt: null,
     });
   });
 });

@@ -22,6 +22,7 @@ import {
   pointToCandidate,
   toQdrantError,
   toQdrantFusion,
+  QDRANT_CLIENT_METHODS,
   type CallPolicy,
   type QdrantClientLike,
 } from '../src/qdrant/index.js';
@@ -42,18 +43,8 @@ function fakeClient(overrides: Partial<QdrantClientLike>): QdrantClientLike {
   const unexpected = (name: string) => (): never => {
     throw new Error(`unexpected client call: ${name}`);
   };
-  return {
-    query: unexpected('query'),
-    queryBatch: unexpected('queryBatch'),
-    scroll: unexpected('scroll'),
-    upsert: unexpected('upsert'),
-    delete: unexpected('delete'),
-    getCollection: unexpected('getCollection'),
-    collectionExists: unexpected('collectionExists'),
-    createCollection: unexpected('createCollection'),
-    createPayloadIndex: unexpected('createPayloadIndex'),
-    ...overrides,
-  };
+  const client = Object.fromEntries(QDRANT_CLIENT_METHODS.map((name) => [name, unexpected(name)])) as unknown as QdrantClientLike;
+  return Object.assign(client, overrides);
 }
 
 function expectCode(error: unknown, code: LitmPackErrorCode): LitmPackError {
@@ -427,6 +418,56 @@ describe('collection config', () => {
       'payload index "sourceId" has type integer, keyword is required',
     ]);
     expect(check.missingIndexes).toEqual([['acl', 'keyword']]);
+  });
+
+  it('compares sharding, replication, the tenant index and the recorded model, each when asked', () => {
+    const existing = info(
+      {
+        vectors: { dense: { size: 8, distance: 'Cosine' } },
+        sparse_vectors: { bm25: { modifier: 'idf' } },
+        shard_number: 3,
+        replication_factor: 2,
+        write_consistency_factor: 1,
+      },
+      { tenant: { data_type: 'keyword', points: 0 } },
+    );
+    (existing.config as { metadata?: unknown }).metadata = { litm_pack: { embedding_model: 'model-a', dense_dimension: 8 } };
+    const vectors = { dense: 'dense', sparse: 'bm25' };
+    expect(checkCollection(existing, { vectors, size: 8, payloadIndexes: {} }).mismatches).toEqual([]);
+    const check = checkCollection(existing, {
+      vectors,
+      size: 8,
+      payloadIndexes: { tenant: { type: 'keyword', is_tenant: true } },
+      embeddingModel: 'model-b',
+      cluster: { shardingMethod: 'custom', shardNumber: 6, replicationFactor: 2, writeConsistencyFactor: 2 },
+    });
+    expect(check.mismatches).toEqual([
+      expect.stringMatching(/^its dense vectors come from embedding model "model-a" \(8 dimensions\) and this store embeds with "model-b"/),
+      expect.stringMatching(/^it uses automatic sharding and tenancy "shard-key" needs sharding_method "custom"/),
+      expect.stringMatching(/^shard_number is 3, this store asks for 6/),
+      expect.stringMatching(/^write_consistency_factor is 1, this store asks for 2/),
+      'payload index "tenant" is not a tenant index (is_tenant: true is required; recreate the index)',
+    ]);
+  });
+
+  it('creates a custom-sharded, replicated collection with metadata when asked', () => {
+    expect(
+      buildCreateCollection({ dense: 'dense', sparse: 'bm25' }, 4, {
+        metadata: { litm_pack: { dense_dimension: 4 } },
+        cluster: { shardingMethod: 'custom', shardNumber: 2, replicationFactor: 3, writeConsistencyFactor: 2 },
+      }),
+    ).toEqual({
+      vectors: { dense: { size: 4, distance: 'Cosine' } },
+      sparse_vectors: { bm25: { modifier: 'idf' } },
+      sharding_method: 'custom',
+      shard_number: 2,
+      replication_factor: 3,
+      write_consistency_factor: 2,
+      metadata: { litm_pack: { dense_dimension: 4 } },
+    });
+    expect(buildCreateCollection({ dense: '', sparse: null }, 3, { cluster: { shardingMethod: 'auto' } })).toEqual({
+      vectors: { size: 3, distance: 'Cosine' },
+    });
   });
 
   it('reports missing vectors with what the collection has', () => {

@@ -111,8 +111,10 @@ export async function runSynthetic(options: SyntheticOptions): Promise<string> {
   progress(`synthetic: ingesting ${options.chunks} chunks`);
   const ingestStart = now();
   const batch = 5000;
+  let peakIngestRss = rssBefore;
   for (let i = 0; i < docs.length; i += batch) {
     await store.addDocuments(docs.slice(i, i + batch));
+    peakIngestRss = Math.max(peakIngestRss, rssMiB());
     progress(`  ${Math.min(i + batch, docs.length)}/${docs.length} chunks, ${((now() - ingestStart) / 1000).toFixed(0)} s, RSS ${rssMiB().toFixed(0)} MiB`);
   }
   const ingestMs = now() - ingestStart;
@@ -161,6 +163,7 @@ export async function runSynthetic(options: SyntheticOptions): Promise<string> {
       [
         ['ingest (chunk, count tokens, BM25-encode, vectors)', `${fixed(ingestMs / 1000, 1)} s (${Math.round(options.chunks / (ingestMs / 1000))} chunks/s)`],
         ['RSS before ingest', `${rssBefore.toFixed(0)} MiB`],
+        ['RSS peak during ingest (sampled after each batch of 5,000)', `${peakIngestRss.toFixed(0)} MiB`],
         ['RSS after ingest', `${rssAfterIngest.toFixed(0)} MiB`],
         ['RSS peak while querying', `${peakRss.toFixed(0)} MiB`],
       ],

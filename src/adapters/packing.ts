@@ -7,9 +7,8 @@ import { sha256Hex } from '../core/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import { renderBlock } from '../render/render.js';
-import { compareCandidates, packBriefing, packBundle } from '../core/pack.js';
+import { compareCandidates, packBundle } from '../core/pack.js';
 import {
-  BriefingOptionsSchema,
   PackOptionsBaseSchema,
   type Candidate,
   type Citation,
@@ -18,6 +17,7 @@ import {
   type Pack,
   type PackItem,
 } from '../core/schemas.js';
+import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import type { RetrieveRequest } from '../pipeline/retrieve.js';
 import { LIMIT_ALIASES } from '../retrieve/memory-store.js';
 import type { Filter, SearchMode, Store } from '../retrieve/types.js';
@@ -67,15 +67,10 @@ export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, 
 export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
 export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
 
-const briefingShape = BriefingOptionsSchema.shape;
+/** Briefings run through `assembleBriefing` (pins fetched directly, clusters, scope, tiers). */
 export const BriefingRetrieverOptionsSchema = z.strictObject({
-  ...retrievalShape,
-  ...packerShape,
-  pins: briefingShape.pins,
-  groundingCount: briefingShape.groundingCount,
-  entity: briefingShape.entity,
-  contradictions: briefingShape.contradictions,
-  gaps: briefingShape.gaps,
+  store: storeSchema,
+  ...BriefingSettingsShape,
   /** Append the caveats block as a final document/node (role `caveats`). */
   includeCaveats: z.boolean().default(true),
 });
@@ -99,7 +94,7 @@ export function parseQuery(query: unknown): string {
 }
 
 /** The retrieval request a retriever's options make for a query (run by the shared pipeline). */
-export function buildSearchRequest(options: ParsedRetrieverOptions, query: string): RetrieveRequest {
+export function buildSearchRequest(options: ParsedBundleRetrieverOptions, query: string): RetrieveRequest {
   const request: RetrieveRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
@@ -121,23 +116,23 @@ function packerInput(options: ParsedPackerOptions) {
   return input;
 }
 
-/** Packs `candidates` with a retriever's options (bundle or briefing); `degraded` as retrieval reported it. */
+/** Packs `candidates` with a bundle retriever's options; `degraded` as retrieval reported it. */
 export function packForRetriever(
-  options: ParsedRetrieverOptions,
+  options: ParsedBundleRetrieverOptions,
   query: string,
   candidates: Candidate[],
   degraded: Degraded[] = [],
 ): Pack {
-  const base = { ...packerInput(options), query, candidates, degraded };
-  if (options.kind === 'bundle') return packBundle(base);
-  return packBriefing({
-    ...base,
-    pins: options.pins,
-    groundingCount: options.groundingCount,
-    entity: options.entity,
-    contradictions: options.contradictions,
-    gaps: options.gaps,
-  });
+  return packBundle({ ...packerInput(options), query, candidates, degraded });
+}
+
+/**
+ * The `assembleBriefing` request of a briefing retriever for `query`: a blank query is "no prompt", so a
+ * retriever configured with pins or clusters works with `invoke('')`.
+ */
+export function briefingRequest(options: ParsedBriefingRetrieverOptions, query: string, signal?: AbortSignal): BriefingRequest {
+  const { includeCaveats: _includeCaveats, kind: _kind, ...settings } = options as ParsedBriefingRetrieverOptions & { kind?: string };
+  return { ...settings, prompt: query, ...(signal === undefined ? {} : { signal }) } as BriefingRequest;
 }
 
 /** Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). */

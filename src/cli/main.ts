@@ -13,7 +13,10 @@ import { registerIngest } from './commands/ingest.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
+import { registerRankings } from './commands/rankings.js';
+import { registerRemove } from './commands/remove.js';
 import { registerServe } from './commands/serve.js';
+import { CommandExit, registerVerify } from './commands/verify.js';
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
 export const USAGE_EXIT_CODE = 2;
@@ -55,6 +58,9 @@ export function buildProgram(): Command {
   registerIngest(program);
   registerBundle(program);
   registerBriefing(program);
+  registerVerify(program);
+  registerRemove(program);
+  registerRankings(program);
   registerDemo(program);
   registerInspect(program);
   registerServe(program);
@@ -68,6 +74,8 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return 0;
   } catch (error) {
+    // A command that printed its result and ends with a status of its own (verify: stale citations).
+    if (error instanceof CommandExit) return error.exitCode;
     if (error instanceof CommanderError) {
       // commander already printed its message; --help and --version end with 0, usage errors with 2
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;

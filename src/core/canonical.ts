@@ -12,14 +12,33 @@ export function canonicalStringify(value: unknown): string {
     }
     return JSON.stringify(value) ?? 'null';
   }
+  // Written as loops (every pack is hashed through this): no intermediate arrays, and keys are sorted only
+  // when they are not in order already, which objects built field by field usually are.
   if (Array.isArray(value)) {
-    return `[${value.map((v) => (v === undefined ? 'null' : canonicalStringify(v))).join(',')}]`;
+    let out = '[';
+    for (let i = 0; i < value.length; i += 1) {
+      if (i > 0) out += ',';
+      // A hole stays empty, as Array.prototype.join writes it.
+      if (i in value) out += value[i] === undefined ? 'null' : canonicalStringify(value[i]);
+    }
+    return `${out}]`;
   }
-  const entries = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalStringify((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 1; i < keys.length; i += 1) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
+  }
+  let out = '{';
+  for (const key of keys) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += `${JSON.stringify(key)}:${canonicalStringify(member)}`;
+  }
+  return `${out}}`;
 }
 
 /** A copy of `value` with object keys sorted and undefined members dropped: what `canonicalStringify` writes. */

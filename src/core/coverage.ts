@@ -14,8 +14,12 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-/** Coverage of what was kept: the signal a caller uses to decide whether to trust the pack. */
-export function computeCoverage(kept: readonly Candidate[], thresholds: CoverageThresholds): Coverage {
+/**
+ * Coverage of what was kept: the signal a caller uses to decide whether to trust the pack. `pool` (all
+ * candidates, default `kept`) tells whether the dense arm answered: it did when any candidate carries a
+ * dense similarity.
+ */
+export function computeCoverage(kept: readonly Candidate[], thresholds: CoverageThresholds, pool: readonly Candidate[] = kept): Coverage {
   let top: number | null = null;
   for (const candidate of kept) {
     if (candidate.similarity !== undefined && (top === null || candidate.similarity > top)) top = candidate.similarity;
@@ -30,6 +34,13 @@ export function computeCoverage(kept: readonly Candidate[], thresholds: Coverage
     if (from === null || at < from.at || (at === from.at && candidate.timestamp < from.text)) from = { at, text: candidate.timestamp };
     if (to === null || at > to.at || (at === to.at && candidate.timestamp > to.text)) to = { at, text: candidate.timestamp };
   }
+  let newest: { at: number; text: string } | null = null;
+  for (const candidate of kept) {
+    if (candidate.indexedAt === undefined) continue;
+    const at = timestampMillis(candidate.indexedAt);
+    if (Number.isNaN(at)) continue;
+    if (newest === null || at > newest.at || (at === newest.at && candidate.indexedAt > newest.text)) newest = { at, text: candidate.indexedAt };
+  }
   return {
     itemCount: kept.length,
     distinctSourceCount: new Set(kept.map((c) => c.sourceId ?? c.id)).size,
@@ -37,5 +48,7 @@ export function computeCoverage(kept: readonly Candidate[], thresholds: Coverage
     confidence: confidenceFor(top, kept.length, thresholds),
     scoreP50: median(kept.map((c) => c.score)),
     dateRange: from !== null && to !== null ? { from: from.text, to: to.text } : null,
+    denseAvailable: pool.some((c) => c.similarity !== undefined) || top !== null,
+    newestIndexedAt: newest?.text ?? null,
   };
 }

@@ -20,7 +20,8 @@ import {
   type ParsedBriefingOptions,
   type ParsedBundleOptions,
 } from './schemas.js';
-import { characterCutPoints, cutPoints, normalizeText, shingleHashes, sharedCount } from './text.js';
+import { Deduper } from './dedupe.js';
+import { characterCutPoints, cutPoints } from './text.js';
 import {
   escapeBody,
   oneLine,
@@ -32,7 +33,7 @@ import {
   type BlockInput,
   type ZonedBlocks,
 } from '../render/render.js';
-import { getTokenizer } from '../tokenize/tiktoken.js';
+import { countBySegments, getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 
 // Budget bookkeeping during the greedy fill uses per-block estimates (BPE counts are not additive);
@@ -92,6 +93,33 @@ function rankCandidates(candidates: readonly Candidate[], pins: readonly string[
   return { ranked, dropped };
 }
 
+/**
+ * Escaped candidate texts, remembered across packs per format. Escaping reads a candidate's whole text, and
+ * a pack escapes every candidate it considers, most of which do not fit; the same chunks come back query after
+ * query, usually as the very same strings, whose lookup costs no reading. Bounded by the characters held.
+ */
+const ESCAPE_CACHE_CHARS = 8_000_000;
+const escapeCaches = new Map<PackFormat, { texts: Map<string, string>; chars: number }>();
+
+function escapedBody(format: PackFormat, text: string): string {
+  let cache = escapeCaches.get(format);
+  if (cache === undefined) {
+    cache = { texts: new Map(), chars: 0 };
+    escapeCaches.set(format, cache);
+  }
+  let escaped = cache.texts.get(text);
+  if (escaped === undefined) {
+    escaped = escapeBody(format, text);
+    if (cache.chars + text.length > ESCAPE_CACHE_CHARS) {
+      cache.texts.clear();
+      cache.chars = 0;
+    }
+    cache.texts.set(text, escaped);
+    cache.chars += text.length + (escaped === text ? 0 : escaped.length);
+  }
+  return escaped;
+}
+
 /** Token accounting for one pack: exact counts where they matter, cheap bounds where they do not. */
 class Meter {
   readonly #headerCache = new Map<string, number>();
@@ -105,8 +133,24 @@ class Meter {
     return this.tokenizer.count(text);
   }
 
-  lowerBound(text: string): number {
-    return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text) : 0;
+  /** `escapeBody(format, text)`. */
+  escaped(text: string): string {
+    return escapedBody(this.format, text);
+  }
+
+  /**
+   * Exact count of an assembled context. Contexts are recounted after every change during the exact fit, and
+   * most of their lines are unchanged, so line segments' counts are remembered for the pack.
+   */
+  countContext(context: string): number {
+    return countBySegments(this.tokenizer, context, this.#segments);
+  }
+
+  readonly #segments = new Map<string, number>();
+
+  /** A lower bound on `count(text)`; the tokenizer may stop early once it is above `limit`. */
+  lowerBound(text: string, limit = Infinity): number {
+    return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text, limit) : 0;
   }
 
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */
@@ -123,12 +167,29 @@ class Meter {
     return tokens;
   }
 
-  /** The candidate's token hint for this tokenizer, when it applies to the rendered body. */
+  /** The candidate's token hint for this tokenizer, when it applies to the rendered body and hints are trusted. */
   hint(candidate: Candidate, escaped: string): number | undefined {
-    if (candidate.tokens === undefined || escaped !== candidate.text) return undefined;
+    if (this.#distrustHints || candidate.tokens === undefined || escaped !== candidate.text) return undefined;
     if (typeof candidate.tokens === 'number') return candidate.tokens;
     return candidate.tokens[this.tokenizer.name];
   }
+
+  /**
+   * False, and hints are no longer trusted for the rest of this pack, when `hint` is provably wrong: below the
+   * lower bound of the text's count. One wrong hint means the caller's counts cannot be relied on; trusting the
+   * rest would fill the pack with items that do not fit, which the exact fit must then remove one recount at a time.
+   */
+  hintHolds(hint: number, escaped: string): boolean {
+    if (this.lowerBound(escaped, hint) <= hint) return true;
+    this.#distrustHints = true;
+    return false;
+  }
+
+  get hintsTrusted(): boolean {
+    return !this.#distrustHints;
+  }
+
+  #distrustHints = false;
 }
 
 interface FillSettings {
@@ -173,19 +234,6 @@ function cutToFit(text: string, budget: number, meter: Meter): { body: string; t
   );
 }
 
-/** The first kept item this one nearly duplicates (Jaccard) or is contained in / contains (overlap coefficient). */
-function nearDuplicateOf(kept: readonly Kept[], shingles: Uint32Array, settings: FillSettings): Kept | undefined {
-  for (const other of kept) {
-    if (other.shingles === undefined) continue;
-    const shared = sharedCount(shingles, other.shingles);
-    const union = shingles.length + other.shingles.length - shared;
-    const smaller = Math.min(shingles.length, other.shingles.length);
-    if (settings.nearThreshold !== null && (union === 0 || shared / union >= settings.nearThreshold)) return other;
-    if (settings.containmentThreshold !== null && smaller > 0 && shared / smaller >= settings.containmentThreshold) return other;
-  }
-  return undefined;
-}
-
 /**
  * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
  * bound before any exact count), then duplicates against what is already kept, then the cut.
@@ -194,7 +242,9 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
   const kept: Kept[] = [];
   const dropped: Dropped[] = [];
   const perSource = new Map<string, number>();
-  const byNormalised = new Map<string, Kept>();
+  const deduper = new Deduper<Kept>(settings);
+  /** Kept whole on the strength of a hint (recounted if a later hint proves wrong). */
+  const hinted = new Set<Kept>();
   let used = reserved;
 
   for (const entry of entries) {
@@ -207,18 +257,33 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
       dropped.push({ id: candidate.id, reason: 'source-cap' });
       continue;
     }
-    const remaining = settings.maxTokens - used;
-    const escaped = escapeBody(meter.format, candidate.text);
+    let remaining = settings.maxTokens - used;
+    const escaped = meter.escaped(candidate.text);
     const hint = meter.hint(candidate, escaped);
     const header = meter.headerText(candidate);
     const headerBound = meter.lowerBound(header);
 
     let bodyTokens: number | undefined;
     let headerTokens: number | undefined;
-    if (headerBound + (hint ?? meter.lowerBound(escaped)) + SEPARATOR_TOKENS <= remaining) {
+    let fromHint = false;
+    const room = remaining - headerBound - SEPARATOR_TOKENS;
+    if ((hint ?? meter.lowerBound(escaped, room)) <= room) {
       headerTokens = meter.headerTokens(header);
-      const whole = hint ?? meter.count(escaped);
+      let whole = hint ?? meter.count(escaped);
+      if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
+        whole = meter.count(escaped);
+        // What was kept on earlier hints is recounted too.
+        for (const [index, item] of kept.entries()) {
+          if (!hinted.has(item)) continue;
+          const exact = meter.count(meter.escaped(item.body));
+          used += exact - item.bodyTokens;
+          kept[index] = { ...item, bodyTokens: exact, cost: item.cost + exact - item.bodyTokens };
+        }
+        hinted.clear();
+        remaining = settings.maxTokens - used;
+      }
       if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
+      fromHint = hint !== undefined && meter.hintsTrusted;
     }
     let canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
     if (bodyTokens === undefined && canCut) {
@@ -231,21 +296,12 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     }
 
     // Duplicates are judged against kept items only: a copy of something that did not fit is not redundant.
-    const normalised = normalizeText(candidate.text);
-    const exact = byNormalised.get(normalised);
-    if (exact !== undefined) {
-      dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: exact.entry.candidate.id });
+    const verdict = deduper.check(candidate.text);
+    if (verdict.kind !== 'new') {
+      dropped.push({ id: candidate.id, reason: verdict.kind, duplicateOf: verdict.of.entry.candidate.id });
       continue;
     }
-    const detectNear = settings.nearThreshold !== null || settings.containmentThreshold !== null;
-    const shingles = detectNear ? shingleHashes(normalised, settings.shingleSize) : undefined;
-    if (shingles !== undefined) {
-      const near = nearDuplicateOf(kept, shingles, settings);
-      if (near !== undefined) {
-        dropped.push({ id: candidate.id, reason: 'near-duplicate', duplicateOf: near.entry.candidate.id });
-        continue;
-      }
-    }
+    const { normalised, shingles } = verdict;
 
     let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
     if (bodyTokens !== undefined && headerTokens !== undefined) {
@@ -275,7 +331,8 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     }
     const keptItem: Kept = { ...item, entry, normalised, shingles };
     kept.push(keptItem);
-    byNormalised.set(normalised, keptItem);
+    deduper.keep(verdict, keptItem);
+    if (fromHint && !item.truncated && item.pointer === undefined) hinted.add(keptItem);
     perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
     used += item.cost;
   }
@@ -289,8 +346,13 @@ interface Layout {
 }
 
 function sortDropped(dropped: Dropped[]): Dropped[] {
-  const key = (d: Dropped) => `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}`;
-  return dropped.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  // Keys built once per entry, not once per comparison.
+  const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  keyed.forEach(({ d }, i) => {
+    dropped[i] = d;
+  });
+  return dropped;
 }
 
 /**
@@ -306,13 +368,13 @@ function fitExactly(
 ): { layout: Layout; usedTokens: number } {
   for (;;) {
     const current = layout(kept, dropped);
-    const usedTokens = meter.count(current.context);
+    const usedTokens = meter.countContext(current.context);
     if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
     const victim = kept[kept.length - 1];
     if (victim === undefined) {
       // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
       const bare = layout([], dropped);
-      return { layout: bare, usedTokens: meter.count(bare.context) };
+      return { layout: bare, usedTokens: meter.countContext(bare.context) };
     }
     const over = usedTokens - settings.maxTokens;
     const target = victim.bodyTokens - over - 2;
@@ -391,6 +453,7 @@ function finish(
   const coverage: Coverage = computeCoverage(
     ordered.map((o) => o.kept.entry.candidate),
     options.coverage,
+    options.candidates,
   );
   const sortedDropped = sortDropped(dropped);
   const body: Omit<Pack, 'packHash'> = {
@@ -410,9 +473,10 @@ function finish(
     degraded: sortDegraded(options.degraded),
   };
   // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
-  // (no undefined members).
-  const clean = JSON.parse(canonicalStringify(body)) as Omit<Pack, 'packHash'>;
-  return { ...clean, packHash: sha256Hex(canonicalStringify(clean)) };
+  // (no undefined members). The parsed copy serialises to the same string, so that string is hashed.
+  const json = canonicalStringify(body);
+  const clean = JSON.parse(json) as Omit<Pack, 'packHash'>;
+  return { ...clean, packHash: sha256Hex(json) };
 }
 
 function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): FillSettings {
@@ -494,6 +558,12 @@ export function caveatLines(
       `${countOf('duplicate') + countOf('near-duplicate')} duplicates removed; ` +
       `${countOf('source-cap')} over the per-source cap; ${countOf('below-min-score')} below the minimum score.`,
   );
+  const kinds = new Map<string, number>();
+  for (const candidate of kept) kinds.set(candidate.kind ?? 'no kind', (kinds.get(candidate.kind ?? 'no kind') ?? 0) + 1);
+  if ([...kinds.keys()].some((kind) => kind !== 'no kind')) {
+    const counts = [...kinds].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([kind, n]) => `${n} ${kind}`);
+    lines.push(`Kinds: ${counts.join(', ')}.`);
+  }
   for (const gap of options.gaps) lines.push(`Gap: ${gap}`);
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
   // Quoted when needed, so that one pin cannot read as two.
@@ -512,12 +582,27 @@ export function packBriefing(input: BriefingOptions): Pack {
   const settings = settingsFrom(options, true);
   const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
 
-  // Pins first, in the order given (a source pin brings its chunks best first), then everything else.
+  // Pins first, in the order given (a source pin brings its chunks in document order); then the
+  // candidates given precedence, in their order; then everything else by (tier-weighted) score.
   const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
   const pinIndex = (entry: Entry) =>
     Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
-  const pinnedEntries = ranked.filter((e) => e.pinned).sort((a, b) => pinIndex(a) - pinIndex(b));
-  const order = [...pinnedEntries, ...ranked.filter((e) => !e.pinned)];
+  const spanStart = (entry: Entry) => entry.candidate.span?.start ?? 0;
+  const pinnedEntries = ranked
+    .filter((e) => e.pinned)
+    .sort((a, b) => pinIndex(a) - pinIndex(b) || spanStart(a) - spanStart(b) || (a.candidate.id < b.candidate.id ? -1 : 1));
+  const weight = (candidate: Candidate) => options.tierWeights?.[candidate.kind ?? ''] ?? 1;
+  const byWeightedScore = (a: Candidate, b: Candidate) => {
+    if (options.tierWeights === undefined) return compareCandidates(a, b);
+    const x = a.score * weight(a);
+    const y = b.score * weight(b);
+    return x !== y ? y - x : compareCandidates(a, b);
+  };
+  const precedence = new Map(options.precedence.map((id, index) => [id, index] as const));
+  const first = ranked.filter((e) => !e.pinned && precedence.has(e.candidate.id));
+  first.sort((a, b) => precedence.get(a.candidate.id)! - precedence.get(b.candidate.id)!);
+  const rest = ranked.filter((e) => !e.pinned && !precedence.has(e.candidate.id)).sort((a, b) => byWeightedScore(a.candidate, b.candidate));
+  const order = [...pinnedEntries, ...first, ...rest];
   const missingPins = options.pins.filter(
     (pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin),
   );
@@ -525,7 +610,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   const slots = { entity: options.entity, contradictions: options.contradictions, gaps: options.gaps, missingPins };
   const zonesFor = (keptNow: readonly Kept[]) => {
     const pinned = keptNow.filter((k) => k.entry.pinned);
-    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => compareCandidates(a.entry.candidate, b.entry.candidate));
+    const rest = keptNow.filter((k) => !k.entry.pinned).sort((a, b) => byWeightedScore(a.entry.candidate, b.entry.candidate));
     const insights = rest.filter((k) => k.entry.candidate.kind === 'insight');
     const lead = [...insights, ...rest.filter((k) => k.entry.candidate.kind !== 'insight')].slice(0, options.groundingCount);
     const leadSet = new Set(lead);
@@ -546,7 +631,7 @@ export function packBriefing(input: BriefingOptions): Pack {
     const caveats = withCaveats
       ? renderCaveats(
           options.format,
-          caveatLines(computeCoverage(keptCandidates, options.coverage), keptCandidates, droppedNow, options, missingPins),
+          caveatLines(computeCoverage(keptCandidates, options.coverage, options.candidates), keptCandidates, droppedNow, options, missingPins),
         )
       : null;
     return { ordered, context: renderBriefingContext(options.format, zoned, caveats), caveats };
@@ -558,8 +643,17 @@ export function packBriefing(input: BriefingOptions): Pack {
   const probeCaveats = renderCaveats(
     options.format,
     caveatLines(
-      { itemCount: worst, distinctSourceCount: worst, topSimilarity: -0.12345, confidence: 'partial', scoreP50: -0.12345, dateRange: null },
-      [],
+      {
+        itemCount: worst,
+        distinctSourceCount: worst,
+        topSimilarity: -0.12345,
+        confidence: 'partial',
+        scoreP50: -0.12345,
+        dateRange: null,
+        denseAvailable: true,
+        newestIndexedAt: null,
+      },
+      options.candidates,
       worstDropped,
       options,
       missingPins,

@@ -62,6 +62,8 @@ export const CandidateSchema = z.object({
   kind: z.string().optional(),
   /** ISO 8601; a date-time without an offset is UTC (see `TimestampSchema`). */
   timestamp: TimestampSchema.optional(),
+  /** ISO 8601 time the chunk was first indexed (stores set it); the newest kept one is in `coverage`. */
+  indexedAt: z.iso.datetime({ offset: true, local: true }).optional(),
   tokens: z
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
@@ -154,8 +156,17 @@ export type BundleOptions = z.input<typeof BundleOptionsSchema>;
 export type ParsedBundleOptions = z.output<typeof BundleOptionsSchema>;
 
 export const BriefingOptionsSchema = PackOptionsBaseSchema.extend({
-  /** Source ids or chunk ids that open the grounding zone, in this order. */
+  /** The task prompt; empty for a briefing built from pins or clusters alone. */
+  query: z.string({ message: 'query must be a string' }),
+  /** Source ids or chunk ids that open the grounding zone, in this order (a source's chunks in document order). */
   pins: z.array(z.string().min(1)).default([]),
+  /** Candidate ids filled right after the pins, in this order, before the rest by score (e.g. each cluster's share). */
+  precedence: z.array(z.string().min(1)).default([]),
+  /**
+   * Score multipliers by candidate `kind` (e.g. `{ insight: 1.2, segment: 1 }`; other kinds 1): they bias which
+   * candidates are taken and which lead the grounding zone. Items report their own, unweighted score.
+   */
+  tierWeights: z.record(z.string(), finite().pipe(z.number().min(0))).optional(),
   /** How many non-pinned items join the grounding zone (insights first). */
   groundingCount: z.number().int().nonnegative().default(2),
   /** Caller-supplied facts kept in stable slots; never generated. */
@@ -220,6 +231,13 @@ export const CoverageSchema = z.object({
   scoreP50: z.number().nullable(),
   /** Earliest and latest `timestamp` of kept items; null when none has one. */
   dateRange: z.object({ from: z.string(), to: z.string() }).nullable(),
+  /**
+   * Whether the dense arm answered (some candidate carries a dense similarity). False with confidence
+   * `unknown` means lexical-only retrieval (no embeddings, or the dense index unavailable), not weak evidence.
+   */
+  denseAvailable: z.boolean(),
+  /** The newest `indexedAt` among kept items: how fresh the index behind the pack is; null when unknown. */
+  newestIndexedAt: z.string().nullable(),
 });
 export type Coverage = z.infer<typeof CoverageSchema>;
 

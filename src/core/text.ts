@@ -1,7 +1,18 @@
+import { isAsciiAlphanumeric } from '../tokenize/short-keys.js';
+
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** Normalised form used for exact-duplicate detection: NFKC, lower case, whitespace collapsed. */
 export function normalizeText(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+  // NFKC changes no ASCII character, so pure-ASCII text skips it; text whose only whitespace is single
+  // spaces has nothing to collapse.
+  const composed = ASCII.test(text) ? text : text.normalize('NFKC');
+  const lower = composed.toLowerCase();
+  return (COLLAPSIBLE.test(lower) ? lower.replace(/\s+/gu, ' ') : lower).trim();
 }
+
+/** Whitespace that collapsing changes: a run of two, or any whitespace character other than a space. */
+const COLLAPSIBLE = /\s\s|[^\S ]/u;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
@@ -10,25 +21,53 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * Texts shorter than `size` words give one shingle of all their words, so short texts still compare.
  */
 export function shingleHashes(normalised: string, size: number): Uint32Array {
-  const words = normalised.match(WORD) ?? [];
-  if (words.length === 0) return new Uint32Array(0);
-  const count = Math.max(1, words.length - size + 1);
-  const out = new Set<number>();
+  const bounds = wordBounds(normalised);
+  const words = bounds.length / 2;
+  if (words === 0) return new Uint32Array(0);
+  const count = Math.max(1, words - size + 1);
+  const hashes = new Uint32Array(count);
   for (let i = 0; i < count; i += 1) {
     let hash = 0x811c9dc5;
-    const end = Math.min(words.length, i + size);
+    const end = Math.min(words, i + size);
     for (let w = i; w < end; w += 1) {
-      const word = words[w] as string;
-      for (let c = 0; c < word.length; c += 1) {
-        hash ^= word.charCodeAt(c);
+      const to = bounds[2 * w + 1]!;
+      for (let c = bounds[2 * w]!; c < to; c += 1) {
+        hash ^= normalised.charCodeAt(c);
         hash = Math.imul(hash, 0x01000193);
       }
       hash ^= 0x20; // word separator
       hash = Math.imul(hash, 0x01000193);
     }
-    out.add(hash >>> 0);
+    hashes[i] = hash >>> 0;
   }
-  return Uint32Array.from(out).sort();
+  hashes.sort();
+  let unique = 0;
+  for (let i = 0; i < count; i += 1) if (i === 0 || hashes[i] !== hashes[unique - 1]) hashes[unique++] = hashes[i]!;
+  return unique === count ? hashes : hashes.slice(0, unique);
+}
+
+/** 1 for ASCII letters and digits (the ASCII members of [\p{L}\p{N}]). */
+const ASCII_WORD = new Uint8Array(128).map((_, c) => (isAsciiAlphanumeric(c) ? 1 : 0));
+
+/** Start and end offsets of the words ([\p{L}\p{N}]+ runs) of `text`, flattened. */
+function wordBounds(text: string): Int32Array | number[] {
+  if (!ASCII.test(text)) {
+    const bounds: number[] = [];
+    for (const match of text.matchAll(WORD)) bounds.push(match.index, match.index + match[0].length);
+    return bounds;
+  }
+  // ASCII: found by character code, without a regular expression or a string per word.
+  const bounds = new Int32Array(text.length + 1);
+  let n = 0;
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && ASCII_WORD[text.charCodeAt(i)] === 0) i += 1;
+    if (i === text.length) break;
+    bounds[n++] = i;
+    while (i < text.length && ASCII_WORD[text.charCodeAt(i)] === 1) i += 1;
+    bounds[n++] = i;
+  }
+  return bounds.subarray(0, n);
 }
 
 /** Number of hashes two sorted hash sets share. */

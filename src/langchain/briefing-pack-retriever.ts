@@ -10,14 +10,17 @@ import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;
 
 /**
- * Retrieves from a litm-pack `Store` and returns a briefing: grounding (pins, then the strongest items)
+ * Returns a session briefing from a litm-pack `Store` through `assembleBriefing` (pins fetched directly,
+ * clusters, scope, tiers): grounding (pins, then the strongest items)
  * first, evidence in the middle, and a final caveats document (`metadata.litm.role === 'caveats'`, no
  * citation) with the computed coverage facts, unless `includeCaveats: false`.
  *
  * @example
  * ```typescript
- * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'] });
+ * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'], clusters: ['billing'] });
  * const docs = await retriever.invoke('What do we know about ACME?');
+ * // Pins and clusters alone, no prompt: a blank query.
+ * const briefing = await retriever.invoke('');
  * ```
  */
 export class BriefingPackRetriever extends PackRetriever<LitmDocumentMetadata> {

@@ -8,17 +8,18 @@ import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrieve
 import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
-import type { Pack } from '../core/schemas.js';
+import type { Candidate, Pack } from '../core/schemas.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
 import {
   RETRIEVER_ALIASES,
+  briefingRequest,
   buildSearchRequest,
   caveatsToAppend,
   packForRetriever,
   parseQuery,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { packAsChildRun, searchAsChildRun } from './tracing.js';
+import { briefingAsChildRun, packAsChildRun, searchAsChildRun } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */
 export interface RetrievalWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
@@ -111,16 +112,19 @@ export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumen
     signal?: AbortSignal,
   ): Promise<RetrievalWithCitations<M>> {
     const options = this.packOptions;
-    const text = parseQuery(query);
-    const request = buildSearchRequest(options, text);
-    if (signal !== undefined) request.signal = signal;
-    const { candidates, degraded } = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
-    const pack = await packAsChildRun(
-      text,
-      candidates,
-      (q, c) => packForRetriever(options, q, c, degraded),
-      runManager?.getChild('litm_pack'),
-    );
+    let pack: Pack;
+    let candidates: Candidate[];
+    if (options.kind === 'briefing') {
+      // One path for every surface: pins, clusters, scope and tiers are assembleBriefing's.
+      ({ pack, candidates } = await briefingAsChildRun(briefingRequest(options, query, signal), runManager?.getChild('litm_briefing')));
+    } else {
+      const text = parseQuery(query);
+      const request = buildSearchRequest(options, text);
+      if (signal !== undefined) request.signal = signal;
+      const searched = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
+      candidates = searched.candidates;
+      pack = await packAsChildRun(text, candidates, (q, c) => packForRetriever(options, q, c, searched.degraded), runManager?.getChild('litm_pack'));
+    }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const documents = packToDocuments(
       pack,

@@ -5,12 +5,14 @@ import type { Candidate, Pack } from '../core/schemas.js';
 import { retrieveCandidates, type RetrieveRequest, type Retrieved } from '../pipeline/retrieve.js';
 import type { Store } from '../retrieve/types.js';
 import { summarizePack } from '../adapters/packing.js';
+import { assembleBriefing, type Briefing, type BriefingRequest } from '../pipeline/briefing.js';
 
 /** Name of the custom event that carries a `PackSummary` (budget, coverage, dropped counts). */
 export const PACK_SUMMARY_EVENT = 'litm_pack_summary';
 /** Run names of the child runs the retrievers and the compressor open. */
 export const SEARCH_RUN_NAME = 'LitmSearch';
 export const PACK_RUN_NAME = 'LitmPack';
+export const BRIEFING_RUN_NAME = 'LitmBriefing';
 
 interface PackRunInput {
   query: string;
@@ -44,4 +46,18 @@ export function packAsChildRun(
     return result;
   }).withConfig({ runName: PACK_RUN_NAME });
   return packRun.invoke({ query, candidates }, { callbacks });
+}
+
+/**
+ * Runs `assembleBriefing` (pin and cluster reads, the prompt's search, packing) as a child run
+ * (`LitmBriefing`) and dispatches the `litm_pack_summary` event for its pack.
+ */
+export function briefingAsChildRun(request: BriefingRequest, callbacks: Callbacks | undefined): Promise<Briefing> {
+  const run = RunnableLambda.from(async (input: BriefingRequest, config?: RunnableConfig) => {
+    const signal = input.signal ?? config?.signal;
+    const briefing = await assembleBriefing(signal === undefined ? input : { ...input, signal });
+    if (config !== undefined) await dispatchCustomEvent(PACK_SUMMARY_EVENT, summarizePack(briefing.pack), config);
+    return briefing;
+  }).withConfig({ runName: BRIEFING_RUN_NAME });
+  return run.invoke(request, { callbacks });
 }

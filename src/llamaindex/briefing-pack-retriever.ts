@@ -8,14 +8,17 @@ import {
 import { PackRetriever } from './pack-retriever.js';
 
 /**
- * A LlamaIndex retriever over a litm-pack `Store` that returns a briefing: grounding first, evidence in
+ * A LlamaIndex retriever over a litm-pack `Store` that returns a session briefing through `assembleBriefing`
+ * (pins fetched directly, clusters, scope, tiers): grounding first, evidence in
  * the middle, and a final caveats node (`metadata.litm.role === 'caveats'`, no citation, no score) unless
  * `includeCaveats: false`.
  *
  * @example
  * ```typescript
- * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'] });
+ * const retriever = new BriefingPackRetriever({ store, maxTokens: 3000, pins: ['handbook.md'], clusters: ['billing'] });
  * const nodes = await retriever.retrieve('What do we know about ACME?');
+ * // Pins and clusters alone, no prompt: a blank query.
+ * const briefing = await retriever.retrieve('');
  * ```
  */
 export class BriefingPackRetriever extends PackRetriever {

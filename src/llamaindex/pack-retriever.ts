@@ -4,8 +4,10 @@ import type { QueryBundle } from '@llamaindex/core/query-engine';
 import { BaseRetriever } from '@llamaindex/core/retriever';
 import type { NodeWithScore } from '@llamaindex/core/schema';
 import { extractText } from '@llamaindex/core/utils';
-import type { Pack } from '../core/schemas.js';
+import type { Candidate, Pack } from '../core/schemas.js';
+import { assembleBriefing } from '../pipeline/briefing.js';
 import {
+  briefingRequest,
   buildSearchRequest,
   caveatsToAppend,
   packForRetriever,
@@ -50,11 +52,19 @@ export abstract class PackRetriever extends BaseRetriever {
 
   private async retrieveAndPack(query: string, signal?: AbortSignal): Promise<NodesWithCitations> {
     const options = this.packOptions;
-    const text = parseQuery(query);
-    const request = buildSearchRequest(options, text);
-    if (signal !== undefined) request.signal = signal;
-    const { candidates, degraded } = await retrieveCandidates(options.store, request);
-    const pack = packForRetriever(options, text, candidates, degraded);
+    let pack: Pack;
+    let candidates: Candidate[];
+    if (options.kind === 'briefing') {
+      // One path for every surface: pins, clusters, scope and tiers are assembleBriefing's.
+      ({ pack, candidates } = await assembleBriefing(briefingRequest(options, query, signal)));
+    } else {
+      const text = parseQuery(query);
+      const request = buildSearchRequest(options, text);
+      if (signal !== undefined) request.signal = signal;
+      const retrieved = await retrieveCandidates(options.store, request);
+      candidates = retrieved.candidates;
+      pack = packForRetriever(options, text, candidates, retrieved.degraded);
+    }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(
       pack,

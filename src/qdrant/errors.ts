@@ -35,20 +35,32 @@ export function isRetryable(error: LitmPackError): boolean {
 }
 
 /**
- * Parses an HTTP `Retry-After` value (delay in seconds, or an HTTP date) into milliseconds.
- * Returns undefined when absent or unreadable.
+ * The longest `Retry-After` believed: one hour. A larger delay (or a date further ahead) is read as this, so
+ * a wrong header cannot tell callers to wait for days. The store itself waits at most `retryMaxDelayMs`.
+ */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * Parses an HTTP `Retry-After` value, the whole of it: a delay in seconds (`30`, `3600`) or an HTTP date
+ * (`Wed, 21 Oct 2015 07:28:00 GMT`), into milliseconds from `now`, capped at `MAX_RETRY_AFTER_MS`.
+ * Returns undefined when absent or unreadable; a date in the past is 0.
  */
 export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
   if (value === null || value === undefined) return undefined;
   const trimmed = value.trim();
   if (trimmed === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.min(MAX_RETRY_AFTER_MS, Math.round(Number(trimmed) * 1000));
+  // HTTP dates always name a weekday or month: this keeps Date.parse's loose forms ("1", "2024") out.
+  if (!/[a-z]{3}/i.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, date - now));
 }
 
-/** The shape of `@qdrant/openapi-typescript-fetch`'s `ApiError` (checked structurally: two copies may be loaded). */
+/**
+ * A non-2xx answer with its raw headers: `QdrantRestClient`'s `QdrantHttpError`, or the official client's
+ * `ApiError` (checked structurally: two copies may be loaded).
+ */
 interface HttpErrorLike {
   status: number;
   statusText?: string;
@@ -159,9 +171,11 @@ export function toQdrantError(error: unknown, context: QdrantCallContext, signal
     return new LitmPackError('timeout', `${where} timed out: ${errorMessage(error)}`, { cause: error, details });
   }
   if (name === 'QdrantClientResourceExhaustedError') {
-    // The client parses Retry-After itself and keeps it in seconds as `retry_after`.
+    // An injected official client parses Retry-After itself into `retry_after` (seconds), from the header's
+    // first character only; that is all it leaves. The store's own client reads the whole header.
     const seconds = (error as { retry_after?: unknown }).retry_after;
-    const retryAfterMs = typeof seconds === 'number' && Number.isFinite(seconds) ? Math.round(seconds * 1000) : undefined;
+    const retryAfterMs =
+      typeof seconds === 'number' && Number.isFinite(seconds) ? Math.min(MAX_RETRY_AFTER_MS, Math.round(seconds * 1000)) : undefined;
     return new LitmPackError('rate_limited', `${where} was rate limited (429): ${errorMessage(error)}`, {
       cause: error,
       status: 429,

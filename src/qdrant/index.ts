@@ -25,9 +25,16 @@ export {
 export type { HybridQueryInput, SingleArmQueryInput, VectorNames } from './requests.js';
 export { checkCollection } from './collection.js';
 export type { CollectionCheck, ExpectedCollection } from './collection.js';
-export { parseRetryAfter, qdrantErrorMessage, toQdrantError } from './errors.js';
+export { MAX_RETRY_AFTER_MS, parseRetryAfter, qdrantErrorMessage, toQdrantError } from './errors.js';
 export type { QdrantCallContext } from './errors.js';
 export { callQdrant, backoffDelay } from './call.js';
 export type { CallOptions, CallPolicy } from './call.js';
 export { QDRANT_CLIENT_METHODS } from './types.js';
 export type { QdrantClientLike } from './types.js';
+export { QdrantHttpError, QdrantRestClient } from './rest-client.js';
+export type { QdrantResponseInfo, QdrantRestClientOptions } from './rest-client.js';
+export type { ReindexRequest, ReindexResult } from './reindex.js';
+export { TENANT_FIELD, TENANT_INDEX, scopeFilter, shardKeyOf } from './tenancy.js';
+export type { Tenancy, TenantScope } from './tenancy.js';
+export type { ClusterSettings, PayloadIndexSpec, RecordedEmbedding } from './collection.js';
+export { COLLECTION_METADATA_KEY, embeddingMetadata, recordedEmbedding } from './collection.js';

@@ -40,8 +40,12 @@ export const QdrantHybridStoreOptionsSchema = z
     chunkTokens: z.number().int().min(8).max(8192).optional(),
     /** Texts per `embedDocuments` call (default 64). */
     embedBatchSize: z.number().int().positive().max(10_000).optional(),
-    /** Points per upsert request (default 64). */
+    /** Points per upsert request (default 256). */
     upsertBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Documents per ingest batch: one scroll for their existing points, their upserts, one delete (default 128). */
+    ingestBatchSize: z.number().int().positive().max(10_000).optional(),
+    /** Ingest batches in flight at once, so requests in flight (default 4). */
+    ingestConcurrency: z.number().int().positive().max(64).optional(),
     /** Clock for `indexedAt` (tests pin it). */
     now: z.custom<() => Date>((value) => typeof value === 'function', { message: 'now must be a function' }).optional(),
     /** Deadline of each request in milliseconds (default 30 000). */
@@ -52,6 +56,24 @@ export const QdrantHybridStoreOptionsSchema = z
     retryBaseDelayMs: z.number().int().min(0).max(60_000).default(200),
     /** Longest wait between attempts (default 5 000); a longer Retry-After is not waited for. */
     retryMaxDelayMs: z.number().int().min(0).max(600_000).default(5_000),
+    /**
+     * Tenants in one collection: `shard-key` puts each tenant on its own user-defined shard key
+     * (`sharding_method: custom`; a Qdrant cluster), `payload` tags its points with a `tenant` field indexed
+     * with `is_tenant: true`. Principals still filter inside every query. See the README on the trade-offs.
+     */
+    tenancy: z.enum(['shard-key', 'payload']).optional(),
+    /** The tenant this store reads and writes (with `tenancy`); `forTenant(name)` gives another one. */
+    tenant: z.string().min(1, 'tenant must be a non-empty string').max(512).optional(),
+    /** Read consistency sent with every read (`consistency`): a number of replicas, `majority`, `quorum` or `all`. */
+    readConsistency: z.union([z.number().int().positive(), z.enum(['majority', 'quorum', 'all'])]).optional(),
+    /** Write ordering sent with every write (`ordering`): `weak` (Qdrant's default), `medium` or `strong`. */
+    writeOrdering: z.enum(['weak', 'medium', 'strong']).optional(),
+    /** Shards of a new collection (per shard key with `tenancy: 'shard-key'`); an existing one must agree. */
+    shardNumber: z.number().int().positive().max(1024).optional(),
+    /** Replicas of each shard of a new collection; an existing one must agree. */
+    replicationFactor: z.number().int().positive().max(64).optional(),
+    /** Replicas that must apply a write before it succeeds; an existing collection must agree. */
+    writeConsistencyFactor: z.number().int().positive().max(64).optional(),
     /**
      * `all` only: Qdrant computes BM25 IDF over the whole collection. The memory store's `visible` needs a
      * per-request IDF corpus that the Qdrant REST API does not offer.
@@ -64,6 +86,31 @@ export const QdrantHybridStoreOptionsSchema = z
         code: 'custom',
         path: ['client'],
         message: 'give either client (a QdrantClient) or url (e.g. http://localhost:6333), not both or neither',
+      });
+    }
+    if (options.tenant !== undefined && options.tenancy === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tenant'],
+        message: "tenant needs tenancy: 'shard-key' (one shard key per tenant) or 'payload' (a tenant payload index)",
+      });
+    }
+    if (options.tenancy !== undefined && options.payloadPreset !== 'litm') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tenancy'],
+        message: 'tenancy applies to collections litm-pack writes (payloadPreset "litm")',
+      });
+    }
+    if (
+      options.writeConsistencyFactor !== undefined &&
+      options.replicationFactor !== undefined &&
+      options.writeConsistencyFactor > options.replicationFactor
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['writeConsistencyFactor'],
+        message: 'writeConsistencyFactor cannot exceed replicationFactor (a write could never be confirmed)',
       });
     }
     if (options.apiKey !== undefined && options.client !== undefined) {

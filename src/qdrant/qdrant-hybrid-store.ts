@@ -1,5 +1,3 @@
-import { canonicalStringify } from '../core/canonical.js';
-import { QdrantClient } from '@qdrant/js-client-rest';
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
@@ -8,41 +6,94 @@ import { encodeBm25Document, encodeBm25Query } from '../retrieve/bm25.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
+import { embeddingModelName } from '../retrieve/embeddings.js';
+import type { ScoredId } from '../retrieve/fusion.js';
 import { LIMIT_ALIASES, SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
   ChunkRecord,
+  DeleteSourcesResult,
   EmbeddingsLike,
   Fusion,
+  GetChunksRequest,
   IngestDocument,
+  Rankings,
   SearchMode,
   SearchRequest,
   SparseVector,
   Store,
 } from '../retrieve/types.js';
 import { callQdrant, type CallPolicy } from './call.js';
-import { checkCollection } from './collection.js';
+import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../retrieve/store-requests.js';
+import {
+  checkCollection,
+  embeddingMetadata,
+  modelMismatch,
+  recordedEmbedding,
+  type ClusterSettings,
+  type PayloadIndexSpec,
+  type RecordedEmbedding,
+} from './collection.js';
 import { QdrantHybridStoreOptionsSchema, type QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS, payloadToChunkRecord, pointToCandidate, type PayloadPreset } from './presets.js';
 import {
   LITM_PAYLOAD_INDEXES,
+  buildChunksFilter,
   buildCreateCollection,
   buildDenseQuery,
   buildHybridQueryBatch,
   buildLexicalQuery,
+  buildRankingsBatch,
   buildSearchFilter,
+  type HybridQueryInput,
   type VectorNames,
 } from './requests.js';
-import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantScoredPoint } from './types.js';
+import {
+  AliasesResponseSchema,
+  BooleanResultSchema,
+  CollectionExistenceSchema,
+  CollectionInfoSchema,
+  CollectionsResponseSchema,
+  CountResultSchema,
+  FacetResponseSchema,
+  ShardKeysResponseSchema,
+  QueryResponseSchema,
+  ScrollResultSchema,
+  UpdateResultSchema,
+  parseQdrantResponse,
+  queryBatchResponseSchema,
+  type CollectionInfoResponse,
+  type ScoredPointResponse,
+} from './responses.js';
+import { QdrantRestClient } from './rest-client.js';
+import { runReindex, type ReindexOperations, type ReindexRequest, type ReindexResult } from './reindex.js';
+import { scrollAll } from './scroll.js';
+import {
+  checkEmbeddingVectors,
+  payloadOf,
+  redactUrl,
+  runBounded,
+  sameRecord,
+  storedDenseVector,
+  throwIfAborted,
+} from './util.js';
+import { TENANT_FIELD, TENANT_INDEX, scopeFilter, shardKeyOf, tenantPointNamespace, type Tenancy, type TenantScope } from './tenancy.js';
+import type { QdrantClientLike, QdrantFilter, QdrantPointStruct, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
 
 /** Namespace of the UUIDv5 point ids (fixed forever: changing it would orphan every stored point). */
 export const POINT_ID_NAMESPACE = '6f1c8a52-3c1e-5b7e-9d3a-6b2f0e7c4a11';
 
-/** Qdrant accepts only unsigned integers and UUIDs as point ids: the chunk key maps to a UUIDv5. */
-export function pointIdForChunk(chunkId: string): string {
-  return uuidv5(chunkId, POINT_ID_NAMESPACE);
+/**
+ * Qdrant accepts only unsigned integers and UUIDs as point ids: the chunk key maps to a UUIDv5 (within the
+ * tenant's own namespace when the store has tenants, so two tenants' `policy.md#0` are two points).
+ */
+export function pointIdForChunk(chunkId: string, tenant?: string): string {
+  return uuidv5(chunkId, tenant === undefined ? POINT_ID_NAMESPACE : tenantPointNamespace(POINT_ID_NAMESPACE, tenant));
 }
+
+/** The two keys `rankings` reads from a litm payload. */
+const ChunkKeysSchema = z.looseObject({ id: z.string().min(1), sourceId: z.string().min(1) });
 
 const AddDocumentsOptionsSchema = z.strictObject({
   onProgress: z
@@ -58,6 +109,8 @@ export interface EnsureCollectionResult {
   created: boolean;
   /** Payload indexes created by this call. */
   indexesCreated: string[];
+  /** With `tenancy: 'shard-key'` and a tenant: true when this call created the tenant's shard key. */
+  shardKeyCreated?: boolean;
 }
 
 interface ExistingPoint {
@@ -79,7 +132,13 @@ interface ExistingPoint {
  */
 export class QdrantHybridStore implements Store {
   readonly #client: QdrantClientLike;
-  readonly #url: string | undefined;
+  #url: string | undefined;
+  /** The options as given (without url and key), to open sibling stores: another tenant, another collection. */
+  readonly #options: QdrantHybridStoreOptions;
+  readonly #scope: TenantScope;
+  readonly #readArgs: { consistency?: number | 'majority' | 'quorum' | 'all' };
+  readonly #writeArgs: { ordering?: 'weak' | 'medium' | 'strong' };
+  readonly #cluster: ClusterSettings;
   readonly #collection: string;
   readonly #embeddings: EmbeddingsLike | undefined;
   readonly #preset: PayloadPreset;
@@ -90,9 +149,15 @@ export class QdrantHybridStore implements Store {
   readonly #chunkTokens: number;
   readonly #embedBatchSize: number;
   readonly #upsertBatchSize: number;
+  readonly #ingestBatchSize: number;
+  readonly #ingestConcurrency: number;
   readonly #now: () => Date;
   readonly #policy: CallPolicy;
   #vectorSize: number | undefined;
+  /** The model the embeddings name (`embeddingModelName`), when they name one. */
+  readonly #embeddingModel: string | undefined;
+  /** What the collection records about its dense vectors; undefined until read (ensureCollection, dense ingest). */
+  #recorded: RecordedEmbedding | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
   constructor(options: QdrantHybridStoreOptions) {
@@ -100,11 +165,23 @@ export class QdrantHybridStore implements Store {
     if (parsed.idfCorpus === 'visible') {
       throw new LitmPackError(
         'unsupported',
-        'idfCorpus "visible" is not available on Qdrant: its REST API computes IDF over the whole collection. ' +
-          'Leave idfCorpus unset (or "all").',
+        'idfCorpus "visible" is not implemented by the Qdrant store: its BM25 IDF is computed by Qdrant over the whole ' +
+          'collection (per shard). Leave idfCorpus unset (or "all"); for IDF per tenant use tenancy "shard-key".',
       );
     }
     const defaults = PRESET_DEFAULTS[parsed.payloadPreset];
+    const { url: _url, apiKey: _apiKey, client: _client, ...rest } = options;
+    this.#options = rest as QdrantHybridStoreOptions;
+    this.#scope = { tenancy: parsed.tenancy, tenant: parsed.tenant };
+    this.#readArgs = parsed.readConsistency === undefined ? {} : { consistency: parsed.readConsistency };
+    this.#writeArgs = parsed.writeOrdering === undefined ? {} : { ordering: parsed.writeOrdering };
+    this.#cluster = {
+      // Only shard-key tenancy works on a custom-sharded collection (every point request must name a key).
+      shardingMethod: parsed.tenancy === 'shard-key' ? 'custom' : 'auto',
+      shardNumber: parsed.shardNumber,
+      replicationFactor: parsed.replicationFactor,
+      writeConsistencyFactor: parsed.writeConsistencyFactor,
+    };
     this.#preset = parsed.payloadPreset;
     this.#vectors = {
       dense: parsed.denseVectorName ?? defaults.denseVectorName,
@@ -113,12 +190,15 @@ export class QdrantHybridStore implements Store {
     this.#aclKey = defaults.aclKey;
     this.#collection = parsed.collection;
     this.#embeddings = parsed.embeddings;
+    this.#embeddingModel = parsed.embeddings === undefined ? undefined : embeddingModelName(parsed.embeddings);
     this.#vectorSize = parsed.vectorSize;
     this.#fusion = (parsed.fusion as Fusion | undefined) ?? { method: 'rrf' };
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#chunkTokens = parsed.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
-    this.#upsertBatchSize = parsed.upsertBatchSize ?? 64;
+    this.#upsertBatchSize = parsed.upsertBatchSize ?? 256;
+    this.#ingestBatchSize = parsed.ingestBatchSize ?? 128;
+    this.#ingestConcurrency = parsed.ingestConcurrency ?? 4;
     this.#now = parsed.now ?? (() => new Date());
     this.#policy = {
       timeoutMs: parsed.timeoutMs,
@@ -132,20 +212,42 @@ export class QdrantHybridStore implements Store {
     } else {
       const url = parsed.url!;
       this.#url = redactUrl(url);
-      // No compatibility check: it would be a network call in the constructor. The client's own timeout
-      // cancels the HTTP request when our deadline gives up on it. The key lives only inside the client.
-      this.#client = new QdrantClient({
+      // No I/O here. The client's own timeout closes the socket when our deadline gives up on a request.
+      // The key lives only inside the client.
+      this.#client = new QdrantRestClient({
         url,
         ...(parsed.apiKey === undefined ? {} : { apiKey: parsed.apiKey }),
-        timeout: parsed.timeoutMs,
-        checkCompatibility: false,
+        timeoutMs: parsed.timeoutMs,
       });
     }
   }
 
-  /** The collection this store reads and writes. */
+  /** The collection (or alias) this store reads and writes. */
   get collection(): string {
     return this.#collection;
+  }
+
+  /** The tenant this store reads and writes, with `tenancy`. */
+  get tenant(): string | undefined {
+    return this.#scope.tenant;
+  }
+
+  /**
+   * The same store for another tenant: same client, collection and settings. Cheap (no I/O): a service
+   * keeps one store and asks it for the caller's tenant per request.
+   */
+  forTenant(tenant: string): QdrantHybridStore {
+    if (this.#scope.tenancy === undefined) {
+      throw new LitmPackError('invalid_input', "forTenant needs a store with tenancy: 'shard-key' or 'payload'");
+    }
+    return this.#sibling({ tenant });
+  }
+
+  /** A store with these options changed, sharing this one's client (and so its connection settings). */
+  #sibling(changes: Partial<QdrantHybridStoreOptions>): QdrantHybridStore {
+    const store = new QdrantHybridStore({ ...this.#options, ...changes, client: this.#client });
+    store.#url = this.#url;
+    return store;
   }
 
   /** Safe to log: no client, no key. */
@@ -157,6 +259,8 @@ export class QdrantHybridStore implements Store {
       payloadPreset: this.#preset,
       denseVectorName: this.#vectors.dense,
       sparseVectorName: this.#vectors.sparse,
+      ...(this.#scope.tenancy === undefined ? {} : { tenancy: this.#scope.tenancy }),
+      ...(this.#scope.tenant === undefined ? {} : { tenant: this.#scope.tenant }),
     };
   }
 
@@ -165,14 +269,22 @@ export class QdrantHybridStore implements Store {
 
   /**
    * Creates the collection (dense cosine vector sized from `vectorSize` or one embedding probe, sparse vector
-   * with IDF, payload indexes for `sourceId`, `acl`, `timestamp`), or checks an existing one and throws
-   * `config_mismatch` naming every difference. Missing payload indexes are added.
+   * with IDF, keyword/datetime payload indexes for `sourceId`, `acl`, `timestamp`, `clusters`, `kind`, and the
+   * embedding model and dimension in the collection's metadata), or checks an existing one and throws
+   * `config_mismatch` naming every difference, a different embedding model than the one the collection
+   * records included. Missing payload indexes are added.
    */
   async ensureCollection(options: { signal?: AbortSignal } = {}): Promise<EnsureCollectionResult> {
     const { signal } = options;
     const writable = PRESET_DEFAULTS[this.#preset].writable;
-    const indexes = writable ? LITM_PAYLOAD_INDEXES : {};
-    const { exists } = await this.#read('collectionExists', () => this.#client.collectionExists(this.#collection), signal);
+    const indexes: Record<string, PayloadIndexSpec> = writable ? { ...LITM_PAYLOAD_INDEXES } : {};
+    if (this.#scope.tenancy === 'payload') indexes[TENANT_FIELD] = TENANT_INDEX;
+    const { exists } = await this.#read(
+      'collectionExists',
+      () => this.#client.collectionExists(this.#collection),
+      CollectionExistenceSchema,
+      signal,
+    );
     let created = false;
     if (!exists) {
       if (!writable) {
@@ -187,7 +299,15 @@ export class QdrantHybridStore implements Store {
       try {
         await this.#write(
           'createCollection',
-          () => this.#client.createCollection(this.#collection, buildCreateCollection(this.#vectors, size)),
+          () =>
+            this.#client.createCollection(
+              this.#collection,
+              buildCreateCollection(this.#vectors, size, {
+                metadata: embeddingMetadata(this.#ownEmbedding(size)),
+                cluster: this.#cluster,
+              }),
+            ),
+          BooleanResultSchema,
           signal,
         );
         created = true;
@@ -196,9 +316,15 @@ export class QdrantHybridStore implements Store {
         if (!(error instanceof LitmPackError && error.status === 409)) throw error;
       }
     }
-    const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), signal);
+    const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, signal);
     const size = created ? this.#vectorSize : this.#vectorSize ?? (await this.#probeSizeIfCheap());
-    const check = checkCollection(info, { vectors: this.#vectors, size, payloadIndexes: indexes });
+    const check = checkCollection(info, {
+      vectors: this.#vectors,
+      size,
+      payloadIndexes: indexes,
+      embeddingModel: this.#embeddingModel,
+      cluster: this.#cluster,
+    });
     if (check.mismatches.length > 0) {
       throw new LitmPackError(
         'config_mismatch',
@@ -207,16 +333,139 @@ export class QdrantHybridStore implements Store {
       );
     }
     this.#vectorSize = check.denseSize ?? this.#vectorSize;
+    this.#recorded = recordedEmbedding(info);
+    // A client that drops `metadata` from the create body (the official one does) gets it written here.
+    if (created && this.#recorded.dimension === undefined) await this.#recordEmbedding(signal);
     const indexesCreated: string[] = [];
     for (const [field, type] of check.missingIndexes) {
       await this.#write(
         'createPayloadIndex',
-        () => this.#client.createPayloadIndex(this.#collection, { field_name: field, field_schema: type, wait: true }),
+        () =>
+          this.#client.createPayloadIndex(this.#collection, { field_name: field, field_schema: type, wait: true, ...this.#writeArgs }),
+        UpdateResultSchema,
         signal,
       );
       indexesCreated.push(field);
     }
-    return { created, indexesCreated };
+    if (this.#scope.tenancy !== 'shard-key' || this.#scope.tenant === undefined) return { created, indexesCreated };
+    return { created, indexesCreated, shardKeyCreated: await this.#ensureShardKey(this.#scope.tenant, signal) };
+  }
+
+  /**
+   * The tenant's shard key, created when missing (its shards take the collection's shard number and
+   * replication factor). A standalone Qdrant refuses user-defined shard keys with 405: said plainly.
+   */
+  async #ensureShardKey(tenant: string, signal: AbortSignal | undefined): Promise<boolean> {
+    const listed = await this.#read('listShardKeys', () => this.#client.listShardKeys(this.#collection), ShardKeysResponseSchema, signal);
+    if ((listed.shard_keys ?? []).some((entry) => entry.key === tenant)) return false;
+    try {
+      await this.#write('createShardKey', () => this.#client.createShardKey(this.#collection, { shard_key: tenant }), BooleanResultSchema, signal);
+      return true;
+    } catch (error) {
+      if (error instanceof LitmPackError && error.status === 405) {
+        throw new LitmPackError(
+          'unsupported',
+          `Qdrant at this url runs standalone and refuses user-defined shard keys (${error.message}). tenancy "shard-key" ` +
+            'needs Qdrant in cluster mode (QDRANT__CLUSTER__ENABLED=true; see docker-compose.cluster.yml), or use tenancy "payload".',
+          { cause: error, status: 405, details: { collection: this.#collection, tenant } },
+        );
+      }
+      // Another process created it meanwhile: Qdrant says it already exists.
+      if (error instanceof LitmPackError && error.status === 400 && /already exists/.test(error.message)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Removes everything of this store's tenant: its shard key (`shard-key`: its shards are dropped) or its
+   * points (`payload`: one filtered delete, waited for). The collection and other tenants stay.
+   */
+  async dropTenant(options: { signal?: AbortSignal } = {}): Promise<void> {
+    const tenant = this.#requireTenant('dropTenant');
+    const { signal } = options;
+    if (this.#scope.tenancy === 'shard-key') {
+      await this.#write('deleteShardKey', () => this.#client.deleteShardKey(this.#collection, { shard_key: tenant }), BooleanResultSchema, signal);
+      return;
+    }
+    const filter = scopeFilter(this.#scope, undefined)!;
+    await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter, ...this.#writeArgs }), UpdateResultSchema, signal);
+  }
+
+  /**
+   * Rebuilds the collection behind `alias` without downtime: a new versioned collection (`alias_vN`) with
+   * this store's settings, the documents ingested into it, its point count and sample queries verified, then
+   * the alias moved in one atomic `update_aliases` call (delete + create), and only then the previous
+   * collection dropped. Any failure before the swap drops the new collection and leaves the alias where it
+   * was. Open stores on the alias (`collection: alias`): they read the new collection after the swap.
+   *
+   * @example
+   * const store = new QdrantHybridStore({ url, collection: 'docs', embeddings });
+   * await store.reindex({ alias: 'docs', documents, sampleQueries: ['refund policy'] });
+   */
+  reindex(request: ReindexRequest): Promise<ReindexResult> {
+    if (this.#scope.tenancy !== undefined) {
+      return Promise.reject(
+        new LitmPackError(
+          'unsupported',
+          'reindex rebuilds a whole collection from one set of documents; with tenancy it would drop the other ' +
+            "tenants. Reindex a tenant's sources with addDocuments and deleteSources, or the collection without tenancy.",
+        ),
+      );
+    }
+    if (!PRESET_DEFAULTS[this.#preset].writable) {
+      return Promise.reject(new LitmPackError('unsupported', `reindex writes litm-pack payloads; this store reads a "${this.#preset}" collection`));
+    }
+    const readArgs = this.#readArgs;
+    const operations: ReindexOperations = {
+      aliases: async (signal) => (await this.#read('getAliases', () => this.#client.getAliases(), AliasesResponseSchema, signal)).aliases,
+      collections: async (signal) =>
+        (await this.#read('getCollections', () => this.#client.getCollections(), CollectionsResponseSchema, signal)).collections.map(
+          (entry) => entry.name,
+        ),
+      open: (collection) => this.#sibling({ collection }),
+      probeMode: this.#vectors.sparse === null ? 'dense' : 'lexical',
+      count: async (collection, signal) => {
+        // The official client's count() drops `consistency`; the store's own client sends it.
+        const args = { exact: true, ...readArgs } as Parameters<QdrantClientLike['count']>[1];
+        return (await this.#read('count', () => this.#client.count(collection, args), CountResultSchema, signal)).count;
+      },
+      changeAliases: async (actions, signal) => {
+        await this.#write('updateCollectionAliases', () => this.#client.updateCollectionAliases({ actions }), BooleanResultSchema, signal);
+      },
+      dropCollection: async (collection, signal) => {
+        await this.#write('deleteCollection', () => this.#client.deleteCollection(collection), BooleanResultSchema, signal);
+      },
+    };
+    return runReindex(operations, request);
+  }
+
+  /** With tenancy, reads and writes need a tenant; an admin store (no tenant) only manages the collection. */
+  #requireTenant(operation: string): string {
+    const tenant = this.#scope.tenant;
+    if (tenant === undefined) {
+      throw new LitmPackError(
+        'invalid_input',
+        `${operation} on a store with tenancy "${this.#scope.tenancy ?? 'none'}" needs a tenant: give tenant, or use store.forTenant(name)`,
+      );
+    }
+    return tenant;
+  }
+
+  /** Tenancy checks before a read or write of points. */
+  #checkTenant(operation: string): void {
+    if (this.#scope.tenancy !== undefined) this.#requireTenant(operation);
+  }
+
+  /** This store's point id of a chunk (tenant-scoped with tenancy). */
+  #pointId(chunkId: string): string {
+    return pointIdForChunk(chunkId, this.#scope.tenancy === undefined ? undefined : this.#scope.tenant);
+  }
+
+  /** The payload of `payload` tenancy carries `tenant`; the chunk record does not. */
+  #withoutTenant(payload: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+    if (payload === null || payload === undefined || this.#scope.tenancy !== 'payload') return payload ?? null;
+    const { [TENANT_FIELD]: _tenant, ...record } = payload;
+    return record;
   }
 
   async #denseSize(): Promise<number> {
@@ -235,6 +484,59 @@ export class QdrantHybridStore implements Store {
     return probe.length;
   }
 
+  /** What this store would record: its model (when named) and the dense dimension. */
+  #ownEmbedding(dimension: number | undefined): RecordedEmbedding {
+    const own: RecordedEmbedding = {};
+    if (this.#embeddings !== undefined && this.#embeddingModel !== undefined) own.model = this.#embeddingModel;
+    if (dimension !== undefined) own.dimension = dimension;
+    return own;
+  }
+
+  /** Writes the store's model and dimension into the collection's metadata (Qdrant merges it). */
+  async #recordEmbedding(signal: AbortSignal | undefined): Promise<void> {
+    const own = this.#ownEmbedding(this.#vectorSize);
+    await this.#write(
+      'updateCollection',
+      () => this.#client.updateCollection(this.#collection, { metadata: embeddingMetadata({ ...this.#recorded, ...own }) }),
+      BooleanResultSchema,
+      signal,
+    );
+    this.#recorded = { ...this.#recorded, ...own };
+  }
+
+  /**
+   * Before dense vectors are written: reads what the collection records (once per store), refuses a
+   * different model, and records this store's model when the collection has none yet.
+   */
+  async #checkEmbeddingForWrite(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#recorded === undefined) {
+      const info = await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, signal);
+      this.#learnCollection(info);
+    }
+    this.#checkEmbeddingModel();
+    const recorded = this.#recorded!;
+    if ((recorded.model === undefined && this.#embeddingModel !== undefined) || recorded.dimension === undefined) {
+      await this.#recordEmbedding(signal);
+    }
+  }
+
+  #learnCollection(info: CollectionInfoResponse): void {
+    this.#recorded = recordedEmbedding(info);
+    const check = checkCollection(info, { vectors: this.#vectors, size: undefined, payloadIndexes: {} });
+    this.#vectorSize = check.denseSize ?? this.#vectorSize;
+  }
+
+  /** A query or document embedder other than the one the collection records is refused (when both are named). */
+  #checkEmbeddingModel(): void {
+    const recorded = this.#recorded;
+    if (recorded?.model === undefined || this.#embeddingModel === undefined || recorded.model === this.#embeddingModel) return;
+    throw new LitmPackError(
+      'config_mismatch',
+      `Qdrant collection "${this.#collection}" does not match this store: ${modelMismatch(recorded, this.#embeddingModel)}`,
+      { details: { collection: this.#collection, recordedModel: recorded.model, model: this.#embeddingModel } },
+    );
+  }
+
   /** On an existing collection the size is checked against the embeddings when they are configured. */
   async #probeSizeIfCheap(): Promise<number | undefined> {
     return this.#embeddings === undefined ? undefined : this.#denseSize();
@@ -244,10 +546,14 @@ export class QdrantHybridStore implements Store {
   // Ingest
 
   /**
-   * Chunks, embeds and BM25-encodes `docs` and upserts them in batches (point id = UUIDv5 of the chunk id,
-   * payload = the chunk record). Re-ingesting the same content changes nothing (`unchanged`); a new version
-   * replaces the source's chunks: changed chunks are upserted first, then the source's points that are no
-   * longer part of it are deleted, so a failure midway never leaves a source with no chunks.
+   * Chunks, embeds and BM25-encodes `docs` and upserts them (point id = UUIDv5 of the chunk id, payload = the
+   * chunk record). Re-ingesting the same content changes nothing (`unchanged`); a new version replaces the
+   * source's chunks: changed chunks are upserted first, then the source's points that are no longer part of it
+   * are deleted, so a failure midway never leaves a source with no chunks.
+   *
+   * Documents go in batches of `ingestBatchSize`: one scroll finds the existing points of all the batch's
+   * sources, its points go in upserts of `upsertBatchSize`, its stale points in one filtered delete. Up to
+   * `ingestConcurrency` batches are in flight at once (chunking the next batch overlaps the server's work).
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
     const run = this.#writes.then(() => this.#add(docs, options));
@@ -263,25 +569,34 @@ export class QdrantHybridStore implements Store {
           'Ingest with the tool that owns it, or use payloadPreset "litm" on another collection.',
       );
     }
+    this.#checkTenant('addDocuments');
     const docs = parseIngestDocuments(input);
     const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
     const { signal } = options;
     throwIfAborted(signal);
+    if (this.#embeddings !== undefined && docs.length > 0) await this.#checkEmbeddingForWrite(signal);
     const indexedAt = this.#now().toISOString();
     const result: AddDocumentsResult = { added: 0, unchanged: 0, removed: 0 };
-    for (const [index, doc] of docs.entries()) {
-      const one = await this.#addOne(doc, indexedAt, signal);
+    const batches: IngestDocument[][] = [];
+    for (let start = 0; start < docs.length; start += this.#ingestBatchSize) batches.push(docs.slice(start, start + this.#ingestBatchSize));
+    let done = 0;
+    await runBounded(batches, this.#ingestConcurrency, signal, async (batch) => {
+      const one = await this.#addBatch(batch, indexedAt, signal);
       result.added += one.added;
       result.unchanged += one.unchanged;
       result.removed += one.removed;
-      options.onProgress?.(index + 1, docs.length);
-    }
+      done += batch.length;
+      options.onProgress?.(done, docs.length);
+    });
     return result;
   }
 
-  async #addOne(doc: IngestDocument, indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
-    const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
-    const existing = await this.#existingPoints(doc.id, signal);
+  async #addBatch(docs: IngestDocument[], indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
+    const records = docs.flatMap((doc) => chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt }));
+    const existing = await this.#existingPoints(
+      docs.map((doc) => doc.id),
+      signal,
+    );
     const vectorsByHash = new Map<string, number[]>();
     for (const point of existing.values()) {
       if (point.dense !== undefined) vectorsByHash.set(point.record.textSha256, point.dense);
@@ -313,20 +628,35 @@ export class QdrantHybridStore implements Store {
       }
     }
 
+    // One batch's upserts go one after another: at most `ingestConcurrency` requests are in flight in all.
     const points = changed.map((record) => this.#point(record, vectorsByHash.get(record.textSha256)));
     for (let start = 0; start < points.length; start += this.#upsertBatchSize) {
+      throwIfAborted(signal);
       const batch = points.slice(start, start + this.#upsertBatchSize);
-      await this.#write('upsert', () => this.#client.upsert(this.#collection, { wait: true, points: batch }), signal);
+      await this.#write(
+        'upsert',
+        () => this.#client.upsert(this.#collection, { wait: true, points: batch, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+        UpdateResultSchema,
+        signal,
+      );
     }
 
+    // Only after every upsert of the batch: the points of these sources that are not part of them any more.
     const keep = new Set(records.map((r) => r.id));
-    const stale = [...existing.keys()].filter((id) => !keep.has(id));
+    const stale = [...existing.values()].filter((point) => !keep.has(point.record.id));
     if (stale.length > 0) {
-      const filter: QdrantFilter = {
-        must: [{ key: 'sourceId', match: { value: doc.id } }],
-        must_not: [{ has_id: records.map((r) => pointIdForChunk(r.id)) }],
-      };
-      await this.#write('delete', () => this.#client.delete(this.#collection, { wait: true, filter }), signal);
+      const sources = [...new Set(stale.map((point) => point.record.sourceId))];
+      const sourceSet = new Set(sources);
+      const filter = scopeFilter(this.#scope, {
+        must: [{ key: 'sourceId', match: { any: sources } }],
+        must_not: [{ has_id: records.filter((r) => sourceSet.has(r.sourceId)).map((r) => this.#pointId(r.id)) }],
+      })!;
+      await this.#write(
+        'delete',
+        () => this.#client.delete(this.#collection, { wait: true, filter, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+        UpdateResultSchema,
+        signal,
+      );
     }
     return { added: changed.length, unchanged, removed: stale.length };
   }
@@ -335,61 +665,63 @@ export class QdrantHybridStore implements Store {
     const vector: Record<string, number[] | SparseVector> = {};
     if (dense !== undefined) vector[this.#vectors.dense] = dense;
     if (this.#vectors.sparse !== null) vector[this.#vectors.sparse] = encodeBm25Document(record.text);
-    // JSON drops undefined fields; the payload is exactly the chunk record.
-    return { id: pointIdForChunk(record.id), vector, payload: JSON.parse(JSON.stringify(record)) as Record<string, unknown> };
+    const payload = payloadOf(record);
+    if (this.#scope.tenancy === 'payload') payload[TENANT_FIELD] = this.#scope.tenant;
+    return { id: this.#pointId(record.id), vector, payload };
   }
 
-  /** The source's points now in the collection, by chunk id, with their dense vectors for reuse. */
-  async #existingPoints(sourceId: string, signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
+  /** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
+  async #existingPoints(sourceIds: string[], signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
     const out = new Map<string, ExistingPoint>();
-    const withVector = this.#embeddings === undefined ? false : [this.#vectors.dense];
-    let offset: string | number | undefined;
-    for (;;) {
-      const page = await this.#read(
-        'scroll',
-        () =>
-          this.#client.scroll(this.#collection, {
-            filter: { must: [{ key: 'sourceId', match: { value: sourceId } }] },
-            limit: 256,
-            with_payload: true,
-            with_vector: withVector,
-            ...(offset === undefined ? {} : { offset }),
-          }),
-        signal,
-      );
-      for (const point of page.points) {
-        const record = payloadToChunkRecord({ id: point.id, score: 0, payload: point.payload ?? null });
-        out.set(record.id, { record, dense: this.#storedDense(point.vector) });
-      }
-      const next = page.next_page_offset;
-      if (next === undefined || next === null || typeof next === 'object') break;
-      offset = next;
-    }
+    const filter = scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] });
+    await this.#scrollRecords(filter, this.#embeddings === undefined ? false : [this.#vectors.dense], signal, (record, vector) => {
+      out.set(record.id, { record, dense: this.#storedDense(vector) });
+    });
     return out;
   }
 
+  /**
+   * Every point `filter` selects, as chunk records (pages of 1,000, the tenant's shard key and the read
+   * consistency on each; a scroll that stops advancing is a fault, see `scrollAll`).
+   */
+  #scrollRecords(
+    filter: QdrantFilter | undefined,
+    withVector: false | string[],
+    signal: AbortSignal | undefined,
+    onRecord: (record: ChunkRecord, vector: unknown) => void,
+  ): Promise<void> {
+    return scrollAll(
+      (offset) =>
+        this.#read(
+          'scroll',
+          () =>
+            this.#client.scroll(this.#collection, {
+              ...(filter === undefined ? {} : { filter }),
+              limit: 1000,
+              with_payload: true,
+              with_vector: withVector,
+              ...(offset === undefined ? {} : { offset }),
+              ...shardKeyOf(this.#scope),
+              ...this.#readArgs,
+            }),
+          ScrollResultSchema,
+          signal,
+        ),
+      { operation: 'scroll', collection: this.#collection },
+      (points) => {
+        for (const point of points) {
+          onRecord(payloadToChunkRecord({ id: point.id, score: 0, payload: this.#withoutTenant(point.payload) }), point.vector);
+        }
+      },
+    );
+  }
+
   #storedDense(vector: unknown): number[] | undefined {
-    if (Array.isArray(vector)) return this.#vectors.dense === '' ? (vector as number[]) : undefined;
-    if (typeof vector !== 'object' || vector === null) return undefined;
-    const named = (vector as Record<string, unknown>)[this.#vectors.dense];
-    return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named as number[]) : undefined;
+    return storedDenseVector(vector, this.#vectors.dense);
   }
 
   #checkVectors(vectors: unknown, expected: number, call: string): asserts vectors is number[][] {
-    if (!Array.isArray(vectors) || vectors.length !== expected) {
-      throw new LitmPackError('invalid_input', `embeddings.${call} returned a wrong number of vectors, expected ${expected}`);
-    }
-    for (const vector of vectors) {
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-        throw new LitmPackError('invalid_input', `embeddings.${call} returned a vector that is not a non-empty array of finite numbers`);
-      }
-      if (this.#vectorSize !== undefined && vector.length !== this.#vectorSize) {
-        throw new LitmPackError(
-          'config_mismatch',
-          `embeddings.${call} returned a vector of dimension ${vector.length}; collection "${this.#collection}" holds dimension ${this.#vectorSize}`,
-        );
-      }
-    }
+    checkEmbeddingVectors(vectors, expected, call, this.#vectorSize, this.#collection);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -401,58 +733,198 @@ export class QdrantHybridStore implements Store {
    * and the principals' ACL are inside every query and prefetch. Results are sorted by score desc, then id.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
-    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
-    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
-    const mode = this.#resolveMode(req.mode);
-    const signal = req.signal;
-    throwIfAborted(signal);
-    const filter = buildSearchFilter(userFilter, req.principals, this.#aclKey);
-
-    let denseVector: number[] | undefined;
-    if (mode !== 'lexical') {
-      const vector = await this.#embeddings!.embedQuery(req.text);
-      throwIfAborted(signal);
-      this.#checkVectors([vector], 1, 'embedQuery');
-      denseVector = vector;
-    }
-    const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
-
+    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const { signal } = req;
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       return this.#candidates(response.points, (point) => point.score);
     }
     if (mode === 'lexical') {
       // A query of stopwords only has no terms: nothing can match (as in the memory store).
       if (sparseVector!.indices.length === 0) return [];
       const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit: req.limit, filter, withPayload: true });
-      const response = await this.#read('query', () => this.#client.query(this.#collection, body), signal);
+      const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
       return this.#candidates(response.points, () => undefined);
     }
-    const armLimit = hybridPrefetchLimit(req.limit, this.#prefetchLimit);
-    const body = buildHybridQueryBatch({
-      denseVector: denseVector!,
-      sparseVector: sparseVector!,
-      limit: req.limit,
+    const body = buildHybridQueryBatch(this.#hybridInput(req.limit, denseVector!, sparseVector!, filter, fusion));
+    const [fused, cosine] = await this.#read(
+      'queryBatch',
+      () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
+      queryBatchResponseSchema(body.searches.length),
+      signal,
+    );
+    const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
+    return this.#candidates(fused!.points, (point) => similarity.get(String(point.id)));
+  }
+
+  /** A hybrid query as search sends it: each arm prefetches `hybridPrefetchLimit(limit)`, as the memory store does. */
+  #hybridInput(
+    limit: number,
+    denseVector: number[],
+    sparseVector: SparseVector,
+    filter: QdrantFilter | undefined,
+    fusion: Fusion,
+  ): HybridQueryInput {
+    const armLimit = hybridPrefetchLimit(limit, this.#prefetchLimit);
+    return {
+      denseVector,
+      sparseVector,
+      limit,
       denseLimit: armLimit,
       lexicalLimit: armLimit,
       filter,
       fusion,
       vectors: { dense: this.#vectors.dense, sparse: this.#vectors.sparse! },
       withPayload: true,
-    });
-    const responses = await this.#read('queryBatch', () => this.#client.queryBatch(this.#collection, body), signal);
-    const [fused, cosine] = responses;
-    if (fused === undefined || cosine === undefined) {
-      throw new LitmPackError(
-        'server_error',
-        `Qdrant queryBatch on collection "${this.#collection}" answered ${responses.length} results for 2 queries`,
-        { cause: responses },
-      );
+    };
+  }
+
+  /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
+  async #prepareSearch(request: SearchRequest) {
+    // The same validation for search and rankings, `k`/`topK` named as `limit`'s aliases.
+    const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
+    this.#checkTenant('search');
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
+    const mode = this.#resolveMode(req.mode);
+    throwIfAborted(req.signal);
+    const filter = scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey));
+    let denseVector: number[] | undefined;
+    if (mode !== 'lexical') {
+      // An embedder that names its model is checked against the collection's record before its first query:
+      // one read per store, unless ensureCollection or an ingest has read the record already.
+      if (this.#embeddingModel !== undefined && this.#recorded === undefined) {
+        this.#learnCollection(
+          await this.#read('getCollection', () => this.#client.getCollection(this.#collection), CollectionInfoSchema, req.signal),
+        );
+      }
+      this.#checkEmbeddingModel();
+      const vector = await this.#embeddings!.embedQuery(req.text);
+      throwIfAborted(req.signal);
+      this.#checkVectors([vector], 1, 'embedQuery');
+      denseVector = vector;
     }
-    const similarity = new Map(cosine.points.map((point) => [String(point.id), point.score]));
-    return this.#candidates(fused.points, (point) => similarity.get(String(point.id)));
+    const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
+    return { req, mode, fusion, filter, denseVector, sparseVector };
+  }
+
+  /**
+   * The same request as `search`, arm by arm: each arm's raw top `limit` (dense: cosine, lexical: BM25
+   * score; `null` when the arm does not run in this mode) beside the fused ranking, which is exactly what
+   * `search` returns. One request: hybrid is one `points/query/batch` of the fused query and both arms.
+   */
+  async rankings(request: SearchRequest): Promise<Rankings> {
+    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const { signal, limit } = req;
+    // A litm payload names its chunk and source in two keys: only those come back. Other presets need the
+    // whole payload to find them.
+    const withPayload: true | string[] = this.#preset === 'litm' ? ['id', 'sourceId'] : true;
+    const toRanked = (points: ScoredPointResponse[]) => {
+      const sourceOf = new Map<string, string>();
+      const scored: ScoredId[] = points.map((point) => {
+        const { id, sourceId } = this.#chunkKeys(point);
+        sourceOf.set(id, sourceId);
+        return { id, score: point.score };
+      });
+      return toRankedChunks(scored, limit, (id) => sourceOf.get(id)!);
+    };
+    if (mode === 'dense') {
+      const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload });
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
+      const dense = toRanked(points);
+      return { mode, dense, lexical: null, fused: dense.map((entry) => ({ ...entry })) };
+    }
+    if (mode === 'lexical') {
+      if (sparseVector!.indices.length === 0) return { mode, dense: null, lexical: [], fused: [] };
+      const body = buildLexicalQuery(sparseVector!, this.#vectors.sparse!, { limit, filter, withPayload });
+      const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
+      const lexical = toRanked(points);
+      return { mode, dense: null, lexical, fused: lexical.map((entry) => ({ ...entry })) };
+    }
+    const body = buildRankingsBatch({ ...this.#hybridInput(limit, denseVector!, sparseVector!, filter, fusion), withPayload });
+    const [fused, dense, lexical] = await this.#read(
+      'queryBatch',
+      () => this.#client.queryBatch(this.#collection, this.#batchArgs(body)),
+      queryBatchResponseSchema(body.searches.length),
+      signal,
+    );
+    return { mode, dense: toRanked(dense!.points), lexical: toRanked(lexical!.points), fused: toRanked(fused!.points) };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading and deleting by source
+
+  /**
+   * Chunks by source, chunk id and/or filter, ANDed with the principals' ACL exactly as in `search`, in
+   * source order (sources as listed in `sourceIds`, else by id; then by span). One payload-filtered scroll
+   * reads only the matching points (pages of 1,000: a source of up to 1,000 chunks is one request).
+   */
+  async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
+    this.#requireLitmPayload('getChunks');
+    const req = parseGetChunksRequest(request);
+    this.#checkTenant('getChunks');
+    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    throwIfAborted(req.signal);
+    const filter = buildChunksFilter({
+      sourceIds: req.sourceIds === undefined ? undefined : [...new Set(req.sourceIds)],
+      pointIds: req.ids === undefined ? undefined : [...new Set(req.ids)].map((id) => this.#pointId(id)),
+      filter: scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey)),
+    });
+    const records: ChunkRecord[] = [];
+    await this.#scrollRecords(filter, false, req.signal, (record) => records.push(record));
+    return orderChunks(records, req.sourceIds, req.limit);
+  }
+
+  /**
+   * Removes every chunk of these sources: one facet request counts them per source, one filtered delete
+   * (waited for) removes them. Queued behind ingests in progress, like `addDocuments`.
+   */
+  deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
+    const run = this.#writes.then(() => this.#deleteSources(sourceIds, options));
+    this.#writes = run.catch(() => undefined);
+    return run;
+  }
+
+  async #deleteSources(input: unknown, rawOptions: unknown): Promise<DeleteSourcesResult> {
+    this.#requireLitmPayload('deleteSources');
+    const { sourceIds, signal } = parseDeleteSources(input, rawOptions);
+    this.#checkTenant('deleteSources');
+    throwIfAborted(signal);
+    if (sourceIds.length === 0) return { sources: 0, chunks: 0 };
+    const filter = scopeFilter(this.#scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] })!;
+    const { hits } = await this.#read(
+      'facet',
+      () =>
+        this.#client.facet(this.#collection, {
+          key: 'sourceId',
+          filter,
+          limit: sourceIds.length,
+          exact: true,
+          ...shardKeyOf(this.#scope),
+          ...this.#readArgs,
+        }),
+      FacetResponseSchema,
+      signal,
+    );
+    const chunks = hits.reduce((sum, hit) => sum + hit.count, 0);
+    if (chunks === 0) return { sources: 0, chunks: 0 };
+    await this.#write(
+      'delete',
+      () => this.#client.delete(this.#collection, { wait: true, filter, ...shardKeyOf(this.#scope), ...this.#writeArgs }),
+      UpdateResultSchema,
+      signal,
+    );
+    return { sources: hits.filter((hit) => hit.count > 0).length, chunks };
+  }
+
+  #requireLitmPayload(method: string): void {
+    if (this.#preset === 'litm') return;
+    throw new LitmPackError(
+      'unsupported',
+      `${method} reads and writes litm-pack chunk records; this store reads a "${this.#preset}" collection another tool wrote.`,
+      { details: { preset: this.#preset } },
+    );
   }
 
   #resolveMode(requested: SearchMode): SearchMode {
@@ -482,12 +954,39 @@ export class QdrantHybridStore implements Store {
     return requested;
   }
 
+  /** The chunk id and source id of a point (a litm payload's two keys, or through the preset's mapping). */
+  #chunkKeys(point: ScoredPointResponse): { id: string; sourceId: string } {
+    if (this.#preset === 'litm') {
+      const keys = ChunkKeysSchema.safeParse(point.payload);
+      if (!keys.success) {
+        throw new LitmPackError('corrupt', `Point ${String(point.id)} does not have a "litm" payload (no chunk id and source id)`, {
+          cause: keys.error,
+          details: { pointId: point.id, preset: this.#preset },
+        });
+      }
+      return keys.data;
+    }
+    const candidate = pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset);
+    return { id: candidate.id, sourceId: candidate.sourceId ?? candidate.id };
+  }
+
+  /** A query with the tenant's shard key and the read consistency. */
+  #queryArgs(body: QdrantQueryArgs): QdrantQueryArgs {
+    return { ...body, ...shardKeyOf(this.#scope), ...this.#readArgs };
+  }
+
+  /** A batch: each query names the shard key; the consistency is the batch's. */
+  #batchArgs(body: QdrantQueryBatchArgs): QdrantQueryBatchArgs {
+    const shard = shardKeyOf(this.#scope);
+    return { searches: body.searches.map((search) => ({ ...search, ...shard })), ...this.#readArgs };
+  }
+
   #candidates(
-    points: QdrantScoredPoint[],
-    similarityOf: (point: QdrantScoredPoint) => number | undefined,
+    points: ScoredPointResponse[],
+    similarityOf: (point: ScoredPointResponse) => number | undefined,
   ): Candidate[] {
     const candidates = points.map((point) =>
-      pointToCandidate({ id: point.id, score: point.score, payload: point.payload ?? null }, this.#preset, similarityOf(point)),
+      pointToCandidate({ id: point.id, score: point.score, payload: this.#withoutTenant(point.payload) }, this.#preset, similarityOf(point)),
     );
     // Qdrant leaves ties in engine order; litm-pack's total order is score desc, then id.
     return candidates.sort(compareScored);
@@ -496,34 +995,23 @@ export class QdrantHybridStore implements Store {
   // -------------------------------------------------------------------------------------------
   // Calls
 
-  #read<T>(operation: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    return callQdrant(run, { operation, collection: this.#collection }, this.#policy, { read: true, signal });
+  /** An idempotent read: retried on retryable faults; its answer is checked against `schema`. */
+  #read<S extends z.ZodType>(operation: string, run: () => Promise<unknown>, schema: S, signal: AbortSignal | undefined) {
+    return this.#call(operation, run, schema, { read: true, signal });
   }
 
-  #write<T>(operation: string, run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-    return callQdrant(run, { operation, collection: this.#collection }, this.#policy, { read: false, signal });
+  /** A write: never retried (a lost answer does not say whether it was applied). */
+  #write<S extends z.ZodType>(operation: string, run: () => Promise<unknown>, schema: S, signal: AbortSignal | undefined) {
+    return this.#call(operation, run, schema, { read: false, signal });
   }
-}
 
-function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
-  return canonicalStringify(a) === canonicalStringify(b);
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) {
-    throw new LitmPackError('aborted', 'The operation was aborted', { cause: signal.reason });
-  }
-}
-
-/** Drops credentials and query from a URL so it can be logged. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    parsed.search = '';
-    return parsed.toString();
-  } catch {
-    return '(invalid url)';
+  async #call<S extends z.ZodType>(
+    operation: string,
+    run: () => Promise<unknown>,
+    schema: S,
+    options: { read: boolean; signal: AbortSignal | undefined },
+  ): Promise<z.output<S>> {
+    const context = { operation, collection: this.#collection };
+    return parseQdrantResponse(schema, await callQdrant(run, context, this.#policy, options), context);
   }
 }

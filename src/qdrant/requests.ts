@@ -1,4 +1,5 @@
 import { LitmPackError } from '../core/errors.js';
+import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
 import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter } from '../retrieve/filter.js';
 import type { FieldCondition, Filter, Fusion, MatchValue, SparseVector } from '../retrieve/types.js';
 import type {
@@ -238,17 +239,72 @@ export function buildLexicalQuery(
   );
 }
 
-/** Payload indexes the litm payload needs for its filters (source replacement, ACL, dates). */
-export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, QdrantPayloadSchemaType>> = {
+/**
+ * Payload indexes the litm payload needs for its filters: source replacement and deletion, the ACL, dates,
+ * clusters (`{ key: 'clusters', match: { any } }`) and kind (tiers).
+ */
+export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, PayloadIndexSpec>> = {
   sourceId: 'keyword',
   acl: 'keyword',
   timestamp: 'datetime',
+  clusters: 'keyword',
+  kind: 'keyword',
 };
 
+export interface CreateCollectionOptions {
+  /** Collection metadata (`{ litm_pack: { embedding_model, dense_dimension } }`). */
+  metadata?: Record<string, unknown>;
+  /** Sharding and replication (only the settings given are sent; Qdrant's defaults otherwise). */
+  cluster?: ClusterSettings;
+}
+
 /** The body of `createCollection`: a cosine dense vector and (when named) an IDF sparse vector. */
-export function buildCreateCollection(vectors: VectorNames, size: number): QdrantCreateCollection {
+export function buildCreateCollection(
+  vectors: VectorNames,
+  size: number,
+  options: CreateCollectionOptions = {},
+): QdrantCreateCollection {
   const params = { size, distance: 'Cosine' as const };
   const body: QdrantCreateCollection = { vectors: vectors.dense === '' ? params : { [vectors.dense]: params } };
   if (vectors.sparse !== null) body.sparse_vectors = { [vectors.sparse]: { modifier: 'idf' } };
+  const cluster = options.cluster ?? {};
+  if (cluster.shardingMethod === 'custom') body.sharding_method = 'custom';
+  if (cluster.shardNumber !== undefined) body.shard_number = cluster.shardNumber;
+  if (cluster.replicationFactor !== undefined) body.replication_factor = cluster.replicationFactor;
+  if (cluster.writeConsistencyFactor !== undefined) body.write_consistency_factor = cluster.writeConsistencyFactor;
+  if (options.metadata !== undefined) body.metadata = options.metadata;
   return body;
+}
+
+/**
+ * The filter of `getChunks`: the sources, the point ids of the chunk ids, the caller's filter and the ACL,
+ * all ANDed inside one scroll (so the engine reads only matching points).
+ */
+export function buildChunksFilter(input: {
+  sourceIds?: readonly string[] | undefined;
+  pointIds?: readonly string[] | undefined;
+  filter?: QdrantFilter | undefined;
+}): QdrantFilter {
+  const must: QdrantCondition[] = [];
+  if (input.sourceIds !== undefined) must.push({ key: 'sourceId', match: { any: [...input.sourceIds] } });
+  if (input.pointIds !== undefined) must.push({ has_id: [...input.pointIds] });
+  if (input.filter !== undefined) must.push(input.filter);
+  return { must };
+}
+
+/**
+ * `rankings` in hybrid mode as ONE `points/query/batch` call: the fused query exactly as `search` sends it,
+ * then each arm alone (its raw top `armLimit`, dense cosine and BM25 score), with the same filter.
+ */
+export function buildRankingsBatch(input: HybridQueryInput): QdrantQueryBatchArgs {
+  const [fused] = buildHybridQueryBatch(input).searches;
+  const arm = (query: QdrantQueryRequest['query'], using: string, limit: number): QdrantQueryRequest =>
+    withFilter(withUsing<QdrantQueryRequest>({ query, limit, with_payload: input.withPayload, with_vector: false }, using), input.filter);
+  return {
+    searches: [
+      fused!,
+      arm(input.denseVector, input.vectors.dense, input.denseLimit),
+      arm({ indices: [...input.sparseVector.indices], values: [...input.sparseVector.values] }, input.vectors.sparse, input.lexicalLimit),
+    ],
+  };
 }

@@ -28,12 +28,22 @@ export type QdrantClientLike = Pick<
   | 'query'
   | 'queryBatch'
   | 'scroll'
+  | 'count'
+  | 'facet'
   | 'upsert'
   | 'delete'
   | 'getCollection'
+  | 'getCollections'
   | 'collectionExists'
   | 'createCollection'
+  | 'updateCollection'
+  | 'deleteCollection'
   | 'createPayloadIndex'
+  | 'getAliases'
+  | 'updateCollectionAliases'
+  | 'listShardKeys'
+  | 'createShardKey'
+  | 'deleteShardKey'
 >;
 
 /** Names of the client methods the store uses (for wrappers and fakes). */
@@ -41,10 +51,20 @@ export const QDRANT_CLIENT_METHODS = [
   'query',
   'queryBatch',
   'scroll',
+  'count',
+  'facet',
   'upsert',
   'delete',
   'getCollection',
+  'getCollections',
   'collectionExists',
   'createCollection',
+  'updateCollection',
+  'deleteCollection',
   'createPayloadIndex',
+  'getAliases',
+  'updateCollectionAliases',
+  'listShardKeys',
+  'createShardKey',
+  'deleteShardKey',
 ] as const satisfies readonly (keyof QdrantClientLike)[];

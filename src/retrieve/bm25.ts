@@ -17,6 +17,7 @@
 import { stem } from 'porter2';
 
 import { LitmPackError } from '../core/errors.js';
+import { SHORT_KEY_LENGTH, ShortKeyTable, isAsciiAlphanumeric, packedShift } from '../tokenize/short-keys.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
 import type { SparseVector } from './types.js';
 
@@ -43,8 +44,8 @@ const STOPWORDS: ReadonlySet<string> = new Set(ENGLISH_STOPWORDS);
 const NON_WORD = /[^\p{L}\p{N}_]/gu;
 const WORD_RUN = /[\p{L}\p{N}_]+/gu;
 const HAS_SURROGATE = /[\uD800-\uDFFF]/;
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
-const ASCII_WORD_RUN = /[a-z0-9_]+/g;
+/** 1 for the ASCII characters that are not word characters ([A-Za-z0-9_]): they always separate tokens. */
+const SEPARATOR = new Uint8Array(128).map((_, c) => (isAsciiAlphanumeric(c) || c === 95 ? 0 : 1));
 
 /**
  * Lowercase stems of `text` in order, exactly as fastembed's `Qdrant/bm25` produces them (stopwords, `_` and tokens
@@ -52,24 +53,8 @@ const ASCII_WORD_RUN = /[a-z0-9_]+/g;
  */
 export function tokenizeBm25(text: string): string[] {
   const stems: string[] = [];
-  if (ASCII_ONLY.test(text)) {
-    // Fast path, same result: in ASCII, word characters are [A-Za-z0-9_] and lowercasing is per character.
-    for (const match of text.toLowerCase().matchAll(ASCII_WORD_RUN)) pushStem(stems, match[0]);
-    return stems;
-  }
-  // fastembed replaces non-word characters before lowercasing and splits again after. Both steps matter: a
-  // final sigma depends on its neighbours (`ΑΣ.Β` lowercases to `ασ.β`, `ΑΣ Β` to `ας β`), and lowercasing can
-  // turn a word character into a letter plus a combining mark (`İ` → `i̇`), which then separates tokens.
-  const lowered = text.replace(NON_WORD, ' ').toLowerCase();
-  for (const match of lowered.matchAll(WORD_RUN)) pushStem(stems, match[0]);
+  forEachTerm(text, (term) => stems.push(terms[term]!.stem));
   return stems;
-}
-
-function pushStem(stems: string[], token: string): void {
-  if (token === '_' || STOPWORDS.has(token)) return;
-  if (token.length > TOKEN_MAX_LENGTH && codePointLength(token) > TOKEN_MAX_LENGTH) return;
-  const stemmed = stemToken(token);
-  if (stemmed !== '') stems.push(stemmed);
 }
 
 /**
@@ -81,18 +66,25 @@ export function encodeBm25Document(text: string, options: Bm25Options = {}): Spa
   const b = checkedOption(options.b, DEFAULT_B, 'b', (v) => v >= 0 && v <= 1);
   const avgLen = checkedOption(options.avgLen, DEFAULT_AVG_LEN, 'avgLen', (v) => v > 0);
 
-  const stems = tokenizeBm25(text);
-  const counts = new Map<string, number>();
-  for (const s of stems) counts.set(s, (counts.get(s) ?? 0) + 1);
+  // Term frequencies per stem, stems in order of first occurrence.
+  const order: number[] = [];
+  let docLen = 0;
+  forEachTerm(text, (term) => {
+    docLen += 1;
+    if (term >= frequencies.length) frequencies = grown(frequencies, term);
+    if (frequencies[term] === 0) order.push(term);
+    frequencies[term] = frequencies[term]! + 1;
+  });
 
   // Same operation order as fastembed, so the float64 results are identical, not merely close.
-  const docLen = stems.length;
   const norm = k * (1 - b + (b * docLen) / avgLen);
   const weights = new Map<number, number>();
-  for (const [s, tf] of counts) {
+  for (const term of order) {
+    const tf = frequencies[term]!;
+    frequencies[term] = 0;
     // Two stems with the same id: fastembed's dict keeps the weight of the stem seen last (counts are per stem,
     // never summed). Map.set in first-occurrence order reproduces that.
-    weights.set(bm25TokenId(s), (tf * (k + 1)) / (tf + norm));
+    weights.set(terms[term]!.index, (tf * (k + 1)) / (tf + norm));
   }
   return sortedVector(weights);
 }
@@ -100,7 +92,7 @@ export function encodeBm25Document(text: string, options: Bm25Options = {}): Spa
 /** Query vector: weight 1.0 for each distinct stem id, indices ascending. */
 export function encodeBm25Query(text: string): SparseVector {
   const weights = new Map<number, number>();
-  for (const s of tokenizeBm25(text)) weights.set(bm25TokenId(s), 1);
+  forEachTerm(text, (term) => weights.set(terms[term]!.index, 1));
   return sortedVector(weights);
 }
 
@@ -112,6 +104,129 @@ export function bm25TokenId(token: string): number {
 function sortedVector(weights: Map<number, number>): SparseVector {
   const indices = [...weights.keys()].sort((x, y) => x - y);
   return { indices, values: indices.map((i) => weights.get(i) as number) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terms. Stemming and hashing every token costs more than the rest of encoding, and words repeat, so each
+// distinct stem becomes a numbered term once per process, and each short ASCII token is looked up in a
+// table keyed by its packed characters (no string is made for a token seen before).
+
+interface Term {
+  readonly stem: string;
+  /** The sparse index, `bm25TokenId(stem)`. */
+  readonly index: number;
+}
+
+const TERM_LIMIT = 200_000;
+const DROPPED = 2 ** 26 - 1;
+let terms: Term[] = [];
+let termsByStem = new Map<string, number>();
+/** Lower-cased ASCII tokens of up to 12 characters → term number, or DROPPED (stopword, `_`). */
+const asciiTokens = new ShortKeyTable(TERM_LIMIT);
+/** Tokens from segments with characters beyond ASCII → term number, or DROPPED. */
+const otherTokens = new Map<string, number>();
+/** Per-document term frequencies by term number; entries are reset to 0 after each document. */
+let frequencies: Int32Array = new Int32Array(4096);
+
+function grown(array: Int32Array, index: number): Int32Array {
+  let length = array.length * 2;
+  while (length <= index) length *= 2;
+  const out = new Int32Array(length);
+  out.set(array);
+  return out;
+}
+
+/**
+ * Calls `visit` with the term number of every kept token of `text`, in order.
+ *
+ * The text is read in segments: maximal runs of characters that are ASCII word characters ([A-Za-z0-9_]) or
+ * not ASCII at all, separated by ASCII non-word characters (which fastembed turns into spaces). A segment of
+ * ASCII alone is one token, lower-cased by character code. A segment holding other characters is tokenised
+ * as fastembed does (below), on its own: that gives the same tokens as on the whole text, because the only
+ * context-dependent lower-casing (final sigma) treats a space and the end of the text alike.
+ */
+function forEachTerm(text: string, visit: (term: number) => void): void {
+  // Forgetting happens between texts only, so numbers stay valid while one text is read.
+  if (terms.length >= TERM_LIMIT) {
+    terms = [];
+    termsByStem = new Map();
+    asciiTokens.clear();
+    otherTokens.clear();
+  }
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    while (i < length && SEPARATOR[text.charCodeAt(i)] === 1) i += 1;
+    const start = i;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let ascii = true;
+    for (; i < length; i += 1) {
+      let code = text.charCodeAt(i);
+      if (code >= 128) {
+        ascii = false;
+        continue;
+      }
+      if (SEPARATOR[code] === 1) break;
+      if (code <= 90 && code >= 65) code += 32;
+      const at = i - start;
+      if (at < 4) a |= code << packedShift(at);
+      else if (at < 8) b |= code << packedShift(at);
+      else if (at < SHORT_KEY_LENGTH) c |= code << packedShift(at);
+    }
+    const size = i - start;
+    if (size === 0) return;
+    if (!ascii) {
+      forEachOtherTerm(text.slice(start, i), visit);
+      continue;
+    }
+    let term: number;
+    if (size <= SHORT_KEY_LENGTH) {
+      term = asciiTokens.get(a, b, c, size);
+      if (term < 0) {
+        term = termOfToken(text.slice(start, i).toLowerCase(), true);
+        asciiTokens.set(a, b, c, size, term);
+      }
+    } else {
+      term = termOfToken(text.slice(start, i).toLowerCase(), true);
+    }
+    if (term !== DROPPED) visit(term);
+  }
+}
+
+/**
+ * fastembed replaces non-word characters before lowercasing and splits again after. Both steps matter: a final
+ * sigma depends on its neighbours (`ΑΣ.Β` lowercases to `ασ.β`, `ΑΣ Β` to `ας β`), and lowercasing can turn a word
+ * character into a letter plus a combining mark (`İ` → `i̇`), which then separates tokens.
+ */
+function forEachOtherTerm(segment: string, visit: (term: number) => void): void {
+  const lowered = segment.replace(NON_WORD, ' ').toLowerCase();
+  for (const match of lowered.matchAll(WORD_RUN)) {
+    const token = match[0];
+    let term = otherTokens.get(token);
+    if (term === undefined) {
+      term = termOfToken(token, false);
+      if (otherTokens.size >= TERM_LIMIT) otherTokens.clear();
+      otherTokens.set(token, term);
+    }
+    if (term !== DROPPED) visit(term);
+  }
+}
+
+/** The term number of a lower-cased token, or DROPPED. */
+function termOfToken(token: string, ascii: boolean): number {
+  if (token === '_' || STOPWORDS.has(token)) return DROPPED;
+  if (token.length > TOKEN_MAX_LENGTH && (ascii || codePointLength(token) > TOKEN_MAX_LENGTH)) return DROPPED;
+  const stemmed = ascii ? stem(token) : stemToken(token);
+  if (stemmed === '') return DROPPED;
+  let term = termsByStem.get(stemmed);
+  if (term === undefined) {
+    term = terms.length;
+    terms.push({ stem: stemmed, index: bm25TokenId(stemmed) });
+    termsByStem.set(stemmed, term);
+  }
+  return term;
 }
 
 function checkedOption(value: number | undefined, fallback: number, name: string, ok: (v: number) => boolean): number {
@@ -174,8 +289,13 @@ let scratch = new Uint8Array(256);
 function utf8(s: string): Uint8Array {
   // Tokens are at most 40 code points (160 bytes); longer strings get a bigger buffer.
   if (s.length * 3 > scratch.length) scratch = new Uint8Array(s.length * 3);
-  const { written } = encoder.encodeInto(s, scratch);
-  return scratch.subarray(0, written);
+  // ASCII (nearly every stem) is copied by code; the encoder call costs more than the copy.
+  for (let i = 0; i < s.length; i += 1) {
+    const code = s.charCodeAt(i);
+    if (code >= 0x80) return scratch.subarray(0, encoder.encodeInto(s, scratch).written);
+    scratch[i] = code;
+  }
+  return scratch.subarray(0, s.length);
 }
 
 /** MurmurHash3 x86 32-bit over bytes (Austin Appleby's reference algorithm), as unsigned 32-bit. */

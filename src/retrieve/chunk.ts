@@ -107,9 +107,9 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new LitmPackError('invalid_input', `maxTokens must be a positive integer, got ${maxTokens}`);
   }
-  const count = options.tokenizer ? (t: string) => options.tokenizer!.count(t) : countBothEncodings;
   const text = doc.text;
-  const fits = (range: Range) => count(text.slice(range.start, range.end)) <= maxTokens;
+  const counter = new RangeCounter(text, maxTokens, options.tokenizer);
+  const fits = (range: Range) => counter.fits(range);
 
   const ranges: { range: Range; section: string[] }[] = [];
   const units = parseUnits(text);
@@ -150,7 +150,7 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
       text: chunkText,
       textSha256,
       indexedAt: options.indexedAt,
-      tokens: countTokens(chunkText),
+      tokens: counter.tokens(range),
     };
     if (doc.version !== undefined) record.version = doc.version;
     if (doc.title !== undefined) record.title = doc.title;
@@ -179,10 +179,71 @@ export function countTokens(text: string): Record<string, number> {
   return out;
 }
 
-function countBothEncodings(text: string): number {
-  let max = 0;
-  for (const encoding of ENCODINGS) max = Math.max(max, getTokenizer(encoding).count(text));
-  return max;
+/**
+ * Token counts for one document's chunking. The bound and the stored counts both come from here, so a range
+ * is counted at most once per encoding: the count that admitted a chunk is the count stored with it. A range
+ * with no more UTF-8 bytes than the bound fits without counting (every token of a shipped encoding is at
+ * least one byte), which spares all counting but the stored one for chunks well under the bound.
+ */
+class RangeCounter {
+  readonly #text: string;
+  readonly #maxTokens: number;
+  readonly #tokenizer: Tokenizer | undefined;
+  /** `start:end` → counts per shipped encoding, in `ENCODINGS` order (missing until counted). */
+  readonly #counts = new Map<string, number[]>();
+
+  constructor(text: string, maxTokens: number, tokenizer: Tokenizer | undefined) {
+    this.#text = text;
+    this.#maxTokens = maxTokens;
+    this.#tokenizer = tokenizer;
+  }
+
+  /** Whether the range has at most `maxTokens` tokens: under the given tokenizer, else under every shipped encoding. */
+  fits(range: Range): boolean {
+    if (this.#tokenizer) return this.#tokenizer.count(this.#text.slice(range.start, range.end)) <= this.#maxTokens;
+    if (utf8BytesAtMost(this.#text, range, this.#maxTokens)) return true;
+    for (let e = 0; e < ENCODINGS.length; e += 1) {
+      if (this.#count(range, e) > this.#maxTokens) return false;
+    }
+    return true;
+  }
+
+  /** Exact counts for every shipped encoding, keyed by encoding name. */
+  tokens(range: Range): Record<string, number> {
+    const out: Record<string, number> = {};
+    ENCODINGS.forEach((encoding, e) => {
+      out[encoding] = this.#count(range, e);
+    });
+    return out;
+  }
+
+  #count(range: Range, encoding: number): number {
+    const key = `${range.start}:${range.end}`;
+    let counts = this.#counts.get(key);
+    if (counts === undefined) {
+      counts = [];
+      this.#counts.set(key, counts);
+    }
+    let count = counts[encoding];
+    if (count === undefined) {
+      count = getTokenizer(ENCODINGS[encoding]!).count(this.#text.slice(range.start, range.end));
+      counts[encoding] = count;
+    }
+    return count;
+  }
+}
+
+/** True when the range's UTF-8 encoding has at most `limit` bytes (stops reading once it has more). */
+function utf8BytesAtMost(text: string, range: Range, limit: number): boolean {
+  if (range.end - range.start > limit) return false;
+  let bytes = 0;
+  for (let i = range.start; i < range.end; i += 1) {
+    const code = text.charCodeAt(i);
+    // At least the UTF-8 length: a surrogate pair is 4 bytes and a lone surrogate 3 (U+FFFD).
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+    if (bytes > limit) return false;
+  }
+  return true;
 }
 
 /** Paragraphs and fenced code blocks with their heading path, trimmed; headings themselves are not units. */
@@ -350,6 +411,8 @@ function trimRange(text: string, range: Range): Range {
 
 // ---------------------------------------------------------------------------------------------
 
+const ISO_DATETIME = z.iso.datetime({ offset: true, local: true });
+
 /**
  * Turns a stored chunk into a packing candidate: `tokens` is the record's per-encoding map (so packing
  * needs no re-tokenising), `kind`, `timestamp` and metadata pass through; the ACL never leaves the store.
@@ -363,6 +426,8 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
     span: { start: record.span.start, end: record.span.end },
     tokens: { ...record.tokens },
   };
+  // Records written by other tools may carry a non-ISO indexedAt; the candidate takes only a valid one.
+  if (ISO_DATETIME.safeParse(record.indexedAt).success) candidate.indexedAt = record.indexedAt;
   if (record.version !== undefined) candidate.version = record.version;
   if (record.title !== undefined) candidate.title = record.title;
   if (record.url !== undefined) candidate.url = record.url;

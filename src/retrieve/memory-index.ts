@@ -184,6 +184,8 @@ class Postings {
   slots = new Int32Array(4);
   weights = new Float32Array(4);
   length = 0;
+  /** Document frequency: live chunks holding the term (postings of removed slots stay until compaction). */
+  live = 0;
 
   push(slot: number, weight: number): void {
     if (this.length === this.slots.length) {
@@ -208,9 +210,8 @@ export class MemoryIndex<E extends IndexedEntry> {
   /** Slot → entry; `undefined` marks a removed chunk until the next compaction. */
   #entries: (E | undefined)[] = [];
   #slotById = new Map<string, number>();
+  /** Per sparse index: its postings and document frequency (one lookup per term when a chunk is added). */
   #postings = new Map<number, Postings>();
-  /** Document frequency per sparse index over all live chunks. */
-  #df = new Map<number, number>();
   #dead = 0;
   /** Undecided until the first vector arrives; null when vectors are scored in plain JavaScript. */
   #arena: VectorArena | null | undefined;
@@ -220,7 +221,7 @@ export class MemoryIndex<E extends IndexedEntry> {
   }
 
   documentFrequency(index: number): number {
-    return this.#df.get(index) ?? 0;
+    return this.#postings.get(index)?.live ?? 0;
   }
 
   /** Adds `entry`, or replaces the chunk with its id (keeping its postings when the sparse vector is the same). */
@@ -237,7 +238,6 @@ export class MemoryIndex<E extends IndexedEntry> {
       this.delete(id);
     }
     this.#append(entry);
-    for (const index of entry.sparse.indices) this.#df.set(index, (this.#df.get(index) ?? 0) + 1);
   }
 
   delete(id: string): void {
@@ -247,15 +247,15 @@ export class MemoryIndex<E extends IndexedEntry> {
     this.#slotById.delete(id);
     this.#entries[slot] = undefined;
     for (const index of entry.sparse.indices) {
-      const df = (this.#df.get(index) ?? 1) - 1;
-      if (df > 0) this.#df.set(index, df);
-      else this.#df.delete(index);
+      const postings = this.#postings.get(index);
+      if (postings !== undefined) postings.live -= 1;
     }
     // Postings of removed slots are skipped at query time and dropped here once they are many.
     this.#dead += 1;
     if (this.#dead > 1024 && this.#dead * 2 > this.#entries.length) this.#compact();
   }
 
+  /** Gives `entry` the next slot and adds it to its terms' postings and frequencies. */
   #append(entry: E): void {
     const slot = this.#entries.length;
     this.#entries.push(entry);
@@ -269,6 +269,7 @@ export class MemoryIndex<E extends IndexedEntry> {
         this.#postings.set(indices[i]!, postings);
       }
       postings.push(slot, values[i]!);
+      postings.live += 1;
     }
   }
 

@@ -1,13 +1,47 @@
+import type { RankTable } from './rank-table.js';
+
 /**
- * Byte-pair merge count for one long pre-tokenised piece, in O(n log n).
+ * Byte-pair merge counts, as tiktoken merges: repeatedly merge the adjacent pair whose concatenation has
+ * the lowest rank, the leftmost one on ties, until no pair is a token; the count is the number of parts.
  *
- * js-tiktoken merges by rescanning every adjacent pair after each merge and building a string key per
- * pair, which is quadratic with a large constant: a 4,000-character run without spaces (a base64 blob,
- * minified code) takes seconds. This computes the same result — repeatedly merge the adjacent pair with
- * the lowest rank, the leftmost one on ties — with a linked list and a heap, using js-tiktoken's own rank
- * table, and is used only for pieces long enough for the difference to matter.
+ * Short pieces (nearly all of them) use flat arrays and a linear scan per merge, as tiktoken's own core
+ * does. Long ones (a base64 blob, minified code) use a linked list and a heap, O(n log n): js-tiktoken's
+ * merge is quadratic with a large constant and takes seconds on a 4,000-character run without spaces.
  */
-export type RankMap = Map<string, number>;
+const SHORT = 64;
+
+// Scratch arrays for short pieces, reused (counting is synchronous).
+const starts = new Int32Array(SHORT + 1);
+const pairRanks = new Int32Array(SHORT + 1);
+
+/** Number of tokens byte-pair encoding gives for `bytes[0, length)` (one pre-tokenised piece). */
+export function bytePairCount(bytes: Uint8Array, length: number, table: RankTable): number {
+  if (length <= 1) return length;
+  if (length > SHORT) return bytePairCountLong(bytes, length, table);
+  // parts: [starts[i], starts[i + 1]); pairRanks[i]: rank of parts i and i + 1 merged, or -1.
+  let parts = length;
+  for (let i = 0; i <= length; i += 1) starts[i] = i;
+  for (let i = 0; i + 1 < parts; i += 1) pairRanks[i] = table.pairRank(bytes[i]!, bytes[i + 1]!);
+  while (parts > 1) {
+    let best = -1;
+    let bestRank = 0x7fffffff;
+    for (let i = 0; i + 1 < parts; i += 1) {
+      const rank = pairRanks[i]!;
+      if (rank >= 0 && rank < bestRank) {
+        bestRank = rank;
+        best = i;
+      }
+    }
+    if (best < 0) break;
+    // Merge parts best and best + 1: drop boundary best + 1.
+    for (let i = best + 1; i < parts; i += 1) starts[i] = starts[i + 1]!;
+    for (let i = best + 1; i + 1 < parts; i += 1) pairRanks[i] = pairRanks[i + 1]!;
+    parts -= 1;
+    if (best + 1 < parts) pairRanks[best] = table.rank(bytes, starts[best]!, starts[best + 2]!);
+    if (best > 0) pairRanks[best - 1] = table.rank(bytes, starts[best - 1]!, starts[best + 1]!);
+  }
+  return parts;
+}
 
 interface Part {
   start: number;
@@ -21,7 +55,7 @@ interface HeapEntry {
   rank: number;
   start: number;
   part: Part;
-  /** The pair's bytes as they were when queued: a merge on either side makes the entry stale. */
+  /** The pair's bounds as they were when queued: a merge on either side makes the entry stale. */
   mid: number;
   end: number;
 }
@@ -65,13 +99,10 @@ class MinHeap {
   }
 }
 
-/** Number of tokens byte-pair encoding gives for `piece` (the bytes of one pre-tokenised piece). */
-export function bytePairCount(piece: Uint8Array, ranks: RankMap, maxTokenBytes: number): number {
-  if (piece.length <= 1) return piece.length;
-  const key = (start: number, end: number) => piece.subarray(start, end).join(',');
+function bytePairCountLong(bytes: Uint8Array, length: number, table: RankTable): number {
   const heap = new MinHeap();
   const parts: Part[] = [];
-  for (let i = 0; i < piece.length; i += 1) {
+  for (let i = 0; i < length; i += 1) {
     const part: Part = { start: i, end: i + 1, prev: parts[i - 1] ?? null, next: null, alive: true };
     if (part.prev) part.prev.next = part;
     parts.push(part);
@@ -79,12 +110,11 @@ export function bytePairCount(piece: Uint8Array, ranks: RankMap, maxTokenBytes: 
   const consider = (part: Part | null) => {
     if (part === null || part.next === null) return;
     const next = part.next;
-    if (next.end - part.start > maxTokenBytes) return;
-    const rank = ranks.get(key(part.start, next.end));
-    if (rank !== undefined) heap.push({ rank, start: part.start, part, mid: part.end, end: next.end });
+    const rank = table.rank(bytes, part.start, next.end);
+    if (rank >= 0) heap.push({ rank, start: part.start, part, mid: part.end, end: next.end });
   };
   for (const part of parts) consider(part);
-  let count = piece.length;
+  let count = length;
   for (let entry = heap.pop(); entry !== undefined; entry = heap.pop()) {
     const { part } = entry;
     const next = part.next;

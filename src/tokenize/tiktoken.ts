@@ -1,11 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Tiktoken as TiktokenType, TiktokenBPE } from 'js-tiktoken/lite';
 import { LitmPackError } from '../core/errors.js';
-import { bytePairCount, type RankMap } from './bpe.js';
+import { bytePairCount } from './bpe.js';
+import { splitterFor, type PieceSplitter } from './pretokenize.js';
+import { SHORT_KEY_LENGTH, ShortKeyTable, packedShift } from './short-keys.js';
+import { decodeRankTableFile, vocabularyFromTiktoken, type RankTable, type TiktokenRanks, type Vocabulary } from './rank-table.js';
 import { ENCODINGS, type EncodingName, type Tokenizer } from './types.js';
 
-// The rank tables are large (o200k_base is several MB of JS) and building an encoder takes about a second,
-// so both are loaded on first use, synchronously (packing is synchronous), once per encoding per process.
+// Vocabularies are loaded on first use, synchronously (packing is synchronous), once per encoding per process.
 const require = createRequire(import.meta.url);
 const cache = new Map<EncodingName, Tokenizer>();
 
@@ -18,71 +20,238 @@ const PIECE_CACHE_LIMIT = 200_000;
 
 class TiktokenTokenizer implements Tokenizer {
   readonly name: EncodingName;
-  readonly #pattern: RegExp;
-  readonly #ranks: RankMap;
-  readonly #maxTokenBytes: number;
-  readonly #bytes = new TextEncoder();
-  readonly #pieces = new Map<string, number>();
+  /** The written-out split for ASCII text, when the pattern is one this package knows. */
+  readonly #split: PieceSplitter | null;
+  /** Sticky: each match must start where the previous one ended. */
+  readonly #sticky: RegExp;
+  /** Global: finds the next match when text between pieces matches nothing (js-tiktoken skips it). */
+  readonly #global: RegExp;
+  readonly #table: RankTable;
+  /** Pieces of at most 12 characters below U+0100 (nearly every piece of Latin-script text). */
+  readonly #short = new ShortKeyTable(PIECE_CACHE_LIMIT);
+  /** The other pieces (a few in a hundred in English prose), by their text. */
+  readonly #long = new Map<string, number>();
+  #bytes = new Uint8Array(256);
+  readonly #encoder = new TextEncoder();
 
-  constructor(name: EncodingName, encoder: TiktokenType, patStr: string) {
+  constructor(name: EncodingName, vocabulary: Vocabulary) {
     this.name = name;
-    this.#pattern = new RegExp(patStr, 'gu');
-    // js-tiktoken keeps its rank table (bytes joined by commas → rank) in a field its typings mark
-    // internal; we read it, and a property test checks every count against js-tiktoken's own encode.
-    this.#ranks = (encoder as unknown as { rankMap: RankMap }).rankMap;
-    let longest = 1;
-    for (const key of this.#ranks.keys()) {
-      let bytes = 1;
-      for (let i = 0; i < key.length; i += 1) if (key.charCodeAt(i) === 44) bytes += 1;
-      if (bytes > longest) longest = bytes;
-    }
-    this.#maxTokenBytes = longest;
+    this.#split = splitterFor(vocabulary.patStr);
+    this.#sticky = new RegExp(vocabulary.patStr, 'uy');
+    this.#global = new RegExp(vocabulary.patStr, 'gu');
+    this.#table = vocabulary.table;
   }
 
   /**
-   * Exact token count. Special-token strings such as "<|endoftext|>" inside retrieved text are counted as
-   * ordinary text: they are content, not control tokens, and must never make counting throw.
+   * Exact token count, equal to js-tiktoken's `encode(text, [], []).length`. Special-token strings such as
+   * "<|endoftext|>" inside retrieved text are counted as ordinary text: they are content, not control
+   * tokens, and must never make counting throw.
    */
   count(text: string): number {
-    if (text.length === 0) return 0;
     let total = 0;
-    for (const match of text.matchAll(this.#pattern)) total += this.#pieceCount(match[0]);
+    const length = text.length;
+    let start = 0;
+    while (start < length) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      total += end - start <= SHORT_KEY_LENGTH ? this.#shortPieceCount(text, start, end) : this.#longPieceCount(text, start, end);
+      start = end;
+    }
     return total;
   }
-
-  #pieceCount(piece: string): number {
-    const cached = this.#pieces.get(piece);
-    if (cached !== undefined) return cached;
-    const bytes = this.#bytes.encode(piece);
-    // Byte-pair merging as tiktoken does it, in O(n log n) (js-tiktoken's own merge is quadratic with a
-    // large constant: a 4,000-character run without spaces takes it seconds).
-    const tokens = this.#ranks.has(bytes.join(',')) ? 1 : bytePairCount(bytes, this.#ranks, this.#maxTokenBytes);
-    if (this.#pieces.size >= PIECE_CACHE_LIMIT) this.#pieces.clear();
-    this.#pieces.set(piece, tokens);
-    return tokens;
-  }
-
-  /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
-  clearCache(): void {
-    this.#pieces.clear();
-  }
-
 
   /**
    * The number of pre-tokenised pieces: every piece encodes to at least one token, and most English
    * words are one piece and one token, so this bound is tight while costing no byte-pair merging.
+   * Stops once it exceeds `limit`.
    */
-  lowerBound(text: string): number {
-    if (text.length === 0) return 0;
+  lowerBound(text: string, limit = Infinity): number {
     let pieces = 0;
-    this.#pattern.lastIndex = 0;
-    while (this.#pattern.exec(text) !== null) pieces += 1;
+    const length = text.length;
+    let start = 0;
+    while (start < length && pieces <= limit) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      pieces += 1;
+      start = end;
+    }
     return pieces;
+  }
+
+  /** The pre-tokenised pieces of `text`, in order (tests compare them with the pattern's own matches). */
+  pieces(text: string): string[] {
+    const out: string[] = [];
+    let start = 0;
+    while (start < text.length) {
+      const end = this.#pieceEnd(text, start);
+      if (end < 0) {
+        start = -end - 1;
+        continue;
+      }
+      out.push(text.slice(start, end));
+      start = end;
+    }
+    return out;
+  }
+
+  /** Forgets remembered piece counts (benchmarks use it to measure cold counting). */
+  clearCache(): void {
+    this.#short.clear();
+    this.#long.clear();
+  }
+
+  /**
+   * End of the piece that starts at `start`; when nothing matches there, -(where the next piece starts) - 1
+   * (js-tiktoken skips text no alternative matches).
+   */
+  #pieceEnd(text: string, start: number): number {
+    const split = this.#split;
+    if (split !== null) {
+      const end = split(text, start);
+      if (end >= 0) return end;
+    }
+    const sticky = this.#sticky;
+    sticky.lastIndex = start;
+    if (sticky.test(text)) return sticky.lastIndex;
+    const global = this.#global;
+    global.lastIndex = start;
+    const next = global.exec(text);
+    return -(next === null ? text.length : next.index) - 1;
+  }
+
+  #shortPieceCount(text: string, start: number, end: number): number {
+    // Characters 0-3, 4-7 and 8-11 of the piece, one byte each; the length tells trailing zeros apart.
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    for (let i = 0; i < end - start; i += 1) {
+      const code = text.charCodeAt(start + i);
+      if (code > 0xff) return this.#longPieceCount(text, start, end);
+      const shifted = code << packedShift(i);
+      if (i < 4) a |= shifted;
+      else if (i < 8) b |= shifted;
+      else c |= shifted;
+    }
+    const known = this.#short.get(a, b, c, end - start);
+    if (known >= 0) return known;
+    const count = this.#bytePairCount(text.slice(start, end));
+    this.#short.set(a, b, c, end - start, count);
+    return count;
+  }
+
+  #longPieceCount(text: string, start: number, end: number): number {
+    const piece = text.slice(start, end);
+    let count = this.#long.get(piece);
+    if (count === undefined) {
+      count = this.#bytePairCount(piece);
+      if (this.#long.size >= PIECE_CACHE_LIMIT) this.#long.clear();
+      this.#long.set(piece, count);
+    }
+    return count;
+  }
+
+  #bytePairCount(piece: string): number {
+    let length = piece.length;
+    if (this.#bytes.length < length * 3) this.#bytes = new Uint8Array(length * 3);
+    const bytes = this.#bytes;
+    let ascii = true;
+    for (let i = 0; i < length; i += 1) {
+      const code = piece.charCodeAt(i);
+      if (code >= 0x80) {
+        ascii = false;
+        break;
+      }
+      bytes[i] = code;
+    }
+    if (!ascii) length = this.#encoder.encodeInto(piece, bytes).written;
+    return this.#table.rank(bytes, 0, length) >= 0 ? 1 : bytePairCount(bytes, length, this.#table);
   }
 }
 
-function loadRanks(name: EncodingName): TiktokenBPE {
-  const mod = require(`js-tiktoken/ranks/${name}`) as TiktokenBPE | { default: TiktokenBPE };
+const SPACE_OR_SLASH = /[\s/]/u;
+
+/**
+ * `tokenizer.count(text)`, remembering the counts of the text's segments in `memo`, so that counting a text
+ * that shares most of its lines with texts counted before costs little more than reading it.
+ *
+ * Segments end after a line feed followed by a character that is neither whitespace nor "/". Both shipped
+ * patterns always end a piece there (a piece holding a line feed is whitespace, or punctuation followed by
+ * line breaks and, for o200k_base, slashes), and a piece before it never looks past it, so the count of the
+ * text is the sum of its segments' counts. A property test checks the sum. Other tokenizers are counted whole.
+ */
+export function countBySegments(tokenizer: Tokenizer, text: string, memo: Map<string, number>): number {
+  if (!(tokenizer instanceof TiktokenTokenizer)) return tokenizer.count(text);
+  let total = 0;
+  for (const segment of countingSegments(text)) {
+    let count = memo.get(segment);
+    if (count === undefined) {
+      count = tokenizer.count(segment);
+      memo.set(segment, count);
+    }
+    total += count;
+  }
+  return total;
+}
+
+/** The segments `countBySegments` sums over (tests check that they add up). */
+export function countingSegments(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', newline + 1)) {
+    const cut = newline + 1;
+    if (cut < text.length && !SPACE_OR_SLASH.test(text[cut]!)) {
+      out.push(text.slice(start, cut));
+      start = cut;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}
+
+/**
+ * The vocabulary of `encoding`: the compact table the package build writes next to the compiled module, or,
+ * when running from source, decoded from js-tiktoken's rank module (the same data, a little slower to read).
+ */
+function loadVocabulary(encoding: EncodingName): Vocabulary {
+  let file: Uint8Array | undefined;
+  // Beside this module; the CommonJS build (dist/cjs/tokenize/) reads the ESM build's copy (dist/tokenize/).
+  for (const path of [`./ranks/${encoding}.ranks`, `../../tokenize/ranks/${encoding}.ranks`]) {
+    try {
+      file = readFileSync(new URL(path, import.meta.url));
+      break;
+    } catch {
+      file = undefined;
+    }
+  }
+  if (file !== undefined) {
+    try {
+      const vocabulary = decodeRankTableFile(file, encoding);
+      sources.set(encoding, 'rank table');
+      return vocabulary;
+    } catch {
+      // A damaged or foreign table: js-tiktoken's module holds the same vocabulary, so counts stay exact.
+    }
+  }
+  sources.set(encoding, 'js-tiktoken');
+  return vocabularyFromTiktoken(loadTiktokenRanks(encoding));
+}
+
+const sources = new Map<EncodingName, 'rank table' | 'js-tiktoken'>();
+
+/** Where the vocabulary of `encoding` was read from, once loaded (the build checks its output uses the table). */
+export function vocabularySource(encoding: EncodingName): 'rank table' | 'js-tiktoken' | undefined {
+  return sources.get(encoding);
+}
+
+/** js-tiktoken's rank module for `encoding` (its text form of the vocabulary). */
+export function loadTiktokenRanks(encoding: EncodingName): TiktokenRanks {
+  const mod = require(`js-tiktoken/ranks/${encoding}`) as TiktokenRanks | { default: TiktokenRanks };
   return 'default' in mod ? mod.default : mod;
 }
 
@@ -96,11 +265,14 @@ export function getTokenizer(encoding: EncodingName): Tokenizer {
       `Unknown encoding "${String(encoding)}": use one of ${ENCODINGS.join(', ')}, or pass a Tokenizer of your own`,
     );
   }
-  const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-  const ranks = loadRanks(encoding);
-  const tokenizer = new TiktokenTokenizer(encoding, new Tiktoken(ranks), ranks.pat_str);
+  const tokenizer = new TiktokenTokenizer(encoding, loadVocabulary(encoding));
   cache.set(encoding, tokenizer);
   return tokenizer;
+}
+
+/** A tokenizer over a given vocabulary (tests use it to check a rank table file against js-tiktoken). */
+export function tokenizerFromVocabulary(encoding: EncodingName, vocabulary: Vocabulary): Tokenizer {
+  return new TiktokenTokenizer(encoding, vocabulary);
 }
 
 /** True once the encoder for `encoding` has been built in this process (used to prove laziness). */

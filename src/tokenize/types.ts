@@ -13,7 +13,8 @@ export interface Tokenizer {
   count(text: string): number;
   /**
    * Optional cheap lower bound on `count(text)` (never above it). Lets the packer reject texts that
-   * cannot fit without tokenising them.
+   * cannot fit without tokenising them, and catch token hints that cannot be right. May stop early and
+   * return any bound above `limit` once it has found one.
    */
-  lowerBound?(text: string): number;
+  lowerBound?(text: string, limit?: number): number;
 }

@@ -7,9 +7,11 @@ import { PackSchema } from '../../src/index.js';
 const url = new URL(inject('qdrantUrl'));
 const collection = `litm_cli_${randomUUID().slice(0, 8)}`;
 const store = `qdrant://${url.host}/${collection}`;
+const alias = `litm_cli_alias_${randomUUID().slice(0, 8)}`;
+const admin = new QdrantClient({ url: url.origin, checkCompatibility: false });
 
 afterAll(async () => {
-  await new QdrantClient({ url: url.origin, checkCompatibility: false }).deleteCollection(collection).catch(() => undefined);
+  for (const name of [collection, `${alias}_v1`, `${alias}_v2`]) await admin.deleteCollection(name).catch(() => undefined);
 });
 
 
@@ -35,5 +37,27 @@ describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', ()
     expect(down.code).toBe(3); // a store fault (ERROR_SURFACES: connection_failed)
     expect(down.stderr.trim().split('\n')).toHaveLength(1);
     expect(down.stderr).toMatch(/^litm-pack: /);
+  });
+
+  it('ingest --reindex builds a new collection behind the alias and swaps it; bundles go through the alias', async () => {
+    const spec = `qdrant://${url.host}/${alias}`;
+    const first = await cli(['ingest', 'examples/corpus', '--store', spec, '--reindex', '--quiet']);
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toMatch(new RegExp(`^Reindexed \\d+ files into ${alias}_v1: [1-9]\\d* chunks, point count and \\d+ sample queries checked; alias ${alias} now points at ${alias}_v1\\.\n$`));
+    const second = await cli(['ingest', 'examples/corpus', '--store', spec, '--reindex', '--alias', alias, '--quiet']);
+    expect(second.stdout).toMatch(new RegExp(`into ${alias}_v2: .*; it pointed at ${alias}_v1, now dropped\\.`));
+    expect((await admin.getAliases()).aliases).toContainEqual({ alias_name: alias, collection_name: `${alias}_v2` });
+    const bundle = await cli(['bundle', 'reciprocal rank fusion', '--store', spec, '--budget', '300', '--json']);
+    expect(PackSchema.parse(JSON.parse(bundle.stdout)).citations.length).toBeGreaterThan(0);
+
+    const other = await cli(['ingest', 'examples/corpus', '--store', spec, '--reindex', '--alias', 'elsewhere', '--quiet']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/--alias elsewhere and --store .* name different collections/);
+    const local = await cli(['ingest', 'examples/corpus', '--store', '.litm-store-unused', '--reindex', '--quiet']);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toMatch(/--reindex needs a Qdrant store/);
+    const stray = await cli(['ingest', 'examples/corpus', '--store', spec, '--alias', alias, '--quiet']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/--alias goes with --reindex/);
   });
 });

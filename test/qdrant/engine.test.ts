@@ -378,3 +378,112 @@ describe('errors', () => {
     expect(query.body.status).toEqual({ error: expect.stringContaining("doesn't exist") });
   });
 });
+
+describe('aliases', () => {
+  it('resolve for reads and writes, move atomically in one call, and go with their collection', async () => {
+    const a = collectionName('alias_a');
+    const b = collectionName('alias_b');
+    const alias = `engine_${run}_alias`;
+    for (const [name, id] of [[a, 1], [b, 2]] as const) {
+      await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' } });
+      await client.upsert(name, { wait: true, points: [{ id, vector: [1, 0] }] });
+    }
+    await client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: a, alias_name: alias } }] });
+    expect(await client.collectionExists(alias)).toEqual({ exists: true });
+    expect(ids((await client.query(alias, { query: [1, 0] })).points)).toEqual([1]);
+    await client.upsert(alias, { wait: true, points: [{ id: 3, vector: [0, 1] }] });
+    expect(await client.count(a)).toEqual({ count: 2 });
+    expect((await client.getAliases()).aliases).toContainEqual({ alias_name: alias, collection_name: a });
+    expect((await client.getCollectionAliases(a)).aliases).toEqual([{ alias_name: alias, collection_name: a }]);
+
+    await client.updateCollectionAliases({
+      actions: [{ delete_alias: { alias_name: alias } }, { create_alias: { collection_name: b, alias_name: alias } }],
+    });
+    expect(ids((await client.query(alias, { query: [1, 0] })).points)).toEqual([2]);
+
+    // An alias cannot take a collection's name, nor point at a missing collection; a collection cannot take an alias's.
+    expect(await rejection(client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: b, alias_name: a } }] }))).toMatchObject({ status: 409 });
+    expect(await rejection(client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: `engine_${run}_none`, alias_name: 'x' } }] }))).toMatchObject({ status: 404 });
+    const clash = await raw('PUT', `/collections/${alias}`, { vectors: { size: 2, distance: 'Dot' } });
+    expect(clash.status).toBe(400);
+    expect(clash.body.status).toEqual({ error: expect.stringMatching(/Alias with the same name already exists/) });
+
+    await client.deleteCollection(b);
+    expect(await client.collectionExists(alias)).toEqual({ exists: false });
+    expect((await client.getAliases()).aliases.some((entry) => entry.alias_name === alias)).toBe(false);
+  });
+});
+
+describe('facets and collection metadata', () => {
+  it('counts points per value of an indexed field, with a filter', async () => {
+    const name = await createHybridCollection('facet');
+    const { hits } = await client.facet(name, { key: 'lang', exact: true });
+    expect(hits).toEqual([
+      { value: 'en', count: 3 },
+      { value: 'de', count: 2 },
+      { value: 'fr', count: 1 },
+    ]);
+    const filtered = await client.facet(name, { key: 'lang', exact: true, filter: { must: [{ key: 'year', range: { gte: 2022 } }] } });
+    expect(filtered.hits).toEqual([
+      { value: 'de', count: 2 },
+      { value: 'fr', count: 1 },
+    ]);
+  });
+
+  it('keeps metadata given at creation and merges a PATCH into it', async () => {
+    const name = collectionName('metadata');
+    const created = await raw('PUT', `/collections/${name}`, { vectors: { size: 2, distance: 'Dot' }, metadata: { owner: 'docs', version: 1 } });
+    expect(created.status).toBe(200);
+    await client.updateCollection(name, { metadata: { version: 2, model: 'm' } });
+    const info = await client.getCollection(name);
+    expect((info.config as { metadata?: unknown }).metadata).toEqual({ owner: 'docs', version: 2, model: 'm' });
+  });
+});
+
+describe('user-defined shard keys (a one-peer cluster)', () => {
+  let cluster = false;
+  beforeAll(async () => {
+    const answer = (await (await fetch(`${url}/cluster`)).json()) as { result?: { status?: string } };
+    cluster = answer.result?.status === 'enabled';
+  });
+
+  it('route points by shard key, refuse updates without one or with an unknown one, and fan reads out', async () => {
+    const name = collectionName('shards');
+    await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' }, sharding_method: 'custom' });
+    if (!cluster) {
+      // A standalone Qdrant accepts the collection but refuses shard keys: 405 "running in standalone mode".
+      const refused = await raw('PUT', `/collections/${name}/shards`, { shard_key: 'a' });
+      expect(refused.status).toBe(405);
+      return;
+    }
+    await client.createShardKey(name, { shard_key: 'a' });
+    await client.createShardKey(name, { shard_key: 'b' });
+    expect((await client.listShardKeys(name)).shard_keys).toEqual([{ key: 'a' }, { key: 'b' }]);
+    const duplicate = await raw('PUT', `/collections/${name}/shards`, { shard_key: 'a' });
+    expect(duplicate.status).toBe(400);
+    expect(duplicate.body.status).toEqual({ error: `Bad request: Sharding key "a" already exists for collection ${name}` });
+
+    await client.upsert(name, { wait: true, shard_key: 'a', points: [{ id: 1, vector: [1, 0] }] });
+    await client.upsert(name, { wait: true, shard_key: 'b', points: [{ id: 2, vector: [0.9, 0.1] }] });
+    const noKey = await raw('PUT', `/collections/${name}/points?wait=true`, { points: [{ id: 3, vector: [1, 0] }] });
+    expect(noKey.status).toBe(400);
+    expect(noKey.body.status).toEqual({ error: 'Wrong input: Shard key not specified' });
+    const unknown = await raw('PUT', `/collections/${name}/points?wait=true`, { shard_key: 'zzz', points: [{ id: 3, vector: [1, 0] }] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.status).toEqual({ error: 'Wrong input: Shard key "zzz" not found' });
+
+    expect(ids((await client.query(name, { query: [1, 0], shard_key: 'b' })).points)).toEqual([2]);
+    expect(ids((await client.query(name, { query: [1, 0] })).points)).toEqual([1, 2]);
+    expect(await client.count(name, { shard_key: 'a' })).toEqual({ count: 1 });
+    expect(await client.count(name)).toEqual({ count: 2 });
+    expect(ids((await client.scroll(name, { shard_key: 'a' })).points)).toEqual([1]);
+    await client.deleteShardKey(name, { shard_key: 'a' });
+    expect(await client.count(name)).toEqual({ count: 1 });
+
+    const auto = collectionName('shards_auto');
+    await client.createCollection(auto, { vectors: { size: 2, distance: 'Dot' } });
+    const onAuto = await raw('PUT', `/collections/${auto}/shards`, { shard_key: 'a' });
+    expect(onAuto.status).toBe(400);
+    expect(onAuto.body.status).toEqual({ error: 'Bad request: Shard Key cannot be created with Auto sharding method' });
+  });
+});

@@ -3,8 +3,7 @@ import { createServer } from 'node:net';
 import { TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
 import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { encodeBm25Document } from '../../src/retrieve/bm25.js';
@@ -12,56 +11,24 @@ import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
 
-const url = inject('qdrantUrl');
-const run = randomUUID().slice(0, 8);
-const created: string[] = [];
-const admin = new QdrantClient({ url, checkCompatibility: false });
-
-function collectionName(label: string): string {
-  const name = `litm_${run}_${label}`;
-  created.push(name);
-  return name;
-}
-
-afterAll(async () => {
-  for (const name of created) await admin.deleteCollection(name).catch(() => undefined);
-});
+const collectionName = collectionNames('litm');
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-function clock(start = Date.UTC(2025, 0, 1)) {
-  let t = start;
-  return () => new Date((t += 60_000));
-}
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
-
 /** Counts the client calls the store makes (the HTTP requests are counted separately with a fetch spy). */
 function countingClient(client: QdrantClientLike): { client: QdrantClientLike; calls: string[] } {
   const calls: string[] = [];
-  const wrapped: QdrantClientLike = {
-    query: (...args) => (calls.push('query'), client.query(...args)),
-    queryBatch: (...args) => (calls.push('queryBatch'), client.queryBatch(...args)),
-    scroll: (...args) => (calls.push('scroll'), client.scroll(...args)),
-    upsert: (...args) => (calls.push('upsert'), client.upsert(...args)),
-    delete: (...args) => (calls.push('delete'), client.delete(...args)),
-    getCollection: (...args) => (calls.push('getCollection'), client.getCollection(...args)),
-    collectionExists: (...args) => (calls.push('collectionExists'), client.collectionExists(...args)),
-    createCollection: (...args) => (calls.push('createCollection'), client.createCollection(...args)),
-    createPayloadIndex: (...args) => (calls.push('createPayloadIndex'), client.createPayloadIndex(...args)),
+  return {
+    client: wrapClient(client, (method, _call, run) => {
+      calls.push(method);
+      return run();
+    }),
+    calls,
   };
-  return { client: wrapped, calls };
 }
 
 const corpus: IngestDocument[] = [
@@ -107,18 +74,6 @@ const secret: IngestDocument = {
 
 const MODES: SearchMode[] = ['hybrid', 'dense', 'lexical'];
 
-/**
- * The hashed bag of words plus one shared component that varies with the text: texts without a common word
- * still get distinct cosines, so the dense arm has no ties and fused scores can be compared exactly.
- */
-class DistinctEmbeddings extends FakeEmbeddings {
-  override embed(text: string): number[] {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    return [...super.embed(text), 0.5 + ((hash >>> 0) % 1000) / 1000];
-  }
-}
-
 async function qdrantStore(label: string, options: Partial<ConstructorParameters<typeof QdrantHybridStore>[0]> = {}) {
   const embeddings = new FakeEmbeddings();
   const store = new QdrantHybridStore({ url, collection: collectionName(label), embeddings, now: clock(), ...options });
@@ -132,11 +87,15 @@ describe('ensureCollection', () => {
   it('creates dense + IDF sparse vectors and payload indexes, then accepts the same config', async () => {
     const name = collectionName('create');
     const store = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 32 }) });
-    await expect(store.ensureCollection()).resolves.toEqual({ created: true, indexesCreated: ['sourceId', 'acl', 'timestamp'] });
+    await expect(store.ensureCollection()).resolves.toEqual({
+      created: true,
+      indexesCreated: ['sourceId', 'acl', 'timestamp', 'clusters', 'kind'],
+    });
     const info = await admin.getCollection(name);
     expect(info.config.params.vectors).toMatchObject({ dense: { size: 32, distance: 'Cosine' } });
     expect(info.config.params.sparse_vectors).toMatchObject({ bm25: { modifier: 'idf' } });
-    expect(Object.keys(info.payload_schema ?? {}).sort()).toEqual(['acl', 'sourceId', 'timestamp']);
+    expect(Object.keys(info.payload_schema ?? {}).sort()).toEqual(['acl', 'clusters', 'kind', 'sourceId', 'timestamp']);
+    expect(info.payload_schema).toMatchObject({ clusters: { data_type: 'keyword' }, kind: { data_type: 'keyword' } });
     await expect(store.ensureCollection()).resolves.toEqual({ created: false, indexesCreated: [] });
   });
 
@@ -307,11 +266,12 @@ describe('faults', () => {
   });
 
   it('an unknown collection → bad_request naming it, with the 404', async () => {
-    const store = new QdrantHybridStore({ url, collection: `litm_${run}_missing`, embeddings: new FakeEmbeddings() });
+    const missing = `litm_${randomUUID().slice(0, 8)}_missing`;
+    const store = new QdrantHybridStore({ url, collection: missing, embeddings: new FakeEmbeddings() });
     for (const mode of MODES) {
       const error = await failure(store.search({ text: 'tea', mode }), 'bad_request');
       expect(error.status).toBe(404);
-      expect(error.message).toContain(`litm_${run}_missing`);
+      expect(error.message).toContain(missing);
     }
   });
 

@@ -1,16 +1,18 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { mkdir } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
 import { sha256Hex } from '../../core/canonical.js';
 import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
-import { readFrontMatter, type FrontMatter } from '../front-matter.js';
+import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
+import { readFrontMatter, type FrontMatter } from '../../retrieve/front-matter.js';
 import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
 import { warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { reindexIngest } from '../reindex.js';
 import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
+import { listSourceIds } from './remove.js';
 
 /** What a document takes from the flags besides its file. */
 export interface DocumentFlags {
@@ -25,6 +27,11 @@ export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
   quiet?: boolean;
   strict?: boolean;
   followSymlinks?: boolean;
+  /** Remove sources under the ingested folders whose files are gone. */
+  prune?: boolean;
+  /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
+  reindex?: boolean;
+  alias?: string;
 }
 
 function titleOf(text: string, path: string): string {
@@ -49,7 +56,7 @@ function toDocument({ id, path, text: raw }: TextFile, flags: DocumentFlags): In
  * Reads the files under `paths` as documents, warning about each one skipped; with `strict`, anything
  * skipped fails the ingest before a store is touched.
  */
-export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean }) {
+export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean; prune?: boolean }) {
   const { files, skipped } = await readTextFiles(paths, options);
   for (const skip of skipped) warn(skipWarning(skip));
   if (options.strict === true && skipped.length > 0) {
@@ -58,7 +65,8 @@ export async function readForIngest(paths: string[], options: ReadOptions & Docu
     });
   }
   const docs = files.map((file) => toDocument(file, options));
-  if (docs.length === 0) {
+  // With --prune an emptied folder is no error: its sources are removed.
+  if (docs.length === 0 && options.prune !== true) {
     const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
     throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
   }
@@ -103,15 +111,40 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const options = { ...flags, followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
   // Read everything first: an unreadable file fails the ingest before the store is touched.
   const { docs, skipped } = await readForIngest(paths, options);
+  if (flags.reindex === true) {
+    return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [skipSummary(skipped)] : [])].join('\n');
+  }
   const store = await openForIngest(flags.store, embeddings);
   const counts = await addWithProgress(store, docs, flags.quiet === true);
+  const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
   if (store instanceof MemoryHybridStore) {
     await mkdir(flags.store, { recursive: true });
     await store.save(join(flags.store, STORE_FILE));
   }
   const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
+  if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
   if (skipped.length > 0) lines.push(skipSummary(skipped));
   return lines.join('\n');
+}
+
+/**
+ * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) but were
+ * not found as files this time. Source ids are paths relative to the working directory, as ingest writes them.
+ */
+async function prune(store: Store, paths: string[], found: ReadonlySet<string>): Promise<DeleteSourcesResult> {
+  const roots: { prefix: string; folder: boolean }[] = [];
+  for (const path of paths) {
+    const id = relative(process.cwd(), resolve(path)).split(sep).join('/');
+    roots.push({ prefix: id, folder: (await stat(path)).isDirectory() });
+  }
+  const under = (sourceId: string) =>
+    roots.some(({ prefix, folder }) =>
+      !folder ? sourceId === prefix : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
+    );
+  const gone = (await listSourceIds(store)).filter((id) => under(id) && !found.has(id));
+  if (gone.length === 0) return { sources: 0, chunks: 0 };
+  if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
+  return store.deleteSources(gone);
 }
 
 export function registerIngest(program: Command): void {
@@ -128,7 +161,11 @@ export function registerIngest(program: Command): void {
     .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
+    .option('--prune', 'remove sources under the given folders whose files are gone')
+    .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
+    .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
     .action(async (paths: string[], flags: IngestFlags) => {
+      if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
       process.stdout.write(`${await ingest(paths, flags)}\n`);
     });
 }

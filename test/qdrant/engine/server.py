@@ -40,6 +40,8 @@ from validation import BodyError, Validator, default_spec_path  # noqa: E402
 # qdrant-edge-py 0.8.0 is built from Qdrant's 1.19 line (its `api` crate is 1.19.1-dev);
 # the JS client's compatibility check reads this.
 QDRANT_VERSION = "1.19.1"
+# The one peer of the cluster the engine answers as.
+PEER_ID = 1
 
 
 class HttpError(Exception):
@@ -60,16 +62,25 @@ class Engine:
         c = r"/collections/(?P<name>[^/]+)"
         self.routes: list[tuple[str, re.Pattern[str], str | None, Callable[..., Any]]] = [
             ("GET", re.compile(r"/collections"), None, self.list_collections),
+            ("GET", re.compile(r"/aliases"), None, self.list_aliases),
+            ("POST", re.compile(r"/collections/aliases"), "ChangeAliasesOperation", self.change_aliases),
+            ("GET", re.compile(r"/cluster"), None, self.cluster),
             ("GET", re.compile(c), None, self.get_collection),
             ("GET", re.compile(c + r"/exists"), None, self.collection_exists),
+            ("GET", re.compile(c + r"/aliases"), None, self.collection_aliases),
             ("PUT", re.compile(c), "CreateCollection", self.create_collection),
+            ("PATCH", re.compile(c), "UpdateCollection", self.update_collection),
             ("DELETE", re.compile(c), None, self.delete_collection),
             ("PUT", re.compile(c + r"/index"), "CreateFieldIndex", self.create_index),
+            ("GET", re.compile(c + r"/shards"), None, self.list_shard_keys),
+            ("PUT", re.compile(c + r"/shards"), "CreateShardingKey", self.create_shard_key),
+            ("POST", re.compile(c + r"/shards/delete"), "DropShardingKey", self.delete_shard_key),
             ("PUT", re.compile(c + r"/points"), "PointInsertOperations", self.upsert),
             ("POST", re.compile(c + r"/points"), "PointRequest", self.retrieve),
             ("POST", re.compile(c + r"/points/delete"), "PointsSelector", self.delete_points),
             ("POST", re.compile(c + r"/points/scroll"), "ScrollRequest", self.scroll),
             ("POST", re.compile(c + r"/points/count"), "CountRequest", self.count),
+            ("POST", re.compile(c + r"/facet"), "FacetRequest", self.facet),
             ("POST", re.compile(c + r"/points/query"), "QueryRequest", self.query),
             ("POST", re.compile(c + r"/points/query/batch"), "QueryRequestBatch", self.query_batch),
             ("POST", re.compile(c + r"/points/query/groups"), "QueryGroupsRequest", self.query_groups),
@@ -84,6 +95,7 @@ class Engine:
             if not match:
                 continue
             params = {k: unquote(v) for k, v in match.groupdict().items()}
+            self.validator.validate_query(method, pattern.pattern, query)
             body = None
             if schema is not None:
                 body = self.validator.validate(schema, parse_json(raw))
@@ -96,18 +108,50 @@ class Engine:
     def list_collections(self, **_: Any) -> Any:
         return {"collections": [{"name": n} for n in self.registry.collections]}
 
+    def list_aliases(self, **_: Any) -> Any:
+        return self.registry.alias_list()
+
+    def collection_aliases(self, name: str, **_: Any) -> Any:
+        return self.registry.alias_list(name)
+
+    def change_aliases(self, body: Any, **_: Any) -> Any:
+        return self.registry.change_aliases(body["actions"])
+
+    def cluster(self, **_: Any) -> Any:
+        # The engine answers as a one-peer cluster: shard keys work (see engine_collections.py).
+        return {
+            "status": "enabled",
+            "peer_id": PEER_ID,
+            "peers": {str(PEER_ID): {"uri": "http://127.0.0.1:6335/"}},
+            "raft_info": {"term": 1, "commit": 1, "pending_operations": 0, "leader": PEER_ID, "role": "Leader", "is_voter": True},
+            "consensus_thread_status": {"consensus_thread_status": "working", "last_update": "1970-01-01T00:00:00Z"},
+            "message_send_failures": {},
+        }
+
     def get_collection(self, name: str, **_: Any) -> Any:
         return self.registry.get(name).info()
 
     def collection_exists(self, name: str, **_: Any) -> Any:
-        return {"exists": name in self.registry.collections}
+        return {"exists": self.registry.exists(name)}
 
     def create_collection(self, name: str, body: Any, **_: Any) -> Any:
         self.registry.create(name, body)
         return True
 
+    def update_collection(self, name: str, body: Any, **_: Any) -> Any:
+        return self.registry.get(name).update_params(body)
+
     def delete_collection(self, name: str, **_: Any) -> Any:
         return self.registry.delete(name)
+
+    def list_shard_keys(self, name: str, **_: Any) -> Any:
+        return self.registry.get(name).shard_keys()
+
+    def create_shard_key(self, name: str, body: Any, **_: Any) -> Any:
+        return self.registry.get(name).create_shard_key(body, PEER_ID)
+
+    def delete_shard_key(self, name: str, body: Any, **_: Any) -> Any:
+        return self.registry.get(name).delete_shard_key(body)
 
     def create_index(self, name: str, body: Any, query: dict[str, list[str]], **_: Any) -> Any:
         return self.registry.get(name).create_index(body, wait_flag(query))
@@ -137,6 +181,9 @@ class Engine:
     def count(self, name: str, body: Any, **_: Any) -> Any:
         return self.registry.get(name).count(body)
 
+    def facet(self, name: str, body: Any, **_: Any) -> Any:
+        return self.registry.get(name).facet(body)
+
     def query(self, name: str, body: Any, **_: Any) -> Any:
         return self.registry.get(name).query(body)
 
@@ -164,6 +211,8 @@ def error_for(exc: Exception) -> tuple[int, str]:
         return exc.status, exc.message
     if isinstance(exc, ec.NotFound):
         return 404, f"Not found: {exc}"
+    if isinstance(exc, ec.BadRequest):
+        return 400, f"Bad request: {exc}"
     if isinstance(exc, ec.AlreadyExists):
         return 409, f"Wrong input: {exc}"
     if isinstance(exc, tr.WrongInput):
@@ -183,6 +232,9 @@ def make_handler(engine: Engine, verbose: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "qdrant-edge-test-engine"
+        # Headers and body go out in two writes; with Nagle on, the body waits for the client's delayed ACK
+        # (about 40 ms a request on Linux). Qdrant itself answers at once.
+        disable_nagle_algorithm = True
 
         def log_message(self, fmt: str, *args: Any) -> None:  # noqa: D401
             if verbose:

@@ -357,7 +357,9 @@ def search_params(p: dict[str, Any] | None) -> qe.SearchParams | None:
         return None
     quantization = p.get("quantization")
     acorn = p.get("acorn")
+    idf = p.get("idf")
     return qe.SearchParams(
+        idf=None if idf is None or idf == "global" else qe.IdfParams(corpus=to_filter(idf["corpus"])),
         hnsw_ef=p.get("hnsw_ef"),
         exact=bool(p.get("exact") or False),
         quantization=(
@@ -489,8 +491,7 @@ def query_request(
 ) -> qe.QueryRequest:
     """QueryRequest JSON -> engine QueryRequest (limit/payload/vector overridable for groups)."""
     _reject_lookup_from(req)
-    if req.get("shard_key") is not None:
-        raise Unsupported("`shard_key` (the test engine has one shard per collection)")
+    # `shard_key` routes the request to shards (engine_collections.py); the query itself does not carry it.
     query = to_scoring_query(req.get("query"), req.get("using"), ctx)
     prefetches = _prefetches(req.get("prefetch"), ctx)
     raw_filter = req.get("filter")

@@ -77,7 +77,48 @@ BODY_MODELS: dict[str, Any] = {
     "QueryRequest": qm.QueryRequest,
     "QueryRequestBatch": qm.QueryRequestBatch,
     "QueryGroupsRequest": qm.QueryGroupsRequest,
+    "UpdateCollection": qm.UpdateCollection,
+    "ChangeAliasesOperation": qm.ChangeAliasesOperation,
+    "CreateShardingKey": qm.CreateShardingKey,
+    "DropShardingKey": qm.DropShardingKey,
+    "FacetRequest": qm.FacetRequest,
 }
+
+_WRITE_ORDERING = ("weak", "medium", "strong")
+_READ_CONSISTENCY = ("majority", "quorum", "all")
+
+
+def _check_query_param(name: str, value: str) -> tuple[int, str] | None:
+    """Qdrant's reading of the query parameters the store sends: (status, error), or None when fine.
+
+    serde refusing a value is 400 "Deserialize error"; a value it reads but a validator refuses (a
+    consistency factor or a timeout of 0) is 422 "Validation error", as actix_web_validator answers.
+    """
+
+    def deserialize(message: str) -> tuple[int, str]:
+        return 400, "Deserialize error in query parameters: " + message
+
+    def validation(message: str) -> tuple[int, str]:
+        return 422, "Validation error in query parameters: [" + message + "]"
+
+    if name == "wait":
+        return None if value in ("true", "false") else deserialize("wait: provided string was not `true` or `false`")
+    if name == "ordering":
+        if value in _WRITE_ORDERING:
+            return None
+        return deserialize(f"ordering: unknown variant `{value}`, expected one of `weak`, `medium`, `strong`")
+    if name == "consistency":
+        # ReadConsistency: a number of replicas (validated >= 1) or majority | quorum | all.
+        if value in _READ_CONSISTENCY:
+            return None
+        if value.isdigit():
+            return None if int(value) >= 1 else validation("consistency.factor: range: value 0, min 1")
+        return deserialize("consistency: data did not match any variant of untagged enum ReadConsistency")
+    if name == "timeout":
+        if not value.isdigit():
+            return deserialize("timeout: invalid digit found in string")
+        return None if int(value) >= 1 else validation("timeout: range: value 0, min 1")
+    return None
 
 
 class BodyError(Exception):
@@ -169,6 +210,14 @@ class Validator:
         if len(errors) > 1:
             messages.append(f"and {len(errors) - 1} more")
         return messages
+
+    def validate_query(self, method: str, route: str, query: dict[str, list[str]]) -> None:
+        """Query parameters (`wait`, `ordering`, `consistency`, `timeout`) as Qdrant reads and validates them."""
+        for name, values in query.items():
+            for value in values:
+                problem = _check_query_param(name, value)
+                if problem is not None:
+                    raise BodyError(*problem)
 
     def validate(self, schema_name: str, body: Any) -> Any:
         """Return the body (a parsed JSON value) or raise BodyError as Qdrant would."""

@@ -1,4 +1,4 @@
-// Markdown front matter at ingest: `clusters:`, `kind:` and `title:` set the document's fields.
+// Markdown front matter: `clusters:`, `kind:` and `title:` set an ingested document's fields (the CLI's ingest reads it).
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { LitmPackError, describeIssues } from '../core/errors.js';

@@ -1,0 +1,45 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalStringify } from '../src/core/canonical.js';
+
+// The canonical form as first written (recursive map/filter/sort/join): the bytes packHash covers must not move.
+function reference(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('non-finite');
+    return JSON.stringify(value) ?? 'null';
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : reference(v))).join(',')}]`;
+  const entries = Object.keys(value)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${reference((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+describe('canonicalStringify', () => {
+  it('writes the same bytes as the canonical form’s definition, for any JSON-like value (property)', () => {
+    const value = fc.anything({
+      withNullPrototype: true,
+      withObjectString: true,
+      withSparseArray: true,
+      key: fc.oneof(fc.string(), fc.constantFrom('10', '9', '__proto__', 'a', 'B', '')),
+      values: [fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.constant(undefined)],
+    });
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalStringify(v)).toBe(reference(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('is unchanged by a JSON round trip, so a pack can be hashed on the string it was parsed from', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const json = canonicalStringify(v);
+        expect(canonicalStringify(JSON.parse(json))).toBe(json);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
