@@ -4,7 +4,7 @@
 // coverage, caveats, pins, errors and counts are all inside those bytes.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PackSchema } from '../src/index.js';
+import { PackSchema, packBundle } from '../src/index.js';
 import { createServer } from '../src/server/index.js';
 import {
   ENG_MARKER,
@@ -26,6 +26,13 @@ interface Probe {
   url: string;
   payload?: unknown;
 }
+
+/** A pack as the hr reader gets it (it cites restricted text): what a caller might send back to verify. */
+const hrPack = await (async () => {
+  const store = await fixtureStore({ restricted: true });
+  const candidates = await store.search({ text: `${HR_MARKER} salary refunds shipping`, mode: 'lexical', limit: 10, principals: ['hr'] });
+  return packBundle({ query: 'salary refunds', candidates, maxTokens: 400 });
+})();
 
 const hrFilter = encodeURIComponent(JSON.stringify({ must: [{ key: 'sourceId', match: { value: 'hr/salaries.md' } }] }));
 
@@ -50,11 +57,16 @@ const PROBES: Probe[] = [
   { name: 'bundle with debug rankings', method: 'GET', url: '/api/bundle?q=refunds%20shipping&debug=rankings&k=20' },
   { name: 'inspector report', method: 'GET', url: '/inspect?q=refunds%20salary' },
   { name: 'pack', method: 'POST', url: '/api/pack', payload: { query: 'refunds', candidates: [{ id: 'x#0', text: 'Refunds take 14 days.', score: 1 }] } },
-  { name: 'citation check', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'hr/salaries.md', chunkId: 'hr/salaries.md#0', textSha256: '0'.repeat(64) }] } },
+  { name: 'briefing from pins alone', method: 'GET', url: '/api/briefing?pins=hr/salaries.md,handbook/refunds.md,salaries.md' },
+  { name: 'briefing from a cluster with restricted members', method: 'GET', url: '/api/briefing?clusters=support,payroll&budget=400' },
+  { name: 'briefing, strict scope', method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', clusters: ['support'], scope_mode: 'strict' } },
+  { name: 'citation check of a pack citing restricted text', method: 'POST', url: '/api/citations/verify', payload: { pack: hrPack } },
   mcp('assemble_bundle', { query: 'refunds' }),
   mcp('assemble_bundle', { query: `${HR_MARKER} refunds`, mode: 'lexical', budget: 60 }),
   mcp('get_briefing', { prompt: 'refunds', pins: ['hr/salaries.md', 'eng/roadmap.md'] }),
   mcp('get_rag_context', { query: 'refunds confidential', max_tokens: 150 }),
+  mcp('get_briefing', { clusters: ['payroll', 'support'] }),
+  mcp('verify_citations', { citations: hrPack.citations }),
   mcp('pack_candidates', { query: 'refunds', candidates: [{ id: 'x#0', text: 'Refunds take 14 days.', score: 1 }] }),
 ];
 
@@ -113,10 +125,10 @@ describe('every route and tool answers each caller as if restricted documents th
       const answer = await ask(full, probe, caller.headers);
       const reference = await ask(references.get(caller.name) as FastifyInstance, probe, caller.headers);
       expect(answer).toEqual(reference);
-      // Real answers, not two equal errors (citation checks are not in this build yet).
-      expect(answer.status).toBe(probe.url === '/api/citations/verify' ? 400 : 200);
+      // Real answers, not two equal errors.
+      expect(answer.status).toBe(200);
       expect(answer.body).not.toContain('"isError":true');
-      // A marker the caller typed comes back in the query echo; any other occurrence would be a leak.
+      // A marker the caller typed (or sent in a pack to verify) comes back; any other occurrence would be a leak.
       const asked = JSON.stringify(probe);
       if (!caller.reads.includes('hr/salaries.md') && !asked.includes(HR_MARKER)) expect(answer.body).not.toContain(HR_MARKER);
       if (!caller.reads.includes('eng/roadmap.md') && !asked.includes(ENG_MARKER)) expect(answer.body).not.toContain(ENG_MARKER);

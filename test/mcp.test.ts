@@ -55,7 +55,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const TOOLS = ['assemble_bundle', 'get_briefing', 'get_rag_context', 'pack_candidates'];
+const TOOLS = ['assemble_bundle', 'get_briefing', 'get_rag_context', 'pack_candidates', 'verify_citations'];
 
 /** Calls a tool and checks its structured content against the output schema the server declared. */
 async function call(client: Client, tools: Tool[], name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -98,7 +98,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     await client.close();
   });
 
-  it('lists the four tools, each with an input and an output schema and a description that routes', () => {
+  it('lists the five tools, each with an input and an output schema and a description that routes', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
@@ -126,6 +126,12 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const candidates = [{ id: 'a', text: 'Refunds take 14 days.', score: 1 }];
     const packed = await call(client, tools, 'pack_candidates', { query: 'refunds', candidates, budget: 50 });
     expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
+    const pinned = await call(client, tools, 'get_briefing', { pins: ['handbook/shipping.md'] });
+    expect(packOf(pinned).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
+    const verified = await call(client, tools, 'verify_citations', { pack: packOf(bundle) });
+    const checks = (verified.structuredContent as { checks: { status: string }[] }).checks;
+    expect(checks.length).toBe(packOf(bundle).citations.length);
+    expect(checks.every((check) => check.status === 'current')).toBe(true);
   });
 
   it('reads as the principals it was started with', async () => {
@@ -139,7 +145,8 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       code: 'invalid_input',
       error: 'A briefing needs at least one of prompt, pins or clusters',
     });
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', clusters: ['billing'] } }) as CallToolResult)).toMatchObject({ code: 'unsupported' });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', compress: 'sentences' } }) as CallToolResult)).toMatchObject({ code: 'unsupported' });
+    expect(errorBody(await client.callTool({ name: 'verify_citations', arguments: {} }) as CallToolResult)).toMatchObject({ code: 'invalid_input' });
     expect(errorBody(await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } }) as CallToolResult)).toMatchObject({ code: 'unsupported_mode' });
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
     expect(shape.isError).toBe(true);
@@ -209,7 +216,13 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       expect(toCanonicalJson(PackSchema.parse(seenByAlice))).toBe(rest);
       for (const name of TOOLS) {
         const toolArgs =
-          name === 'get_briefing' ? { prompt: 'refunds' } : name === 'pack_candidates' ? { query: 'q', candidates: [] } : { query: 'refunds' };
+          name === 'get_briefing'
+            ? { prompt: 'refunds' }
+            : name === 'pack_candidates'
+              ? { query: 'q', candidates: [] }
+              : name === 'verify_citations'
+                ? { citations: [] }
+                : { query: 'refunds' };
         expect((await call(alice.client, alice.tools, name, toolArgs)).isError).not.toBe(true);
       }
     } finally {

@@ -6,6 +6,7 @@ import { createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { assembleBriefing } from '../src/pipeline/briefing.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { createServer } from '../src/server/index.js';
 import { bearer, fixtureKeys, fixtureStore, KEYS } from './helpers/serve-fixtures.js';
@@ -226,9 +227,7 @@ describe('parameters of stages this build cannot run', () => {
     ['/api/bundle?q=x&compress=sentences', 'compress'],
     ['/api/bundle?q=x&rerank=true', 'rerank'],
     ['/api/bundle?q=x&diversity=0.5', 'diversity'],
-    ['/api/briefing?prompt=x&clusters=billing', 'clusters'],
-    ['/api/briefing?prompt=x&scope_mode=strict', 'scope_mode'],
-    ['/api/briefing?pins=handbook/shipping.md', 'prompt'],
+    ['/api/briefing?prompt=x&compress=sentences', 'compress'],
   ])('%s answers 400 unsupported naming %s, never a pack that ignores it', async (url, parameter) => {
     const response = await app.inject({ method: 'GET', url });
     expect(response.statusCode).toBe(400);
@@ -242,10 +241,48 @@ describe('parameters of stages this build cannot run', () => {
     expect(response.statusCode).toBe(200);
   });
 
-  it('POST /api/citations/verify says unsupported', async () => {
-    const verify = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { citations: [] } });
-    expect(verify.statusCode).toBe(400);
-    expect(json(verify.body).code).toBe('unsupported');
+});
+
+describe('briefings from pins, clusters and a prompt', () => {
+  const library = async (request: Record<string, unknown>) =>
+    toCanonicalJson((await assembleBriefing({ store, principals: [], maxTokens: 6000, ...request })).pack);
+
+  it('builds one from pins alone, fetched directly: the same bytes as the pipeline the CLI uses', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/briefing?pins=handbook/shipping.md,refunds.md' });
+    expect(response.statusCode).toBe(200);
+    const pack = PackSchema.parse(JSON.parse(response.body));
+    expect(pack.items.map((item) => item.sourceId)).toEqual(expect.arrayContaining(['handbook/shipping.md', 'handbook/refunds.md']));
+    expect(pack.items.every((item) => item.role === 'grounding')).toBe(true);
+    expect(response.body).toBe(await library({ pins: ['handbook/shipping.md', 'refunds.md'] }));
+  });
+
+  it('draws from clusters, and keeps prompt results inside them with scope_mode strict', async () => {
+    const clusters = await app.inject({ method: 'POST', url: '/api/briefing', payload: { clusters: ['logistics'], budget: 500 } });
+    expect(clusters.statusCode).toBe(200);
+    expect(PackSchema.parse(JSON.parse(clusters.body)).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
+    expect(clusters.body).toBe(await library({ clusters: ['logistics'], maxTokens: 500 }));
+    const strict = await app.inject({ method: 'GET', url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics&scope_mode=strict' });
+    const strictPack = PackSchema.parse(JSON.parse(strict.body));
+    expect(strictPack.items.every((item) => item.sourceId === 'handbook/shipping.md')).toBe(true);
+    const prefer = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics' })).body));
+    expect(prefer.items.some((item) => item.sourceId === 'notes/long-context.md')).toBe(true);
+    const tiers = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', tier_weights: { insight: 1.2 } } });
+    expect(tiers.statusCode).toBe(200);
+  });
+});
+
+describe('POST /api/citations/verify', () => {
+  it('grades a pack\'s citations against the store as the caller may see it', async () => {
+    const pack = PackSchema.parse(json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
+    const response = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { pack } });
+    expect(response.statusCode).toBe(200);
+    const { checks } = json(response.body) as { checks: { status: string; ref: number | null; sourceId: string }[] };
+    expect(checks.map((check) => check.ref)).toEqual(pack.citations.map((citation) => citation.ref));
+    expect(checks.every((check) => check.status === 'current')).toBe(true);
+    const gone = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ...pack.citations[0], sourceId: 'nowhere.md', chunkId: 'nowhere.md#0' }] } });
+    expect((json(gone.body) as { checks: { status: string }[] }).checks[0]?.status).toBe('missing');
+    const both = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { pack, citations: [] } });
+    expect(json(both.body)).toMatchObject({ code: 'invalid_input', error: 'Give exactly one of pack or citations' });
   });
 });
 

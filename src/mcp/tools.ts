@@ -10,13 +10,14 @@ import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
+import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas, says } from '../service/requests.js';
-import { RagContextSchema } from '../service/responses.js';
+import { RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
 import { packageVersion } from '../service/version.js';
-import { serveBriefing, serveBundle, servePack, ragContextOf, type ServiceContext } from '../service/service.js';
+import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
 
 export const McpServerOptionsSchema = z.strictObject({
   store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
@@ -29,6 +30,8 @@ export const McpServerOptionsSchema = z.strictObject({
   principals: z.array(z.string().min(1)).readonly().default([]),
   /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
   limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
+  /** Embeddings of the store's model, for briefings from clusters without a prompt (centroids); else lexical. */
+  embeddings: EmbeddingsSchema.optional(),
   /** Called after every tool call (the HTTP server's request log uses it). */
   onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
 });
@@ -69,6 +72,11 @@ export const TOOL_DESCRIPTIONS = {
     'is at most `max_tokens` tokens, ready to paste into a prompt, with blocks numbered [n]; `hits` names the source ' +
     'of each [n]; `truncated` says relevant text did not fit. It carries no confidence signal: when you must decide ' +
     'whether the corpus answers the question at all, use assemble_bundle and read coverage.confidence.',
+  verify_citations:
+    'Check whether citations (or a whole pack\'s) still hold against the current corpus: each one is "current" (same ' +
+    'text at the same place), "moved" (same text elsewhere in the source), "changed" (the passage is gone; the closest ' +
+    'current passage is reported) or "missing" (the source is gone or you may not read it). Use it before trusting an ' +
+    'old pack or answer; do not use it to retrieve (assemble_bundle).',
   pack_candidates:
     'Pack passages you already retrieved yourself into the canonical pack (deduplicated, budgeted, ordered, cited): ' +
     'the same input always gives the same bytes, for evaluation harnesses. It does not search: to retrieve from the ' +
@@ -112,7 +120,11 @@ export function createMcpServer(input: McpServerOptions): McpServer {
   const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
   const limits = resolveLimits(options.limits);
   const schemas = requestSchemas(limits);
-  const context: ServiceContext = { store: options.store, principals: [...options.principals] };
+  const context: ServiceContext = {
+    store: options.store,
+    principals: [...options.principals],
+    ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+  };
   const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
 
   /** Runs one tool call: the service, the result, the event. */
@@ -145,7 +157,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     { title: 'Get a task briefing', description: TOOL_DESCRIPTIONS.get_briefing, inputSchema: schemas.briefing, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('get_briefing', args.prompt, async () => {
-        const pack = await serveBriefing(args, context);
+        const pack = await serveBriefing(args, context, limits);
         return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
       }),
   );
@@ -170,6 +182,24 @@ export function createMcpServer(input: McpServerOptions): McpServer {
         const pack = servePack(args);
         return { pack, result: { content: [{ type: 'text', text: toCanonicalJson(pack) }], structuredContent: structured(pack) } };
       }),
+  );
+
+  server.registerTool(
+    'verify_citations',
+    { title: 'Verify citations', description: TOOL_DESCRIPTIONS.verify_citations, inputSchema: schemas.verify, outputSchema: VerifyAnswerSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    async (args) => {
+      const started = performance.now();
+      try {
+        const answer = await serveVerify(args, context);
+        options.onToolCall?.({ tool: 'verify_citations', latencyMs: performance.now() - started });
+        const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
+        return { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } };
+      } catch (error) {
+        const { body, ...result } = errorResult(error);
+        options.onToolCall?.({ tool: 'verify_citations', code: body.code, latencyMs: performance.now() - started });
+        return result;
+      }
+    },
   );
 
   return server;

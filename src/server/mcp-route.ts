@@ -4,7 +4,7 @@
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store } from '../retrieve/types.js';
+import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 import type { ServiceLimitsInput } from '../service/limits.js';
 import { createMcpServer } from '../mcp/tools.js';
 import type { RequestState } from './server.js';
@@ -12,6 +12,7 @@ import type { RequestState } from './server.js';
 export interface McpRouteOptions {
   store: Store;
   limits: ServiceLimitsInput | undefined;
+  embeddings: EmbeddingsLike | undefined;
   stateOf(request: FastifyRequest): RequestState;
   withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
   /** True once the server is closing (answers then ask the client to close the connection). */
@@ -39,6 +40,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       store: options.store,
       principals: state.caller.principals,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
       onToolCall: (event) => {
         state.tool = event.tool;
         if (event.pack !== undefined) state.pack = event.pack;

@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document of the HTTP API, generated from the same zod schemas the routes parse with. */
 import { z } from 'zod';
 import { PackSchema } from '../core/schemas.js';
-import { ErrorBodySchema, RankingsSchema } from '../service/responses.js';
+import { ErrorBodySchema, RankingsSchema, VerifyAnswerSchema } from '../service/responses.js';
 import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, type HttpSchemas } from './http-requests.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -71,7 +71,11 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         post: { summary: 'Pack candidates you send (canonical JSON, for evaluation harnesses)', requestBody: body(schemas.pack), responses: packAnswer() },
       },
       '/api/citations/verify': {
-        post: { summary: 'Check citations against the current corpus', requestBody: body(schemas.verify), responses: { ...ERRORS } },
+        post: {
+          summary: 'Check citations against the current corpus (current, moved, changed, missing)',
+          requestBody: body(schemas.verify),
+          responses: { '200': { description: 'One check per citation', content: { 'application/json': { schema: ref('VerifyAnswer') } } }, ...ERRORS },
+        },
       },
       '/inspect': {
         get: {
@@ -90,7 +94,7 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       },
       '/api/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/mcp': {
-        post: { summary: 'MCP over Streamable HTTP (JSON-RPC; tools assemble_bundle, get_briefing, get_rag_context, pack_candidates)', responses: { '200': { description: 'JSON-RPC answer' }, ...ERRORS } },
+        post: { summary: 'MCP over Streamable HTTP (JSON-RPC; tools assemble_bundle, get_briefing, get_rag_context, pack_candidates, verify_citations)', responses: { '200': { description: 'JSON-RPC answer' }, ...ERRORS } },
       },
     },
     components: {
@@ -99,6 +103,7 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         Pack: jsonSchema(PackSchema, 'output'),
         Rankings: jsonSchema(RankingsSchema, 'output'),
         Error: jsonSchema(ErrorBodySchema, 'output'),
+        VerifyAnswer: jsonSchema(VerifyAnswerSchema, 'output'),
       },
     },
   };

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
+import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimitsInput } from '../service/limits.js';
@@ -62,6 +63,8 @@ export const ServerOptionsSchema = z.strictObject({
   log: z.union([z.literal(false), LogSinkSchema]).default(false),
   /** Put the query text in the log lines (off by default: queries can be personal data). */
   logQueries: z.boolean().default(false),
+  /** Embeddings of the store's model, for briefings from clusters without a prompt (centroids); else lexical. */
+  embeddings: EmbeddingsSchema.optional(),
   /** Serve the MCP tools over Streamable HTTP at /mcp. */
   mcp: z.boolean().default(true),
 });
@@ -277,7 +280,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   const contextOf = (request: FastifyRequest): ServiceContext => {
     const state = stateOf(request);
-    return { store: config.store, principals: state.caller.principals, signal: state.controller.signal };
+    return {
+      store: config.store,
+      principals: state.caller.principals,
+      signal: state.controller.signal,
+      ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
+    };
   };
 
   const sendPack = (reply: FastifyReply, pack: Pack, format: ResponseFormat) => {
@@ -320,7 +328,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const http = parseRequest(schemas.briefing, raw, HTTP_ALIASES);
     const state = stateOf(request);
     if (http.prompt !== undefined) state.query = http.prompt;
-    const pack = await serveBriefing(toBriefingRequest(http), contextOf(request));
+    const pack = await serveBriefing(toBriefingRequest(http), contextOf(request), limits);
     state.pack = pack;
     return sendPack(reply, pack, http.format);
   };
@@ -339,9 +347,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     return sendPack(reply, pack, 'json');
   });
 
-  app.post('/api/citations/verify', async (request) => {
+  app.post('/api/citations/verify', async (request, reply) => {
     const parsed = parseRequest(schemas.verify, request.body, HTTP_ALIASES);
-    return serveVerify(parsed, contextOf(request));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await serveVerify(parsed, contextOf(request))));
   });
 
   const sendReport = (reply: FastifyReply, pack: unknown) =>
@@ -370,6 +378,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     mountMcp.registerMcpRoute(app, {
       store: config.store,
       limits: config.limits,
+      embeddings: config.embeddings,
       stateOf: (request) => stateOf(request),
       withinRateLimits,
       closing: () => closing,

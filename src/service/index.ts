@@ -11,8 +11,8 @@ export {
   verifyRequestShape,
 } from './requests.js';
 export type { RequestSchemas, BundleRequest, BriefingRequest, PackRequest, RankingsRequest, VerifyRequest } from './requests.js';
-export { RagContextSchema, RagHitSchema, RankingsSchema, ErrorBodySchema } from './responses.js';
-export type { RagContext, RagHit } from './responses.js';
+export { RagContextSchema, RagHitSchema, RankingsSchema, ErrorBodySchema, VerifyAnswerSchema } from './responses.js';
+export type { RagContext, RagHit, VerifyAnswer } from './responses.js';
 export { serveBundle, serveBriefing, servePack, serveRankings, serveVerify, ragContextOf } from './service.js';
 export type { ServiceContext } from './service.js';
 export { parseRequest, errorAnswer } from './errors.js';

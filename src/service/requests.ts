@@ -4,7 +4,8 @@
  * caller spelled it (`budget must be a whole number`), because it is built from the issue's own path.
  */
 import { z } from 'zod';
-import { CandidateSchema, CitationSchema, EncodingSchema, FormatSchema } from '../core/schemas.js';
+import { CandidateSchema, EncodingSchema, FormatSchema } from '../core/schemas.js';
+import { VerifiableCitationSchema, VerifiablePackSchema } from '../verify/verify.js';
 import type { ServiceLimits } from './limits.js';
 
 type RawIssue = { path?: readonly PropertyKey[] | undefined; input?: unknown };
@@ -139,8 +140,8 @@ export function rankingsRequestShape(limits: ServiceLimits) {
 
 export function verifyRequestShape(limits: ServiceLimits) {
   return {
-    pack: z.object({ citations: z.array(CitationSchema) }, says('must be a pack object with citations')).optional().describe('A pack (its citations are checked), e.g. the canonical JSON an earlier request returned.'),
-    citations: z.array(CitationSchema, says('must be a list of citations')).max(limits.maxCandidates, says(`must hold at most ${limits.maxCandidates} citations`)).optional().describe('Or the citations alone.'),
+    pack: VerifiablePackSchema.optional().describe('A pack (its citations are checked), e.g. the canonical JSON an earlier request returned.'),
+    citations: z.array(VerifiableCitationSchema, says('must be a list of citations')).max(limits.maxCandidates, says(`must hold at most ${limits.maxCandidates} citations`)).optional().describe('Or the citations alone.'),
   };
 }
 

@@ -1,6 +1,7 @@
 /** What the services answer, as zod schemas: the MCP tools' output schemas and the OpenAPI document use them. */
 import { z } from 'zod';
 import { SpanSchema } from '../core/schemas.js';
+import { CitationCheckSchema } from '../verify/verify.js';
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -50,3 +51,7 @@ export const ErrorBodySchema = z.strictObject({
   code: z.string(),
   issues: z.array(z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
 });
+
+/** The answer of a citation check: one check per citation, in input order. */
+export const VerifyAnswerSchema = z.strictObject({ checks: z.array(CitationCheckSchema) });
+export type VerifyAnswer = z.infer<typeof VerifyAnswerSchema>;

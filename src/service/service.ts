@@ -8,9 +8,12 @@ import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
 import { retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
 import { validateFilter } from '../retrieve/filter.js';
-import type { Filter, Rankings, Store } from '../retrieve/types.js';
+import { assembleBriefing } from '../pipeline/briefing.js';
+import type { EmbeddingsLike, Filter, Rankings, Store } from '../retrieve/types.js';
+import { verifyCitations } from '../verify/verify.js';
+import type { ServiceLimits } from './limits.js';
 import type { EncodingName } from '../tokenize/types.js';
-import type { RagContext, RagHit } from './responses.js';
+import type { RagContext, RagHit, VerifyAnswer } from './responses.js';
 import type { BriefingRequest, BundleRequest, PackRequest, RankingsRequest, VerifyRequest } from './requests.js';
 
 /** Who asks, and against which store. */
@@ -21,6 +24,8 @@ export interface ServiceContext {
    * `[]` (an anonymous caller) sees only documents without an ACL. Applied inside the store query.
    */
   principals: readonly string[];
+  /** Embeddings of the store's model, for what the store does not embed itself (briefing cluster centroids). */
+  embeddings?: EmbeddingsLike | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -82,10 +87,11 @@ export async function serveBundle(request: BundleRequest, context: ServiceContex
 }
 
 /**
- * A briefing (grounding, evidence, caveats) from a prompt, pins and clusters. Pins are matched among what
- * the caller may see; a pin the caller may not see is reported exactly like one that does not exist.
+ * A briefing (grounding, evidence, caveats) from any mix of a prompt, pins and clusters, through the pipeline's
+ * `assembleBriefing` (as the CLI and the briefing retrievers). Pins and clusters are read under the caller's
+ * principals: a pin or cluster the caller may not see is reported exactly like one that does not exist.
  */
-export async function serveBriefing(request: BriefingRequest, context: ServiceContext): Promise<Pack> {
+export async function serveBriefing(request: BriefingRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'>): Promise<Pack> {
   const pins = request.pins ?? [];
   const clusters = request.clusters ?? [];
   if (request.prompt === undefined && pins.length === 0 && clusters.length === 0) {
@@ -94,14 +100,30 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     });
   }
   refuseUnavailableStages(request);
-  if (clusters.length > 0) unsupported('clusters', 'briefings from clusters are not available in this version; leave clusters out');
-  if (request.scope_mode === 'strict') unsupported('scope_mode', '"strict" is not available in this version; use "prefer"');
-  if (request.tier_weights !== undefined) unsupported('tier_weights', 'tier weights are not available in this version; leave them out');
-  if (request.prompt === undefined) {
-    unsupported('prompt', 'a briefing from pins alone (pins fetched directly) is not available in this version; give a prompt too');
-  }
-  const { candidates, degraded } = await retrieve(context, request, request.prompt);
-  return packBriefing({ ...packerOptions(request), query: request.prompt, candidates, pins, degraded });
+  // Checked before any I/O, so a bad filter never costs a read.
+  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+  const { pack } = await assembleBriefing({
+    store: context.store,
+    ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+    pins,
+    clusters,
+    scopeMode: request.scope_mode,
+    mode: request.mode,
+    limit: request.limit,
+    ...(filter === undefined ? {} : { filter }),
+    principals: [...context.principals],
+    ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),
+    ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }),
+    maxPins: Math.max(1, limits.maxPins),
+    maxClusters: Math.max(1, limits.maxClusters),
+    maxTokens: request.budget,
+    format: request.format,
+    encoding: request.encoding,
+    ...(request.max_per_source === undefined ? {} : { maxPerSource: request.max_per_source }),
+    ...(request.min_score === undefined ? {} : { minScore: request.min_score }),
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
+  return pack;
 }
 
 /** Packs candidates the caller sends (evaluation harnesses): no store involved. */
@@ -154,14 +176,24 @@ export async function serveRankings(request: RankingsRequest, context: ServiceCo
   });
 }
 
-/** Checks citations against the current corpus, as the caller may see it. */
-export async function serveVerify(request: VerifyRequest, _context: ServiceContext): Promise<never> {
+/**
+ * Checks citations (or a pack's) against the current corpus as the caller may see it: a source the caller may
+ * not read is `missing`, exactly like a deleted one.
+ */
+export async function serveVerify(request: VerifyRequest, context: ServiceContext): Promise<VerifyAnswer> {
   if ((request.pack === undefined) === (request.citations === undefined)) {
     throw new LitmPackError('invalid_input', 'Give exactly one of pack or citations', {
       details: { requestIssues: [{ path: [], message: 'Give exactly one of pack or citations' }] },
     });
   }
-  unsupported('citations', 'citation verification is not available in this version');
+  const checks = await verifyCitations({
+    store: context.store,
+    ...(request.pack === undefined ? {} : { pack: request.pack }),
+    ...(request.citations === undefined ? {} : { citations: request.citations }),
+    principals: [...context.principals],
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
+  return { checks };
 }
 
 /** `get_rag_context`'s answer from a bundle: its context, a hit per item, the exact token count. */

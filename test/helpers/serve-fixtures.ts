@@ -8,6 +8,7 @@ export const PUBLIC_DOCS: IngestDocument[] = [
     id: 'handbook/refunds.md',
     title: 'Refund policy',
     version: 'v3',
+    clusters: ['support'],
     text:
       '# Refund policy\n\nRefunds are issued within 14 days of a return being received. The refund goes to the original payment method.\n\n' +
       '## Exceptions\n\nGift cards are never refunded. Refunds for damaged goods need a photo of the damage.',
@@ -16,6 +17,7 @@ export const PUBLIC_DOCS: IngestDocument[] = [
     id: 'handbook/shipping.md',
     title: 'Shipping',
     version: 'v1',
+    clusters: ['support', 'logistics'],
     text: '# Shipping\n\nShipping is free above 50 euros. Express shipping costs 9 euros and takes one day. Returns ship free with the prepaid label.',
   },
   {
@@ -35,6 +37,7 @@ export const RESTRICTED_DOCS: IngestDocument[] = [
     id: 'hr/salaries.md',
     title: 'Salary refunds',
     acl: ['hr'],
+    clusters: ['support', 'payroll'],
     text: `# Salary refunds\n\nRefunds of salary advances follow the ${HR_MARKER} schedule. Refunds are confidential and refunds are netted monthly.`,
   },
   {

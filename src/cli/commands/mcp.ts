@@ -25,6 +25,7 @@ export function registerMcp(program: Command): void {
       const session = await serveStdio({
         store,
         principals: flags.principals ?? [],
+        ...(embeddings === undefined ? {} : { embeddings }),
         onToolCall: (event) => {
           if (log === undefined) return;
           const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };

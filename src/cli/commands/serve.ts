@@ -126,6 +126,7 @@ export function registerServe(program: Command): void {
         port: flags.port,
         host: flags.host,
         ...(apiKeys === undefined ? {} : { apiKeys }),
+        ...(embeddings === undefined ? {} : { embeddings }),
         requireAuth: flags.requireAuth === true,
         rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
         log: logFile ?? process.stdout,
