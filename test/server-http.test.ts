@@ -253,6 +253,6 @@ describe('--idf-corpus', () => {
     expect(PackSchema.parse(JSON.parse(fullAll.stdout)).items.map((i) => i.id)).toEqual(PackSchema.parse(JSON.parse(publicVisible.stdout)).items.map((i) => i.id));
     const qdrant = await runCli(['bundle', 'refunds', '--store', 'qdrant://127.0.0.1:1/docs', '--idf-corpus', 'visible']);
     expect(qdrant.code).not.toBe(0);
-    expect(qdrant.stderr).toMatch(/idfCorpus "visible" is not available on Qdrant/);
+    expect(qdrant.stderr).toMatch(/idfCorpus "visible" is not implemented by the Qdrant store/);
   });
 });

@@ -1,4 +1,4 @@
-// litm-pack/mcp: the MCP tools (assemble_bundle, get_briefing, get_rag_context, pack_candidates) over a store,
+// litm-pack/mcp: the MCP tools (assemble_bundle, get_briefing, get_rag_context, pack_candidates, verify_citations) over a store,
 // on stdio or any transport of the MCP SDK. Loads the SDK; the package root does not.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer, type McpServerOptions } from './tools.js';
