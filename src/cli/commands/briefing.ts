@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { assembleBriefing } from '../../pipeline/briefing.js';
 import { printPack } from '../io.js';
-import { integer, list, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
+import { embeddingsFrom, integer, list, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
 
 interface BriefingFlags extends RetrieveFlags {
@@ -43,8 +43,11 @@ export function registerBriefing(program: Command): void {
     .option('--max-clusters <n>', 'at most n clusters (default 10)', integer('max-clusters'))
     .option('--max-cluster-sources <n>', 'at most n member sources read per cluster (default 200)', integer('max-cluster-sources'))
     .action(async (flags: BriefingFlags) => {
+      // The shared retrieval flags: --embeddings for dense search and cluster centroids, --idf-corpus for the store.
+      const embeddings = embeddingsFrom(flags);
       const { pack } = await assembleBriefing({
-        store: await openStore(flags.store),
+        store: await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }),
+        ...(embeddings === undefined ? {} : { embeddings }),
         ...(flags.prompt === undefined ? {} : { prompt: flags.prompt }),
         pins: flags.pins ?? [],
         clusters: flags.clusters ?? [],
