@@ -14,6 +14,8 @@ if [ -z "${QDRANT_URL:-}" ]; then
   bash scripts/setup-qdrant-engine.sh || { echo "the Qdrant test engine could not be set up" >&2; exit 1; }
 fi
 bash scripts/setup-model-server.sh || { echo "the model server could not be set up" >&2; exit 1; }
+# The MCP stdio tests and examples/mcp-client.ts spawn the built CLI.
+npm run build > "$results/build.log" 2>&1 || { echo "npm run build failed (see $results/build.log)" >&2; tail -n 20 "$results/build.log" >&2; exit 1; }
 
 npx vitest run --reporter=default --reporter=json --outputFile.json="$results/default.json" || status=1
 npx vitest run --config vitest.qdrant.config.ts --reporter=default --reporter=json --outputFile.json="$results/qdrant.json" || status=1
@@ -40,7 +42,7 @@ qdrant_example() {
 
 examples_passed=0
 examples_failed=0
-for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine sentence-selection verify-golden-packs briefing qdrant-hybrid; do
+for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine sentence-selection verify-golden-packs briefing qdrant-hybrid mcp-client; do
   if { if [ "$example" = qdrant-hybrid ]; then qdrant_example; else npx tsx "examples/$example.ts"; fi; } > "$results/example-$example.log" 2>&1; then
     echo "example $example: ok"
     examples_passed=$((examples_passed + 1))

@@ -49,6 +49,9 @@ async function urlsLoadedBy(entry: string): Promise<string[]> {
 const fromPackage = (urls: string[], name: RegExp) => urls.filter((url) => name.test(url));
 const LANGCHAIN = /\/node_modules\/@langchain\//;
 const LLAMAINDEX = /\/node_modules\/(@llamaindex|llamaindex)\//;
+const FASTIFY = /\/node_modules\/(fastify|@fastify)\//;
+const MCP_SDK = /\/node_modules\/@modelcontextprotocol\//;
+const QDRANT_CLIENT = /\/node_modules\/@qdrant\//;
 
 describe('optional peers stay optional', () => {
   it('importing the package root loads neither LangChain nor LlamaIndex', async () => {
@@ -56,6 +59,8 @@ describe('optional peers stay optional', () => {
     expect(urls.some((url) => url.endsWith('/src/core/pack.ts'))).toBe(true); // the hook saw the root's imports
     expect(fromPackage(urls, LANGCHAIN)).toEqual([]);
     expect(fromPackage(urls, LLAMAINDEX)).toEqual([]);
+    expect(fromPackage(urls, FASTIFY)).toEqual([]);
+    expect(fromPackage(urls, MCP_SDK)).toEqual([]);
   });
 
   it('the LangChain adapter loads @langchain/core and no LlamaIndex', async () => {
@@ -69,5 +74,21 @@ describe('optional peers stay optional', () => {
     expect(fromPackage(urls, /\/node_modules\/@llamaindex\/core\//).length).toBeGreaterThan(0);
     expect(fromPackage(urls, /\/node_modules\/llamaindex\//)).toEqual([]);
     expect(fromPackage(urls, LANGCHAIN)).toEqual([]);
+  });
+
+  it('litm-pack/mcp loads the MCP SDK and no HTTP server, framework or Qdrant client', async () => {
+    const urls = await urlsLoadedBy('src/mcp/index.ts');
+    expect(fromPackage(urls, MCP_SDK).length).toBeGreaterThan(0);
+    expect(fromPackage(urls, FASTIFY)).toEqual([]);
+    expect(fromPackage(urls, QDRANT_CLIENT)).toEqual([]);
+    expect(fromPackage(urls, LANGCHAIN)).toEqual([]);
+  });
+
+  it('litm-pack/server loads Fastify and no framework or Qdrant client', async () => {
+    const urls = await urlsLoadedBy('src/server/index.ts');
+    expect(fromPackage(urls, FASTIFY).length).toBeGreaterThan(0);
+    expect(fromPackage(urls, QDRANT_CLIENT)).toEqual([]);
+    expect(fromPackage(urls, LANGCHAIN)).toEqual([]);
+    expect(fromPackage(urls, LLAMAINDEX)).toEqual([]);
   });
 });

@@ -11,9 +11,11 @@ import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
 import { registerRankings } from './commands/rankings.js';
 import { registerRemove } from './commands/remove.js';
+import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
@@ -61,6 +63,8 @@ export function buildProgram(): Command {
   registerRankings(program);
   registerDemo(program);
   registerInspect(program);
+  registerServe(program);
+  registerMcp(program);
   return program;
 }
 

@@ -82,6 +82,7 @@ export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
   filter?: Filter;
   json?: boolean;
   diversity?: number;
+  idfCorpus?: 'all' | 'visible';
 }
 
 export function packOptions(command: Command, defaults: { budget: number }): Command {
@@ -101,6 +102,13 @@ export function packOptions(command: Command, defaults: { budget: number }): Com
 
 export function storeOption(command: Command): Command {
   return command.option('--store <dir>', 'store directory, or qdrant://host:6333/collection', DEFAULT_STORE);
+}
+
+/** `--idf-corpus visible`: BM25 scores that reveal nothing about chunks the caller may not read. */
+export function idfCorpusOption(command: Command): Command {
+  return command.addOption(
+    new Option('--idf-corpus <corpus>', 'BM25 IDF over all chunks, or only those the principals may read (embedded store)').choices(['all', 'visible']),
+  );
 }
 
 /** Flags naming the embeddings server (OpenAI-compatible `POST /v1/embeddings`), also read from the environment. */
@@ -140,7 +148,7 @@ export function embeddingsFrom(flags: EmbeddingsFlags): OpenAICompatibleEmbeddin
 }
 
 export function retrieveOptions(command: Command): Command {
-  return embeddingsOptions(storeOption(command))
+  return idfCorpusOption(embeddingsOptions(storeOption(command)))
     .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
     .option('--limit <n>', 'candidates to retrieve before packing', integer('--limit', { min: 1, max: MAX_SEARCH_LIMIT }), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)

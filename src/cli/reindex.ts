@@ -13,7 +13,7 @@ export async function reindexIngest(
   docs: IngestDocument[],
   embeddings?: EmbeddingsLike,
 ): Promise<string> {
-  const store = await openQdrant(storeSpec, embeddings);
+  const store = await openQdrant(storeSpec, { embeddings });
   if (store === null) {
     throw new LitmPackError('invalid_input', `--reindex needs a Qdrant store: --store qdrant://host:6333/ALIAS (got "${storeSpec}")`);
   }

@@ -12,7 +12,7 @@ export const STORE_FILE = 'store.json';
  * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
  * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
  */
-export async function openQdrant(spec: string, embeddings?: EmbeddingsLike) {
+export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
   if (!match) {
     if (spec.startsWith('qdrant')) {
@@ -25,11 +25,27 @@ export async function openQdrant(spec: string, embeddings?: EmbeddingsLike) {
   const apiKey = process.env.QDRANT_API_KEY;
   // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
   // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
+  const { embeddings, idfCorpus } = options;
   const dense = embeddings === undefined ? { vectorSize: 384 } : { embeddings };
-  return new QdrantHybridStore({ url, collection: decodeURIComponent(match[3] as string), ...dense, ...(apiKey ? { apiKey } : {}) });
+  return new QdrantHybridStore({
+    url,
+    collection: decodeURIComponent(match[3] as string),
+    ...dense,
+    ...(apiKey ? { apiKey } : {}),
+    ...(idfCorpus === undefined ? {} : { idfCorpus }),
+  });
 }
 
-export async function loadStore(dir: string, mustExist: boolean, embeddings?: EmbeddingsLike): Promise<MemoryHybridStore> {
+/** How a command opens its store. */
+export interface OpenStoreOptions {
+  /** Embeddings of the store's model (the CLI's --embeddings); without them hybrid search runs on BM25. */
+  embeddings?: EmbeddingsLike | undefined;
+  /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
+  idfCorpus?: 'all' | 'visible' | undefined;
+}
+
+export async function loadStore(dir: string, mustExist: boolean, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
+  const { embeddings, idfCorpus } = options;
   const file = join(dir, STORE_FILE);
   try {
     await stat(file);
@@ -39,12 +55,15 @@ export async function loadStore(dir: string, mustExist: boolean, embeddings?: Em
     }
     return new MemoryHybridStore(embeddings === undefined ? {} : { embeddings });
   }
-  return MemoryHybridStore.load(file, embeddings === undefined ? {} : { embeddings });
+  return MemoryHybridStore.load(file, {
+    ...(embeddings === undefined ? {} : { embeddings }),
+    ...(idfCorpus === undefined ? {} : { idfCorpus }),
+  });
 }
 
 /** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
-export async function openStore(spec: string, embeddings?: EmbeddingsLike): Promise<Store> {
-  return (await openQdrant(spec, embeddings)) ?? (await loadStore(spec, true, embeddings));
+export async function openStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
+  return (await openQdrant(spec, options)) ?? (await loadStore(spec, true, options));
 }
 
 /**

@@ -44,12 +44,13 @@ export function registerBriefing(program: Command): void {
     .option('--max-clusters <n>', 'at most n clusters (default 10)', integer('max-clusters'))
     .option('--max-cluster-sources <n>', 'at most n member sources read per cluster (default 200)', integer('max-cluster-sources'))
     .action(async (flags: BriefingFlags) => {
-      // --embeddings serve the store's dense search (and MMR), cluster centrality and sentence vectors.
+      // The shared retrieval flags: --embeddings for dense search (and MMR), cluster centroids and sentence
+      // vectors, --idf-corpus for the store.
       const embeddings = embeddingsFrom(flags);
       const compress = compressStage(flags, embeddings);
       const rerank = rerankStage(flags);
       const { pack } = await assembleBriefing({
-        store: await openStore(flags.store, embeddings),
+        store: await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }),
         ...(embeddings === undefined ? {} : { embeddings }),
         ...(flags.prompt === undefined ? {} : { prompt: flags.prompt }),
         pins: flags.pins ?? [],

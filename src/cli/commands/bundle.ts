@@ -15,7 +15,7 @@ export async function retrieveAndPack(query: string, flags: RetrieveFlags): Prom
   if (flags.mode === 'dense' && embeddings === undefined) {
     throw new LitmPackError('invalid_input', '--mode dense needs --embeddings URL --embed-model NAME (or LITM_EMBEDDINGS_URL and LITM_EMBEDDINGS_MODEL)');
   }
-  const store = await openStore(flags.store, embeddings);
+  const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
   if (embeddings === undefined && flags.mode === 'hybrid') noteUnusedVectors(store);
   return retrieveAndPackFrom(store, query, flags);
 }

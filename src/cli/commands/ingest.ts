@@ -88,12 +88,12 @@ export async function addWithProgress(store: Store, docs: IngestDocument[], quie
 
 /** Opens (or creates) the store `storeDir` names for writing. */
 async function openForIngest(storeDir: string, embeddings: EmbeddingsLike | undefined): Promise<Store> {
-  const qdrant = await openQdrant(storeDir, embeddings);
+  const qdrant = await openQdrant(storeDir, { embeddings });
   if (qdrant) {
     await qdrant.ensureCollection();
     return qdrant;
   }
-  const store = await loadStore(storeDir, false, embeddings);
+  const store = await loadStore(storeDir, false, { embeddings });
   if (embeddings === undefined && store.embedding !== null) {
     // New chunks without vectors would be invisible to the dense half of hybrid search.
     const { model, dimension } = store.embedding;

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { noteUnusedVectors, openStore } from '../stores.js';
+import { closeLogFile, openLogFile, stopSignal } from './serve.js';
+
+interface McpFlags extends EmbeddingsFlags {
+  store: string;
+  principals?: string[];
+  log?: string;
+  logQueries?: boolean;
+  idfCorpus?: 'all' | 'visible';
+}
+
+export function registerMcp(program: Command): void {
+  embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))))
+    .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
+    .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
+    .option('--log-queries', 'include the query text in the log')
+    .action(async (flags: McpFlags) => {
+      const embeddings = embeddingsFrom(flags);
+      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      if (embeddings === undefined) noteUnusedVectors(store);
+      const { serveStdio } = await import('../../mcp/index.js');
+      const log = flags.log === undefined ? undefined : await openLogFile(flags.log);
+      const session = await serveStdio({
+        store,
+        principals: flags.principals ?? [],
+        ...(embeddings === undefined ? {} : { embeddings }),
+        onToolCall: (event) => {
+          if (log === undefined) return;
+          const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };
+          if (event.code !== undefined) line.code = event.code;
+          if (event.pack !== undefined) {
+            Object.assign(line, {
+              budget: event.pack.budget.maxTokens,
+              usedTokens: event.pack.budget.usedTokens,
+              budgetBound: event.pack.truncated,
+              items: event.pack.items.length,
+              confidence: event.pack.coverage.confidence,
+            });
+          }
+          if (flags.logQueries === true && event.query !== undefined) line.query = event.query;
+          log.write(`${JSON.stringify(line)}\n`);
+        },
+      });
+      await Promise.race([session.closed, stopSignal()]);
+      await session.close();
+      await closeLogFile(log);
+    });
+}

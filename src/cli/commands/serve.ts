@@ -1,0 +1,200 @@
+import type { Command } from 'commander';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { LitmPackError } from '../../core/errors.js';
+import { readUserFile } from '../io.js';
+import { embeddingsFrom, embeddingsOptions, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';
+import { noteUnusedVectors, openStore } from '../stores.js';
+
+interface ServeFlags extends EmbeddingsFlags {
+  store: string;
+  port: number;
+  host: string;
+  keys?: string;
+  requireAuth?: boolean;
+  rateLimit: number;
+  globalRateLimit: number;
+  rateLimits: boolean;
+  log?: string;
+  logQueries?: boolean;
+  bundleBudget: number;
+  maxBudget: number;
+  briefingBudget: number;
+  maxBriefingBudget: number;
+  idfCorpus?: 'all' | 'visible';
+  workers: number;
+}
+
+/** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
+export async function loadApiKeys(file: string | undefined) {
+  const { parseApiKeys } = await import('../../server/auth.js');
+  if (file !== undefined) return parseApiKeys(await readUserFile(file), file);
+  const fromEnvironment = process.env.LITM_PACK_API_KEYS;
+  if (fromEnvironment !== undefined && fromEnvironment.trim() !== '') return parseApiKeys(fromEnvironment, 'LITM_PACK_API_KEYS');
+  return undefined;
+}
+
+/** Budget flags are checked here so the message names the flags as typed. */
+function checkBudgetFlags(flags: ServeFlags): void {
+  const positive: [string, number][] = [
+    ['--bundle-budget', flags.bundleBudget],
+    ['--max-budget', flags.maxBudget],
+    ['--briefing-budget', flags.briefingBudget],
+    ['--max-briefing-budget', flags.maxBriefingBudget],
+    ['--rate-limit', flags.rateLimit],
+    ['--global-rate-limit', flags.globalRateLimit],
+  ];
+  for (const [flag, value] of positive) {
+    if (value < 1) throw new LitmPackError('invalid_input', `${flag} must be at least 1`);
+  }
+  if (flags.workers < 1) throw new LitmPackError('invalid_input', '--workers must be at least 1');
+  if (flags.workers > 1 && flags.rateLimits) {
+    // Each process would count on its own, so a client could make --workers times the rate: refused, not weakened.
+    throw new LitmPackError('invalid_input', '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)');
+  }
+  if (flags.bundleBudget > flags.maxBudget) throw new LitmPackError('invalid_input', '--bundle-budget must be at most --max-budget');
+  if (flags.briefingBudget > flags.maxBriefingBudget) {
+    throw new LitmPackError('invalid_input', '--briefing-budget must be at most --max-briefing-budget');
+  }
+}
+
+/** Opens a log file for appending; a path that cannot be opened fails before anything is served. */
+export async function openLogFile(path: string): Promise<WriteStream> {
+  const stream = createWriteStream(path, { flags: 'a' });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw new LitmPackError('io_error', `Cannot open the log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+  return stream;
+}
+
+/** Ends a log file once everything written to it is flushed. */
+export async function closeLogFile(stream: WriteStream | undefined): Promise<void> {
+  if (stream === undefined) return;
+  stream.end();
+  await once(stream, 'finish');
+}
+
+/** Resolves on the first of the signals that stop a server. */
+export function stopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve(signal);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+export function registerServe(program: Command): void {
+  embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))))
+    .option('--port <n>', 'port to listen on (0: any free port)', integer('port'), 8787)
+    .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
+    .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
+    .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
+    .option('--rate-limit <n>', 'requests per second one client may make', integer('rate-limit'), 3)
+    .option('--global-rate-limit <n>', 'requests per second all clients together may make', integer('global-rate-limit'), 10)
+    .option('--no-rate-limits', 'turn rate limiting off')
+    .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
+    .option('--log-queries', 'include the query text in the request log')
+    .option('--bundle-budget <tokens>', 'bundle budget when a request gives none', integer('bundle-budget'), 2000)
+    .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('max-budget'), 24_000)
+    .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('briefing-budget'), 6000)
+    .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('max-briefing-budget'), 24_000)
+    .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('workers'), 1)
+    .action(async (flags: ServeFlags) => {
+      checkBudgetFlags(flags);
+      const apiKeys = await loadApiKeys(flags.keys);
+      if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
+        throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
+      }
+      const cluster = flags.workers > 1 ? (await import('node:cluster')).default : undefined;
+      if (cluster?.isPrimary) {
+        await servePrimary(cluster, flags);
+        return;
+      }
+      const embeddings = embeddingsFrom(flags);
+      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      if (embeddings === undefined) noteUnusedVectors(store);
+      const { startServer } = await import('../../server/server.js');
+      const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
+      const server = await startServer({
+        store,
+        port: flags.port,
+        host: flags.host,
+        ...(apiKeys === undefined ? {} : { apiKeys }),
+        ...(embeddings === undefined ? {} : { embeddings }),
+        requireAuth: flags.requireAuth === true,
+        rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
+        log: logFile ?? process.stdout,
+        logQueries: flags.logQueries === true,
+        limits: {
+          bundleDefaultBudget: flags.bundleBudget,
+          bundleMaxBudget: flags.maxBudget,
+          briefingDefaultBudget: flags.briefingBudget,
+          briefingMaxBudget: flags.maxBriefingBudget,
+        },
+      });
+      const auth = apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`;
+      if (cluster === undefined) {
+        process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
+      } else {
+        process.send?.({ listening: server.url, auth });
+      }
+      const signal = await stopSignal();
+      if (cluster === undefined) process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+      else {
+        // Ctrl-C reaches the workers and the primary, which then stops the workers too: a second signal must
+        // not cut a worker's close short.
+        process.on('SIGTERM', () => undefined);
+        process.on('SIGINT', () => undefined);
+      }
+      // Requests in flight finish and are logged before the log file is closed.
+      await server.close();
+      await closeLogFile(logFile);
+      if (cluster === undefined) process.stderr.write('litm-pack: stopped\n');
+      // A worker's channel to the primary would keep it alive.
+      else process.disconnect?.();
+    });
+}
+
+/**
+ * The primary of `--workers N`: forks the workers (each runs this command, opens the store and listens on the
+ * shared port), reports once they all listen, and on SIGTERM or SIGINT stops them and waits for each to
+ * finish its requests in flight.
+ */
+async function servePrimary(cluster: typeof import('node:cluster').default, flags: ServeFlags): Promise<void> {
+  const workers = Array.from({ length: flags.workers }, () => cluster.fork());
+  const exited = workers.map((worker) => new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code))));
+  const stopping = stopSignal();
+  const listening = await new Promise<{ url: string; auth: string } | null>((resolve, reject) => {
+    let ready = 0;
+    for (const worker of workers) {
+      worker.on('message', (message: { listening?: string; auth?: string }) => {
+        if (message.listening === undefined) return;
+        ready += 1;
+        if (ready === workers.length) resolve({ url: message.listening, auth: message.auth ?? '' });
+      });
+      worker.once('exit', (code) => {
+        if (ready < workers.length) reject(new LitmPackError('io_error', `A worker exited (code ${code}) before listening; see its message above`));
+      });
+    }
+    void stopping.then(() => resolve(null));
+  }).catch(async (error: unknown) => {
+    for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGTERM');
+    await Promise.all(exited);
+    throw error;
+  });
+  if (listening !== null) {
+    process.stderr.write(`litm-pack: serving ${flags.store} on ${listening.url} with ${flags.workers} workers (MCP at ${listening.url}/mcp; ${listening.auth})\n`);
+  }
+  const signal = await stopping;
+  process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);
+  for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGTERM');
+  const codes = await Promise.all(exited);
+  if (codes.some((code) => code !== 0)) throw new LitmPackError('io_error', `Workers exited with codes ${codes.join(', ')}`);
+  process.stderr.write('litm-pack: stopped\n');
+}

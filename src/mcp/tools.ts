@@ -1,0 +1,206 @@
+/**
+ * The MCP tools: each one parses with the service's schema (the SDK validates the arguments against it and
+ * advertises it as the tool's input schema), calls the service, and answers a text block plus
+ * `structuredContent` that validates against the declared output schema. Errors answer `isError` with the
+ * same `{ error, code, issues }` body as the HTTP API.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { parseOrThrow } from '../core/errors.js';
+import { toCanonicalJson } from '../core/pack.js';
+import { PackSchema, type Pack } from '../core/schemas.js';
+import { EmbeddingsSchema } from '../retrieve/memory-store.js';
+import type { Store } from '../retrieve/types.js';
+import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
+import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
+import { bundleRequestShape, requestSchemas, says } from '../service/requests.js';
+import { RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
+import { packageVersion } from '../service/version.js';
+import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
+
+export const McpServerOptionsSchema = z.strictObject({
+  store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
+    message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore',
+  }),
+  /**
+   * What this server's caller may read: documents without an ACL, and those whose ACL names one of these.
+   * Default `[]`: documents without an ACL only.
+   */
+  principals: z.array(z.string().min(1)).readonly().default([]),
+  /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
+  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
+  /** Embeddings of the store's model, for briefings from clusters without a prompt (centroids); else lexical. */
+  embeddings: EmbeddingsSchema.optional(),
+  /** Called after every tool call (the HTTP server's request log uses it). */
+  onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
+});
+export type McpServerOptions = z.input<typeof McpServerOptionsSchema>;
+
+/** What one tool call did, for request logs. */
+export interface ToolCallEvent {
+  tool: string;
+  /** Absent when the call failed. */
+  pack?: Pack;
+  /** The error code when the call failed. */
+  code?: string;
+  query?: string;
+  latencyMs: number;
+}
+
+
+const CONFIDENCE_ROUTING =
+  'Read coverage.confidence before you answer: "strong" → answer from the context and cite blocks as [n]; ' +
+  '"partial" or "weak" → the corpus may not hold the answer: widen the search (rephrase, another mode, a larger budget) or ask the user; ' +
+  '"unknown" → there is no dense similarity (lexical search only): judge the passages yourself.';
+
+export const TOOL_DESCRIPTIONS = {
+  assemble_bundle:
+    'Retrieve the passages that best ground an answer to `query`, deduplicated and fitted exactly to `budget` tokens, ' +
+    'best passage first and second best last, each block numbered [n]; returns the context as text and the whole pack ' +
+    '(items, citations with source, version and text hash, coverage, dropped) as structured content. ' +
+    `${CONFIDENCE_ROUTING} ` +
+    'Do not use it to pack passages you already have (pack_candidates), to prepare for a task (get_briefing), ' +
+    'or when you only need a context string for a prompt (get_rag_context).',
+  get_briefing:
+    'A briefing to read before starting a task: pinned sources first (verbatim while they fit), the strongest passages ' +
+    'for the prompt, the rest of the evidence, then a caveats block of computed facts (coverage, confidence, dates, ' +
+    'what did not fit, pins not found). Give at least one of prompt, pins, clusters. A pin you may not see is ' +
+    `reported as not found. ${CONFIDENCE_ROUTING} Do not use it to answer a single question: use assemble_bundle.`,
+  get_rag_context:
+    'One call for a retrieval-augmented prompt: returns exactly {context, hits, token_estimate, truncated}. `context` ' +
+    'is at most `max_tokens` tokens, ready to paste into a prompt, with blocks numbered [n]; `hits` names the source ' +
+    'of each [n]; `truncated` says relevant text did not fit. It carries no confidence signal: when you must decide ' +
+    'whether the corpus answers the question at all, use assemble_bundle and read coverage.confidence.',
+  verify_citations:
+    'Check whether citations (or a whole pack\'s) still hold against the current corpus: each one is "current" (same ' +
+    'text at the same place), "moved" (same text elsewhere in the source), "changed" (the passage is gone; the closest ' +
+    'current passage is reported) or "missing" (the source is gone or you may not read it). Use it before trusting an ' +
+    'old pack or answer; do not use it to retrieve (assemble_bundle).',
+  pack_candidates:
+    'Pack passages you already retrieved yourself into the canonical pack (deduplicated, budgeted, ordered, cited): ' +
+    'the same input always gives the same bytes, for evaluation harnesses. It does not search: to retrieve from the ' +
+    'corpus, use assemble_bundle.',
+} as const;
+
+/** get_rag_context's arguments: the bundle's, with the budget spelled `max_tokens`. */
+function ragContextSchema(limits: ServiceLimits) {
+  const { query, mode, filter, limit } = bundleRequestShape(limits);
+  return z.strictObject({
+    query,
+    max_tokens: z
+      .number(says('must be a whole number'))
+      .int(says('must be a whole number'))
+      .min(1, says('must be at least 1'))
+      .max(limits.bundleMaxBudget, says(`must be at most ${limits.bundleMaxBudget}`))
+      .default(limits.bundleDefaultBudget)
+      .describe('Token budget of the context (exact).'),
+    limit,
+    filter,
+    mode,
+  });
+}
+
+function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
+  const { body } = errorAnswer(error);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], body };
+}
+
+/** The structured content of a pack: the pack itself, as plain JSON. */
+const structured = (pack: Pack) => JSON.parse(toCanonicalJson(pack)) as Record<string, unknown>;
+
+/**
+ * An MCP server with the litm-pack tools over `store`. Connect it to a transport (stdio, Streamable HTTP).
+ *
+ * @example
+ * const server = createMcpServer({ store: await MemoryHybridStore.load('.litm-store/store.json') });
+ * await server.connect(new StdioServerTransport());
+ */
+export function createMcpServer(input: McpServerOptions): McpServer {
+  const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
+  const limits = resolveLimits(options.limits);
+  const schemas = requestSchemas(limits);
+  const context: ServiceContext = {
+    store: options.store,
+    principals: [...options.principals],
+    ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+  };
+  const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
+
+  /** Runs one tool call: the service, the result, the event. */
+  const run = async (tool: string, query: string | undefined, body: () => Promise<{ pack: Pack; result: CallToolResult }>) => {
+    const started = performance.now();
+    try {
+      const { pack, result } = await body();
+      options.onToolCall?.({ tool, pack, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      return result;
+    } catch (error) {
+      const result = errorResult(error);
+      options.onToolCall?.({ tool, code: result.body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      const { body: _body, ...toolResult } = result;
+      return toolResult;
+    }
+  };
+
+  server.registerTool(
+    'assemble_bundle',
+    { title: 'Assemble a cited context bundle', description: TOOL_DESCRIPTIONS.assemble_bundle, inputSchema: schemas.bundle, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    (args) =>
+      run('assemble_bundle', args.query, async () => {
+        const pack = await serveBundle(args, context);
+        return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
+      }),
+  );
+
+  server.registerTool(
+    'get_briefing',
+    { title: 'Get a task briefing', description: TOOL_DESCRIPTIONS.get_briefing, inputSchema: schemas.briefing, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    (args) =>
+      run('get_briefing', args.prompt, async () => {
+        const pack = await serveBriefing(args, context, limits);
+        return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
+      }),
+  );
+
+  server.registerTool(
+    'get_rag_context',
+    { title: 'Get RAG context', description: TOOL_DESCRIPTIONS.get_rag_context, inputSchema: ragContextSchema(limits), outputSchema: RagContextSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    (args) =>
+      run('get_rag_context', args.query, async () => {
+        const { max_tokens, ...rest } = args;
+        const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
+        const rag = ragContextOf(pack);
+        return { pack, result: { content: [{ type: 'text', text: rag.context }], structuredContent: { ...rag } } };
+      }),
+  );
+
+  server.registerTool(
+    'pack_candidates',
+    { title: 'Pack candidates', description: TOOL_DESCRIPTIONS.pack_candidates, inputSchema: schemas.pack, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    (args) =>
+      run('pack_candidates', args.query, async () => {
+        const pack = servePack(args);
+        return { pack, result: { content: [{ type: 'text', text: toCanonicalJson(pack) }], structuredContent: structured(pack) } };
+      }),
+  );
+
+  server.registerTool(
+    'verify_citations',
+    { title: 'Verify citations', description: TOOL_DESCRIPTIONS.verify_citations, inputSchema: schemas.verify, outputSchema: VerifyAnswerSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    async (args) => {
+      const started = performance.now();
+      try {
+        const answer = await serveVerify(args, context);
+        options.onToolCall?.({ tool: 'verify_citations', latencyMs: performance.now() - started });
+        const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
+        return { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } };
+      } catch (error) {
+        const { body, ...result } = errorResult(error);
+        options.onToolCall?.({ tool: 'verify_citations', code: body.code, latencyMs: performance.now() - started });
+        return result;
+      }
+    },
+  );
+
+  return server;
+}

@@ -1,0 +1,154 @@
+/**
+ * The HTTP API's request schemas: the service's, with the HTTP spellings (`q`, response `format`), and the
+ * decoding of query strings (every value arrives as a string) into the types the schemas check.
+ */
+import { z } from 'zod';
+import { LitmPackError } from '../core/errors.js';
+import { FormatSchema, type PackFormat } from '../core/schemas.js';
+import type { ServiceLimits } from '../service/limits.js';
+import {
+  briefingRequestShape,
+  bundleRequestShape,
+  packRequestShape,
+  says,
+  verifyRequestShape,
+  type BriefingRequest,
+  type BundleRequest,
+} from '../service/requests.js';
+
+export const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml'] as const;
+export const BRIEFING_RESPONSE_FORMATS = ['json', 'md'] as const;
+export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
+
+const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
+
+export function httpSchemas(limits: ServiceLimits) {
+  const { query, format: _format, ...bundleRest } = bundleRequestShape(limits);
+  const { format: _briefingFormat, ...briefingRest } = briefingRequestShape(limits);
+  // No default here: a json answer's context is markdown unless this says otherwise, md and xml imply theirs.
+  const contextFormat = () => z.enum(FormatSchema.options, oneOf(FormatSchema.options)).optional();
+  return {
+    bundle: z.strictObject({
+      q: query,
+      ...bundleRest,
+      format: z
+        .enum(BUNDLE_RESPONSE_FORMATS, oneOf(BUNDLE_RESPONSE_FORMATS))
+        .default('json')
+        .describe('json: the pack (canonical JSON); md: the context as text/markdown; xml: the context in XML blocks.'),
+      context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
+      debug: z
+        .enum(['rankings'], oneOf(['rankings']))
+        .optional()
+        .describe('rankings: answer { pack, rankings } with each search arm\'s raw ranking beside the fused one.'),
+      k: z
+        .number(says('must be a whole number'))
+        .int(says('must be a whole number'))
+        .min(1, says('must be at least 1'))
+        .max(limits.maxRankingsDepth, says(`must be at most ${limits.maxRankingsDepth}`))
+        .optional()
+        .describe(`Depth of the debug rankings (default ${limits.defaultRankingsDepth}).`),
+    }),
+    briefing: z.strictObject({
+      ...briefingRest,
+      format: z
+        .enum(BRIEFING_RESPONSE_FORMATS, oneOf(BRIEFING_RESPONSE_FORMATS))
+        .default('json')
+        .describe('json: the pack (canonical JSON); md: the context as text/markdown.'),
+      context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
+    }),
+    pack: z.strictObject(packRequestShape(limits)),
+    verify: z.strictObject(verifyRequestShape(limits)),
+    /** GET /inspect: a bundle's parameters; the answer is the pack's HTML report. */
+    inspect: z.strictObject({
+      q: query,
+      ...bundleRest,
+      context_format: contextFormat().describe('Format of the pack\'s context (markdown by default).'),
+    }),
+  };
+}
+export type HttpSchemas = ReturnType<typeof httpSchemas>;
+export type HttpBundleRequest = z.output<HttpSchemas['bundle']>;
+export type HttpBriefingRequest = z.output<HttpSchemas['briefing']>;
+export type HttpInspectRequest = z.output<HttpSchemas['inspect']>;
+
+/** Parameters the HTTP API spells differently from the MCP tools: named when a caller uses the other spelling. */
+export const HTTP_ALIASES: Readonly<Record<string, string>> = { query: 'q', max_tokens: 'budget' };
+
+function contextFormatFor(format: ResponseFormat, contextFormat: PackFormat | undefined): PackFormat {
+  const implied: PackFormat | undefined = format === 'md' ? 'markdown' : format === 'xml' ? 'xml' : undefined;
+  if (implied !== undefined && contextFormat !== undefined && contextFormat !== implied) {
+    const message = `context_format "${contextFormat}" contradicts format "${format}": leave context_format out, or use format json`;
+    throw new LitmPackError('invalid_input', message, { details: { requestIssues: [{ path: ['context_format'], message }] } });
+  }
+  return implied ?? contextFormat ?? 'markdown';
+}
+
+export function toBundleRequest(request: HttpBundleRequest): BundleRequest {
+  const { q, format, context_format, debug: _debug, k: _k, ...rest } = request;
+  return { ...rest, query: q, format: contextFormatFor(format, context_format) };
+}
+
+export function toInspectRequest(request: HttpInspectRequest): BundleRequest {
+  const { q, context_format, ...rest } = request;
+  return { ...rest, query: q, format: context_format ?? 'markdown' };
+}
+
+export function toBriefingRequest(request: HttpBriefingRequest): BriefingRequest {
+  const { format, context_format, ...rest } = request;
+  return { ...rest, format: contextFormatFor(format, context_format) };
+}
+
+/** How a query-string parameter is decoded before the schema checks it. */
+type Kind = 'number' | 'boolean' | 'list' | 'json';
+
+export const BUNDLE_QUERY_KINDS: Readonly<Record<string, Kind>> = {
+  budget: 'number',
+  limit: 'number',
+  max_per_source: 'number',
+  min_score: 'number',
+  diversity: 'number',
+  k: 'number',
+  rerank: 'boolean',
+  filter: 'json',
+};
+
+export const BRIEFING_QUERY_KINDS: Readonly<Record<string, Kind>> = {
+  ...BUNDLE_QUERY_KINDS,
+  pins: 'list',
+  clusters: 'list',
+  tier_weights: 'json',
+};
+
+const NUMBER = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+/**
+ * Turns a parsed query string into the values the schema expects. A value that cannot be decoded is
+ * left as it is, so the schema rejects it with a message naming the parameter (`budget must be a whole
+ * number`). Lists are comma-separated and may also be repeated (`pins=a,b&pins=c`).
+ */
+export function decodeQuery(query: unknown, kinds: Readonly<Record<string, Kind>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof query !== 'object' || query === null) return out;
+  for (const [name, raw] of Object.entries(query as Record<string, unknown>)) {
+    const kind = kinds[name];
+    if (kind === 'list') {
+      const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => String(value).split(','));
+      out[name] = parts.map((part) => part.trim()).filter((part) => part !== '');
+      continue;
+    }
+    if (Array.isArray(raw) || typeof raw !== 'string' || kind === undefined) {
+      out[name] = raw;
+      continue;
+    }
+    if (kind === 'number') out[name] = NUMBER.test(raw) ? Number(raw) : raw;
+    else if (kind === 'boolean') out[name] = raw === 'true' ? true : raw === 'false' ? false : raw;
+    else {
+      try {
+        out[name] = JSON.parse(raw) as unknown;
+      } catch {
+        out[name] = raw;
+      }
+    }
+  }
+  return out;
+}

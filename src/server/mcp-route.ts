@@ -1,0 +1,72 @@
+/**
+ * The MCP tools over Streamable HTTP at /mcp, stateless: every POST gets its own MCP server bound to the
+ * caller's principals (from the API key), so no session can carry one caller's access into another's call.
+ */
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EmbeddingsLike, Store } from '../retrieve/types.js';
+import type { ServiceLimitsInput } from '../service/limits.js';
+import { createMcpServer } from '../mcp/tools.js';
+import type { RequestState } from './server.js';
+
+export interface McpRouteOptions {
+  store: Store;
+  limits: ServiceLimitsInput | undefined;
+  embeddings: EmbeddingsLike | undefined;
+  stateOf(request: FastifyRequest): RequestState;
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /** True once the server is closing (answers then ask the client to close the connection). */
+  closing(): boolean;
+}
+
+/** True when a JSON-RPC body (one message or a batch) calls a tool: only those count against rate limits. */
+function callsTool(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'tools/call');
+}
+
+const methodNotAllowed = (reply: FastifyReply) =>
+  reply
+    .code(405)
+    .header('allow', 'POST')
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, POST JSON-RPC messages to /mcp' }, id: null }));
+
+export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+  app.post('/mcp', async (request, reply) => {
+    const state = options.stateOf(request);
+    if (callsTool(request.body) && !(await options.withinRateLimits(request, reply))) return reply;
+    const server = createMcpServer({
+      store: options.store,
+      principals: state.caller.principals,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+      onToolCall: (event) => {
+        state.tool = event.tool;
+        if (event.pack !== undefined) state.pack = event.pack;
+        if (event.code !== undefined) state.code = event.code;
+        if (event.query !== undefined) state.query = event.query;
+      },
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    if (options.closing()) reply.raw.setHeader('connection', 'close');
+    reply.raw.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch {
+      state.code = 'internal_error';
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+      }
+    }
+    return reply;
+  });
+  app.get('/mcp', async (_request, reply) => methodNotAllowed(reply));
+  app.delete('/mcp', async (_request, reply) => methodNotAllowed(reply));
+}

@@ -1,0 +1,85 @@
+/**
+ * Parsing a request and turning any failure into what a caller sees: `{ error, code, issues }` with the HTTP
+ * status of ERROR_SURFACES, the same body on the HTTP API and in MCP tool errors.
+ */
+import type { z } from 'zod';
+import { ERROR_SURFACES, LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
+import { describeUnknownKeys, knownKeysAt } from '../core/unknown-keys.js';
+
+/** One problem with a request: where (the caller's parameter path) and what. */
+export interface RequestIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: string;
+  /** A `LitmPackErrorCode`, `rate_limited` for the server's own limit, or `internal_error`. */
+  code: LitmPackErrorCode | 'internal_error';
+  issues: RequestIssue[];
+}
+
+export interface ErrorAnswer {
+  status: number;
+  body: ErrorBody;
+  /** Seconds to wait, for a store that said so. */
+  retryAfterSeconds?: number;
+}
+
+const pathOf = (path: readonly PropertyKey[]) => path.map((part) => (typeof part === 'number' ? part : String(part)));
+
+/** A message that names its parameter: our own messages already start with it, zod's defaults get it in front. */
+function located(path: readonly PropertyKey[], message: string): string {
+  if (path.length === 0) return message;
+  const name = path.map(String).join('.');
+  return message.startsWith(name) ? message : `${name}: ${message}`;
+}
+
+/**
+ * Parses a request with one of the request schemas, or throws `invalid_input` whose message and issues name
+ * every parameter as the caller spelled it. An unknown parameter is named with the one it probably meant;
+ * `aliases` name parameters of other surfaces (`query` on the HTTP API, which calls it `q`).
+ */
+export function parseRequest<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  aliases: Readonly<Record<string, string>> = {},
+): z.output<T> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const issues: RequestIssue[] = result.error.issues.map((issue) => {
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? describeUnknownKeys(issue.keys, knownKeysAt(schema, issue.path), issue.path.length === 0 ? aliases : {})
+        : issue.message;
+    return { path: pathOf(issue.path), message: located(issue.path, message) };
+  });
+  throw new LitmPackError('invalid_input', issues.map((issue) => issue.message).join('; '), {
+    issues: result.error.issues,
+    cause: result.error,
+    details: { requestIssues: issues },
+  });
+}
+
+/** The answer for an error thrown while serving a request. Anything that is not ours says nothing about itself. */
+export function errorAnswer(error: unknown): ErrorAnswer {
+  if (!isLitmPackError(error)) {
+    return { status: 500, body: { error: 'internal error', code: 'internal_error', issues: [] } };
+  }
+  const surface = ERROR_SURFACES[error.code] ?? { http: 500, fault: true };
+  if (surface.fault) {
+    // A store's own message may name hosts, collections or paths of the deployment: the caller gets the code.
+    const answer: ErrorAnswer = {
+      status: surface.http,
+      body: { error: `The store could not answer (${error.code}); try again later`, code: error.code, issues: [] },
+    };
+    if (error.retryAfterMs !== undefined) answer.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+    return answer;
+  }
+  const fromRequest = error.details.requestIssues as RequestIssue[] | undefined;
+  const issues = fromRequest ?? error.issues.map((issue) => ({ path: pathOf(issue.path), message: located(issue.path, issue.message) }));
+  const answer: ErrorAnswer = { status: surface.http, body: { error: error.message, code: error.code, issues } };
+  if (error.retryAfterMs !== undefined) answer.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+  return answer;
+}

@@ -1,0 +1,57 @@
+/** What the services answer, as zod schemas: the MCP tools' output schemas and the OpenAPI document use them. */
+import { z } from 'zod';
+import { SpanSchema } from '../core/schemas.js';
+import { CitationCheckSchema } from '../verify/verify.js';
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const RagHitSchema = z.strictObject({
+  /** `[ref]` of the hit in the context. */
+  ref: z.number().int().positive(),
+  source_id: z.string(),
+  chunk_id: z.string(),
+  score: z.number(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  version: z.string().optional(),
+  section: z.array(z.string()).optional(),
+  span: SpanSchema.optional(),
+  /** sha256 of the chunk's full text (pins the citation to a version of the text). */
+  text_sha256: sha256,
+});
+export type RagHit = z.infer<typeof RagHitSchema>;
+
+/** `get_rag_context`'s answer: exactly these four fields. */
+export const RagContextSchema = z.strictObject({
+  context: z.string(),
+  hits: z.array(RagHitSchema),
+  /** Tokens of `context` (exact, with the pack's encoding). */
+  token_estimate: z.number().int().nonnegative(),
+  /** True when something relevant did not fit the budget (an item cut or dropped for budget). */
+  truncated: z.boolean(),
+});
+export type RagContext = z.infer<typeof RagContextSchema>;
+
+const RankedChunkSchema = z.strictObject({
+  id: z.string(),
+  sourceId: z.string(),
+  score: z.number(),
+  position: z.number().int().positive(),
+});
+
+export const RankingsSchema = z.strictObject({
+  mode: z.enum(['hybrid', 'dense', 'lexical']),
+  dense: z.array(RankedChunkSchema).nullable(),
+  lexical: z.array(RankedChunkSchema).nullable(),
+  fused: z.array(RankedChunkSchema),
+});
+
+export const ErrorBodySchema = z.strictObject({
+  error: z.string(),
+  code: z.string(),
+  issues: z.array(z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
+});
+
+/** The answer of a citation check: one check per citation, in input order. */
+export const VerifyAnswerSchema = z.strictObject({ checks: z.array(CitationCheckSchema) });
+export type VerifyAnswer = z.infer<typeof VerifyAnswerSchema>;

@@ -1,0 +1,212 @@
+/**
+ * One function per request kind: a parsed request and the caller's principals in, a Pack (or rankings, or
+ * citation checks) out, or a typed error. The HTTP API, the MCP tools and the library call these, so one
+ * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
+ */
+import { LitmPackError } from '../core/errors.js';
+import { packBriefing, packBundle } from '../core/pack.js';
+import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
+import { retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
+import { validateFilter } from '../retrieve/filter.js';
+import { assembleBriefing } from '../pipeline/briefing.js';
+import type { EmbeddingsLike, Filter, Rankings, Store } from '../retrieve/types.js';
+import { verifyCitations } from '../verify/verify.js';
+import type { ServiceLimits } from './limits.js';
+import type { EncodingName } from '../tokenize/types.js';
+import type { RagContext, RagHit, VerifyAnswer } from './responses.js';
+import type { BriefingRequest, BundleRequest, PackRequest, RankingsRequest, VerifyRequest } from './requests.js';
+
+/** Who asks, and against which store. */
+export interface ServiceContext {
+  store: Store;
+  /**
+   * The caller's principals. Only chunks without an ACL, or whose ACL shares one of these, are searched;
+   * `[]` (an anonymous caller) sees only documents without an ACL. Applied inside the store query.
+   */
+  principals: readonly string[];
+  /** Embeddings of the store's model, for what the store does not embed itself (briefing cluster centroids). */
+  embeddings?: EmbeddingsLike | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+function unsupported(parameter: string, message: string): never {
+  throw new LitmPackError('unsupported', `${parameter}: ${message}`, { details: { parameter } });
+}
+
+/** Parameters of optional pipeline stages that this build cannot run yet: refused, never ignored. */
+function refuseUnavailableStages(request: { compress?: string; rerank?: boolean | undefined; diversity?: number | undefined }): void {
+  if (request.compress !== undefined && request.compress !== 'none') {
+    unsupported('compress', `sentence selection ("${request.compress}") is not available in this version; leave compress out or use "none"`);
+  }
+  if (request.rerank === true) unsupported('rerank', 'no reranker is configured on this server; leave rerank out');
+  if (request.diversity !== undefined && request.diversity > 0) {
+    unsupported('diversity', 'diversity (MMR) is not available in this version; leave it out or use 0');
+  }
+}
+
+interface PackingParameters {
+  budget: number;
+  format: PackFormat;
+  encoding: EncodingName;
+  max_per_source?: number | undefined;
+  min_score?: number | undefined;
+}
+
+function packerOptions(request: PackingParameters) {
+  return {
+    maxTokens: request.budget,
+    format: request.format,
+    encoding: request.encoding,
+    maxPerSource: request.max_per_source,
+    minScore: request.min_score,
+  };
+}
+
+async function retrieve(
+  context: ServiceContext,
+  request: { mode: BundleRequest['mode']; filter?: Record<string, unknown> | undefined; limit: number },
+  text: string,
+): Promise<Retrieved> {
+  // Checked before any I/O, so a bad filter never costs a search.
+  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+  return retrieveCandidates(context.store, {
+    text,
+    mode: request.mode,
+    limit: request.limit,
+    filter,
+    principals: [...context.principals],
+    signal: context.signal,
+  });
+}
+
+/** A Lost-in-the-Middle bundle for `request.query` from what the caller may see. */
+export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
+  refuseUnavailableStages(request);
+  const { candidates, degraded } = await retrieve(context, request, request.query);
+  return packBundle({ ...packerOptions(request), query: request.query, candidates, degraded });
+}
+
+/**
+ * A briefing (grounding, evidence, caveats) from any mix of a prompt, pins and clusters, through the pipeline's
+ * `assembleBriefing` (as the CLI and the briefing retrievers). Pins and clusters are read under the caller's
+ * principals: a pin or cluster the caller may not see is reported exactly like one that does not exist.
+ */
+export async function serveBriefing(request: BriefingRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'>): Promise<Pack> {
+  const pins = request.pins ?? [];
+  const clusters = request.clusters ?? [];
+  if (request.prompt === undefined && pins.length === 0 && clusters.length === 0) {
+    throw new LitmPackError('invalid_input', 'A briefing needs at least one of prompt, pins or clusters', {
+      details: { requestIssues: [{ path: [], message: 'A briefing needs at least one of prompt, pins or clusters' }] },
+    });
+  }
+  refuseUnavailableStages(request);
+  // Checked before any I/O, so a bad filter never costs a read.
+  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+  const { pack } = await assembleBriefing({
+    store: context.store,
+    ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
+    pins,
+    clusters,
+    scopeMode: request.scope_mode,
+    mode: request.mode,
+    limit: request.limit,
+    ...(filter === undefined ? {} : { filter }),
+    principals: [...context.principals],
+    ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),
+    ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }),
+    maxPins: Math.max(1, limits.maxPins),
+    maxClusters: Math.max(1, limits.maxClusters),
+    maxTokens: request.budget,
+    format: request.format,
+    encoding: request.encoding,
+    ...(request.max_per_source === undefined ? {} : { maxPerSource: request.max_per_source }),
+    ...(request.min_score === undefined ? {} : { minScore: request.min_score }),
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
+  return pack;
+}
+
+/** Packs candidates the caller sends (evaluation harnesses): no store involved. */
+export function servePack(request: PackRequest): Pack {
+  refuseUnavailableStages(request);
+  if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
+    throw new LitmPackError('invalid_input', 'pins apply to kind "briefing" only', {
+      details: { requestIssues: [{ path: ['pins'], message: 'pins apply to kind "briefing" only' }] },
+    });
+  }
+  const options = {
+    ...packerOptions(request),
+    query: request.query,
+    candidates: request.candidates as Candidate[],
+    ...(request.dedupe === undefined ? {} : { dedupe: dedupeOption(request.dedupe) }),
+    ...(request.coverage === undefined ? {} : { coverage: coverageOption(request.coverage) }),
+  };
+  return request.kind === 'briefing' ? packBriefing({ ...options, pins: request.pins ?? [] }) : packBundle(options);
+}
+
+function dedupeOption(dedupe: NonNullable<PackRequest['dedupe']>) {
+  if (dedupe === false) return false as const;
+  return {
+    ...(dedupe.near_duplicate_threshold === undefined ? {} : { nearDuplicateThreshold: dedupe.near_duplicate_threshold }),
+    ...(dedupe.containment_threshold === undefined ? {} : { containmentThreshold: dedupe.containment_threshold }),
+    ...(dedupe.shingle_size === undefined ? {} : { shingleSize: dedupe.shingle_size }),
+  };
+}
+
+function coverageOption(coverage: NonNullable<PackRequest['coverage']>) {
+  return {
+    ...(coverage.strong === undefined ? {} : { strong: coverage.strong }),
+    ...(coverage.strong_min_items === undefined ? {} : { strongMinItems: coverage.strong_min_items }),
+    ...(coverage.partial === undefined ? {} : { partial: coverage.partial }),
+  };
+}
+
+/** Each arm's raw ranking beside the fused one, for tuning fusion; same ACL as search. */
+export async function serveRankings(request: RankingsRequest, context: ServiceContext): Promise<Rankings> {
+  const { store } = context;
+  if (typeof store.rankings !== 'function') unsupported('debug', 'this store does not report rankings');
+  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+  return store.rankings({
+    text: request.query,
+    mode: request.mode,
+    limit: request.k,
+    principals: [...context.principals],
+    ...(filter === undefined ? {} : { filter }),
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
+}
+
+/**
+ * Checks citations (or a pack's) against the current corpus as the caller may see it: a source the caller may
+ * not read is `missing`, exactly like a deleted one.
+ */
+export async function serveVerify(request: VerifyRequest, context: ServiceContext): Promise<VerifyAnswer> {
+  if ((request.pack === undefined) === (request.citations === undefined)) {
+    throw new LitmPackError('invalid_input', 'Give exactly one of pack or citations', {
+      details: { requestIssues: [{ path: [], message: 'Give exactly one of pack or citations' }] },
+    });
+  }
+  const checks = await verifyCitations({
+    store: context.store,
+    ...(request.pack === undefined ? {} : { pack: request.pack }),
+    ...(request.citations === undefined ? {} : { citations: request.citations }),
+    principals: [...context.principals],
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
+  return { checks };
+}
+
+/** `get_rag_context`'s answer from a bundle: its context, a hit per item, the exact token count. */
+export function ragContextOf(pack: Pack): RagContext {
+  const hits = pack.items.map((item, index): RagHit => {
+    const citation = pack.citations[index];
+    const hit: RagHit = { ref: item.ref, source_id: item.sourceId, chunk_id: item.id, score: item.score, text_sha256: citation?.textSha256 ?? '' };
+    if (citation?.title !== undefined) hit.title = citation.title;
+    if (citation?.url !== undefined) hit.url = citation.url;
+    if (citation?.version !== undefined) hit.version = citation.version;
+    if (citation?.section !== undefined) hit.section = citation.section;
+    if (citation?.span !== undefined) hit.span = citation.span;
+    return hit;
+  });
+  return { context: pack.context, hits, token_estimate: pack.budget.usedTokens, truncated: pack.truncated };
+}

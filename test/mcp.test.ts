@@ -1,0 +1,262 @@
+// The MCP tools through the SDK's own Client: over stdio, spawning the built CLI (`litm-pack mcp`), and over
+// Streamable HTTP against a real server on a loopback port. Every tool's answer validates against the output
+// schema it declares, and the same request gives the same pack bytes on REST, MCP, the CLI and the library.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv } from 'ajv';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
+import { retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { QdrantHybridStore } from '../src/qdrant/index.js';
+import { RagContextSchema, startServer, type RunningServer } from '../src/server/index.js';
+import { runCli } from './helpers/cli.js';
+import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys } from './helpers/serve-fixtures.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BUILT_CLI = join(ROOT, 'dist/cli/main.js');
+
+/** Newest modification time under a directory (the sources the build is made from). */
+async function newestUnder(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+let work: string;
+let storeDir: string;
+let store: MemoryHybridStore;
+
+beforeAll(async () => {
+  if (!existsSync(BUILT_CLI)) {
+    throw new Error('dist/cli/main.js is missing: the stdio tests spawn the built CLI. Run `npm run build` first (npm test does).');
+  }
+  if (statSync(BUILT_CLI).mtimeMs < (await newestUnder(join(ROOT, 'src')))) {
+    throw new Error('dist/ is older than src/: run `npm run build` so the stdio tests spawn the code under test.');
+  }
+  work = await mkdtemp(join(tmpdir(), 'litm-mcp-'));
+  storeDir = join(work, 'store');
+  const writer = new MemoryHybridStore({ now: FIXED_NOW });
+  await writer.addDocuments([...PUBLIC_DOCS, ...RESTRICTED_DOCS]);
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(storeDir);
+  await writer.save(join(storeDir, 'store.json'));
+  store = await MemoryHybridStore.load(join(storeDir, 'store.json'));
+});
+
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+const TOOLS = ['assemble_bundle', 'get_briefing', 'get_rag_context', 'pack_candidates', 'verify_citations'];
+
+/** Calls a tool and checks its structured content against the output schema the server declared. */
+async function call(client: Client, tools: Tool[], name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  if (result.isError !== true) {
+    const tool = tools.find((t) => t.name === name);
+    expect(tool?.outputSchema).toBeDefined();
+    // The SDK advertises draft-07 JSON Schema.
+    const validate = new Ajv({ strict: false }).compile(tool?.outputSchema as object);
+    expect(validate(result.structuredContent), JSON.stringify(validate.errors)).toBe(true);
+    expect(result.content[0]?.type).toBe('text');
+  }
+  return result;
+}
+
+const errorBody = (result: CallToolResult) => {
+  expect(result.isError).toBe(true);
+  const block = result.content[0];
+  return JSON.parse(block?.type === 'text' ? block.text : '{}') as { error: string; code: string; issues: unknown[] };
+};
+
+const packOf = (result: CallToolResult): Pack => PackSchema.parse(result.structuredContent);
+
+describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () => {
+  let client: Client;
+  let tools: Tool[];
+
+  beforeAll(async () => {
+    client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BUILT_CLI, 'mcp', '--store', storeDir, '--principals', 'hr', '--log', join(work, 'tools.log')],
+        stderr: 'pipe',
+      }),
+    );
+    tools = (await client.listTools()).tools;
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('lists the five tools, each with an input and an output schema and a description that routes', () => {
+    expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(tool.description).toMatch(/[Dd]o not use|use assemble_bundle/);
+    }
+    const bundle = tools.find((t) => t.name === 'assemble_bundle');
+    expect(bundle?.description).toMatch(/"strong" → answer from the context/);
+    expect(bundle?.description).toMatch(/"unknown" → there is no dense similarity/);
+    expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(24_000);
+    const briefing = tools.find((t) => t.name === 'get_briefing');
+    expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
+  });
+
+  it('answers every tool with structured content that validates against its output schema', async () => {
+    const bundle = await call(client, tools, 'assemble_bundle', { query: 'how are refunds paid', budget: 300 });
+    expect(packOf(bundle).context).toBe(bundle.content[0]?.type === 'text' ? bundle.content[0].text : null);
+    const briefing = await call(client, tools, 'get_briefing', { prompt: 'refunds and shipping', pins: ['handbook/shipping.md'] });
+    expect(packOf(briefing).items[0]?.sourceId).toBe('handbook/shipping.md');
+    const rag = await call(client, tools, 'get_rag_context', { query: 'refunds', max_tokens: 120 });
+    expect(Object.keys(rag.structuredContent ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
+    const parsed = RagContextSchema.parse(rag.structuredContent);
+    expect(parsed.token_estimate).toBeLessThanOrEqual(120);
+    expect(parsed.hits.map((h) => h.ref)).toEqual(parsed.hits.map((_, i) => i + 1));
+    const candidates = [{ id: 'a', text: 'Refunds take 14 days.', score: 1 }];
+    const packed = await call(client, tools, 'pack_candidates', { query: 'refunds', candidates, budget: 50 });
+    expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
+    const pinned = await call(client, tools, 'get_briefing', { pins: ['handbook/shipping.md'] });
+    expect(packOf(pinned).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
+    const verified = await call(client, tools, 'verify_citations', { pack: packOf(bundle) });
+    const checks = (verified.structuredContent as { checks: { status: string }[] }).checks;
+    expect(checks.length).toBe(packOf(bundle).citations.length);
+    expect(checks.every((check) => check.status === 'current')).toBe(true);
+  });
+
+  it('reads as the principals it was started with', async () => {
+    const result = await call(client, tools, 'assemble_bundle', { query: `${HR_MARKER} schedule`, mode: 'lexical' });
+    expect(JSON.stringify(result.structuredContent)).toContain('hr/salaries.md');
+    expect(JSON.stringify(result.structuredContent)).not.toContain(ENG_MARKER);
+  });
+
+  it('answers typed tool errors: the service body for what it refuses, the SDK message naming the argument for a bad shape', async () => {
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: {} }) as CallToolResult)).toMatchObject({
+      code: 'invalid_input',
+      error: 'A briefing needs at least one of prompt, pins or clusters',
+    });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', compress: 'sentences' } }) as CallToolResult)).toMatchObject({ code: 'unsupported' });
+    expect(errorBody(await client.callTool({ name: 'verify_citations', arguments: {} }) as CallToolResult)).toMatchObject({ code: 'invalid_input' });
+    expect(errorBody(await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } }) as CallToolResult)).toMatchObject({ code: 'unsupported_mode' });
+    const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
+    expect(shape.isError).toBe(true);
+    expect(shape.content[0]?.type === 'text' ? shape.content[0].text : '').toMatch(/budget must be a whole number/);
+    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: 24_001 } })) as CallToolResult;
+    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(/max_tokens must be at most 24000/);
+  });
+
+  it('logs one JSON line per tool call to --log (stdout carries only the protocol), without the query text', async () => {
+    await call(client, tools, 'assemble_bundle', { query: 'logged question about refunds', budget: 100 });
+    let lines: Record<string, unknown>[] = [];
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      lines = (await readFile(join(work, 'tools.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      if (lines.some((line) => line.budget === 100)) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(lines.find((line) => line.budget === 100)).toMatchObject({ tool: 'assemble_bundle', budgetBound: expect.any(Boolean), items: expect.any(Number), confidence: 'unknown' });
+    expect(JSON.stringify(lines)).not.toContain('logged question');
+  });
+
+  it('gives the same pack bytes as REST, the CLI and the library for the same request', async () => {
+    const server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
+    try {
+      const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds shipping', budget: 200 })));
+      const rest = await (await fetch(`${server.url}/api/bundle?q=refunds%20shipping&budget=200`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      const cli = await runCli(['bundle', 'refunds shipping', '--store', storeDir, '--budget', '200', '--principals', 'hr', '--json']);
+      expect(cli.stderr).toBe('');
+      const { candidates, degraded } = await retrieveCandidates(store, { text: 'refunds shipping', mode: 'hybrid', limit: 50, principals: ['hr'] });
+      const library = toCanonicalJson(packBundle({ query: 'refunds shipping', candidates, maxTokens: 200, degraded }));
+      expect(mcp).toBe(library);
+      expect(rest).toBe(library);
+      expect(cli.stdout.trim()).toBe(library);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server)', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  async function connect(key?: string): Promise<{ client: Client; tools: Tool[] }> {
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    const headers: Record<string, string> = key === undefined ? {} : { authorization: `Bearer ${key}` };
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+    return { client, tools: (await client.listTools()).tools };
+  }
+
+  it('serves the same tools, bound to the principals of the caller\'s key, with the same bytes as REST', async () => {
+    const anonymous = await connect();
+    const alice = await connect(KEYS.alice);
+    try {
+      expect(anonymous.tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+      const args = { query: `${HR_MARKER} refunds`, mode: 'lexical', budget: 300 };
+      const seenByAnonymous = JSON.stringify((await call(anonymous.client, anonymous.tools, 'assemble_bundle', args)).structuredContent);
+      const seenByAlice = (await call(alice.client, alice.tools, 'assemble_bundle', args)).structuredContent;
+      expect(seenByAnonymous).not.toContain('hr/salaries.md');
+      expect(JSON.stringify(seenByAlice)).toContain('hr/salaries.md');
+      const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(args.query)}&mode=lexical&budget=300`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      expect(toCanonicalJson(PackSchema.parse(seenByAlice))).toBe(rest);
+      for (const name of TOOLS) {
+        const toolArgs =
+          name === 'get_briefing'
+            ? { prompt: 'refunds' }
+            : name === 'pack_candidates'
+              ? { query: 'q', candidates: [] }
+              : name === 'verify_citations'
+                ? { citations: [] }
+                : { query: 'refunds' };
+        expect((await call(alice.client, alice.tools, name, toolArgs)).isError).not.toBe(true);
+      }
+    } finally {
+      await anonymous.client.close();
+      await alice.client.close();
+    }
+  });
+
+  it('an unknown key cannot connect (401 unauthorized)', async () => {
+    await expect(connect('not-a-configured-key-0000')).rejects.toThrow(/"code":"unauthorized"/);
+  });
+
+  it('a store fault is a tool error with the typed code, never a smaller pack', async () => {
+    const { createServer: createNetServer } = await import('node:net');
+    const probe = createNetServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((done) => probe.close(() => done()));
+    const down = await startServer({ store: new QdrantHybridStore({ url: `http://127.0.0.1:${port}`, collection: 'docs', retries: 0 }), rateLimit: false });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${down.url}/mcp`)));
+      for (const [name, args] of [
+        ['assemble_bundle', { query: 'refunds' }],
+        ['get_briefing', { prompt: 'refunds' }],
+        ['get_rag_context', { query: 'refunds' }],
+      ] as const) {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        expect(result.structuredContent).toBeUndefined();
+        expect(errorBody(result)).toEqual({ error: 'The store could not answer (connection_failed); try again later', code: 'connection_failed', issues: [] });
+      }
+    } finally {
+      await client.close();
+      await down.close();
+    }
+  });
+});
