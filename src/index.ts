@@ -15,6 +15,7 @@ export {
   CoverageThresholdsSchema,
   DedupeOptionsSchema,
   DegradedSchema,
+  CompressOptionsSchema,
   FormatSchema,
   EncodingSchema,
   PACK_SCHEMA_ID,
@@ -31,6 +32,7 @@ export type {
   Dropped,
   DropReason,
   Degraded,
+  CompressOptions,
   ItemRole,
   PackFormat,
   BundleOptions,
@@ -78,6 +80,29 @@ export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
 export { readFrontMatter } from './retrieve/front-matter.js';
 export type { FrontMatter } from './retrieve/front-matter.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
+export {
+  ELISION,
+  HttpReranker,
+  PipelineCompressSchema,
+  RerankStageSchema,
+  STAGE_RERANK,
+  STAGE_SENTENCE_EMBEDDINGS,
+  embedSentences,
+  maximalMarginalRelevance,
+  prepareCompress,
+  rerankCandidates,
+  sentenceKey,
+  splitSentences,
+} from './refine/index.js';
+export type {
+  HttpRerankerOptions,
+  PipelineCompress,
+  RerankStage,
+  Reranker,
+  RerankOptions,
+  RerankResult,
+  SentenceVectors,
+} from './refine/index.js';
 export {
   assembleBriefing,
   BriefingRequestSchema,

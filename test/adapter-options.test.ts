@@ -56,7 +56,9 @@ describe('unknown options on retrievers, compressor and postprocessor', () => {
     expect(await messageOf(() => new langchain.BundleRetriever({ store, maxTokens: 100, tag: ['kb'] } as never))).toContain('unknown option "tag" (did you mean "tags"?)');
     expect(await messageOf(() => new llamaindex.BriefingPackRetriever({ store, maxTokens: 100, pin: ['a.md'] } as never))).toContain('unknown option "pin" (did you mean "pins"?)');
     expect(await messageOf(() => new langchain.LitmCompressor({ maxTokens: 100, dedupe: { shingle_size: 3 } } as never))).toContain('dedupe: unknown option "shingle_size" (did you mean "shingleSize"?)');
-    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compress: true } as never))).toContain('unknown option "compress"');
+    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compression: true } as never))).toContain('unknown option "compression" (did you mean "compress"?)');
+    // compress is an option (sentence selection): a wrong value says what it takes.
+    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compress: true } as never))).toContain('compress');
   });
 
   it('pass LangChain’s own retriever fields on', () => {

@@ -72,6 +72,8 @@ export interface HotpotQuestion {
   type: string;
   goldTitles: string[];
   items: HotpotParagraph[];
+  /** The supporting facts' sentences, as the context paragraphs hold them (stripped). */
+  supportingSentences: string[];
 }
 
 /** HotpotQA distractor dev sample: per question 10 context paragraphs plus the gold paragraphs' near-duplicate chunks. */
@@ -102,6 +104,14 @@ export function loadHotpot(dataDir = DATA_DIR): HotpotQuestion[] {
       if (chunk === null) return;
       items.push({ id: `c${i}`, title: chunk.title, text: chunk.text, gold: true, goldTitle: title, kind: 'chunk' });
     });
-    return { id: row._id, question: row.question, answer: row.answer, type: row.type, goldTitles, items };
+    const supportingSentences: string[] = [];
+    for (const [title, ids] of row.supporting_facts) {
+      const paragraph = row.context.find(([t]) => t === title)?.[1] ?? [];
+      for (const id of ids) {
+        const sentence = stripWs(paragraph[id] ?? '');
+        if (sentence.length > 0) supportingSentences.push(sentence);
+      }
+    }
+    return { id: row._id, question: row.question, answer: row.answer, type: row.type, goldTitles, items, supportingSentences };
   });
 }

@@ -12,13 +12,21 @@ import {
   PackOptionsBaseSchema,
   type Candidate,
   type Citation,
+  type CompressOptions,
   type Degraded,
   type ItemRole,
   type Pack,
   type PackItem,
 } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
-import type { RetrieveRequest } from '../pipeline/retrieve.js';
+import {
+  DiversitySchema,
+  PipelinePackerShape,
+  preparePacking,
+  refineCandidates,
+  type PackInputs,
+  type RetrieveRequest,
+} from '../pipeline/retrieve.js';
 import { LIMIT_ALIASES } from '../retrieve/memory-store.js';
 import type { Filter, SearchMode, Store } from '../retrieve/types.js';
 
@@ -33,8 +41,11 @@ const filterSchema = z.custom<Filter>(
   { message: 'filter must be a filter object ({ must?, should?, must_not? })' },
 );
 
-/** Packer options without the per-call `query` and `candidates`. */
-const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true }).shape;
+/**
+ * Packer options without the per-call `query` and `candidates`; `compress` takes `embeddings` (the pipeline
+ * computes sentence vectors) and `rerank` a reranker over the pool's top N.
+ */
+const packerShape = PipelinePackerShape;
 
 /** Largest candidate pool a retriever may ask the store for. */
 export const MAX_CANDIDATE_POOL = 1000;
@@ -46,6 +57,8 @@ const retrievalShape = {
   limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
   filter: filterSchema.optional(),
   principals: z.array(z.string().min(1)).optional(),
+  /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+  diversity: DiversitySchema.optional(),
 };
 
 /**
@@ -98,7 +111,20 @@ export function buildSearchRequest(options: ParsedBundleRetrieverOptions, query:
   const request: RetrieveRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
+  if (options.diversity !== undefined && options.diversity > 0) request.diversity = options.diversity;
+  if (options.rerank !== undefined) request.rerank = options.rerank;
   return request;
+}
+
+/** The refine stages (rerank, sentence vectors) for candidates that are already retrieved (compressor, postprocessor). */
+export async function refineForPack(
+  options: ParsedPackerOptions,
+  query: string,
+  candidates: Candidate[],
+  signal?: AbortSignal,
+): Promise<{ candidates: Candidate[]; inputs: PackInputs }> {
+  const refined = await refineCandidates(query, candidates, { rerank: options.rerank, signal });
+  return { candidates: refined.candidates, inputs: await preparePacking(query, refined, options.compress, signal) };
 }
 
 function packerInput(options: ParsedPackerOptions) {
@@ -122,8 +148,9 @@ export function packForRetriever(
   query: string,
   candidates: Candidate[],
   degraded: Degraded[] = [],
+  compress?: CompressOptions,
 ): Pack {
-  return packBundle({ ...packerInput(options), query, candidates, degraded });
+  return packBundle({ ...packerInput(options), query, candidates, degraded, ...(compress === undefined ? {} : { compress }) });
 }
 
 /**
@@ -135,9 +162,17 @@ export function briefingRequest(options: ParsedBriefingRetrieverOptions, query: 
   return { ...settings, prompt: query, ...(signal === undefined ? {} : { signal }) } as BriefingRequest;
 }
 
-/** Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). */
-export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[]): Pack {
-  return packBundle({ ...packerInput(options), query, candidates });
+/**
+ * Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). Without `inputs`
+ * (synchronous callers such as the formatter) sentence selection runs on BM25 alone.
+ */
+export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[], inputs?: PackInputs): Pack {
+  let compress: CompressOptions | undefined = inputs?.compress;
+  if (inputs === undefined && options.compress !== undefined) {
+    const { embeddings: _embeddings, timeoutMs: _timeout, ...bm25 } = options.compress;
+    compress = bm25;
+  }
+  return packBundle({ ...packerInput(options), query, candidates, degraded: inputs?.degraded ?? [], ...(compress === undefined ? {} : { compress }) });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,6 +199,8 @@ export interface LitmMetadata {
   kind: Pack['kind'];
   format: Pack['format'];
   packHash: string;
+  /** Optional stages that failed and were bypassed for this pack (`pack.degraded`); empty when none. */
+  degraded: Degraded[];
 }
 
 /** Metadata of an item's document or node: the input's own metadata (plus a `source` default), `citation`, `litm`. */
@@ -244,6 +281,7 @@ export function packedEntries(pack: Pack, inputs: readonly Candidate[]): PackedE
         kind: pack.kind,
         format: pack.format,
         packHash: pack.packHash,
+        degraded: structuredClone(pack.degraded),
       },
       sourceIndex,
     };
@@ -279,6 +317,7 @@ export function caveatsLitm(pack: Pack): LitmMetadata {
     kind: pack.kind,
     format: pack.format,
     packHash: pack.packHash,
+    degraded: structuredClone(pack.degraded),
   };
 }
 

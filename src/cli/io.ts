@@ -39,6 +39,9 @@ export function printPack(pack: Pack, json: boolean): void {
       .join(', ');
     process.stdout.write(`  [${c.ref}] ${c.sourceId}${where ? ` (${where})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);
   }
+  if (pack.degraded.length > 0) {
+    process.stdout.write(`Degraded: ${pack.degraded.map((d) => `${d.stage} (${d.code})`).join(', ')}; the pack was built without them\n`);
+  }
   if (pack.dropped.length > 0) {
     const counts = new Map<string, number>();
     for (const d of pack.dropped) counts.set(d.reason, (counts.get(d.reason) ?? 0) + 1);

@@ -63,6 +63,14 @@ export interface PackFlags {
   pins?: string[];
   maxPerSource?: number;
   minScore?: number;
+  /** `sentences`: query-aware sentence selection (BM25, blended with the sentence vectors of --embeddings when given). */
+  compress?: 'sentences';
+  /** A rerank endpoint (TEI `/rerank` or Cohere-style `/v1/rerank`); the key comes from LITM_RERANK_API_KEY. */
+  rerank?: string;
+  rerankProtocol?: 'tei' | 'cohere';
+  rerankModel?: string;
+  rerankTopN?: number;
+  rerankTimeout?: number;
 }
 
 /** Flags of every command that retrieves from a store before packing. */
@@ -73,6 +81,7 @@ export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
   principals?: string[];
   filter?: Filter;
   json?: boolean;
+  diversity?: number;
   idfCorpus?: 'all' | 'visible';
 }
 
@@ -82,7 +91,13 @@ export function packOptions(command: Command, defaults: { budget: number }): Com
     .addOption(new Option('--format <format>', 'context format').choices(['markdown', 'xml', 'text']).default('markdown'))
     .addOption(new Option('--encoding <encoding>', 'tokenizer encoding').choices(['o200k_base', 'cl100k_base']).default('o200k_base'))
     .option('--max-per-source <n>', 'at most n items from one source', integer('--max-per-source', { min: 1 }))
-    .option('--min-score <score>', 'drop candidates scoring below this', number('--min-score'));
+    .option('--min-score <score>', 'drop candidates scoring below this', number('--min-score'))
+    .addOption(new Option('--compress <mode>', 'keep only the sentences most relevant to the query').choices(['sentences']))
+    .option('--rerank <url>', 'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)')
+    .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
+    .option('--rerank-model <name>', 'model name the rerank service expects')
+    .option('--rerank-top-n <n>', 'how many of the best candidates to rerank (default 50)', integer('--rerank-top-n', { min: 1, max: 1000 }))
+    .option('--rerank-timeout <ms>', 'give up on the reranker after this long and keep the retrieval order (default 10000)', integer('--rerank-timeout', { min: 1, max: 600_000 }));
 }
 
 export function storeOption(command: Command): Command {
@@ -138,5 +153,6 @@ export function retrieveOptions(command: Command): Command {
     .option('--limit <n>', 'candidates to retrieve before packing', integer('--limit', { min: 1, max: MAX_SEARCH_LIMIT }), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
+    .option('--diversity <x>', 'MMR in the store: 0 = pure relevance, 1 = maximum diversity (needs embeddings)', number('--diversity'))
     .option('--json', 'print the canonical JSON pack');
 }

@@ -19,6 +19,7 @@ import {
   type PackItem,
   type ParsedBriefingOptions,
   type ParsedBundleOptions,
+  type Span,
 } from './schemas.js';
 import { Deduper } from './dedupe.js';
 import { characterCutPoints, cutPoints } from './text.js';
@@ -33,6 +34,7 @@ import {
   type BlockInput,
   type ZonedBlocks,
 } from '../render/render.js';
+import { selectSentences, type Selection } from '../refine/sentences.js';
 import { countBySegments, getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 
@@ -41,6 +43,8 @@ import type { Tokenizer } from '../tokenize/types.js';
 // how tightly the budget is used, never whether it holds.
 const SEPARATOR_TOKENS = 1;
 const ELLIPSIS_TOKENS = 1;
+/** " … " between two kept sentences that are not neighbours. */
+const ELISION_TOKENS = 2;
 /** Refs are not known until layout; headers are estimated with a two-digit ref. */
 const PLACEHOLDER_REF = 99;
 
@@ -48,6 +52,10 @@ interface Entry {
   candidate: Candidate;
   sourceId: string;
   pinned: boolean;
+  /** With sentence selection: the candidate's selected sentences (`candidate.text` is then their text). */
+  selection?: Selection;
+  /** The selection was narrowed to fit the budget (the item shows as cut). */
+  narrowed?: boolean;
 }
 
 interface Kept {
@@ -235,6 +243,32 @@ function cutToFit(text: string, budget: number, meter: Meter): { body: string; t
 }
 
 /**
+ * `cutToFit` for an entry: a selected candidate gives up its least important sentences first (the most
+ * important that fit are kept, in source order); only when not even its best sentence fits is that one cut.
+ */
+function cutEntry(entry: Entry, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const { selection } = entry;
+  if (selection === undefined) return cutToFit(entry.candidate.text, budget, meter);
+  let lo = 1;
+  let hi = selection.size;
+  let found: { body: string; tokens: number } | null = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const body = selection.textOfBest(mid);
+    const tokens = meter.count(escapeBody(meter.format, body));
+    if (tokens <= budget) {
+      found = { body, tokens };
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found !== null) return found;
+  const first = selection.first;
+  const prefix = cutToFit(selection.source.slice(first.start, first.end), budget, meter);
+  if (prefix !== null) selection.registerPrefix(prefix.body);
+  return prefix;
+}
+
+/**
  * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
  * bound before any exact count), then duplicates against what is already kept, then the cut.
  */
@@ -309,7 +343,7 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     } else if (canCut) {
       headerTokens ??= meter.headerTokens(header);
       const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
-      const cut = budget >= settings.minTruncatedTokens ? cutToFit(candidate.text, budget, meter) : null;
+      const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
       if (cut !== null) {
         item = {
           body: cut.body,
@@ -380,7 +414,7 @@ function fitExactly(
     const target = victim.bodyTokens - over - 2;
     const shorter =
       victim.pointer === undefined && target >= settings.minTruncatedTokens
-        ? cutToFit(victim.entry.candidate.text, target, meter)
+        ? cutEntry(victim.entry, target, meter)
         : null;
     if (shorter !== null && shorter.tokens < victim.bodyTokens) {
       kept[kept.length - 1] = { ...victim, body: shorter.body, bodyTokens: shorter.tokens, truncated: true };
@@ -403,13 +437,14 @@ function blockFor(kept: Kept, ref: number): BlockInput {
     ref,
     candidate: kept.entry.candidate,
     body: kept.body,
-    truncated: kept.truncated && kept.pointer === undefined,
+    truncated: (kept.truncated || kept.entry.narrowed === true) && kept.pointer === undefined,
     pointer: kept.pointer,
   };
 }
 
-function citationFor(candidate: Candidate, ref: number): Citation {
-  return {
+function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
+  const { candidate, selection } = kept.entry;
+  const citation: Citation = {
     ref,
     sourceId: candidate.sourceId ?? candidate.id,
     chunkId: candidate.id,
@@ -418,8 +453,128 @@ function citationFor(candidate: Candidate, ref: number): Citation {
     url: candidate.url,
     section: candidate.section,
     span: candidate.span,
-    textSha256: sha256Hex(candidate.text),
+    // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
+    textSha256: sha256Hex(selection?.source ?? candidate.text),
   };
+  if (withSpans) {
+    citation.spans = keptSpans(kept);
+    citation.keptTextSha256 = sha256Hex(kept.body);
+  }
+  return citation;
+}
+
+/**
+ * The exact source range of each sentence (or sentence prefix) an item shows, offset by the chunk's own
+ * span when it has one: `source.slice(start, end)` gives each one back. An item that is a prefix of its
+ * text (a pin, or text with one sentence) shows one range.
+ */
+function keptSpans(kept: Kept): Span[] {
+  if (kept.pointer !== undefined || kept.body === '') return [];
+  const offset = kept.entry.candidate.span?.start ?? 0;
+  const { selection } = kept.entry;
+  const ranges = selection === undefined ? [{ start: 0, end: kept.body.length }] : selection.rangesOf(kept.body);
+  if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
+  return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
+}
+
+// Token counts of sentences and selected texts, remembered across packs (the same chunks come back query
+// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer, format
+// and text; a pure function of the key, so remembering it changes nothing but the time.
+const SENTENCE_TOKENS_LIMIT = 100_000;
+const sentenceTokenCache = new Map<string, number>();
+
+function sentenceTokens(meter: Meter, text: string): number {
+  const key = `${meter.tokenizer.name}\u0000${meter.format}\u0000${text}`;
+  let tokens = sentenceTokenCache.get(key);
+  if (tokens === undefined) {
+    tokens = meter.count(escapeBody(meter.format, text));
+    if (sentenceTokenCache.size >= SENTENCE_TOKENS_LIMIT) sentenceTokenCache.clear();
+    sentenceTokenCache.set(key, tokens);
+  }
+  return tokens;
+}
+
+/**
+ * Under selection the budget is shared out sentence by sentence before the fill: the most valuable next
+ * sentence of any candidate is taken while the (estimated) budget lasts, where value is the sentence's
+ * relevance plus `spread` for a candidate's first sentence. `spread` 1 gives every candidate its best sentence
+ * before any gets a second (many sources, one sentence each); 0 follows relevance alone. Each selection is
+ * narrowed to its share; the fill then runs as usual (it counts exactly, and cuts or drops what does not fit).
+ */
+function allocateSentences(entries: Entry[], meter: Meter, available: number, spread: number): Entry[] {
+  const plans = entries.map((entry) => {
+    const selection = entry.selection;
+    if (selection === undefined) return null;
+    const costs = selection.byPriority.map((text) => sentenceTokens(meter, text));
+    return {
+      costs,
+      relevance: selection.relevance,
+      header: meter.headerTokens(meter.headerText(entry.candidate)),
+      count: 0,
+      blocked: false,
+    };
+  });
+  let remaining = available;
+  // Candidates without a selection (pins, blank text) are taken whole or cut by the fill, before their turn.
+  entries.forEach((entry, index) => {
+    if (plans[index] !== null) return;
+    const whole = meter.headerTokens(meter.headerText(entry.candidate)) + meter.count(escapeBody(meter.format, entry.candidate.text));
+    remaining -= Math.min(whole + SEPARATOR_TOKENS, Math.max(0, remaining));
+  });
+  // Greedy by value: a sentence's relevance, plus `spread` for a candidate's first sentence; ties go to the
+  // better-ranked candidate (entries come in fill order).
+  for (;;) {
+    let best = -1;
+    let bestValue = -Infinity;
+    plans.forEach((plan, index) => {
+      if (plan === null || plan.blocked || plan.count >= plan.costs.length) return;
+      const value = (plan.relevance[plan.count] as number) + (plan.count === 0 ? spread : 0);
+      if (value > bestValue) {
+        bestValue = value;
+        best = index;
+      }
+    });
+    const plan = plans[best];
+    if (plan === undefined || plan === null) break;
+    const cost = (plan.costs[plan.count] as number) + (plan.count === 0 ? plan.header + SEPARATOR_TOKENS : ELISION_TOKENS);
+    if (cost > remaining) {
+      // A candidate whose next sentence does not fit takes no more: its later sentences would read out of order.
+      plan.blocked = true;
+      continue;
+    }
+    plan.count += 1;
+    remaining -= cost;
+  }
+  return entries.map((entry, index) => {
+    const plan = plans[index];
+    if (plan === null || plan === undefined || entry.selection === undefined) return entry;
+    const selection = plan.count === 0 ? entry.selection : entry.selection.narrowed(plan.count);
+    const candidate: Candidate = { ...entry.candidate, text: selection.text };
+    // The exact count the fill would compute, remembered (a hint applies only where escaping changes nothing).
+    if (escapeBody(meter.format, selection.text) === selection.text) {
+      candidate.tokens = { [meter.tokenizer.name]: sentenceTokens(meter, selection.text) };
+    }
+    return { ...entry, candidate, selection, narrowed: selection !== entry.selection };
+  });
+}
+
+/** With `compress`, candidates show their selected sentences (pins stay whole); otherwise entries as they are. */
+function selectEntries(entries: Entry[], options: ParsedBundleOptions): Entry[] {
+  const { compress } = options;
+  if (compress === undefined) return entries;
+  const selections = selectSentences(
+    options.query,
+    entries.map((e) => e.candidate.text),
+    compress,
+    entries.map((e) => e.pinned),
+  );
+  return entries.map((entry, index) => {
+    const selection = selections[index];
+    if (selection === null || selection === undefined) return entry;
+    // The token hint counts the whole text; the selected text is counted afresh.
+    const { tokens: _hint, ...candidate } = entry.candidate;
+    return { ...entry, candidate: { ...candidate, text: selection.text }, selection };
+  });
 }
 
 function finish(
@@ -446,10 +601,10 @@ function finish(
     score: kept.entry.candidate.score,
     text: kept.body,
     tokens: kept.pointer !== undefined ? kept.pointer.tokens : kept.bodyTokens,
-    truncated: kept.truncated,
+    truncated: kept.truncated || kept.entry.narrowed === true,
     pointer: kept.pointer !== undefined,
   }));
-  const citations = ordered.map(({ kept }, index) => citationFor(kept.entry.candidate, index + 1));
+  const citations = ordered.map(({ kept }, index) => citationFor(kept, index + 1, options.compress !== undefined));
   const coverage: Coverage = computeCoverage(
     ordered.map((o) => o.kept.entry.candidate),
     options.coverage,
@@ -510,8 +665,9 @@ export function packBundle(input: BundleOptions): Pack {
   const options = parseOrThrow(BundleOptionsSchema, input, 'packBundle options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, false);
-  const { ranked, dropped: merged } = rankCandidates(options.candidates, []);
+  const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);
   const frame = meter.count(renderBundleContext(options.format, ['']));
+  const ranked = options.compress === undefined ? rankedWhole : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
   const { kept, dropped } = fill(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
   const layout = (keptNow: readonly Kept[]): Layout => {
@@ -568,6 +724,7 @@ export function caveatLines(
   for (const contradiction of options.contradictions) lines.push(`Contradiction: ${contradiction}`);
   // Quoted when needed, so that one pin cannot read as two.
   if (missingPins.length > 0) lines.push(`Pinned but not found: ${missingPins.map((pin) => quoteField(oneLine(pin))).join(', ')}.`);
+  for (const d of sortDegraded(options.degraded)) lines.push(`Degraded: the ${d.stage} stage failed (${d.code}) and was bypassed.`);
   return lines;
 }
 
@@ -580,7 +737,8 @@ export function packBriefing(input: BriefingOptions): Pack {
   const options = parseOrThrow(BriefingOptionsSchema, input, 'packBriefing options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, true);
-  const { ranked, dropped: merged } = rankCandidates(options.candidates, options.pins);
+  const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, options.pins);
+  const ranked = selectEntries(rankedWhole, options);
 
   // Pins first, in the order given (a source pin brings its chunks in document order); then the
   // candidates given precedence, in their order; then everything else by (tier-weighted) score.
@@ -671,7 +829,9 @@ export function packBriefing(input: BriefingOptions): Pack {
       includeCaveats ? probeCaveats : null,
     ),
   );
-  const filled = fill(order, settings, meter, frame + (includeCaveats ? 8 : 0));
+  const reserved = frame + (includeCaveats ? 8 : 0);
+  const planned = options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
+  const filled = fill(planned, settings, meter, reserved);
   const allDropped = [...merged, ...filled.dropped];
   const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d) => layout(k, d, includeCaveats));
   return finish('briefing', options, meter, final, allDropped, slots);

@@ -123,6 +123,47 @@ export const DegradedSchema = z.strictObject({
 });
 export type Degraded = z.infer<typeof DegradedSchema>;
 
+/**
+ * Sentence vectors computed before packing (the pipeline embeds; packing is synchronous): the query's vector
+ * and each sentence's, keyed by the sha256 (hex) of the sentence's exact text.
+ */
+const sentenceVectorsSchema = z.custom<{ query: readonly number[]; sentences: ReadonlyMap<string, readonly number[]> }>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    Array.isArray((value as { query?: unknown }).query) &&
+    (value as { sentences?: unknown }).sentences instanceof Map,
+  { message: 'compress.vectors must be { query: number[], sentences: Map<sha256 of the sentence text, number[]> }' },
+);
+
+/**
+ * Query-aware sentence selection (`mode: 'sentences'`): each candidate keeps its sentences most relevant to
+ * the query, in source order, joined by " … " where sentences between them were left out. The defaults were
+ * chosen on the HotpotQA dev sample (BENCHMARKS.md, packing).
+ */
+export const CompressOptionsSchema = z.strictObject({
+  mode: z.literal('sentences', { message: "compress.mode must be 'sentences'" }),
+  /** Blend of BM25 (lexical) and cosine (dense) sentence relevance when vectors are given. */
+  weights: z
+    .strictObject({ lexical: z.number().min(0).max(1), dense: z.number().min(0).max(1) })
+    .refine((w) => w.lexical + w.dense > 0, { message: 'compress.weights must not both be 0' })
+    .default({ lexical: 0.75, dense: 0.25 }),
+  /** A sentence is kept when its relevance reaches this fraction of the pool's most relevant sentence. */
+  minRelevance: z.number().min(0).max(1).default(0.6),
+  /** Sentences kept on each side of a kept sentence (context around it). */
+  window: z.number().int().min(0).max(20).default(0),
+  /** Every candidate keeps at least this many of its most relevant sentences. */
+  minSentences: z.number().int().min(1).max(100).default(2),
+  /**
+   * How the budget is shared: sentences are taken by relevance, and a candidate's first sentence counts this
+   * much more. 1: every candidate gets its best sentence before any gets a second; 0: relevance alone.
+   */
+  spread: z.number().min(0).max(1).default(0),
+  vectors: sentenceVectorsSchema.optional(),
+});
+export type CompressOptions = z.input<typeof CompressOptionsSchema>;
+export type ParsedCompressOptions = z.output<typeof CompressOptionsSchema>;
+
 /** Options shared by bundles and briefings. */
 export const PackOptionsBaseSchema = z.strictObject({
   query: z
@@ -149,6 +190,8 @@ export const PackOptionsBaseSchema = z.strictObject({
   minTruncatedTokens: z.number().int().positive().default(32),
   /** Stages that degraded before packing (retrieval pipelines pass them on); reported in `pack.degraded`. */
   degraded: z.array(DegradedSchema).default([]),
+  /** Sentence selection inside each candidate (see `CompressOptionsSchema`); absent: whole candidates. */
+  compress: CompressOptionsSchema.optional(),
 });
 
 export const BundleOptionsSchema = PackOptionsBaseSchema;
@@ -192,7 +235,10 @@ export const PackItemSchema = z.object({
   /** Relevance rank among kept items (1 = best). */
   rank: z.number().int().positive(),
   score: z.number(),
-  /** The candidate's text, or a prefix of it cut at a boundary (`truncated`). Empty for a pin pointer. */
+  /**
+   * The candidate's text, or a prefix of it cut at a boundary (`truncated`), or with `compress` its selected
+   * sentences joined by " … " (`truncated` when the budget narrowed them). Empty for a pin pointer.
+   */
   text: z.string(),
   /** Tokens of the item's text as rendered (the candidate's hint when it applies); the budget itself is counted on the whole context. For a pin pointer: the full text's count. */
   tokens: z.number().int().nonnegative(),
@@ -215,6 +261,8 @@ export const CitationSchema = z.object({
   textSha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** With sentence selection: the exact source range of every kept sentence, in order. */
   spans: z.array(SpanSchema).optional(),
+  /** With sentence selection: sha256 (hex) of the item's text as kept (its sentences and elision markers). */
+  keptTextSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type Citation = z.infer<typeof CitationSchema>;
 

@@ -11,7 +11,7 @@ export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetriev
 
 /**
  * Returns a session briefing from a litm-pack `Store` through `assembleBriefing` (pins fetched directly,
- * clusters, scope, tiers): grounding (pins, then the strongest items)
+ * clusters, scope, tiers, and with a prompt `compress`, `rerank` and `diversity`): grounding (pins, then the strongest items)
  * first, evidence in the middle, and a final caveats document (`metadata.litm.role === 'caveats'`, no
  * citation) with the computed coverage facts, unless `includeCaveats: false`.
  *

@@ -10,6 +10,7 @@ import {
   chunksToCandidates,
   packAsBundle,
   parseQuery,
+  refineForPack,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
@@ -68,7 +69,8 @@ export class LitmCompressor extends BaseDocumentCompressor {
   ): Promise<{ documents: Document<LitmItemMetadata>[]; pack: Pack }> {
     const text = parseQuery(query);
     const candidates = documentsToCandidates(documents);
-    const pack = await packAsChildRun(text, candidates, (q, c) => packAsBundle(this.options, q, c), callbacks);
+    const refined = await refineForPack(this.options, text, candidates);
+    const pack = await packAsChildRun(text, refined.candidates, (q, c) => packAsBundle(this.options, q, c, refined.inputs), callbacks);
     const packed = packToDocuments(
       pack,
       candidates,

@@ -9,6 +9,7 @@ import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import type { Candidate, Pack } from '../core/schemas.js';
+import { preparePacking } from '../pipeline/retrieve.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
 import {
   RETRIEVER_ALIASES,
@@ -115,7 +116,7 @@ export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumen
     let pack: Pack;
     let candidates: Candidate[];
     if (options.kind === 'briefing') {
-      // One path for every surface: pins, clusters, scope and tiers are assembleBriefing's.
+      // One path for every surface: pins, clusters, scope, tiers, rerank and sentence selection are assembleBriefing's.
       ({ pack, candidates } = await briefingAsChildRun(briefingRequest(options, query, signal), runManager?.getChild('litm_briefing')));
     } else {
       const text = parseQuery(query);
@@ -123,7 +124,14 @@ export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumen
       if (signal !== undefined) request.signal = signal;
       const searched = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
       candidates = searched.candidates;
-      pack = await packAsChildRun(text, candidates, (q, c) => packForRetriever(options, q, c, searched.degraded), runManager?.getChild('litm_pack'));
+      // Sentence vectors for selection (one batched call, contained), when compress has embeddings.
+      const inputs = await preparePacking(text, searched, options.compress, signal);
+      pack = await packAsChildRun(
+        text,
+        candidates,
+        (q, c) => packForRetriever(options, q, c, inputs.degraded, inputs.compress),
+        runManager?.getChild('litm_pack'),
+      );
     }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const documents = packToDocuments(

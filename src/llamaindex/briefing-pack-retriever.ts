@@ -9,8 +9,8 @@ import { PackRetriever } from './pack-retriever.js';
 
 /**
  * A LlamaIndex retriever over a litm-pack `Store` that returns a session briefing through `assembleBriefing`
- * (pins fetched directly, clusters, scope, tiers): grounding first, evidence in
- * the middle, and a final caveats node (`metadata.litm.role === 'caveats'`, no citation, no score) unless
+ * (pins fetched directly, clusters, scope, tiers, and with a prompt `compress`, `rerank` and `diversity`):
+ * grounding first, evidence in the middle, and a final caveats node (`metadata.litm.role === 'caveats'`, no citation, no score) unless
  * `includeCaveats: false`.
  *
  * @example

@@ -4,6 +4,7 @@ export { LitmPostprocessor } from './litm-postprocessor.js';
 export type { LitmPostprocessorOptions } from './litm-postprocessor.js';
 export type { NodesWithCitations } from './pack-retriever.js';
 export { nodesToCandidates, PackedTextNode } from './nodes.js';
+export { PostprocessorReranker } from './postprocessor-reranker.js';
 export type {
   BriefingRetrieverOptions,
   BundleRetrieverOptions,

@@ -8,6 +8,7 @@ import {
   PACKER_ALIASES,
   PackerOptionsSchema,
   packAsBundle,
+  refineForPack,
   parseQuery,
   type LitmItemMetadata,
   type PackerOptions,
@@ -58,7 +59,8 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
     }
     const text = parseQuery(extractText(query));
     const candidates = nodesToCandidates(nodes);
-    const pack = packAsBundle(this.options, text, candidates);
+    const refined = await refineForPack(this.options, text, candidates);
+    const pack = packAsBundle(this.options, text, refined.candidates, refined.inputs);
     const packed = packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null);
     // Without a caveats block every node is an item (with its citation).
     return { nodes: packed as NodeWithScore<LitmItemMetadata>[], pack };

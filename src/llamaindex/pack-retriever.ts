@@ -15,7 +15,7 @@ import {
   type LitmDocumentMetadata,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { retrieveCandidates } from '../pipeline/retrieve.js';
+import { preparePacking, retrieveCandidates } from '../pipeline/retrieve.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
@@ -55,7 +55,7 @@ export abstract class PackRetriever extends BaseRetriever {
     let pack: Pack;
     let candidates: Candidate[];
     if (options.kind === 'briefing') {
-      // One path for every surface: pins, clusters, scope and tiers are assembleBriefing's.
+      // One path for every surface: pins, clusters, scope, tiers, rerank and sentence selection are assembleBriefing's.
       ({ pack, candidates } = await assembleBriefing(briefingRequest(options, query, signal)));
     } else {
       const text = parseQuery(query);
@@ -63,7 +63,8 @@ export abstract class PackRetriever extends BaseRetriever {
       if (signal !== undefined) request.signal = signal;
       const retrieved = await retrieveCandidates(options.store, request);
       candidates = retrieved.candidates;
-      pack = packForRetriever(options, text, candidates, retrieved.degraded);
+      const inputs = await preparePacking(text, retrieved, options.compress, signal);
+      pack = packForRetriever(options, text, candidates, inputs.degraded, inputs.compress);
     }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { packBriefing } from '../core/pack.js';
-import { BriefingOptionsSchema, PackOptionsBaseSchema, type Candidate, type Pack } from '../core/schemas.js';
+import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
+import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../retrieve/bm25.js';
 import { chunkToCandidate } from '../retrieve/chunk.js';
 import { cosineSimilarity } from '../retrieve/fusion.js';
@@ -14,7 +15,7 @@ import { EmbeddingsSchema, FusionSchema } from '../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord, EmbeddingsLike, Filter, Fusion, SearchMode, Store } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
-import { retrieveCandidates } from './retrieve.js';
+import { DiversitySchema, PipelinePackerShape, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
 
 export const DEFAULT_MAX_PINS = 25;
 export const DEFAULT_MAX_CLUSTERS = 10;
@@ -28,7 +29,8 @@ const filterSchema = z.custom<Filter>((value) => typeof value === 'object' && va
   message: 'filter must be a filter object ({ must?, should?, must_not? })',
 });
 
-const packerShape = PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true }).shape;
+// `compress` (sentence selection, with `embeddings` for sentence vectors) and `rerank` as on every surface.
+const packerShape = PipelinePackerShape;
 const briefingShape = BriefingOptionsSchema.shape;
 
 /** The briefing's retrieval and scope options, without the store and the prompt (what a retriever is configured with). */
@@ -45,6 +47,8 @@ export const BriefingSettingsShape = {
   filter: filterSchema.optional(),
   principals: z.array(z.string()).optional(),
   fusion: FusionSchema.optional(),
+  /** MMR in the prompt's searches: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+  diversity: DiversitySchema.optional(),
   /** Embeddings of the store's model: without a prompt, a cluster's chunks nearest their dense centroid lead. */
   embeddings: EmbeddingsSchema.optional(),
   maxPins: z.number().int().positive().default(DEFAULT_MAX_PINS),
@@ -83,6 +87,10 @@ export interface Briefing {
  * - each cluster contributes at most a fair share of the budget the pins leave (÷ clusters, + 1 when there
  *   is a prompt): its chunks most relevant to the prompt, else its most central ones.
  * - the prompt's results fill the rest (`scopeMode: 'strict'`: only from the pinned sources and clusters).
+ * - `diversity` runs MMR in the prompt's searches (its own and each cluster's); `rerank` scores the heads of
+ *   all of them in one reranker call (one scale for the whole pool; pins are never reranked); `compress`
+ *   selects the sentences of every candidate but the pins. All three need a prompt. A failing reranker or
+ *   sentence embedder is bypassed and reported in `pack.degraded` and the caveats.
  * With none of prompt, pins and clusters the request is `invalid_input`.
  *
  * @example
@@ -106,6 +114,13 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   if (req.scopeMode === 'strict' && pins.length === 0 && clusters.length === 0) {
     throw new LitmPackError('invalid_input', 'scopeMode "strict" limits prompt results to the pins and clusters: give at least one of them');
   }
+  const promptStages = (['compress', 'rerank', 'diversity'] as const).filter((name) => req[name] !== undefined && req[name] !== 0);
+  if (prompt === undefined && promptStages.length > 0) {
+    throw new LitmPackError(
+      'invalid_input',
+      `${promptStages.join(', ')} ${promptStages.length === 1 ? 'works' : 'work'} on the prompt's results; this briefing has no prompt (give one, or leave ${promptStages.length === 1 ? 'it' : 'them'} out)`,
+    );
+  }
   if ((pins.length > 0 || clusters.length > 0) && typeof req.store.getChunks !== 'function') {
     throw new LitmPackError('unsupported', 'Pins and clusters need a store with getChunks (MemoryHybridStore or QdrantHybridStore)');
   }
@@ -124,6 +139,34 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
 
   const gaps = [...req.gaps];
   const precedence: string[] = [];
+  // Every search first (each cluster's, then the prompt's), so that one reranker call can score them all.
+  const ordered: (Candidate[] | null)[] = [];
+  const searched: number[] = [];
+  for (const cluster of clusters) {
+    const found = await clusterCandidates(req, cluster, prompt);
+    if (found !== null && found.searched) searched.push(ordered.length);
+    ordered.push(found === null ? null : found.candidates);
+  }
+  let promptResults: Candidate[] = [];
+  let degraded: Pack['degraded'] = [];
+  if (prompt !== undefined) {
+    const scope =
+      req.scopeMode === 'strict'
+        ? scopeFilter(resolved.sourceIds, clusters)
+        : undefined;
+    if (scope !== null) {
+      const retrieved = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, scope) });
+      promptResults = retrieved.candidates;
+      degraded = retrieved.degraded;
+    }
+    if (req.rerank !== undefined) {
+      const reranked = await rerankPools(prompt, [...searched.map((i) => ordered[i]!), promptResults], req.rerank, req.signal);
+      searched.forEach((i, k) => (ordered[i] = reranked.pools[k]!));
+      promptResults = reranked.pools[searched.length]!;
+      degraded = [...degraded, ...reranked.degraded];
+    }
+  }
+
   if (clusters.length > 0) {
     // Pins come first; the clusters (and the prompt, when there is one) share what the pins leave.
     const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
@@ -131,15 +174,15 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
     const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
     const pinned = new Set(resolved.chunks.map((c) => c.id));
     const picks: Candidate[][] = [];
-    for (const cluster of clusters) {
-      const ordered = await clusterCandidates(req, cluster, prompt);
-      if (ordered === null) {
+    clusters.forEach((cluster, index) => {
+      const candidates = ordered[index];
+      if (candidates === null || candidates === undefined) {
         gaps.push(`cluster "${cluster}": no sources found.`);
         picks.push([]);
-        continue;
+        return;
       }
-      picks.push(takeShare(ordered.filter((c) => !pinned.has(c.id)), share, req));
-    }
+      picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
+    });
     // Round robin, so that when pins leave too little room every cluster still gets its first picks.
     for (let round = 0; picks.some((p) => p.length > round); round += 1) {
       for (const p of picks) {
@@ -150,29 +193,11 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
       }
     }
   }
-
-  let degraded: Pack['degraded'] = [];
-  if (prompt !== undefined) {
-    const scope =
-      req.scopeMode === 'strict'
-        ? scopeFilter(resolved.sourceIds, clusters)
-        : undefined;
-    if (scope !== null) {
-      const retrieved = await retrieveCandidates(req.store, {
-        text: prompt,
-        mode: req.mode as SearchMode,
-        limit: req.limit,
-        filter: andFilters(req.filter, scope),
-        principals: req.principals,
-        fusion: req.fusion as Fusion | undefined,
-        signal: req.signal,
-      });
-      for (const candidate of retrieved.candidates) add(candidate);
-      degraded = retrieved.degraded;
-    }
-  }
+  for (const candidate of promptResults) add(candidate);
 
   const candidates = [...pool.values()];
+  // Sentence vectors for selection (one batched call, contained), when compress has embeddings.
+  const inputs = await preparePacking(prompt ?? '', { candidates, degraded }, req.compress, req.signal);
   const pack = packBriefing({
     query: prompt ?? '',
     candidates,
@@ -192,7 +217,8 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
     dedupe: req.dedupe,
     coverage: req.coverage,
     minTruncatedTokens: req.minTruncatedTokens,
-    degraded,
+    degraded: inputs.degraded,
+    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
   });
   return { pack, candidates };
 }
@@ -293,7 +319,11 @@ function scopeFilter(sourceIds: readonly string[], clusters: readonly string[]):
  * A cluster's chunks, best first: those most relevant to the prompt (a search inside the cluster), else
  * the most central ones. Null when the principals can read no member.
  */
-async function clusterCandidates(req: Parsed, cluster: string, prompt: string | undefined): Promise<Candidate[] | null> {
+async function clusterCandidates(
+  req: Parsed,
+  cluster: string,
+  prompt: string | undefined,
+): Promise<{ candidates: Candidate[]; searched: boolean } | null> {
   const members = await req.store.getChunks!({ filter: andFilters(req.filter, clusterFilter(cluster))!, ...readRequest(req) });
   if (members.length >= GET_CHUNKS_MAX_LIMIT) {
     throw new LitmPackError('too_large', `Cluster "${cluster}" has more than ${GET_CHUNKS_MAX_LIMIT} chunks`);
@@ -307,21 +337,27 @@ async function clusterCandidates(req: Parsed, cluster: string, prompt: string | 
   }
   if (members.length === 0) return null;
   if (prompt !== undefined) {
-    const { candidates } = await retrieveCandidates(req.store, {
-      text: prompt,
-      mode: req.mode as SearchMode,
-      limit: req.limit,
-      filter: andFilters(req.filter, clusterFilter(cluster)),
-      principals: req.principals,
-      fusion: req.fusion as Fusion | undefined,
-      signal: req.signal,
-    });
-    return candidates;
+    const { candidates } = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, clusterFilter(cluster)) });
+    return { candidates, searched: true };
   }
   const centrality = req.embeddings !== undefined ? await denseCentrality(members, req.embeddings) : lexicalCentrality(members);
-  return members
+  const candidates = members
     .map((record, index) => chunkToCandidate(record, centrality[index]!))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { candidates, searched: false };
+}
+
+/** A search for the prompt as the request asks for it (the caller adds its filter); reranking is the caller's. */
+function searchRequest(req: Parsed, prompt: string): RetrieveRequest {
+  return {
+    text: prompt,
+    mode: req.mode as SearchMode,
+    limit: req.limit,
+    principals: req.principals,
+    fusion: req.fusion as Fusion | undefined,
+    diversity: req.diversity,
+    signal: req.signal,
+  };
 }
 
 /** Cosine of each chunk with the mean of the cluster's unit-length chunk vectors. */

@@ -2,8 +2,31 @@
  * The retrieval half of every surface (CLI, retrievers, HTTP API, MCP tools): one path from a request to the
  * candidates a pack is built from, so the same request gives the same pack everywhere. Framework-neutral.
  */
-import type { Candidate, Degraded } from '../core/schemas.js';
+import { z } from 'zod';
+import { PackOptionsBaseSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
+import {
+  PipelineCompressSchema,
+  RerankStageSchema,
+  prepareCompress,
+  rerankCandidates,
+  type ParsedPipelineCompress,
+  type ParsedRerankStage,
+} from '../refine/stages.js';
 import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+
+/**
+ * Packer options where the pipeline runs (retrievers, compressor, postprocessor, briefings): the packer's,
+ * without the per-call query, candidates and degradations; `compress` takes `embeddings` (the pipeline
+ * computes sentence vectors) and `rerank` a reranker over the pool's top N.
+ */
+export const PipelinePackerShape = {
+  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+  compress: PipelineCompressSchema.optional(),
+  rerank: RerankStageSchema.optional(),
+};
+
+/** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+export const DiversitySchema = z.number().min(0).max(1);
 
 export interface RetrieveRequest {
   text: string;
@@ -13,6 +36,10 @@ export interface RetrieveRequest {
   filter?: Filter | undefined;
   principals?: string[] | undefined;
   fusion?: Fusion | undefined;
+  /** MMR over the pool's dense vectors in the store: 0 (or absent) = pure relevance, 1 = maximum diversity. */
+  diversity?: number | undefined;
+  /** A reranker over the pool's top N (parsed `RerankStageSchema`); contained on failure. */
+  rerank?: ParsedRerankStage | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -27,12 +54,46 @@ export function toSearchRequest(request: RetrieveRequest): SearchRequest {
   if (request.filter !== undefined) search.filter = request.filter;
   if (request.principals !== undefined) search.principals = request.principals;
   if (request.fusion !== undefined) search.fusion = request.fusion;
+  if (request.diversity !== undefined && request.diversity > 0) search.diversity = request.diversity;
   if (request.signal !== undefined) search.signal = request.signal;
   return search;
 }
 
-/** Searches the store for a pack's candidate pool. Faults of the store are thrown, never a smaller pool. */
+/**
+ * Searches the store for a pack's candidate pool, then reranks it when a reranker is given. Faults of the
+ * store are thrown, never a smaller pool; a failing reranker is bypassed and reported in `degraded`.
+ */
 export async function retrieveCandidates(store: Store, request: RetrieveRequest): Promise<Retrieved> {
   const candidates = await store.search(toSearchRequest(request));
-  return { candidates, degraded: [] };
+  return refineCandidates(request.text, candidates, { rerank: request.rerank, signal: request.signal });
+}
+
+/** The refine stages on a pool that is already retrieved (the compressor and postprocessor start here). */
+export async function refineCandidates(
+  query: string,
+  candidates: Candidate[],
+  options: { rerank?: ParsedRerankStage | undefined; signal?: AbortSignal | undefined },
+): Promise<Retrieved> {
+  if (options.rerank === undefined) return { candidates, degraded: [] };
+  return rerankCandidates(query, candidates, options.rerank, options.signal);
+}
+
+/** What packing needs besides the pool: the packer's `compress` (with sentence vectors) and the degradations. */
+export interface PackInputs {
+  compress: CompressOptions | undefined;
+  degraded: Degraded[];
+}
+
+/**
+ * Prepares sentence selection for a pool: with `embeddings`, one batched call for the sentence vectors
+ * (contained). `degraded` carries the retrieval's degradations on, so the pack reports them all.
+ */
+export async function preparePacking(
+  query: string,
+  retrieved: Retrieved,
+  compress: ParsedPipelineCompress | undefined,
+  signal?: AbortSignal,
+): Promise<PackInputs> {
+  const prepared = await prepareCompress(query, retrieved.candidates, compress, signal);
+  return { compress: prepared.compress, degraded: [...retrieved.degraded, ...prepared.degraded] };
 }

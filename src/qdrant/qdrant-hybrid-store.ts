@@ -8,7 +8,7 @@ import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
 import { embeddingModelName } from '../retrieve/embeddings.js';
 import type { ScoredId } from '../retrieve/fusion.js';
-import { LIMIT_ALIASES, SearchRequestSchema, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { LIMIT_ALIASES, SearchRequestSchema, diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -42,10 +42,13 @@ import {
   buildChunksFilter,
   buildCreateCollection,
   buildDenseQuery,
+  buildDiverseQuery,
+  buildDiverseRankingsBatch,
   buildHybridQueryBatch,
   buildLexicalQuery,
   buildRankingsBatch,
   buildSearchFilter,
+  type DiverseQueryInput,
   type HybridQueryInput,
   type VectorNames,
 } from './requests.js';
@@ -733,8 +736,27 @@ export class QdrantHybridStore implements Store {
    * and the principals' ACL are inside every query and prefetch. Results are sorted by score desc, then id.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const prepared = await this.#prepareSearch(request);
+    const { req, mode, fusion, filter, denseVector, sparseVector } = prepared;
     const { signal } = req;
+    if (prepared.diversity > 0) {
+      // A query of stopwords only has no terms: nothing can match lexically (as in the memory store).
+      if (mode === 'lexical' && sparseVector!.indices.length === 0) return [];
+      const input = this.#diverseInput(prepared, true);
+      const built = buildDiverseQuery(input);
+      if ('query' in built) {
+        const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(built.query)), QueryResponseSchema, signal);
+        return this.#candidates(response.points, (point) => point.score);
+      }
+      const responses = await this.#read(
+        'queryBatch',
+        () => this.#client.queryBatch(this.#collection, this.#batchArgs(built.batch)),
+        queryBatchResponseSchema(built.batch.searches.length),
+        signal,
+      );
+      const { points, cosineOf } = diversePick(responses[0]!.points, responses[1]!.points);
+      return this.#candidates(points, (point) => cosineOf.get(String(point.id)));
+    }
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit: req.limit, filter, withPayload: true });
       const response = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
@@ -780,8 +802,26 @@ export class QdrantHybridStore implements Store {
     };
   }
 
+  /** A diverse query as search sends it (`buildDiverseQuery`): MMR picks from `diversityCandidates(limit)`. */
+  #diverseInput(prepared: PreparedSearch, withPayload: true | string[]): DiverseQueryInput {
+    const { limit } = prepared.req;
+    return {
+      mode: prepared.mode,
+      denseVector: prepared.denseVector!,
+      sparseVector: prepared.sparseVector,
+      limit,
+      candidates: diversityCandidates(limit, this.#prefetchLimit),
+      armLimit: hybridPrefetchLimit(limit, this.#prefetchLimit),
+      diversity: prepared.diversity,
+      filter: prepared.filter,
+      fusion: prepared.fusion,
+      vectors: this.#vectors,
+      withPayload,
+    };
+  }
+
   /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
-  async #prepareSearch(request: SearchRequest) {
+  async #prepareSearch(request: SearchRequest): Promise<PreparedSearch> {
     // The same validation for search and rankings, `k`/`topK` named as `limit`'s aliases.
     const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     this.#checkTenant('search');
@@ -790,8 +830,13 @@ export class QdrantHybridStore implements Store {
     const mode = this.#resolveMode(req.mode);
     throwIfAborted(req.signal);
     const filter = scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey));
+    const diversity = req.diversity ?? 0;
+    if (diversity > 0 && this.#embeddings === undefined) {
+      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }');
+    }
     let denseVector: number[] | undefined;
-    if (mode !== 'lexical') {
+    // MMR compares dense vectors in every mode.
+    if (mode !== 'lexical' || diversity > 0) {
       // An embedder that names its model is checked against the collection's record before its first query:
       // one read per store, unless ensureCollection or an ingest has read the record already.
       if (this.#embeddingModel !== undefined && this.#recorded === undefined) {
@@ -806,7 +851,7 @@ export class QdrantHybridStore implements Store {
       denseVector = vector;
     }
     const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
-    return { req, mode, fusion, filter, denseVector, sparseVector };
+    return { req, mode, fusion, filter, denseVector, sparseVector, diversity };
   }
 
   /**
@@ -815,7 +860,8 @@ export class QdrantHybridStore implements Store {
    * `search` returns. One request: hybrid is one `points/query/batch` of the fused query and both arms.
    */
   async rankings(request: SearchRequest): Promise<Rankings> {
-    const { req, mode, fusion, filter, denseVector, sparseVector } = await this.#prepareSearch(request);
+    const prepared = await this.#prepareSearch(request);
+    const { req, mode, fusion, filter, denseVector, sparseVector } = prepared;
     const { signal, limit } = req;
     // A litm payload names its chunk and source in two keys: only those come back. Other presets need the
     // whole payload to find them.
@@ -829,6 +875,25 @@ export class QdrantHybridStore implements Store {
       });
       return toRankedChunks(scored, limit, (id) => sourceOf.get(id)!);
     };
+    if (prepared.diversity > 0) {
+      if (mode === 'lexical' && sparseVector!.indices.length === 0) return { mode, dense: null, lexical: [], fused: [] };
+      const { batch, searchQueries } = buildDiverseRankingsBatch(this.#diverseInput(prepared, withPayload));
+      const responses = await this.#read(
+        'queryBatch',
+        () => this.#client.queryBatch(this.#collection, this.#batchArgs(batch)),
+        queryBatchResponseSchema(batch.searches.length),
+        signal,
+      );
+      // The search's answers first (`fused` is exactly what search returns), then the arms the mode runs.
+      const fused = searchQueries === 1 ? responses[0]!.points : diversePick(responses[0]!.points, responses[1]!.points).points;
+      const arms = responses.slice(searchQueries);
+      return {
+        mode,
+        dense: mode === 'lexical' ? null : toRanked(arms[0]!.points),
+        lexical: mode === 'dense' ? null : toRanked(arms[mode === 'hybrid' ? 1 : 0]!.points),
+        fused: toRanked(fused),
+      };
+    }
     if (mode === 'dense') {
       const body = buildDenseQuery(denseVector!, this.#vectors.dense, { limit, filter, withPayload });
       const { points } = await this.#read('query', () => this.#client.query(this.#collection, this.#queryArgs(body)), QueryResponseSchema, signal);
@@ -1014,4 +1079,26 @@ export class QdrantHybridStore implements Store {
     const context = { operation, collection: this.#collection };
     return parseQdrantResponse(schema, await callQdrant(run, context, this.#policy, options), context);
   }
+}
+
+/** What `search` and `rankings` share after validation (`#prepareSearch`). */
+interface PreparedSearch {
+  req: z.output<typeof SearchRequestSchema>;
+  mode: SearchMode;
+  fusion: Fusion;
+  filter: QdrantFilter | undefined;
+  denseVector: number[] | undefined;
+  sparseVector: SparseVector | undefined;
+  /** MMR's diversity (0: none). */
+  diversity: number;
+}
+
+/**
+ * The MMR pick of a lexical or hybrid diverse batch (`buildDiverseQuery`) with each point's score in the mode
+ * (the pool query's), and the cosine MMR scored it with.
+ */
+function diversePick(pool: ScoredPointResponse[], picked: ScoredPointResponse[]) {
+  const scoreOf = new Map(pool.map((point) => [String(point.id), point.score]));
+  const cosineOf = new Map(picked.map((point) => [String(point.id), point.score]));
+  return { points: picked.map((point) => ({ ...point, score: scoreOf.get(String(point.id)) ?? point.score })), cosineOf };
 }

@@ -299,7 +299,7 @@ export function buildChunksFilter(input: {
 export function buildRankingsBatch(input: HybridQueryInput): QdrantQueryBatchArgs {
   const [fused] = buildHybridQueryBatch(input).searches;
   const arm = (query: QdrantQueryRequest['query'], using: string, limit: number): QdrantQueryRequest =>
-    withFilter(withUsing<QdrantQueryRequest>({ query, limit, with_payload: input.withPayload, with_vector: false }, using), input.filter);
+    buildArmQuery(query, using, { limit, filter: input.filter, withPayload: input.withPayload });
   return {
     searches: [
       fused!,
@@ -307,4 +307,98 @@ export function buildRankingsBatch(input: HybridQueryInput): QdrantQueryBatchArg
       arm({ indices: [...input.sparseVector.indices], values: [...input.sparseVector.values] }, input.vectors.sparse, input.lexicalLimit),
     ],
   };
+}
+
+/** One arm alone in a batch: its raw top `limit` (dense cosine or BM25 score), with the filter. */
+function buildArmQuery(query: QdrantQueryRequest['query'], using: string, input: SingleArmQueryInput): QdrantQueryRequest {
+  return withFilter(
+    withUsing<QdrantQueryRequest>({ query, limit: input.limit, with_payload: input.withPayload, with_vector: false }, using),
+    input.filter,
+  );
+}
+
+export interface DiverseQueryInput {
+  mode: 'dense' | 'lexical' | 'hybrid';
+  denseVector: number[];
+  sparseVector: SparseVector | undefined;
+  limit: number;
+  /** Qdrant's `candidates_limit`: the pool MMR picks from (larger than `limit`). */
+  candidates: number;
+  /** Each arm's prefetch in hybrid mode. */
+  armLimit: number;
+  diversity: number;
+  filter: QdrantFilter | undefined;
+  fusion: Fusion;
+  vectors: VectorNames;
+  /** Payload keys the picked points return, or true for the whole payload. */
+  withPayload: true | string[];
+}
+
+/**
+ * Diverse search with Qdrant's server-side MMR (`{ nearest, mmr: { diversity, candidates_limit } }`, Qdrant
+ * 1.15+). Dense: one query (its score is the cosine). Lexical and hybrid: one batch of two queries over the
+ * same pool — the mode's own ranking of the `candidates` best (scores only) and the MMR pick over that pool
+ * as a prefetch (with payloads; its score is the cosine) — so the picked points keep the mode's score.
+ */
+export function buildDiverseQuery(input: DiverseQueryInput): { query: QdrantQueryArgs } | { batch: QdrantQueryBatchArgs } {
+  const { vectors, filter } = input;
+  const mmr = { nearest: input.denseVector, mmr: { diversity: input.diversity, candidates_limit: input.candidates } };
+  if (input.mode === 'dense') {
+    return {
+      query: withFilter(
+        withUsing<QdrantQueryArgs>({ query: mmr, limit: input.limit, with_payload: input.withPayload, with_vector: false }, vectors.dense),
+        filter,
+      ),
+    };
+  }
+  const sparse = (limit: number): QdrantPrefetch =>
+    withFilter(
+      withUsing<QdrantPrefetch>(
+        { query: { indices: [...input.sparseVector!.indices], values: [...input.sparseVector!.values] }, limit },
+        vectors.sparse!,
+      ),
+      filter,
+    );
+  const pool: QdrantPrefetch =
+    input.mode === 'lexical'
+      ? sparse(input.candidates)
+      : withFilter<QdrantPrefetch>(
+          {
+            prefetch: [
+              withFilter(withUsing<QdrantPrefetch>({ query: input.denseVector, limit: input.armLimit }, vectors.dense), filter),
+              sparse(input.armLimit),
+            ],
+            query: toQdrantFusion(input.fusion),
+            limit: input.candidates,
+          },
+          filter,
+        );
+  const scores: QdrantQueryRequest = { ...pool, with_payload: false, with_vector: false } as QdrantQueryRequest;
+  const picked: QdrantQueryRequest = withFilter(
+    withUsing<QdrantQueryRequest>(
+      { prefetch: [pool], query: mmr, limit: input.limit, with_payload: input.withPayload, with_vector: false },
+      vectors.dense,
+    ),
+    filter,
+  );
+  return { batch: { searches: [scores, picked] } };
+}
+
+/**
+ * `rankings` with diversity as ONE `points/query/batch` call: the diverse search's queries exactly as `search`
+ * sends them (`buildDiverseQuery`), then each arm the mode runs alone, as `rankings` without diversity asks for
+ * it (hybrid: each arm's top `armLimit`; dense or lexical: the top `limit`). `searchQueries` says how many of
+ * the answers belong to the search (1 or 2); the arms' answers follow, dense first.
+ */
+export function buildDiverseRankingsBatch(input: DiverseQueryInput): { batch: QdrantQueryBatchArgs; searchQueries: number } {
+  const built = buildDiverseQuery(input);
+  const searches: QdrantQueryRequest[] = 'query' in built ? [built.query as QdrantQueryRequest] : [...built.batch.searches];
+  const searchQueries = searches.length;
+  const armInput = { limit: input.mode === 'hybrid' ? input.armLimit : input.limit, filter: input.filter, withPayload: input.withPayload };
+  if (input.mode !== 'lexical') searches.push(buildArmQuery(input.denseVector, input.vectors.dense, armInput));
+  if (input.mode !== 'dense') {
+    const { indices, values } = input.sparseVector!;
+    searches.push(buildArmQuery({ indices: [...indices], values: [...values] }, input.vectors.sparse!, armInput));
+  }
+  return { batch: { searches }, searchQueries };
 }

@@ -22,8 +22,9 @@ import {
   sha256Hex,
 } from './chunk.js';
 import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
-import { bm25Idf, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
-import { MemoryIndex, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
+import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
+import { maximalMarginalRelevance } from '../refine/mmr.js';
+import { MemoryIndex, denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
   AddDocumentsOptions,
@@ -109,8 +110,18 @@ export const SearchRequestSchema = z.strictObject({
   filter: z.unknown().optional(),
   principals: z.array(z.string()).optional(),
   fusion: FusionSchema.optional(),
+  /** MMR over the pool's dense vectors (Qdrant's `mmr`): 0 = pure relevance (off), 1 = maximum diversity. */
+  diversity: z.number().min(0).max(1).optional(),
   signal: abortSignalSchema.optional(),
 });
+
+/**
+ * How many candidates MMR chooses from (Qdrant's `candidates_limit`): the hybrid prefetch size, so more than
+ * `limit` (both stores use it).
+ */
+export function diversityCandidates(limit: number, configured?: number): number {
+  return Math.max(limit + 1, hybridPrefetchLimit(limit, configured));
+}
 
 const AddDocumentsOptionsSchema = z.strictObject({
   onProgress: z
@@ -383,9 +394,13 @@ export class MemoryHybridStore implements Store {
       mode = 'lexical';
     }
     throwIfAborted(req.signal);
+    const diversity = req.diversity ?? 0;
+    if (diversity > 0 && !this.#embeddings) {
+      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct MemoryHybridStore with { embeddings }');
+    }
 
     let queryVector: DenseQuery | undefined;
-    if (mode !== 'lexical') {
+    if (mode !== 'lexical' || diversity > 0) {
       this.#checkEmbeddingModel();
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
@@ -399,9 +414,11 @@ export class MemoryHybridStore implements Store {
     // Evaluated inside each arm, before a chunk can be ranked; skipped entirely without filter and principals.
     const visible =
       engineFilter === undefined ? undefined : this.#index.slotFilter((entry) => matchesFilter(engineFilter, entry.record));
-    const armLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
+    const plainArmLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
+    const pool = diversity > 0 ? diversityCandidates(req.limit, this.#prefetchLimit) : req.limit;
+    const armLimit = Math.max(plainArmLimit, mode === 'hybrid' ? 0 : pool);
 
-    const denseArm = queryVector ? this.#index.denseTopK(queryVector, armLimit, visible) : null;
+    const denseArm = queryVector && mode !== 'lexical' ? this.#index.denseTopK(queryVector, armLimit, visible) : null;
 
     let lexicalArm: ScoredId[] | null = null;
     if (mode !== 'dense') {
@@ -424,7 +441,39 @@ export class MemoryHybridStore implements Store {
     } else {
       ranked = (mode === 'dense' ? denseArm : lexicalArm) ?? [];
     }
-    return { mode, limit: req.limit, dense: denseArm, lexical: lexicalArm, fused: ranked.slice(0, req.limit), queryVector };
+    const fused = diversity > 0 ? this.#diverse(ranked.slice(0, pool), queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
+    const arm = (list: ScoredId[] | null) => (list === null ? null : list.slice(0, plainArmLimit));
+    return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector };
+  }
+
+  /**
+   * Qdrant's MMR over a pool (see `maximalMarginalRelevance`): relevance and pairwise similarity are cosines
+   * of the stored vectors; candidates without a vector are left out, as Qdrant leaves them out. The picked
+   * ones keep the mode's score and come back in score order.
+   */
+  #diverse(pool: ScoredId[], query: DenseQuery, diversity: number, limit: number): ScoredId[] {
+    const withVectors = pool
+      .map((scored) => ({ scored, vector: this.#chunks.get(scored.id)?.dense ?? null }))
+      .filter((c): c is { scored: ScoredId; vector: DenseVector } => c.vector !== null)
+      .map((c) => ({ ...c, relevance: denseCosine(query, c.vector) }))
+      // Qdrant picks from its nearest-rescored candidates: cosine order.
+      .sort((a, b) => b.relevance - a.relevance || (a.scored.id < b.scored.id ? -1 : a.scored.id > b.scored.id ? 1 : 0));
+    const asQuery = new Map<number, DenseQuery>();
+    const queryOf = (i: number) => {
+      let q = asQuery.get(i);
+      if (q === undefined) {
+        q = toDenseQuery((withVectors[i] as { vector: DenseVector }).vector.values);
+        asQuery.set(i, q);
+      }
+      return q;
+    };
+    const picked = maximalMarginalRelevance(
+      withVectors.map((c) => c.relevance),
+      (a, b) => denseCosine(queryOf(b), (withVectors[a] as { vector: DenseVector }).vector),
+      diversity,
+      limit,
+    );
+    return picked.map((i) => (withVectors[i] as { scored: ScoredId }).scored).sort(compareScored);
   }
 
   /**

@@ -56,12 +56,16 @@ describe('the installed tarball at run time', () => {
       expect(required[specifier], specifier).toEqual(imported[specifier]);
     }
     expect(required['litm-pack']).toContain('packBundle');
+    expect(required['litm-pack']).toEqual(expect.arrayContaining(['HttpReranker', 'splitSentences', 'maximalMarginalRelevance', 'assembleBriefing']));
     expect(required['litm-pack/langchain']).toContain('LitmDocumentPrompt');
+    expect(required['litm-pack/langchain']).toContain('CompressorReranker');
+    expect(required['litm-pack/llamaindex']).toContain('PostprocessorReranker');
   });
 
   it('works from CommonJS: packing, an LCEL chain, the stuff-documents chain and a LlamaIndex query engine', async () => {
     const out = JSON.parse(await node(['use.cjs'])) as Record<string, unknown>;
     expect(out.context).toBe('[1] (source: a)\nRefunds take 14 days.');
+    expect(out.selected).toEqual({ text: 'Refunds take 14 days.', spans: [{ start: 24, end: 45 }] });
     expect(out.typed).toBe(true);
     const expected = out.expected as string;
     expect(expected).toMatch(/^\[1\] \(source: refunds\.md/);

@@ -63,3 +63,12 @@ export function sendJson(response: ServerResponse, status: number, body: unknown
 export function qdrantOk(response: ServerResponse, result: unknown, time = 0.001): void {
   sendJson(response, 200, { result, status: 'ok', time });
 }
+
+/** A loopback port nothing listens on (bound, then closed): a connection to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -103,6 +103,42 @@ describe('parity: rankings', () => {
   });
 });
 
+describe('parity: rankings with diversity (MMR)', () => {
+  const texts = ['refunds receipt', 'invoices late fee', 'budget approval refunds'];
+  it('fused is exactly what search returns, the arms are the plain arms, and both stores agree', async () => {
+    for (const text of texts) {
+      for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
+        for (const diversity of [0.5, 1]) {
+          for (const extra of [{}, { principals: ['hr'] }]) {
+            const request: SearchRequest = { text, mode, limit: 4, diversity, ...extra };
+            const label = `${mode} "${text}" diversity ${diversity} ${JSON.stringify(extra)}`;
+            for (const store of [qdrant, memory]) {
+              const rankings = await store.rankings(request);
+              const searched = await store.search(request);
+              expect(rankings.fused.map(({ id, score }) => ({ id, score })), `${label}: fused vs search`).toEqual(
+                searched.map(({ id, score }) => ({ id, score })),
+              );
+              // MMR picks among the arms' results; the arms themselves are what rankings reports without it.
+              const plain = await store.rankings({ ...request, diversity: 0 });
+              expect(rankings.dense, `${label}: dense arm`).toEqual(plain.dense);
+              expect(rankings.lexical, `${label}: lexical arm`).toEqual(plain.lexical);
+            }
+            const [q, m] = [await qdrant.rankings(request), await memory.rankings(request)];
+            expect(q.mode, label).toBe(m.mode);
+            expectSameRanked(q.dense, m.dense, `${label} dense`);
+            expectSameRanked(q.lexical, m.lexical, `${label} lexical`);
+            expectSameRanked(q.fused, m.fused, `${label} fused`);
+          }
+        }
+      }
+    }
+    // MMR changed the fused ranking somewhere (the test would pass vacuously if diversity were ignored).
+    const request: SearchRequest = { text: 'refunds receipt', mode: 'dense', limit: 4 };
+    const changed = await Promise.all([0, 1].map(async (diversity) => (await qdrant.rankings({ ...request, diversity })).fused.map((e) => e.id).join()));
+    expect(changed[0]).not.toBe(changed[1]);
+  });
+});
+
 describe('parity: deleteSources', () => {
   it('the same counts, and the same chunks left', async () => {
     const request = ['billing/invoices.md', 'ghost.md', 'hr/leave.md', 'billing/invoices.md'];

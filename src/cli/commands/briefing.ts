@@ -3,6 +3,7 @@ import { assembleBriefing } from '../../pipeline/briefing.js';
 import { printPack } from '../io.js';
 import { embeddingsFrom, integer, list, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
+import { compressStage, rerankStage } from './pack.js';
 
 interface BriefingFlags extends RetrieveFlags {
   prompt?: string;
@@ -43,8 +44,11 @@ export function registerBriefing(program: Command): void {
     .option('--max-clusters <n>', 'at most n clusters (default 10)', integer('max-clusters'))
     .option('--max-cluster-sources <n>', 'at most n member sources read per cluster (default 200)', integer('max-cluster-sources'))
     .action(async (flags: BriefingFlags) => {
-      // The shared retrieval flags: --embeddings for dense search and cluster centroids, --idf-corpus for the store.
+      // The shared retrieval flags: --embeddings for dense search (and MMR), cluster centroids and sentence
+      // vectors, --idf-corpus for the store.
       const embeddings = embeddingsFrom(flags);
+      const compress = compressStage(flags, embeddings);
+      const rerank = rerankStage(flags);
       const { pack } = await assembleBriefing({
         store: await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }),
         ...(embeddings === undefined ? {} : { embeddings }),
@@ -56,6 +60,9 @@ export function registerBriefing(program: Command): void {
         limit: flags.limit,
         ...(flags.filter === undefined ? {} : { filter: flags.filter }),
         ...(flags.principals === undefined ? {} : { principals: flags.principals }),
+        ...(flags.diversity === undefined ? {} : { diversity: flags.diversity }),
+        ...(compress === undefined ? {} : { compress }),
+        ...(rerank === undefined ? {} : { rerank }),
         ...(flags.tierWeights === undefined ? {} : { tierWeights: flags.tierWeights }),
         ...(flags.maxPins === undefined ? {} : { maxPins: flags.maxPins }),
         ...(flags.maxClusters === undefined ? {} : { maxClusters: flags.maxClusters }),

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { LitmPackError } from '../../core/errors.js';
 import type { Pack } from '../../core/schemas.js';
-import { retrieveCandidates } from '../../pipeline/retrieve.js';
+import { preparePacking, retrieveCandidates } from '../../pipeline/retrieve.js';
 import type { Store } from '../../retrieve/types.js';
 import { printPack } from '../io.js';
 import { embeddingsFrom, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
-import { packWith } from './pack.js';
+import { compressStage, packWith, rerankStage } from './pack.js';
 
 /** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
 export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
@@ -22,14 +22,17 @@ export async function retrieveAndPack(query: string, flags: RetrieveFlags): Prom
 
 /** Retrieves from an open store and packs. */
 export async function retrieveAndPackFrom(store: Store, query: string, flags: RetrieveFlags): Promise<Pack> {
-  const { candidates, degraded } = await retrieveCandidates(store, {
+  const retrieved = await retrieveCandidates(store, {
     text: query,
     mode: flags.mode,
     limit: flags.limit,
     filter: flags.filter,
     principals: flags.principals,
+    diversity: flags.diversity,
+    rerank: rerankStage(flags),
   });
-  return packWith(flags, query, candidates, degraded);
+  const inputs = await preparePacking(query, retrieved, compressStage(flags, embeddingsFrom(flags)));
+  return packWith(flags, query, retrieved.candidates, [], inputs);
 }
 
 export function registerBundle(program: Command): void {

@@ -1,9 +1,37 @@
 import { Option, type Command } from 'commander';
+import { parseOrThrow } from '../../core/errors.js';
 import { packBriefing, packBundle, toCanonicalJson } from '../../core/pack.js';
-import type { Degraded, Pack } from '../../core/schemas.js';
+import type { Candidate, Degraded, Pack } from '../../core/schemas.js';
+import { preparePacking, refineCandidates, type PackInputs } from '../../pipeline/retrieve.js';
+import { HttpReranker } from '../../refine/rerank.js';
+import type { EmbeddingsLike } from '../../retrieve/types.js';
+import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress, type ParsedRerankStage } from '../../refine/stages.js';
 import { readStdin, readUserFile } from '../io.js';
 import { list, packOptions, type PackFlags } from '../options.js';
 import { parseCandidates } from '../read-candidates.js';
+
+/** The reranker the flags name, if any. */
+export function rerankStage(flags: PackFlags): ParsedRerankStage | undefined {
+  if (flags.rerank === undefined) return undefined;
+  const apiKey = process.env.LITM_RERANK_API_KEY;
+  const reranker = new HttpReranker({
+    url: flags.rerank,
+    ...(flags.rerankProtocol === undefined ? {} : { protocol: flags.rerankProtocol }),
+    ...(flags.rerankModel === undefined ? {} : { model: flags.rerankModel }),
+    ...(apiKey ? { apiKey } : {}),
+  });
+  return parseOrThrow(
+    RerankStageSchema,
+    { reranker, ...(flags.rerankTopN === undefined ? {} : { topN: flags.rerankTopN }), ...(flags.rerankTimeout === undefined ? {} : { timeoutMs: flags.rerankTimeout }) },
+    'rerank flags',
+  );
+}
+
+/** Sentence selection as the flags ask for it: BM25, blended with the sentence vectors of `embeddings` when given. */
+export function compressStage(flags: PackFlags, embeddings?: EmbeddingsLike): ParsedPipelineCompress | undefined {
+  if (flags.compress === undefined) return undefined;
+  return parseOrThrow(PipelineCompressSchema, { mode: flags.compress, ...(embeddings === undefined ? {} : { embeddings }) }, 'compress flag');
+}
 
 /** Packs candidates with the CLI's flags (bundle or briefing). */
 export function packWith(
@@ -11,6 +39,7 @@ export function packWith(
   query: string,
   candidates: Parameters<typeof packBundle>[0]['candidates'],
   degraded: Degraded[] = [],
+  inputs?: PackInputs,
 ): Pack {
   const common = {
     query,
@@ -20,7 +49,8 @@ export function packWith(
     encoding: flags.encoding,
     maxPerSource: flags.maxPerSource,
     minScore: flags.minScore,
-    degraded,
+    degraded: [...degraded, ...(inputs?.degraded ?? [])],
+    ...(inputs?.compress === undefined ? {} : { compress: inputs.compress }),
   };
   return flags.kind === 'briefing' ? packBriefing({ ...common, pins: flags.pins ?? [] }) : packBundle(common);
 }
@@ -39,7 +69,10 @@ export function registerPack(program: Command): void {
     .addOption(new Option('--output <what>', 'what to print').choices(['json', 'context']).default('json'))
     .action(async (file: string | undefined, flags: PackFlags & { query: string; output: 'json' | 'context' }) => {
       const input = file === undefined || file === '-' ? await readStdin() : await readUserFile(file);
-      const pack = packWith(flags, flags.query, parseCandidates(input));
+      const candidates = parseCandidates(input) as Candidate[];
+      const refined = await refineCandidates(flags.query, candidates, { rerank: rerankStage(flags) });
+      const inputs = await preparePacking(flags.query, refined, compressStage(flags));
+      const pack = packWith(flags, flags.query, refined.candidates, [], inputs);
       process.stdout.write(flags.output === 'context' ? `${pack.context}\n` : `${toCanonicalJson(pack)}\n`);
     });
 }

@@ -333,8 +333,11 @@ class Collection:
         request = tr.query_request(body, tr.QueryContext(self._lookup_vector))
         if len(shards) == 1:
             return shards[0].query(request)
-        if body.get("prefetch") or body.get("offset") or not isinstance(body.get("query"), (list, dict)):
-            raise tr.Unsupported("a query with prefetch, fusion, offset or ordering across several shard keys")
+        query = body.get("query")
+        mmr = isinstance(query, dict) and query.get("mmr") is not None
+        # Qdrant runs MMR over the candidates of every shard together; one shard at a time cannot.
+        if body.get("prefetch") or body.get("offset") or mmr or not isinstance(query, (list, dict)):
+            raise tr.Unsupported("a query with prefetch, fusion, MMR, offset or ordering across several shard keys")
         limit = body.get("limit") if body.get("limit") is not None else tr.DEFAULT_LIMIT
         merged = sorted((p for shard in shards for p in shard.query(request)), key=lambda p: -p.score)
         return merged[:limit]

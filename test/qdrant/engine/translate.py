@@ -392,6 +392,8 @@ class QueryContext:
     def __init__(self, lookup: VectorLookup) -> None:
         self.lookup = lookup
         self.excluded_ids: set[Any] = set()
+        # The request's limit (MMR's default candidates_limit).
+        self.limit = DEFAULT_LIMIT
 
 
 def to_scoring_query(q: Any, using: str | None, ctx: QueryContext) -> Any:
@@ -399,8 +401,17 @@ def to_scoring_query(q: Any, using: str | None, ctx: QueryContext) -> Any:
         return None
     if isinstance(q, dict):
         if "nearest" in q:
-            if q.get("mmr") is not None:
-                raise Unsupported("MMR (`nearest.mmr`)")
+            mmr = q.get("mmr")
+            if mmr is not None:
+                # As Qdrant's REST layer: lambda = 1 - diversity (default 0.5), candidates_limit defaults to limit.
+                diversity = mmr.get("diversity")
+                limit = mmr.get("candidates_limit")
+                return qe.Mmr(
+                    _vector_input(q["nearest"], using, ctx),
+                    0.5 if diversity is None else 1.0 - diversity,
+                    ctx.limit if limit is None else limit,
+                    using=using,
+                )
             return qe.Query.Nearest(_vector_input(q["nearest"], using, ctx), using=using)
         if "fusion" in q:
             return qe.Fusion.Rrf(k=DEFAULT_RRF_K) if q["fusion"] == "rrf" else qe.Fusion.Dbsf()
@@ -492,6 +503,7 @@ def query_request(
     """QueryRequest JSON -> engine QueryRequest (limit/payload/vector overridable for groups)."""
     _reject_lookup_from(req)
     # `shard_key` routes the request to shards (engine_collections.py); the query itself does not carry it.
+    ctx.limit = limit if limit is not None else (req.get("limit") if req.get("limit") is not None else DEFAULT_LIMIT)
     query = to_scoring_query(req.get("query"), req.get("using"), ctx)
     prefetches = _prefetches(req.get("prefetch"), ctx)
     raw_filter = req.get("filter")
