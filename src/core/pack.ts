@@ -478,18 +478,25 @@ function keptSpans(kept: Kept): Span[] {
 }
 
 // Token counts of sentences and selected texts, remembered across packs (the same chunks come back query
-// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer, format
-// and text; a pure function of the key, so remembering it changes nothing but the time.
+// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer and format,
+// then by the text itself (not a concatenated key: the sentence strings come from the selector's analysis
+// cache, so the lookup reuses their hash); a pure function of the key, so remembering it changes nothing but
+// the time.
 const SENTENCE_TOKENS_LIMIT = 100_000;
-const sentenceTokenCache = new Map<string, number>();
+const sentenceTokenCaches = new Map<string, Map<string, number>>();
 
 function sentenceTokens(meter: Meter, text: string): number {
-  const key = `${meter.tokenizer.name}\u0000${meter.format}\u0000${text}`;
-  let tokens = sentenceTokenCache.get(key);
+  const meterKey = `${meter.tokenizer.name}\u0000${meter.format}`;
+  let cache = sentenceTokenCaches.get(meterKey);
+  if (cache === undefined) {
+    cache = new Map();
+    sentenceTokenCaches.set(meterKey, cache);
+  }
+  let tokens = cache.get(text);
   if (tokens === undefined) {
     tokens = meter.count(escapeBody(meter.format, text));
-    if (sentenceTokenCache.size >= SENTENCE_TOKENS_LIMIT) sentenceTokenCache.clear();
-    sentenceTokenCache.set(key, tokens);
+    if (cache.size >= SENTENCE_TOKENS_LIMIT) cache.clear();
+    cache.set(text, tokens);
   }
   return tokens;
 }
