@@ -254,11 +254,11 @@ export function selectSentences(
   skip: readonly boolean[] = [],
 ): (Selection | null)[] {
   const queryStems = [...new Set(tokenizeBm25(query))];
-  const termIndex = new Map(queryStems.map((stem, i) => [stem, i] as const));
   const pool: PoolSentence[] = [];
   const analyses: (TextAnalysis | null)[] = [];
   const lengths: number[] = [];
-  const termFrequencies: Map<number, number>[] = [];
+  /** Per pool sentence: the count of each of its `terms`, in the same order. */
+  const termFrequencies: number[][] = [];
 
   texts.forEach((text, item) => {
     const analysis = skip[item] === true ? null : analyse(text);
@@ -266,14 +266,17 @@ export function selectSentences(
     analysis?.ranges.forEach((range, index) => {
       // The query's few terms looked up in the sentence's counts, rather than each of its stems in the query.
       const counts = analysis.counts[index] as ReadonlyMap<string, number>;
-      const tf = new Map<number, number>();
-      queryStems.forEach((stem, term) => {
-        const count = counts.get(stem);
-        if (count !== undefined) tf.set(term, count);
-      });
-      pool.push({ item, index, range, terms: [...tf.keys()], relevance: 0 });
+      const terms: number[] = [];
+      const frequencies: number[] = [];
+      for (let term = 0; term < queryStems.length; term += 1) {
+        const count = counts.get(queryStems[term] as string);
+        if (count === undefined) continue;
+        terms.push(term);
+        frequencies.push(count);
+      }
+      pool.push({ item, index, range, terms, relevance: 0 });
       lengths.push(analysis.lengths[index] as number);
-      termFrequencies.push(tf);
+      termFrequencies.push(frequencies);
     });
   });
   if (pool.length === 0) return texts.map(() => null);
@@ -287,9 +290,11 @@ export function selectSentences(
   const lexical = pool.map((sentence, s) => {
     let score = 0;
     const norm = BM25_K * (1 - BM25_B + (BM25_B * (lengths[s] as number)) / averageLength);
-    for (const [term, tf] of termFrequencies[s] as Map<number, number>) {
+    const frequencies = termFrequencies[s] as number[];
+    sentence.terms.forEach((term, t) => {
+      const tf = frequencies[t] as number;
       score += (idf[term] as number) * ((tf * (BM25_K + 1)) / (tf + norm));
-    }
+    });
     return score;
   });
   const maxLexical = largest(lexical);
