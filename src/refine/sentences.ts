@@ -158,8 +158,9 @@ export class Selection {
 interface TextAnalysis {
   ranges: readonly SentenceRange[];
   sentences: readonly string[];
-  /** Per sentence: how often each stem occurs, and how many stems it has. */
-  counts: readonly ReadonlyMap<string, number>[];
+  /** Per stem, where it occurs: sentence index and count, pairs flattened (an inverted index of the text). */
+  postings: ReadonlyMap<string, readonly number[]>;
+  /** How many stems each sentence has. */
   lengths: readonly number[];
   keys: (string | undefined)[];
 }
@@ -173,12 +174,16 @@ function analyse(text: string): TextAnalysis {
     const ranges = splitSentences(text);
     const sentences = ranges.map((range) => text.slice(range.start, range.end));
     const stems = sentences.map((sentence) => tokenizeBm25(sentence));
-    const counts = stems.map((list) => {
-      const count = new Map<string, number>();
-      for (const stem of list) count.set(stem, (count.get(stem) ?? 0) + 1);
-      return count;
+    const postings = new Map<string, number[]>();
+    stems.forEach((list, index) => {
+      for (const stem of list) {
+        const posting = postings.get(stem);
+        if (posting === undefined) postings.set(stem, [index, 1]);
+        else if (posting[posting.length - 2] === index) posting[posting.length - 1] = (posting[posting.length - 1] as number) + 1;
+        else posting.push(index, 1);
+      }
     });
-    analysis = { ranges, sentences, counts, lengths: stems.map((list) => list.length), keys: [] };
+    analysis = { ranges, sentences, postings, lengths: stems.map((list) => list.length), keys: [] };
     if (analysisCache.size >= ANALYSIS_CACHE_LIMIT) analysisCache.clear();
     analysisCache.set(text, analysis);
   }
@@ -263,20 +268,22 @@ export function selectSentences(
   texts.forEach((text, item) => {
     const analysis = skip[item] === true ? null : analyse(text);
     analyses.push(analysis);
-    analysis?.ranges.forEach((range, index) => {
-      // The query's few terms looked up in the sentence's counts, rather than each of its stems in the query.
-      const counts = analysis.counts[index] as ReadonlyMap<string, number>;
-      const terms: number[] = [];
-      const frequencies: number[] = [];
-      for (let term = 0; term < queryStems.length; term += 1) {
-        const count = counts.get(queryStems[term] as string);
-        if (count === undefined) continue;
-        terms.push(term);
-        frequencies.push(count);
-      }
-      pool.push({ item, index, range, terms, relevance: 0 });
+    if (analysis === null) return;
+    const first = pool.length;
+    analysis.ranges.forEach((range, index) => {
+      pool.push({ item, index, range, terms: [], relevance: 0 });
       lengths.push(analysis.lengths[index] as number);
-      termFrequencies.push(frequencies);
+      termFrequencies.push([]);
+    });
+    // The query's few terms looked up in the text's inverted index, rather than in every sentence.
+    queryStems.forEach((stem, term) => {
+      const posting = analysis.postings.get(stem);
+      if (posting === undefined) return;
+      for (let p = 0; p < posting.length; p += 2) {
+        const s = first + (posting[p] as number);
+        (pool[s] as PoolSentence).terms.push(term);
+        (termFrequencies[s] as number[]).push(posting[p + 1] as number);
+      }
     });
   });
   if (pool.length === 0) return texts.map(() => null);
@@ -377,11 +384,14 @@ export function selectSentences(
     const fresh = keptIndices.filter((index) => !repeats(repeatKeyAt(analysis, index)));
     if (fresh.length > 0) keptIndices = fresh;
     for (const index of keptIndices) show(repeatKeyAt(analysis, index));
-    const position = new Map(keptIndices.map((index, p) => [index, p] as const));
+    const position: number[] = [];
+    keptIndices.forEach((index, p) => {
+      position[index] = p;
+    });
     const relevanceOf = (index: number) => (sentences[index] as PoolSentence).relevance;
     const priority = [...keptIndices]
       .sort((a, b) => (rank[a] as number) - (rank[b] as number) || relevanceOf(b) - relevanceOf(a) || a - b)
-      .map((index) => position.get(index) as number);
+      .map((index) => position[index] as number);
     const keptRelevance = priority.map((p) => relevanceOf(keptIndices[p] as number));
     return new Selection(text, analysis.ranges, keptIndices, priority, keptRelevance, analysis.sentences);
   });
