@@ -12,11 +12,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
-import { retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { DEGRADED_META_KEY } from '../src/mcp/index.js';
+import { assembleBriefing } from '../src/pipeline/briefing.js';
+import { preparePacking, retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
-import { RagContextSchema, startServer, type RunningServer } from '../src/server/index.js';
+import { HttpReranker, PipelineCompressSchema } from '../src/refine/index.js';
+import type { EmbeddingsLike, Store } from '../src/retrieve/types.js';
+import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
-import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys } from './helpers/serve-fixtures.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { closedPort } from './helpers/loopback.js';
+import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUILT_CLI = join(ROOT, 'dist/cli/main.js');
@@ -79,6 +85,24 @@ const errorBody = (result: CallToolResult) => {
 
 const packOf = (result: CallToolResult): Pack => PackSchema.parse(result.structuredContent);
 
+/** A bundle through the pipeline the CLI and the retrievers run: retrieval (MMR in the store), sentence selection, packing. */
+async function pipelinePack(
+  from: Store,
+  query: string,
+  options: { budget?: number; limit?: number; principals: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike },
+): Promise<Pack> {
+  const retrieved = await retrieveCandidates(from, { text: query, mode: 'hybrid', limit: options.limit ?? 50, principals: options.principals, diversity: options.diversity });
+  const compress = options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
+  const inputs = await preparePacking(query, retrieved, compress);
+  return packBundle({
+    query,
+    candidates: retrieved.candidates,
+    maxTokens: options.budget ?? 2000,
+    degraded: inputs.degraded,
+    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+  });
+}
+
 describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () => {
   let client: Client;
   let tools: Tool[];
@@ -111,6 +135,17 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(24_000);
     const briefing = tools.find((t) => t.name === 'get_briefing');
     expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
+    // The refine stages' parameters on every tool that retrieves, and pack.degraded in the pack tools' answers.
+    for (const name of ['assemble_bundle', 'get_briefing', 'get_rag_context']) {
+      const properties = tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { enum?: string[]; minimum?: number; maximum?: number; type?: string }>;
+      expect(properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
+      expect(properties.diversity).toMatchObject({ minimum: 0, maximum: 1 });
+      expect(properties.rerank).toMatchObject({ type: 'boolean' });
+    }
+    for (const name of ['assemble_bundle', 'get_briefing', 'pack_candidates']) {
+      expect(tools.find((t) => t.name === name)?.outputSchema?.required).toContain('degraded');
+    }
+    expect(Object.keys(tools.find((t) => t.name === 'get_rag_context')?.outputSchema?.properties ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
   });
 
   it('answers every tool with structured content that validates against its output schema', async () => {
@@ -145,7 +180,14 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       code: 'invalid_input',
       error: 'A briefing needs at least one of prompt, pins or clusters',
     });
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', compress: 'sentences' } }) as CallToolResult)).toMatchObject({ code: 'unsupported' });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', rerank: true } }) as CallToolResult)).toMatchObject({
+      code: 'unsupported',
+      error: expect.stringMatching(/^rerank: no reranker is configured on this server/),
+    });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { pins: ['handbook/refunds.md'], compress: 'sentences' } }) as CallToolResult)).toMatchObject({
+      code: 'invalid_input',
+      error: expect.stringMatching(/^compress works on the prompt's results/),
+    });
     expect(errorBody(await client.callTool({ name: 'verify_citations', arguments: {} }) as CallToolResult)).toMatchObject({ code: 'invalid_input' });
     expect(errorBody(await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } }) as CallToolResult)).toMatchObject({ code: 'unsupported_mode' });
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
@@ -182,6 +224,73 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     } finally {
       await server.close();
     }
+  });
+
+  it('selects sentences (BM25 alone: this server has no embeddings) with the same bytes as REST, the CLI and the pipeline', async () => {
+    const query = 'how much does express shipping cost';
+    const server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
+    try {
+      const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
+      const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      const cli = await runCli(['bundle', query, '--store', storeDir, '--budget', '300', '--principals', 'hr', '--compress', 'sentences', '--json']);
+      const library = toCanonicalJson(await pipelinePack(store, query, { budget: 300, principals: ['hr'], compress: true }));
+      expect(mcp).toBe(library);
+      expect(rest).toBe(library);
+      expect(cli.stdout.trim()).toBe(library);
+      expect(PackSchema.parse(JSON.parse(library)).citations.some((c) => c.keptTextSha256 !== undefined && c.keptTextSha256 !== c.textSha256)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses diversity on a store without embeddings with the library\'s own error', async () => {
+    const result = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds', diversity: 0.5 } })) as CallToolResult;
+    const library = await store.search({ text: 'refunds', mode: 'hybrid', limit: 50, diversity: 0.5 }).then(
+      () => null,
+      (error: Error & { code: string }) => ({ code: error.code, message: error.message }),
+    );
+    expect(library?.code).toBe('unsupported');
+    expect(errorBody(result)).toMatchObject({ code: 'unsupported', error: library?.message });
+  });
+});
+
+describe('litm-pack mcp --rerank-url (a reranker that refuses connections)', () => {
+  it('degrades every pack visibly instead of failing it, and logs the degradation', async () => {
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    const log = join(work, 'rerank.log');
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BUILT_CLI, 'mcp', '--store', storeDir, '--rerank-url', `http://127.0.0.1:${await closedPort()}/rerank`, '--rerank-timeout', '5000', '--log', log],
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      const bundle = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300 }));
+      expect(bundle.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(bundle.items.length).toBeGreaterThan(0);
+      const plain = await pipelinePack(store, 'refunds', { budget: 300, principals: [] });
+      expect({ ...bundle, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
+      const rag = await call(client, tools, 'get_rag_context', { query: 'refunds', max_tokens: 200 });
+      expect(rag._meta?.[DEGRADED_META_KEY]).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      const off = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300, rerank: false }));
+      expect(toCanonicalJson(off)).toBe(toCanonicalJson(plain));
+      let lines: Record<string, unknown>[] = [];
+      for (let attempt = 0; attempt < 50 && lines.length < 3; attempt += 1) {
+        lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+        if (lines.length < 3) await new Promise((done) => setTimeout(done, 100));
+      }
+      expect(lines.map((line) => line.degraded)).toEqual([[{ stage: 'rerank', code: 'connection_failed' }], [{ stage: 'rerank', code: 'connection_failed' }], undefined]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses reranker flags without --rerank-url', async () => {
+    const result = await runCli(['mcp', '--store', storeDir, '--rerank-top-n', '10', '--rerank-timeout', '100']);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('litm-pack: --rerank-top-n, --rerank-timeout need --rerank-url URL');
   });
 });
 
@@ -228,6 +337,65 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     } finally {
       await anonymous.client.close();
       await alice.client.close();
+    }
+  });
+
+  it('selects sentences and diversifies with the same bytes as REST and the pipeline (a store with embeddings)', async () => {
+    const embedded = await fixtureStore({ restricted: true });
+    const embeddings = new FakeEmbeddings();
+    const vectors = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${vectors.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      const { tools } = await client.listTools();
+      const rest = (query: string) => fetch(`${vectors.url}/api/bundle?${query}`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      const query = 'how much does express shipping cost';
+
+      const compressed = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
+      const compressedLibrary = toCanonicalJson(await pipelinePack(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }));
+      expect(compressed).toBe(compressedLibrary);
+      expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
+
+      const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(await pipelinePack(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
+      expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
+      expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
+      // MMR trades the second refunds chunk for the shipping one.
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
+      const relevance = await pipelinePack(embedded, 'refunds', { limit: 3, principals: ['hr'] });
+      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
+
+      const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
+      expect(rag).toEqual(ragContextOf(await pipelinePack(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
+
+      const briefing = packOf(await call(client, tools, 'get_briefing', { prompt: query, compress: 'sentences', diversity: 0.5, budget: 500 }));
+      const { pack } = await assembleBriefing({ store: embedded, prompt: query, principals: ['hr'], compress: { mode: 'sentences', embeddings }, diversity: 0.5, embeddings, maxTokens: 500 });
+      expect(toCanonicalJson(briefing)).toBe(toCanonicalJson(pack));
+    } finally {
+      await client.close();
+      await vectors.close();
+    }
+  });
+
+  it('a reranker fault degrades the pack, never fails it: pack.degraded on the pack tools, _meta on get_rag_context', async () => {
+    const down = { reranker: new HttpReranker({ url: `http://127.0.0.1:${await closedPort()}/v1/rerank` }) };
+    const reranking = await startServer({ store, rateLimit: false, rerank: down });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${reranking.url}/mcp`)));
+      const { tools } = await client.listTools();
+      const expected = [{ stage: 'rerank', code: 'connection_failed' }];
+      expect(packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds' })).degraded).toEqual(expected);
+      expect(packOf(await call(client, tools, 'get_briefing', { prompt: 'refunds' })).degraded).toEqual(expected);
+      const rag = await call(client, tools, 'get_rag_context', { query: 'refunds' });
+      expect(rag._meta?.[DEGRADED_META_KEY]).toEqual(expected);
+      expect(Object.keys(rag.structuredContent ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
+      const plain = await call(client, tools, 'get_rag_context', { query: 'refunds', rerank: false });
+      expect(plain._meta?.[DEGRADED_META_KEY]).toBeUndefined();
+      expect(plain.structuredContent).toEqual(rag.structuredContent);
+    } finally {
+      await client.close();
+      await reranking.close();
     }
   });
 

@@ -2,11 +2,14 @@
 // a matrix of bad requests, auth, rate limits, the request log and store faults.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
-import { createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
-import { retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { preparePacking, retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
+import { HttpReranker, PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../src/refine/index.js';
+import type { EmbeddingsLike } from '../src/retrieve/types.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { closedPort } from './helpers/loopback.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { createServer } from '../src/server/index.js';
 import { bearer, fixtureKeys, fixtureStore, KEYS } from './helpers/serve-fixtures.js';
@@ -134,6 +137,18 @@ describe('GET /api/openapi.json', () => {
     expect(budget?.schema?.maximum).toBe(24_000);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(briefingBudget?.schema).toMatchObject({ default: 6000, maximum: 24_000 });
+    // The refine stages' parameters, on every route that retrieves, and pack.degraded in the Pack schema.
+    for (const route of ['/api/bundle', '/api/briefing', '/inspect']) {
+      const parameters = doc.paths[route]?.get?.parameters ?? [];
+      expect(parameters.find((p) => p.name === 'compress')?.schema).toMatchObject({ enum: ['none', 'sentences'], default: 'none' });
+      expect(parameters.find((p) => p.name === 'diversity')?.schema).toMatchObject({ minimum: 0, maximum: 1 });
+      expect(parameters.find((p) => p.name === 'rerank')?.schema).toMatchObject({ type: 'boolean' });
+    }
+    const packBody = (doc.paths['/api/pack'] as unknown as { post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, object> } } } } } }).post.requestBody.content['application/json'].schema;
+    expect(packBody.properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
+    const packSchema = doc.components.schemas.Pack as { required: string[]; properties: Record<string, { items?: { required?: string[] } }> };
+    expect(packSchema.required).toContain('degraded');
+    expect(packSchema.properties.degraded?.items?.required?.sort()).toEqual(['code', 'stage']);
     const ajv = new Ajv2020({ strict: false });
     const validatePack = ajv.compile(doc.components.schemas.Pack as object);
     const pack = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds' })).body);
@@ -174,6 +189,13 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'a string budget in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', budget: '100' }, status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
   { name: 'diversity out of range', url: '/api/bundle?q=x&diversity=2', status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
   { name: 'rerank not a boolean', url: '/api/bundle?q=x&rerank=maybe', status: 400, code: 'invalid_input', message: /^rerank must be true or false$/ },
+  { name: 'rerank on a server without a reranker', url: '/api/bundle?q=x&rerank=true', status: 400, code: 'unsupported', message: /^rerank: no reranker is configured on this server/ },
+  { name: 'unknown compress mode', url: '/api/bundle?q=x&compress=words', status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
+  { name: 'diversity below 0 in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', diversity: -0.1 }, status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
+  { name: 'diversity on a store without embeddings', url: '/api/bundle?q=x&diversity=0.5', status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
+  { name: 'diversity in a briefing on a store without embeddings', method: 'POST', url: '/api/briefing', payload: { prompt: 'x', diversity: 0.3 }, status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
+  { name: 'compress in a briefing without a prompt', url: '/api/briefing?pins=handbook/refunds.md&compress=sentences', status: 400, code: 'invalid_input', message: /^compress works on the prompt's results/ },
+  { name: 'unknown compress mode on a pack', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], compress: 'summary' }, status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
   { name: 'context_format against format', url: '/api/bundle?q=x&format=md&context_format=xml', status: 400, code: 'invalid_input', message: /^context_format "xml" contradicts format "md"/ },
   { name: 'k without debug', url: '/api/bundle?q=x&k=10', status: 400, code: 'invalid_input', message: /^k applies to debug=rankings only$/ },
   { name: 'dense mode without embeddings', url: '/api/bundle?q=x&mode=dense', status: 400, code: 'unsupported_mode' },
@@ -222,25 +244,148 @@ describe('bad requests', () => {
   });
 });
 
-describe('parameters of stages this build cannot run', () => {
-  it.each([
-    ['/api/bundle?q=x&compress=sentences', 'compress'],
-    ['/api/bundle?q=x&rerank=true', 'rerank'],
-    ['/api/bundle?q=x&diversity=0.5', 'diversity'],
-    ['/api/briefing?prompt=x&compress=sentences', 'compress'],
-  ])('%s answers 400 unsupported naming %s, never a pack that ignores it', async (url, parameter) => {
-    const response = await app.inject({ method: 'GET', url });
-    expect(response.statusCode).toBe(400);
-    const body = json(response.body) as { code: string; error: string };
-    expect(body.code).toBe('unsupported');
-    expect(body.error.startsWith(`${parameter}:`)).toBe(true);
+describe('sentence selection, diversity and the server\'s reranker', () => {
+  /** The same bundle through the pipeline the CLI and the retrievers run: retrieval, refine stages, packing. */
+  async function pipelineBundle(
+    query: string,
+    options: { budget?: number; limit?: number; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
+  ): Promise<Pack> {
+    const retrieved = await retrieveCandidates(store, {
+      text: query,
+      mode: 'hybrid',
+      limit: options.limit ?? 50,
+      principals: [],
+      diversity: options.diversity,
+      rerank: options.rerank === undefined ? undefined : RerankStageSchema.parse(options.rerank),
+    });
+    const compress = options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
+    const inputs = await preparePacking(query, retrieved, compress);
+    return packBundle({
+      query,
+      candidates: retrieved.candidates,
+      maxTokens: options.budget ?? 2000,
+      degraded: inputs.degraded,
+      ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+    });
+  }
+
+  it('compress=sentences answers the pipeline\'s pack byte for byte (BM25 alone without embeddings), from GET and POST', async () => {
+    const query = 'how much does express shipping cost';
+    const get = await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+    expect(get.statusCode).toBe(200);
+    const expected = toCanonicalJson(await pipelineBundle(query, { budget: 300, compress: true }));
+    expect(get.body).toBe(expected);
+    expect((await app.inject({ method: 'POST', url: '/api/bundle', payload: { q: query, budget: 300, compress: 'sentences' } })).body).toBe(expected);
+    const pack = PackSchema.parse(JSON.parse(get.body));
+    // Selection did select: the shipping chunk keeps its two sentences about cost, each cited by its span.
+    const shipping = pack.items.findIndex((item) => item.sourceId === 'handbook/shipping.md');
+    expect(pack.items[shipping]?.text).toBe('Shipping is free above 50 euros. Express shipping costs 9 euros and takes one day.');
+    expect(pack.citations[shipping]?.spans).toHaveLength(2);
+    expect(pack.citations[shipping]?.keptTextSha256).not.toBe(pack.citations[shipping]?.textSha256);
+    expect(get.body).not.toBe((await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300` })).body);
+    expect(pack.degraded).toEqual([]);
   });
 
-  it('diversity 0 and rerank=false mean the stage is off, so they are accepted', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&diversity=0&rerank=false&compress=none' });
+  it('with the server\'s embeddings, sentence selection blends in sentence vectors, as the pipeline does with the same embeddings', async () => {
+    const embeddings = new FakeEmbeddings();
+    const withVectors = await createServer({ store, rateLimit: false, embeddings });
+    try {
+      const query = 'how much does express shipping cost';
+      const response = await withVectors.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      expect(response.statusCode).toBe(200);
+      expect(embeddings.documentCalls).toBe(1);
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(query, { budget: 300, compress: true, embeddings })));
+    } finally {
+      await withVectors.close();
+    }
+  });
+
+  it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
+    const get = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
+    expect(get.statusCode).toBe(200);
+    expect(get.body).toBe(toCanonicalJson(await pipelineBundle('refunds', { limit: 2, diversity: 0.5 })));
+    const relevance = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
+    const diverse = PackSchema.parse(JSON.parse(get.body));
+    expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
+    expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
+    // debug=rankings reports the same diversified search.
+    const debug = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
+    expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
+    expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+  });
+
+  it('a briefing takes compress and diversity as assembleBriefing does', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: 'sentences', diversity: 0.5, budget: 400 } });
     expect(response.statusCode).toBe(200);
+    const { pack } = await assembleBriefing({ store, principals: [], prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: { mode: 'sentences' }, diversity: 0.5, maxTokens: 400 });
+    expect(response.body).toBe(toCanonicalJson(pack));
+    expect(pack.items.find((item) => item.sourceId === 'handbook/shipping.md')?.text).not.toContain('prepaid label');
+    // The pin stays whole.
+    expect(pack.items.filter((item) => item.sourceId === 'handbook/refunds.md').map((item) => item.text).join(' ')).toContain('Gift cards are never refunded.');
   });
 
+  it('POST /api/pack selects sentences with BM25 alone, as packBundle does', async () => {
+    const candidates = [
+      { id: 'a#0', sourceId: 'a.md', text: 'Our shop sells many things. Refunds are issued within 14 days of a return. The cafe opens at nine. A receipt is needed for every refund.', score: 0.9 },
+    ];
+    const response = await app.inject({ method: 'POST', url: '/api/pack', payload: { query: 'how fast are refunds issued', candidates, budget: 200, compress: 'sentences' } });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe(toCanonicalJson(packBundle({ query: 'how fast are refunds issued', candidates, maxTokens: 200, compress: { mode: 'sentences' } })));
+    expect(PackSchema.parse(JSON.parse(response.body)).items[0]?.text).toContain(' … ');
+  });
+
+  it('a reranker that refuses connections degrades the pack instead of failing it: 200, the fused order, pack.degraded and the log say so', async () => {
+    const down = { reranker: new HttpReranker({ url: `http://127.0.0.1:${await closedPort()}/rerank` }), timeoutMs: 5000 };
+    const lines: string[] = [];
+    const reranking = await createServer({ store, rateLimit: false, rerank: down, log: { write: (line: string) => lines.push(line) } });
+    try {
+      const response = await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' });
+      expect(response.statusCode).toBe(200);
+      const pack = PackSchema.parse(JSON.parse(response.body));
+      expect(pack.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(pack.items.length).toBeGreaterThan(0);
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle('refunds', { budget: 300, rerank: down })));
+      // Apart from the report, the same pack as without a reranker.
+      const plain = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
+      expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ status: 200, degraded: [{ stage: 'rerank', code: 'connection_failed' }] });
+      // rerank=false turns the server's reranker off for one request.
+      const off = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300&rerank=false' })).body));
+      expect(off).toEqual(plain);
+      // A briefing reranks its prompt's results; without a prompt it runs without the reranker.
+      const briefing = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/briefing?prompt=refunds' })).body));
+      expect(briefing.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(briefing.caveats).toMatch(/rerank/);
+      const pinsOnly = await reranking.inject({ method: 'GET', url: '/api/briefing?pins=handbook/refunds.md' });
+      expect(pinsOnly.statusCode).toBe(200);
+      expect(PackSchema.parse(JSON.parse(pinsOnly.body)).degraded).toEqual([]);
+    } finally {
+      await reranking.close();
+    }
+  });
+
+  it('sentence embeddings that fail degrade selection to BM25 alone, reported in pack.degraded', async () => {
+    const failing: EmbeddingsLike = {
+      embedQuery: async () => {
+        throw Object.assign(new Error('embeddings service down'), { status: 503 });
+      },
+      embedDocuments: async () => {
+        throw Object.assign(new Error('embeddings service down'), { status: 503 });
+      },
+    };
+    const degrading = await createServer({ store, rateLimit: false, embeddings: failing });
+    try {
+      const query = 'how much does express shipping cost';
+      const response = await degrading.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      expect(response.statusCode).toBe(200);
+      const pack = PackSchema.parse(JSON.parse(response.body));
+      expect(pack.degraded).toEqual([{ stage: 'sentence-embeddings', code: 'server_error' }]);
+      const bm25 = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` })).body));
+      expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...bm25, packHash: '' });
+    } finally {
+      await degrading.close();
+    }
+  });
 });
 
 describe('briefings from pins, clusters and a prompt', () => {
@@ -423,16 +568,6 @@ describe('request log', () => {
     }
   });
 });
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 describe('store faults', () => {
   it('answers 503 with the typed code when the store refuses connections, on every route that reads it', async () => {

@@ -3,7 +3,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer, type McpServerOptions } from './tools.js';
 
-export { createMcpServer, McpServerOptionsSchema, TOOL_DESCRIPTIONS } from './tools.js';
+export { createMcpServer, DEGRADED_META_KEY, McpServerOptionsSchema, TOOL_DESCRIPTIONS } from './tools.js';
 export type { McpServerOptions, ToolCallEvent } from './tools.js';
 
 /**
