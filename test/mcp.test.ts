@@ -14,15 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
 import { DEGRADED_META_KEY } from '../src/mcp/index.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { preparePacking, retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
-import { HttpReranker, PipelineCompressSchema } from '../src/refine/index.js';
-import type { EmbeddingsLike, Store } from '../src/retrieve/types.js';
+import { HttpReranker } from '../src/refine/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { closedPort } from './helpers/loopback.js';
-import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
+import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, pipelineBundle } from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUILT_CLI = join(ROOT, 'dist/cli/main.js');
@@ -84,24 +83,6 @@ const errorBody = (result: CallToolResult) => {
 };
 
 const packOf = (result: CallToolResult): Pack => PackSchema.parse(result.structuredContent);
-
-/** A bundle through the pipeline the CLI and the retrievers run: retrieval (MMR in the store), sentence selection, packing. */
-async function pipelinePack(
-  from: Store,
-  query: string,
-  options: { budget?: number; limit?: number; principals: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike },
-): Promise<Pack> {
-  const retrieved = await retrieveCandidates(from, { text: query, mode: 'hybrid', limit: options.limit ?? 50, principals: options.principals, diversity: options.diversity });
-  const compress = options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
-  const inputs = await preparePacking(query, retrieved, compress);
-  return packBundle({
-    query,
-    candidates: retrieved.candidates,
-    maxTokens: options.budget ?? 2000,
-    degraded: inputs.degraded,
-    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
-  });
-}
 
 describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () => {
   let client: Client;
@@ -233,7 +214,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
       const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
       const cli = await runCli(['bundle', query, '--store', storeDir, '--budget', '300', '--principals', 'hr', '--compress', 'sentences', '--json']);
-      const library = toCanonicalJson(await pipelinePack(store, query, { budget: 300, principals: ['hr'], compress: true }));
+      const library = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, principals: ['hr'], compress: true }));
       expect(mcp).toBe(library);
       expect(rest).toBe(library);
       expect(cli.stdout.trim()).toBe(library);
@@ -254,6 +235,35 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
   });
 });
 
+describe('the README\'s MCP host configuration', () => {
+  it('starts a server an MCP client can use, reading as the principals it names', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## MCP server (agent hosts)'));
+    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '{}') as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const entry = config.mcpServers['litm-pack'];
+    expect(entry?.command).toBe('npx');
+    expect(entry?.args.slice(0, 2)).toEqual(['litm-pack', 'mcp']);
+    const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(resolve(ROOT, manifest.bin['litm-pack'] as string)).toBe(BUILT_CLI);
+    // `npx litm-pack` runs the package's bin, dist/cli/main.js; the store path is the user's.
+    const args = (entry?.args ?? []).slice(1).map((arg) => (arg === '/path/to/.litm-store' ? storeDir : arg));
+    expect(args).toContain(storeDir);
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BUILT_CLI, ...args], stderr: 'pipe' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+      const principals = args[args.indexOf('--principals') + 1];
+      const result = await call(client, tools, 'assemble_bundle', { query: `${ENG_MARKER} shipping`, mode: 'lexical' });
+      const sources = packOf(result).items.map((item) => item.sourceId);
+      expect(sources.includes('eng/roadmap.md')).toBe(principals === 'eng');
+      expect(sources).not.toContain('hr/salaries.md');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('litm-pack mcp --rerank-url (a reranker that refuses connections)', () => {
   it('degrades every pack visibly instead of failing it, and logs the degradation', async () => {
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
@@ -270,7 +280,7 @@ describe('litm-pack mcp --rerank-url (a reranker that refuses connections)', () 
       const bundle = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300 }));
       expect(bundle.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
       expect(bundle.items.length).toBeGreaterThan(0);
-      const plain = await pipelinePack(store, 'refunds', { budget: 300, principals: [] });
+      const plain = await pipelineBundle(store, 'refunds', { budget: 300, principals: [] });
       expect({ ...bundle, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
       const rag = await call(client, tools, 'get_rag_context', { query: 'refunds', max_tokens: 200 });
       expect(rag._meta?.[DEGRADED_META_KEY]).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
@@ -352,21 +362,21 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       const query = 'how much does express shipping cost';
 
       const compressed = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
-      const compressedLibrary = toCanonicalJson(await pipelinePack(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }));
+      const compressedLibrary = toCanonicalJson(await pipelineBundle(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }));
       expect(compressed).toBe(compressedLibrary);
       expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
 
       const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
-      const diverseLibrary = toCanonicalJson(await pipelinePack(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
       expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
       expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
       // MMR trades the second refunds chunk for the shipping one.
       expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
-      const relevance = await pipelinePack(embedded, 'refunds', { limit: 3, principals: ['hr'] });
+      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'] });
       expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
 
       const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
-      expect(rag).toEqual(ragContextOf(await pipelinePack(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
+      expect(rag).toEqual(ragContextOf(await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
 
       const briefing = packOf(await call(client, tools, 'get_briefing', { prompt: query, compress: 'sentences', diversity: 0.5, budget: 500 }));
       const { pack } = await assembleBriefing({ store: embedded, prompt: query, principals: ['hr'], compress: { mode: 'sentences', embeddings }, diversity: 0.5, embeddings, maxTokens: 500 });
@@ -417,6 +427,7 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
         ['assemble_bundle', { query: 'refunds' }],
         ['get_briefing', { prompt: 'refunds' }],
         ['get_rag_context', { query: 'refunds' }],
+        ['verify_citations', { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] }],
       ] as const) {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
         expect(result.structuredContent).toBeUndefined();

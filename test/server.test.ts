@@ -4,15 +4,15 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
-import { preparePacking, retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { HttpReranker, PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../src/refine/index.js';
+import { HttpReranker } from '../src/refine/index.js';
 import type { EmbeddingsLike } from '../src/retrieve/types.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
-import { closedPort } from './helpers/loopback.js';
+import { closedPort, startLoopback } from './helpers/loopback.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { createServer } from '../src/server/index.js';
-import { bearer, fixtureKeys, fixtureStore, KEYS } from './helpers/serve-fixtures.js';
+import { bearer, fixtureKeys, fixtureStore, KEYS, pipelineBundle } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;
 let app: FastifyInstance;
@@ -215,6 +215,11 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'not a bearer key', url: '/api/bundle?q=x', headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' }, status: 401, code: 'unauthorized' },
   { name: 'an unknown key', url: '/api/bundle?q=x', headers: bearer('not-a-configured-key-0000'), status: 401, code: 'unauthorized' },
   { name: 'a body over 1 MiB', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [{ id: 'a', text: 'x'.repeat(1024 * 1024), score: 1 }] }, status: 413, code: 'too_large' },
+  { name: 'an MCP message over 1 MiB', method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'x'.repeat(1024 * 1024) } } }, status: 413, code: 'too_large', message: /larger than 1048576 bytes/ },
+  { name: 'a prompt over 4096 characters', method: 'POST', url: '/api/briefing', payload: { prompt: longQuery }, status: 400, code: 'invalid_input', message: /^prompt must be at most 4096 characters$/ },
+  { name: 'a citation check with neither pack nor citations', method: 'POST', url: '/api/citations/verify', payload: {}, status: 400, code: 'invalid_input', message: /^Give exactly one of pack or citations$/ },
+  { name: 'a citation without its hash', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0' }] }, status: 400, code: 'invalid_input', message: /citations\.0\.textSha256/ },
+  { name: 'the inspector without q', url: '/inspect', status: 400, code: 'invalid_input', message: /^q is required$/ },
 ];
 
 describe('bad requests', () => {
@@ -245,35 +250,11 @@ describe('bad requests', () => {
 });
 
 describe('sentence selection, diversity and the server\'s reranker', () => {
-  /** The same bundle through the pipeline the CLI and the retrievers run: retrieval, refine stages, packing. */
-  async function pipelineBundle(
-    query: string,
-    options: { budget?: number; limit?: number; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
-  ): Promise<Pack> {
-    const retrieved = await retrieveCandidates(store, {
-      text: query,
-      mode: 'hybrid',
-      limit: options.limit ?? 50,
-      principals: [],
-      diversity: options.diversity,
-      rerank: options.rerank === undefined ? undefined : RerankStageSchema.parse(options.rerank),
-    });
-    const compress = options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
-    const inputs = await preparePacking(query, retrieved, compress);
-    return packBundle({
-      query,
-      candidates: retrieved.candidates,
-      maxTokens: options.budget ?? 2000,
-      degraded: inputs.degraded,
-      ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
-    });
-  }
-
   it('compress=sentences answers the pipeline\'s pack byte for byte (BM25 alone without embeddings), from GET and POST', async () => {
     const query = 'how much does express shipping cost';
     const get = await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
     expect(get.statusCode).toBe(200);
-    const expected = toCanonicalJson(await pipelineBundle(query, { budget: 300, compress: true }));
+    const expected = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true }));
     expect(get.body).toBe(expected);
     expect((await app.inject({ method: 'POST', url: '/api/bundle', payload: { q: query, budget: 300, compress: 'sentences' } })).body).toBe(expected);
     const pack = PackSchema.parse(JSON.parse(get.body));
@@ -294,7 +275,7 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
       const response = await withVectors.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
       expect(response.statusCode).toBe(200);
       expect(embeddings.documentCalls).toBe(1);
-      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(query, { budget: 300, compress: true, embeddings })));
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true, embeddings })));
     } finally {
       await withVectors.close();
     }
@@ -303,7 +284,7 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
   it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
     const get = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
     expect(get.statusCode).toBe(200);
-    expect(get.body).toBe(toCanonicalJson(await pipelineBundle('refunds', { limit: 2, diversity: 0.5 })));
+    expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, diversity: 0.5 })));
     const relevance = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
     const diverse = PackSchema.parse(JSON.parse(get.body));
     expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
@@ -344,7 +325,7 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
       const pack = PackSchema.parse(JSON.parse(response.body));
       expect(pack.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
       expect(pack.items.length).toBeGreaterThan(0);
-      expect(response.body).toBe(toCanonicalJson(await pipelineBundle('refunds', { budget: 300, rerank: down })));
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { budget: 300, rerank: down })));
       // Apart from the report, the same pack as without a reranker.
       const plain = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
       expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
@@ -492,6 +473,23 @@ describe('API keys', () => {
     expect(hashed.callerFor(KEYS.carol).kind).toBe('invalid');
   });
 
+  it('are read from --keys FILE, else from the LITM_PACK_API_KEYS variable', async () => {
+    const { loadApiKeys } = await import('../src/cli/commands/serve.js');
+    const saved = process.env.LITM_PACK_API_KEYS;
+    try {
+      process.env.LITM_PACK_API_KEYS = JSON.stringify({ keys: [{ id: 'from-env', key: KEYS.bob, principals: ['eng'] }] });
+      const fromEnvironment = await loadApiKeys(undefined);
+      expect(fromEnvironment?.callerFor(`Bearer ${KEYS.bob}`)).toMatchObject({ kind: 'key', id: 'from-env', principals: ['eng'] });
+      process.env.LITM_PACK_API_KEYS = '{"keys": [{"id": "x", "key": "short"}]}';
+      await expect(loadApiKeys(undefined)).rejects.toThrow(/^LITM_PACK_API_KEYS: .*key must have at least 16 characters/);
+      process.env.LITM_PACK_API_KEYS = '';
+      expect(await loadApiKeys(undefined)).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.LITM_PACK_API_KEYS;
+      else process.env.LITM_PACK_API_KEYS = saved;
+    }
+  });
+
   it('with --require-auth, answers 401 without a key and serves a valid key; /healthz stays open', async () => {
     const strict = await createServer({ store, apiKeys: fixtureKeys(), requireAuth: true, rateLimit: false });
     try {
@@ -523,6 +521,42 @@ describe('rate limits', () => {
       // Another client (an API key) has its own allowance; health checks are never limited.
       expect((await limited.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode).toBe(200);
       expect((await limited.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('defaults to 3 requests per second per client and 10 overall', async () => {
+    const defaults = await createServer({ store, apiKeys: fixtureKeys() });
+    try {
+      // Four clients (three keys and the anonymous caller), three requests each, all within one second.
+      const clients = [{}, bearer(KEYS.alice), bearer(KEYS.bob), bearer(KEYS.carol)];
+      const statuses: number[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        for (const headers of clients) statuses.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers })).statusCode);
+      }
+      expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
+      const fourth = await defaults.inject({ method: 'GET', url: '/api/openapi.json' });
+      expect(fourth.statusCode).toBe(429);
+      expect(json(fourth.body).error).toMatch(/at most (3|10) per 1000 ms/);
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('counts MCP tool calls at /mcp (429 with Retry-After), not the protocol\'s other messages', async () => {
+    const limited = await createServer({ store, rateLimit: { perClient: 2, global: 100, windowMs: 60_000 } });
+    const rpc = (id: number, method: string, params: unknown = {}) =>
+      limited.inject({ method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id, method, params } });
+    try {
+      const call = (id: number) => rpc(id, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds' } });
+      expect((await call(1)).statusCode).toBe(200);
+      for (let i = 0; i < 3; i += 1) expect((await rpc(10 + i, 'tools/list')).statusCode).toBe(200);
+      expect((await call(2)).statusCode).toBe(200);
+      const third = await call(3);
+      expect(third.statusCode).toBe(429);
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      expect(json(third.body)).toMatchObject({ code: 'rate_limited' });
     } finally {
       await limited.close();
     }
@@ -578,6 +612,11 @@ describe('store faults', () => {
         { method: 'GET' as const, url: '/api/bundle?q=refunds' },
         { method: 'GET' as const, url: '/api/bundle?q=refunds&format=md' },
         { method: 'POST' as const, url: '/api/briefing', payload: { prompt: 'refunds' } },
+        { method: 'GET' as const, url: '/api/briefing?pins=handbook/refunds.md' },
+        { method: 'GET' as const, url: '/api/bundle?q=refunds&debug=rankings&k=5' },
+        { method: 'GET' as const, url: '/api/bundle?q=refunds&compress=sentences' },
+        { method: 'GET' as const, url: '/inspect?q=refunds' },
+        { method: 'POST' as const, url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] } },
       ]) {
         const response = await faulty.inject(request);
         expect(response.statusCode).toBe(503);
@@ -589,6 +628,21 @@ describe('store faults', () => {
       expect((await faulty.inject({ method: 'POST', url: '/api/pack', payload: { query: 'q', candidates: [] } })).statusCode).toBe(200);
     } finally {
       await faulty.close();
+    }
+  });
+
+  it('answers 503 timeout when the store accepts the connection and never answers', async () => {
+    const silent = await startLoopback(() => undefined);
+    const slow = new QdrantHybridStore({ url: silent.url, collection: 'docs', retries: 0, timeoutMs: 300 });
+    const faulty = await createServer({ store: slow, rateLimit: false });
+    try {
+      const response = await faulty.inject({ method: 'GET', url: '/api/bundle?q=refunds' });
+      expect(response.statusCode).toBe(503);
+      expect(json(response.body)).toEqual({ error: 'The store could not answer (timeout); try again later', code: 'timeout', issues: [] });
+      expect(silent.requests.length).toBeGreaterThan(0);
+    } finally {
+      await faulty.close();
+      await silent.close();
     }
   });
 });

@@ -4,19 +4,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PackSchema, packBundle, toCanonicalJson, type Pack } from '../../src/index.js';
+import { PackSchema, toCanonicalJson } from '../../src/index.js';
 import { OpenAICompatibleEmbeddings } from '../../src/embeddings/openai-compatible.js';
-import { preparePacking, retrieveCandidates } from '../../src/pipeline/retrieve.js';
-import { HttpReranker, PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../../src/refine/index.js';
+import { HttpReranker } from '../../src/refine/index.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import type { EmbeddingsLike } from '../../src/retrieve/types.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
-import { FIXED_NOW, PUBLIC_DOCS } from '../helpers/serve-fixtures.js';
+import { FIXED_NOW, PUBLIC_DOCS, pipelineBundle, spawnServe } from '../helpers/serve-fixtures.js';
 
 const base = inject('modelUrl');
 
@@ -31,26 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
-
-/** The same bundle through the pipeline the CLI and the retrievers run. */
-async function pipelineBundle(query: string, options: { budget: number; rerank?: RerankStage; embeddings?: EmbeddingsLike; compress?: boolean }): Promise<Pack> {
-  const retrieved = await retrieveCandidates(store, {
-    text: query,
-    mode: 'hybrid',
-    limit: 50,
-    principals: [],
-    rerank: options.rerank === undefined ? undefined : RerankStageSchema.parse(options.rerank),
-  });
-  const compress = options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
-  const inputs = await preparePacking(query, retrieved, compress);
-  return packBundle({
-    query,
-    candidates: retrieved.candidates,
-    maxTokens: options.budget,
-    degraded: inputs.degraded,
-    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
-  });
-}
 
 async function mcpClient(server: RunningServer): Promise<Client> {
   const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
@@ -69,7 +46,7 @@ describe('a server with a real reranker', () => {
       const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(QUERY)}&budget=300`)).text();
       const pack = PackSchema.parse(JSON.parse(rest));
       expect(pack.degraded).toEqual([]);
-      expect(rest).toBe(toCanonicalJson(await pipelineBundle(QUERY, { budget: 300, rerank })));
+      expect(rest).toBe(toCanonicalJson(await pipelineBundle(store, QUERY, { budget: 300, rerank })));
       // The packing score is the model's: the same scores the reranker gives these texts directly.
       const direct = await new HttpReranker({ url: `${base}/rerank` }).rerank(QUERY, pack.items.map((item) => item.text));
       expect(pack.items.map((item) => item.score)).toEqual(direct.sort((a, b) => a.index - b.index).map((r) => expect.closeTo(r.score, 6)));
@@ -98,7 +75,7 @@ describe('a server with a real reranker', () => {
       expect(response.status).toBe(200);
       const pack = PackSchema.parse(await response.json());
       expect(pack.degraded).toEqual([{ stage: 'rerank', code }]);
-      const unranked = await pipelineBundle(QUERY, { budget: 300 });
+      const unranked = await pipelineBundle(store, QUERY, { budget: 300 });
       expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...unranked, packHash: '' });
       const mcp = (await client.callTool({ name: 'assemble_bundle', arguments: { query: QUERY, budget: 300 } })) as CallToolResult;
       expect(mcp.isError).not.toBe(true);
@@ -119,7 +96,7 @@ describe('a server with real sentence embeddings', () => {
       expect(response.status).toBe(200);
       const body = await response.text();
       expect(PackSchema.parse(JSON.parse(body)).degraded).toEqual([]);
-      expect(body).toBe(toCanonicalJson(await pipelineBundle('what does express shipping cost', { budget: 300, compress: true, embeddings })));
+      expect(body).toBe(toCanonicalJson(await pipelineBundle(store, 'what does express shipping cost', { budget: 300, compress: true, embeddings })));
     } finally {
       await server.close();
     }
@@ -128,38 +105,21 @@ describe('a server with real sentence embeddings', () => {
 
 describe('litm-pack serve --rerank-url', () => {
   it('reranks with the flags\' reranker (protocol from the URL, top N), as the pipeline does with the same stage', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--store', work, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--rerank-url', `${base}/v1/rerank`, '--rerank-top-n', '3', '--rerank-timeout', '20000'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const serve = await spawnServe(['--store', work, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--rerank-url', `${base}/v1/rerank`, '--rerank-top-n', '3', '--rerank-timeout', '20000']);
+    const { url } = serve;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 60_000);
-        child.stderr.on('data', () => {
-          const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1] as string);
-          }
-        });
-        child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-      });
-      expect(stderr).toContain(`reranking with ${base}/v1/rerank`);
+      expect(serve.stderr()).toContain(`reranking with ${base}/v1/rerank`);
       const body = await (await fetch(`${url}/api/bundle?q=${encodeURIComponent(QUERY)}&budget=2000`)).text();
       const pack = PackSchema.parse(JSON.parse(body));
       expect(pack.degraded).toEqual([]);
       // Only the top 3 are reranked, and only they are packed.
       expect(pack.items).toHaveLength(3);
       const stage = { reranker: new HttpReranker({ url: `${base}/v1/rerank`, protocol: 'cohere' }), topN: 3 };
-      expect(body).toBe(toCanonicalJson(await pipelineBundle(QUERY, { budget: 2000, rerank: stage })));
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(body).toBe(toCanonicalJson(await pipelineBundle(store, QUERY, { budget: 2000, rerank: stage })));
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      serve.kill();
     }
   });
 });
