@@ -20,7 +20,7 @@ import { HttpReranker } from '../src/refine/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
-import { closedPort } from './helpers/loopback.js';
+import { closedPort, sendJson, startLoopback } from './helpers/loopback.js';
 import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, pipelineBundle } from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -264,8 +264,8 @@ describe('the README\'s MCP host configuration', () => {
   });
 });
 
-describe('litm-pack mcp --rerank-url (a reranker that refuses connections)', () => {
-  it('degrades every pack visibly instead of failing it, and logs the degradation', async () => {
+describe('litm-pack mcp --rerank-url', () => {
+  it('degrades every pack visibly when the reranker refuses connections, instead of failing it, and logs the degradation', async () => {
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     const log = join(work, 'rerank.log');
     await client.connect(
@@ -294,6 +294,50 @@ describe('litm-pack mcp --rerank-url (a reranker that refuses connections)', () 
       expect(lines.map((line) => line.degraded)).toEqual([[{ stage: 'rerank', code: 'connection_failed' }], [{ stage: 'rerank', code: 'connection_failed' }], undefined]);
     } finally {
       await client.close();
+    }
+  });
+
+  it('on SIGTERM answers the tool call in flight (waiting on its reranker) before it exits, and logs it whole', async () => {
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reranker = await startLoopback((request, response) => {
+      entered();
+      const texts = (request.body as { texts: string[] }).texts;
+      void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
+    });
+    const log = join(work, 'sigterm.log');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BUILT_CLI, 'mcp', '--store', storeDir, '--rerank-url', `${reranker.url}/rerank`, '--rerank-timeout', '60000', '--log', log],
+      stderr: 'pipe',
+    });
+    let transportClosed = false;
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      client.onclose = () => (transportClosed = true);
+      const { tools } = await client.listTools();
+      const inFlight = call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300 });
+      await reached;
+      process.kill(transport.pid as number, 'SIGTERM');
+      await new Promise((done) => setTimeout(done, 300));
+      expect(transportClosed).toBe(false);
+      release();
+      const pack = packOf(await inFlight);
+      expect(pack.degraded).toEqual([]);
+      expect(pack.items.length).toBeGreaterThan(0);
+      expect(pack.items.every((item) => Number.isInteger(item.score) && item.score > 0 && item.score <= 10)).toBe(true);
+      for (let i = 0; i < 100 && !transportClosed; i += 1) await new Promise((done) => setTimeout(done, 50));
+      expect(transportClosed).toBe(true);
+      const lines = (await readFile(log, 'utf8')).split('\n');
+      expect(lines.pop()).toBe('');
+      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ tool: 'assemble_bundle', items: pack.items.length, usedTokens: pack.budget.usedTokens })]);
+    } finally {
+      release();
+      await client.close();
+      await reranker.close();
     }
   });
 
