@@ -585,12 +585,19 @@ describe('request log', () => {
         await logged.inject({ method: 'GET', url: '/api/bundle?q=refunds%20policy&budget=50', headers: bearer(KEYS.alice) });
         await logged.inject({ method: 'GET', url: '/api/bundle?q=x&budget=0' });
         await logged.inject({ method: 'GET', url: '/healthz' });
+        await logged.inject({
+          method: 'POST',
+          url: '/mcp',
+          headers: { accept: 'application/json, text/event-stream', ...bearer(KEYS.bob) },
+          payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'refunds policy', max_tokens: 60 } } },
+        });
       } finally {
         await logged.close();
       }
-      expect(lines).toHaveLength(3);
+      expect(lines).toHaveLength(4);
       expect(lines.every((line) => line.endsWith('\n') && line.indexOf('\n') === line.length - 1)).toBe(true);
-      const [ok, bad, health] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const [ok, bad, health, tool] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(tool).toMatchObject({ method: 'POST', route: '/mcp', tool: 'get_rag_context', status: 200, principal: 'bob', budget: 60, items: expect.any(Number), confidence: expect.any(String) });
       expect(ok).toMatchObject({ method: 'GET', route: '/api/bundle', status: 200, principal: 'alice', budget: 50, budgetBound: true, confidence: expect.any(String) });
       expect(ok?.usedTokens as number).toBeLessThanOrEqual(50);
       expect(ok?.items as number).toBeGreaterThan(0);
