@@ -3,7 +3,7 @@
  * citation checks) out, or a typed error. The HTTP API, the MCP tools and the library call these, so one
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
 import { preparePacking, retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
@@ -62,7 +62,7 @@ function rerankFor(request: { rerank?: boolean | undefined }, context: ServiceCo
  */
 function compressFor(request: { compress: 'none' | 'sentences' }, context: ServiceContext): ParsedPipelineCompress | undefined {
   if (request.compress === 'none') return undefined;
-  return PipelineCompressSchema.parse({ mode: request.compress, ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }) });
+  return parseOrThrow(PipelineCompressSchema, { mode: request.compress, ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }) }, 'compress');
 }
 
 interface PackingParameters {
