@@ -7,6 +7,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.mjs scripts/build-rank-tables.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -14,10 +15,8 @@ FROM node:20-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Runtime dependencies, and the Qdrant client (an optional peer the server needs to read Qdrant).
-RUN npm ci --omit=dev \
- && npm install --omit=dev --no-save @qdrant/js-client-rest@1.18.0 \
- && npm cache clean --force
+# Runtime dependencies only: the Qdrant store speaks Qdrant's REST API itself, so no optional peer is needed.
+RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 8787

@@ -12,11 +12,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
+import { DEGRADED_META_KEY } from '../src/mcp/index.js';
+import { assembleBriefing } from '../src/pipeline/briefing.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
-import { RagContextSchema, startServer, type RunningServer } from '../src/server/index.js';
+import { HttpReranker } from '../src/refine/index.js';
+import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
-import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys } from './helpers/serve-fixtures.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { closedPort, sendJson, startLoopback } from './helpers/loopback.js';
+import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, pipelineBundle } from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUILT_CLI = join(ROOT, 'dist/cli/main.js');
@@ -111,6 +116,17 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(24_000);
     const briefing = tools.find((t) => t.name === 'get_briefing');
     expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
+    // The refine stages' parameters on every tool that retrieves, and pack.degraded in the pack tools' answers.
+    for (const name of ['assemble_bundle', 'get_briefing', 'get_rag_context']) {
+      const properties = tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { enum?: string[]; minimum?: number; maximum?: number; type?: string }>;
+      expect(properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
+      expect(properties.diversity).toMatchObject({ minimum: 0, maximum: 1 });
+      expect(properties.rerank).toMatchObject({ type: 'boolean' });
+    }
+    for (const name of ['assemble_bundle', 'get_briefing', 'pack_candidates']) {
+      expect(tools.find((t) => t.name === name)?.outputSchema?.required).toContain('degraded');
+    }
+    expect(Object.keys(tools.find((t) => t.name === 'get_rag_context')?.outputSchema?.properties ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
   });
 
   it('answers every tool with structured content that validates against its output schema', async () => {
@@ -145,7 +161,14 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       code: 'invalid_input',
       error: 'A briefing needs at least one of prompt, pins or clusters',
     });
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', compress: 'sentences' } }) as CallToolResult)).toMatchObject({ code: 'unsupported' });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', rerank: true } }) as CallToolResult)).toMatchObject({
+      code: 'unsupported',
+      error: expect.stringMatching(/^rerank: no reranker is configured on this server/),
+    });
+    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { pins: ['handbook/refunds.md'], compress: 'sentences' } }) as CallToolResult)).toMatchObject({
+      code: 'invalid_input',
+      error: expect.stringMatching(/^compress works on the prompt's results/),
+    });
     expect(errorBody(await client.callTool({ name: 'verify_citations', arguments: {} }) as CallToolResult)).toMatchObject({ code: 'invalid_input' });
     expect(errorBody(await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } }) as CallToolResult)).toMatchObject({ code: 'unsupported_mode' });
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
@@ -182,6 +205,146 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     } finally {
       await server.close();
     }
+  });
+
+  it('selects sentences (BM25 alone: this server has no embeddings) with the same bytes as REST, the CLI and the pipeline', async () => {
+    const query = 'how much does express shipping cost';
+    const server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
+    try {
+      const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
+      const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      const cli = await runCli(['bundle', query, '--store', storeDir, '--budget', '300', '--principals', 'hr', '--compress', 'sentences', '--json']);
+      const library = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, principals: ['hr'], compress: true }));
+      expect(mcp).toBe(library);
+      expect(rest).toBe(library);
+      expect(cli.stdout.trim()).toBe(library);
+      expect(PackSchema.parse(JSON.parse(library)).citations.some((c) => c.keptTextSha256 !== undefined && c.keptTextSha256 !== c.textSha256)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses diversity on a store without embeddings with the library\'s own error', async () => {
+    const result = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds', diversity: 0.5 } })) as CallToolResult;
+    const library = await store.search({ text: 'refunds', mode: 'hybrid', limit: 50, diversity: 0.5 }).then(
+      () => null,
+      (error: Error & { code: string }) => ({ code: error.code, message: error.message }),
+    );
+    expect(library?.code).toBe('unsupported');
+    expect(errorBody(result)).toMatchObject({ code: 'unsupported', error: library?.message });
+  });
+});
+
+describe('the README\'s MCP host configuration', () => {
+  it('starts a server an MCP client can use, reading as the principals it names', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## MCP server (agent hosts)'));
+    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '{}') as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const entry = config.mcpServers['litm-pack'];
+    expect(entry?.command).toBe('npx');
+    expect(entry?.args.slice(0, 2)).toEqual(['litm-pack', 'mcp']);
+    const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(resolve(ROOT, manifest.bin['litm-pack'] as string)).toBe(BUILT_CLI);
+    // `npx litm-pack` runs the package's bin, dist/cli/main.js; the store path is the user's.
+    const args = (entry?.args ?? []).slice(1).map((arg) => (arg === '/path/to/.litm-store' ? storeDir : arg));
+    expect(args).toContain(storeDir);
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BUILT_CLI, ...args], stderr: 'pipe' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+      const principals = args[args.indexOf('--principals') + 1];
+      const result = await call(client, tools, 'assemble_bundle', { query: `${ENG_MARKER} shipping`, mode: 'lexical' });
+      const sources = packOf(result).items.map((item) => item.sourceId);
+      expect(sources.includes('eng/roadmap.md')).toBe(principals === 'eng');
+      expect(sources).not.toContain('hr/salaries.md');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('litm-pack mcp --rerank-url', () => {
+  it('degrades every pack visibly when the reranker refuses connections, instead of failing it, and logs the degradation', async () => {
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    const log = join(work, 'rerank.log');
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BUILT_CLI, 'mcp', '--store', storeDir, '--rerank-url', `http://127.0.0.1:${await closedPort()}/rerank`, '--rerank-timeout', '5000', '--log', log],
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      const bundle = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300 }));
+      expect(bundle.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(bundle.items.length).toBeGreaterThan(0);
+      const plain = await pipelineBundle(store, 'refunds', { budget: 300, principals: [] });
+      expect({ ...bundle, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
+      const rag = await call(client, tools, 'get_rag_context', { query: 'refunds', max_tokens: 200 });
+      expect(rag._meta?.[DEGRADED_META_KEY]).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      const off = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300, rerank: false }));
+      expect(toCanonicalJson(off)).toBe(toCanonicalJson(plain));
+      let lines: Record<string, unknown>[] = [];
+      for (let attempt = 0; attempt < 50 && lines.length < 3; attempt += 1) {
+        lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+        if (lines.length < 3) await new Promise((done) => setTimeout(done, 100));
+      }
+      expect(lines.map((line) => line.degraded)).toEqual([[{ stage: 'rerank', code: 'connection_failed' }], [{ stage: 'rerank', code: 'connection_failed' }], undefined]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('on SIGTERM answers the tool call in flight (waiting on its reranker) before it exits, and logs it whole', async () => {
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reranker = await startLoopback((request, response) => {
+      entered();
+      const texts = (request.body as { texts: string[] }).texts;
+      void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
+    });
+    const log = join(work, 'sigterm.log');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BUILT_CLI, 'mcp', '--store', storeDir, '--rerank-url', `${reranker.url}/rerank`, '--rerank-timeout', '60000', '--log', log],
+      stderr: 'pipe',
+    });
+    let transportClosed = false;
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      client.onclose = () => (transportClosed = true);
+      const { tools } = await client.listTools();
+      const inFlight = call(client, tools, 'assemble_bundle', { query: 'refunds', budget: 300 });
+      await reached;
+      process.kill(transport.pid as number, 'SIGTERM');
+      await new Promise((done) => setTimeout(done, 300));
+      expect(transportClosed).toBe(false);
+      release();
+      const pack = packOf(await inFlight);
+      expect(pack.degraded).toEqual([]);
+      expect(pack.items.length).toBeGreaterThan(0);
+      expect(pack.items.every((item) => Number.isInteger(item.score) && item.score > 0 && item.score <= 10)).toBe(true);
+      for (let i = 0; i < 100 && !transportClosed; i += 1) await new Promise((done) => setTimeout(done, 50));
+      expect(transportClosed).toBe(true);
+      const lines = (await readFile(log, 'utf8')).split('\n');
+      expect(lines.pop()).toBe('');
+      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ tool: 'assemble_bundle', items: pack.items.length, usedTokens: pack.budget.usedTokens })]);
+    } finally {
+      release();
+      await client.close();
+      await reranker.close();
+    }
+  });
+
+  it('refuses reranker flags without --rerank-url', async () => {
+    const result = await runCli(['mcp', '--store', storeDir, '--rerank-top-n', '10', '--rerank-timeout', '100']);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe('litm-pack: --rerank-top-n, --rerank-timeout need --rerank-url URL');
   });
 });
 
@@ -231,6 +394,65 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     }
   });
 
+  it('selects sentences and diversifies with the same bytes as REST and the pipeline (a store with embeddings)', async () => {
+    const embedded = await fixtureStore({ restricted: true });
+    const embeddings = new FakeEmbeddings();
+    const vectors = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${vectors.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      const { tools } = await client.listTools();
+      const rest = (query: string) => fetch(`${vectors.url}/api/bundle?${query}`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      const query = 'how much does express shipping cost';
+
+      const compressed = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
+      const compressedLibrary = toCanonicalJson(await pipelineBundle(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }));
+      expect(compressed).toBe(compressedLibrary);
+      expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
+
+      const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
+      expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
+      expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
+      // MMR trades the second refunds chunk for the shipping one.
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
+      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'] });
+      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
+
+      const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
+      expect(rag).toEqual(ragContextOf(await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
+
+      const briefing = packOf(await call(client, tools, 'get_briefing', { prompt: query, compress: 'sentences', diversity: 0.5, budget: 500 }));
+      const { pack } = await assembleBriefing({ store: embedded, prompt: query, principals: ['hr'], compress: { mode: 'sentences', embeddings }, diversity: 0.5, embeddings, maxTokens: 500 });
+      expect(toCanonicalJson(briefing)).toBe(toCanonicalJson(pack));
+    } finally {
+      await client.close();
+      await vectors.close();
+    }
+  });
+
+  it('a reranker fault degrades the pack, never fails it: pack.degraded on the pack tools, _meta on get_rag_context', async () => {
+    const down = { reranker: new HttpReranker({ url: `http://127.0.0.1:${await closedPort()}/v1/rerank` }) };
+    const reranking = await startServer({ store, rateLimit: false, rerank: down });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${reranking.url}/mcp`)));
+      const { tools } = await client.listTools();
+      const expected = [{ stage: 'rerank', code: 'connection_failed' }];
+      expect(packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds' })).degraded).toEqual(expected);
+      expect(packOf(await call(client, tools, 'get_briefing', { prompt: 'refunds' })).degraded).toEqual(expected);
+      const rag = await call(client, tools, 'get_rag_context', { query: 'refunds' });
+      expect(rag._meta?.[DEGRADED_META_KEY]).toEqual(expected);
+      expect(Object.keys(rag.structuredContent ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
+      const plain = await call(client, tools, 'get_rag_context', { query: 'refunds', rerank: false });
+      expect(plain._meta?.[DEGRADED_META_KEY]).toBeUndefined();
+      expect(plain.structuredContent).toEqual(rag.structuredContent);
+    } finally {
+      await client.close();
+      await reranking.close();
+    }
+  });
+
   it('an unknown key cannot connect (401 unauthorized)', async () => {
     await expect(connect('not-a-configured-key-0000')).rejects.toThrow(/"code":"unauthorized"/);
   });
@@ -249,6 +471,7 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
         ['assemble_bundle', { query: 'refunds' }],
         ['get_briefing', { prompt: 'refunds' }],
         ['get_rag_context', { query: 'refunds' }],
+        ['verify_citations', { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] }],
       ] as const) {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
         expect(result.structuredContent).toBeUndefined();

@@ -9,7 +9,8 @@ import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Candid
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { startServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
-import { FIXED_NOW, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
+import { sendJson, startLoopback } from './helpers/loopback.js';
+import { FIXED_NOW, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, spawnServe } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;
 beforeAll(async () => {
@@ -131,42 +132,74 @@ describe('litm-pack serve', () => {
     const keys = join(work, 'keys.json');
     await writeFile(keys, JSON.stringify({ keys: [{ id: 'alice', key: KEYS.alice, principals: ['hr'] }] }));
     const log = join(work, 'requests.log');
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--store', storeDir, '--port', '0', '--keys', keys, '--require-auth', '--log', log, '--idf-corpus', 'visible'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const serve = await spawnServe(['--store', storeDir, '--port', '0', '--keys', keys, '--require-auth', '--log', log, '--idf-corpus', 'visible']);
+    const { url } = serve;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 60_000);
-        child.stderr.on('data', () => {
-          const match = /on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1] as string);
-          }
-        });
-        child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-      });
-      expect(stderr).toContain('1 API keys, required');
+      expect(serve.stderr()).toContain('1 API keys, required');
       expect((await fetch(`${url}/api/bundle?q=refunds`)).status).toBe(401);
       const keyed = await fetch(`${url}/api/bundle?q=refunds&mode=lexical`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
       expect(keyed.status).toBe(200);
       const pack = PackSchema.parse(await keyed.json());
       expect(pack.items.some((item) => item.sourceId === 'hr/salaries.md')).toBe(true);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(stderr).toContain('SIGTERM: finishing requests in flight');
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      expect(serve.stderr()).toContain('SIGTERM: finishing requests in flight');
       const lines = (await readFile(log, 'utf8')).split('\n');
       expect(lines.pop()).toBe('');
       expect(lines.map((line) => (JSON.parse(line) as { status: number; principal: string }).status)).toEqual([401, 200]);
       expect(JSON.parse(lines[1] as string)).toMatchObject({ principal: 'alice', route: '/api/bundle' });
       expect(lines.join('\n')).not.toContain('refunds');
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      serve.kill();
+    }
+  });
+
+  it('on SIGTERM finishes the request in flight (here: waiting on its reranker) with its whole pack, refuses new connections, and logs it to stdout with --log-queries', async () => {
+    const storeDir = join(work, 'sigterm-store');
+    await mkdir(storeDir);
+    const writer = new MemoryHybridStore({ now: FIXED_NOW });
+    await writer.addDocuments(PUBLIC_DOCS);
+    await writer.save(join(storeDir, 'store.json'));
+    // A TEI /rerank endpoint that holds its answer until the test releases it: the request stays in flight.
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reranker = await startLoopback((request, response) => {
+      entered();
+      const texts = (request.body as { texts: string[] }).texts;
+      void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
+    });
+    const serve = await spawnServe(['--store', storeDir, '--port', '0', '--no-rate-limits', '--log-queries', '--rerank-url', `${reranker.url}/rerank`, '--rerank-timeout', '60000']);
+    const { url } = serve;
+    try {
+      const inFlight = fetch(`${url}/api/bundle?q=refunds&budget=300`);
+      await reached;
+      serve.child.kill('SIGTERM');
+      for (let i = 0; i < 100 && !serve.stderr().includes('SIGTERM: finishing requests in flight'); i += 1) await new Promise((done) => setTimeout(done, 50));
+      expect(serve.stderr()).toContain('SIGTERM: finishing requests in flight');
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+      expect(serve.child.exitCode).toBeNull();
+      release();
+      const response = await inFlight;
+      expect(response.status).toBe(200);
+      const pack = PackSchema.parse(await response.json());
+      // The whole pack, reranked: the reranker's scores, nothing degraded.
+      expect(pack.degraded).toEqual([]);
+      expect(pack.items.length).toBeGreaterThan(0);
+      expect(pack.items.every((item) => item.score <= 10 && item.score > 0 && Number.isInteger(item.score))).toBe(true);
+      expect(await serve.exited).toBe(0);
+      expect(serve.stderr()).toContain('litm-pack: stopped');
+      // One whole JSON line on stdout, with the query (--log-queries).
+      expect(serve.stdout().endsWith('\n')).toBe(true);
+      const lines = serve.stdout().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ route: '/api/bundle', status: 200, principal: 'anonymous', query: 'refunds', budget: 300, items: pack.items.length, usedTokens: pack.budget.usedTokens, budgetBound: pack.truncated, confidence: pack.coverage.confidence });
+      expect(typeof lines[0]?.latencyMs).toBe('number');
+    } finally {
+      serve.kill();
+      release();
+      await reranker.close();
     }
   });
 
@@ -177,35 +210,23 @@ describe('litm-pack serve', () => {
     await writer.addDocuments(PUBLIC_DOCS);
     await writer.save(join(storeDir, 'store.json'));
     const log = join(work, 'cluster.log');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--store', storeDir, '--port', '0', '--workers', '2', '--no-rate-limits', '--log', log], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const serve = await spawnServe(['--store', storeDir, '--port', '0', '--workers', '2', '--no-rate-limits', '--log', log], {
+      listening: /on (http:\/\/127\.0\.0\.1:\d+) with 2 workers/,
+      timeoutMs: 90_000,
     });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { url } = serve;
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve --workers did not start: ${stderr}`)), 90_000);
-        child.stderr.on('data', () => {
-          const match = /on (http:\/\/127\.0\.0\.1:\d+) with 2 workers/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1] as string);
-          }
-        });
-        child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
-      });
       // Separate connections, so both workers answer.
       const statuses = await Promise.all(Array.from({ length: 8 }, () => fetch(`${url}/api/bundle?q=refunds`, { headers: { connection: 'close' } }).then((r) => r.status)));
       expect(statuses).toEqual(Array(8).fill(200));
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(stderr).toContain('litm-pack: stopped');
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).toBe(0);
+      expect(serve.stderr()).toContain('litm-pack: stopped');
       const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
       expect(lines).toHaveLength(8);
       expect(lines.every((line) => (JSON.parse(line) as { status: number }).status === 200)).toBe(true);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      serve.kill();
     }
   }, 120_000);
 
@@ -225,6 +246,12 @@ describe('litm-pack serve', () => {
     const workers = await runCli(['serve', '--store', work, '--workers', '2']);
     expect(workers.code).toBe(2);
     expect(workers.stderr).toMatch(/--workers above 1 needs --no-rate-limits/);
+    const rerank = await runCli(['serve', '--store', work, '--rerank-model', 'm']);
+    expect(rerank.code).toBe(2);
+    expect(rerank.stderr.trim()).toBe('litm-pack: --rerank-model needs --rerank-url URL');
+    const badUrl = await runCli(['serve', '--store', work, '--rerank-url', 'localhost:8080']);
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toMatch(/--rerank-url must be an http\(s\) URL/);
   });
 });
 

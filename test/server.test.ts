@@ -2,14 +2,17 @@
 // a matrix of bad requests, auth, rate limits, the request log and store faults.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
-import { createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack } from '../src/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
+import { HttpReranker } from '../src/refine/index.js';
+import type { EmbeddingsLike } from '../src/retrieve/types.js';
+import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { closedPort, startLoopback } from './helpers/loopback.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { createServer } from '../src/server/index.js';
-import { bearer, fixtureKeys, fixtureStore, KEYS } from './helpers/serve-fixtures.js';
+import { bearer, fixtureKeys, fixtureStore, KEYS, pipelineBundle } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;
 let app: FastifyInstance;
@@ -134,6 +137,18 @@ describe('GET /api/openapi.json', () => {
     expect(budget?.schema?.maximum).toBe(24_000);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(briefingBudget?.schema).toMatchObject({ default: 6000, maximum: 24_000 });
+    // The refine stages' parameters, on every route that retrieves, and pack.degraded in the Pack schema.
+    for (const route of ['/api/bundle', '/api/briefing', '/inspect']) {
+      const parameters = doc.paths[route]?.get?.parameters ?? [];
+      expect(parameters.find((p) => p.name === 'compress')?.schema).toMatchObject({ enum: ['none', 'sentences'], default: 'none' });
+      expect(parameters.find((p) => p.name === 'diversity')?.schema).toMatchObject({ minimum: 0, maximum: 1 });
+      expect(parameters.find((p) => p.name === 'rerank')?.schema).toMatchObject({ type: 'boolean' });
+    }
+    const packBody = (doc.paths['/api/pack'] as unknown as { post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, object> } } } } } }).post.requestBody.content['application/json'].schema;
+    expect(packBody.properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
+    const packSchema = doc.components.schemas.Pack as { required: string[]; properties: Record<string, { items?: { required?: string[] } }> };
+    expect(packSchema.required).toContain('degraded');
+    expect(packSchema.properties.degraded?.items?.required?.sort()).toEqual(['code', 'stage']);
     const ajv = new Ajv2020({ strict: false });
     const validatePack = ajv.compile(doc.components.schemas.Pack as object);
     const pack = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds' })).body);
@@ -174,6 +189,13 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'a string budget in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', budget: '100' }, status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
   { name: 'diversity out of range', url: '/api/bundle?q=x&diversity=2', status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
   { name: 'rerank not a boolean', url: '/api/bundle?q=x&rerank=maybe', status: 400, code: 'invalid_input', message: /^rerank must be true or false$/ },
+  { name: 'rerank on a server without a reranker', url: '/api/bundle?q=x&rerank=true', status: 400, code: 'unsupported', message: /^rerank: no reranker is configured on this server/ },
+  { name: 'unknown compress mode', url: '/api/bundle?q=x&compress=words', status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
+  { name: 'diversity below 0 in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', diversity: -0.1 }, status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
+  { name: 'diversity on a store without embeddings', url: '/api/bundle?q=x&diversity=0.5', status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
+  { name: 'diversity in a briefing on a store without embeddings', method: 'POST', url: '/api/briefing', payload: { prompt: 'x', diversity: 0.3 }, status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
+  { name: 'compress in a briefing without a prompt', url: '/api/briefing?pins=handbook/refunds.md&compress=sentences', status: 400, code: 'invalid_input', message: /^compress works on the prompt's results/ },
+  { name: 'unknown compress mode on a pack', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], compress: 'summary' }, status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
   { name: 'context_format against format', url: '/api/bundle?q=x&format=md&context_format=xml', status: 400, code: 'invalid_input', message: /^context_format "xml" contradicts format "md"/ },
   { name: 'k without debug', url: '/api/bundle?q=x&k=10', status: 400, code: 'invalid_input', message: /^k applies to debug=rankings only$/ },
   { name: 'dense mode without embeddings', url: '/api/bundle?q=x&mode=dense', status: 400, code: 'unsupported_mode' },
@@ -193,6 +215,11 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'not a bearer key', url: '/api/bundle?q=x', headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' }, status: 401, code: 'unauthorized' },
   { name: 'an unknown key', url: '/api/bundle?q=x', headers: bearer('not-a-configured-key-0000'), status: 401, code: 'unauthorized' },
   { name: 'a body over 1 MiB', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [{ id: 'a', text: 'x'.repeat(1024 * 1024), score: 1 }] }, status: 413, code: 'too_large' },
+  { name: 'an MCP message over 1 MiB', method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'x'.repeat(1024 * 1024) } } }, status: 413, code: 'too_large', message: /larger than 1048576 bytes/ },
+  { name: 'a prompt over 4096 characters', method: 'POST', url: '/api/briefing', payload: { prompt: longQuery }, status: 400, code: 'invalid_input', message: /^prompt must be at most 4096 characters$/ },
+  { name: 'a citation check with neither pack nor citations', method: 'POST', url: '/api/citations/verify', payload: {}, status: 400, code: 'invalid_input', message: /^Give exactly one of pack or citations$/ },
+  { name: 'a citation without its hash', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0' }] }, status: 400, code: 'invalid_input', message: /citations\.0\.textSha256/ },
+  { name: 'the inspector without q', url: '/inspect', status: 400, code: 'invalid_input', message: /^q is required$/ },
 ];
 
 describe('bad requests', () => {
@@ -222,25 +249,124 @@ describe('bad requests', () => {
   });
 });
 
-describe('parameters of stages this build cannot run', () => {
-  it.each([
-    ['/api/bundle?q=x&compress=sentences', 'compress'],
-    ['/api/bundle?q=x&rerank=true', 'rerank'],
-    ['/api/bundle?q=x&diversity=0.5', 'diversity'],
-    ['/api/briefing?prompt=x&compress=sentences', 'compress'],
-  ])('%s answers 400 unsupported naming %s, never a pack that ignores it', async (url, parameter) => {
-    const response = await app.inject({ method: 'GET', url });
-    expect(response.statusCode).toBe(400);
-    const body = json(response.body) as { code: string; error: string };
-    expect(body.code).toBe('unsupported');
-    expect(body.error.startsWith(`${parameter}:`)).toBe(true);
+describe('sentence selection, diversity and the server\'s reranker', () => {
+  it('compress=sentences answers the pipeline\'s pack byte for byte (BM25 alone without embeddings), from GET and POST', async () => {
+    const query = 'how much does express shipping cost';
+    const get = await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+    expect(get.statusCode).toBe(200);
+    const expected = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true }));
+    expect(get.body).toBe(expected);
+    expect((await app.inject({ method: 'POST', url: '/api/bundle', payload: { q: query, budget: 300, compress: 'sentences' } })).body).toBe(expected);
+    const pack = PackSchema.parse(JSON.parse(get.body));
+    // Selection did select: the shipping chunk keeps its two sentences about cost, each cited by its span.
+    const shipping = pack.items.findIndex((item) => item.sourceId === 'handbook/shipping.md');
+    expect(pack.items[shipping]?.text).toBe('Shipping is free above 50 euros. Express shipping costs 9 euros and takes one day.');
+    expect(pack.citations[shipping]?.spans).toHaveLength(2);
+    expect(pack.citations[shipping]?.keptTextSha256).not.toBe(pack.citations[shipping]?.textSha256);
+    expect(get.body).not.toBe((await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300` })).body);
+    expect(pack.degraded).toEqual([]);
   });
 
-  it('diversity 0 and rerank=false mean the stage is off, so they are accepted', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&diversity=0&rerank=false&compress=none' });
+  it('with the server\'s embeddings, sentence selection blends in sentence vectors, as the pipeline does with the same embeddings', async () => {
+    const embeddings = new FakeEmbeddings();
+    const withVectors = await createServer({ store, rateLimit: false, embeddings });
+    try {
+      const query = 'how much does express shipping cost';
+      const response = await withVectors.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      expect(response.statusCode).toBe(200);
+      expect(embeddings.documentCalls).toBe(1);
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true, embeddings })));
+    } finally {
+      await withVectors.close();
+    }
+  });
+
+  it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
+    const get = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
+    expect(get.statusCode).toBe(200);
+    expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, diversity: 0.5 })));
+    const relevance = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
+    const diverse = PackSchema.parse(JSON.parse(get.body));
+    expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
+    expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
+    // debug=rankings reports the same diversified search.
+    const debug = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
+    expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
+    expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+  });
+
+  it('a briefing takes compress and diversity as assembleBriefing does', async () => {
+    const response = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: 'sentences', diversity: 0.5, budget: 400 } });
     expect(response.statusCode).toBe(200);
+    const { pack } = await assembleBriefing({ store, principals: [], prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: { mode: 'sentences' }, diversity: 0.5, maxTokens: 400 });
+    expect(response.body).toBe(toCanonicalJson(pack));
+    expect(pack.items.find((item) => item.sourceId === 'handbook/shipping.md')?.text).not.toContain('prepaid label');
+    // The pin stays whole.
+    expect(pack.items.filter((item) => item.sourceId === 'handbook/refunds.md').map((item) => item.text).join(' ')).toContain('Gift cards are never refunded.');
   });
 
+  it('POST /api/pack selects sentences with BM25 alone, as packBundle does', async () => {
+    const candidates = [
+      { id: 'a#0', sourceId: 'a.md', text: 'Our shop sells many things. Refunds are issued within 14 days of a return. The cafe opens at nine. A receipt is needed for every refund.', score: 0.9 },
+    ];
+    const response = await app.inject({ method: 'POST', url: '/api/pack', payload: { query: 'how fast are refunds issued', candidates, budget: 200, compress: 'sentences' } });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe(toCanonicalJson(packBundle({ query: 'how fast are refunds issued', candidates, maxTokens: 200, compress: { mode: 'sentences' } })));
+    expect(PackSchema.parse(JSON.parse(response.body)).items[0]?.text).toContain(' … ');
+  });
+
+  it('a reranker that refuses connections degrades the pack instead of failing it: 200, the fused order, pack.degraded and the log say so', async () => {
+    const down = { reranker: new HttpReranker({ url: `http://127.0.0.1:${await closedPort()}/rerank` }), timeoutMs: 5000 };
+    const lines: string[] = [];
+    const reranking = await createServer({ store, rateLimit: false, rerank: down, log: { write: (line: string) => lines.push(line) } });
+    try {
+      const response = await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' });
+      expect(response.statusCode).toBe(200);
+      const pack = PackSchema.parse(JSON.parse(response.body));
+      expect(pack.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(pack.items.length).toBeGreaterThan(0);
+      expect(response.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { budget: 300, rerank: down })));
+      // Apart from the report, the same pack as without a reranker.
+      const plain = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
+      expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ status: 200, degraded: [{ stage: 'rerank', code: 'connection_failed' }] });
+      // rerank=false turns the server's reranker off for one request.
+      const off = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300&rerank=false' })).body));
+      expect(off).toEqual(plain);
+      // A briefing reranks its prompt's results; without a prompt it runs without the reranker.
+      const briefing = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/briefing?prompt=refunds' })).body));
+      expect(briefing.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
+      expect(briefing.caveats).toMatch(/rerank/);
+      const pinsOnly = await reranking.inject({ method: 'GET', url: '/api/briefing?pins=handbook/refunds.md' });
+      expect(pinsOnly.statusCode).toBe(200);
+      expect(PackSchema.parse(JSON.parse(pinsOnly.body)).degraded).toEqual([]);
+    } finally {
+      await reranking.close();
+    }
+  });
+
+  it('sentence embeddings that fail degrade selection to BM25 alone, reported in pack.degraded', async () => {
+    const failing: EmbeddingsLike = {
+      embedQuery: async () => {
+        throw Object.assign(new Error('embeddings service down'), { status: 503 });
+      },
+      embedDocuments: async () => {
+        throw Object.assign(new Error('embeddings service down'), { status: 503 });
+      },
+    };
+    const degrading = await createServer({ store, rateLimit: false, embeddings: failing });
+    try {
+      const query = 'how much does express shipping cost';
+      const response = await degrading.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      expect(response.statusCode).toBe(200);
+      const pack = PackSchema.parse(JSON.parse(response.body));
+      expect(pack.degraded).toEqual([{ stage: 'sentence-embeddings', code: 'server_error' }]);
+      const bm25 = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` })).body));
+      expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...bm25, packHash: '' });
+    } finally {
+      await degrading.close();
+    }
+  });
 });
 
 describe('briefings from pins, clusters and a prompt', () => {
@@ -347,6 +473,23 @@ describe('API keys', () => {
     expect(hashed.callerFor(KEYS.carol).kind).toBe('invalid');
   });
 
+  it('are read from --keys FILE, else from the LITM_PACK_API_KEYS variable', async () => {
+    const { loadApiKeys } = await import('../src/cli/commands/serve.js');
+    const saved = process.env.LITM_PACK_API_KEYS;
+    try {
+      process.env.LITM_PACK_API_KEYS = JSON.stringify({ keys: [{ id: 'from-env', key: KEYS.bob, principals: ['eng'] }] });
+      const fromEnvironment = await loadApiKeys(undefined);
+      expect(fromEnvironment?.callerFor(`Bearer ${KEYS.bob}`)).toMatchObject({ kind: 'key', id: 'from-env', principals: ['eng'] });
+      process.env.LITM_PACK_API_KEYS = '{"keys": [{"id": "x", "key": "short"}]}';
+      await expect(loadApiKeys(undefined)).rejects.toThrow(/^LITM_PACK_API_KEYS: .*key must have at least 16 characters/);
+      process.env.LITM_PACK_API_KEYS = '';
+      expect(await loadApiKeys(undefined)).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.LITM_PACK_API_KEYS;
+      else process.env.LITM_PACK_API_KEYS = saved;
+    }
+  });
+
   it('with --require-auth, answers 401 without a key and serves a valid key; /healthz stays open', async () => {
     const strict = await createServer({ store, apiKeys: fixtureKeys(), requireAuth: true, rateLimit: false });
     try {
@@ -383,6 +526,42 @@ describe('rate limits', () => {
     }
   });
 
+  it('defaults to 3 requests per second per client and 10 overall', async () => {
+    const defaults = await createServer({ store, apiKeys: fixtureKeys() });
+    try {
+      // Four clients (three keys and the anonymous caller), three requests each, all within one second.
+      const clients = [{}, bearer(KEYS.alice), bearer(KEYS.bob), bearer(KEYS.carol)];
+      const statuses: number[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        for (const headers of clients) statuses.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers })).statusCode);
+      }
+      expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
+      const fourth = await defaults.inject({ method: 'GET', url: '/api/openapi.json' });
+      expect(fourth.statusCode).toBe(429);
+      expect(json(fourth.body).error).toMatch(/at most (3|10) per 1000 ms/);
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('counts MCP tool calls at /mcp (429 with Retry-After), not the protocol\'s other messages', async () => {
+    const limited = await createServer({ store, rateLimit: { perClient: 2, global: 100, windowMs: 60_000 } });
+    const rpc = (id: number, method: string, params: unknown = {}) =>
+      limited.inject({ method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id, method, params } });
+    try {
+      const call = (id: number) => rpc(id, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds' } });
+      expect((await call(1)).statusCode).toBe(200);
+      for (let i = 0; i < 3; i += 1) expect((await rpc(10 + i, 'tools/list')).statusCode).toBe(200);
+      expect((await call(2)).statusCode).toBe(200);
+      const third = await call(3);
+      expect(third.statusCode).toBe(429);
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+      expect(json(third.body)).toMatchObject({ code: 'rate_limited' });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers 429 past the global limit whoever asks', async () => {
     const limited = await createServer({ store, apiKeys: fixtureKeys(), rateLimit: { perClient: 3, global: 5, windowMs: 60_000 } });
     try {
@@ -406,12 +585,19 @@ describe('request log', () => {
         await logged.inject({ method: 'GET', url: '/api/bundle?q=refunds%20policy&budget=50', headers: bearer(KEYS.alice) });
         await logged.inject({ method: 'GET', url: '/api/bundle?q=x&budget=0' });
         await logged.inject({ method: 'GET', url: '/healthz' });
+        await logged.inject({
+          method: 'POST',
+          url: '/mcp',
+          headers: { accept: 'application/json, text/event-stream', ...bearer(KEYS.bob) },
+          payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'refunds policy', max_tokens: 60 } } },
+        });
       } finally {
         await logged.close();
       }
-      expect(lines).toHaveLength(3);
+      expect(lines).toHaveLength(4);
       expect(lines.every((line) => line.endsWith('\n') && line.indexOf('\n') === line.length - 1)).toBe(true);
-      const [ok, bad, health] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const [ok, bad, health, tool] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(tool).toMatchObject({ method: 'POST', route: '/mcp', tool: 'get_rag_context', status: 200, principal: 'bob', budget: 60, items: expect.any(Number), confidence: expect.any(String) });
       expect(ok).toMatchObject({ method: 'GET', route: '/api/bundle', status: 200, principal: 'alice', budget: 50, budgetBound: true, confidence: expect.any(String) });
       expect(ok?.usedTokens as number).toBeLessThanOrEqual(50);
       expect(ok?.items as number).toBeGreaterThan(0);
@@ -424,16 +610,6 @@ describe('request log', () => {
   });
 });
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
-
 describe('store faults', () => {
   it('answers 503 with the typed code when the store refuses connections, on every route that reads it', async () => {
     const down = new QdrantHybridStore({ url: `http://127.0.0.1:${await closedPort()}`, collection: 'docs', retries: 0, timeoutMs: 5000 });
@@ -443,6 +619,11 @@ describe('store faults', () => {
         { method: 'GET' as const, url: '/api/bundle?q=refunds' },
         { method: 'GET' as const, url: '/api/bundle?q=refunds&format=md' },
         { method: 'POST' as const, url: '/api/briefing', payload: { prompt: 'refunds' } },
+        { method: 'GET' as const, url: '/api/briefing?pins=handbook/refunds.md' },
+        { method: 'GET' as const, url: '/api/bundle?q=refunds&debug=rankings&k=5' },
+        { method: 'GET' as const, url: '/api/bundle?q=refunds&compress=sentences' },
+        { method: 'GET' as const, url: '/inspect?q=refunds' },
+        { method: 'POST' as const, url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] } },
       ]) {
         const response = await faulty.inject(request);
         expect(response.statusCode).toBe(503);
@@ -454,6 +635,21 @@ describe('store faults', () => {
       expect((await faulty.inject({ method: 'POST', url: '/api/pack', payload: { query: 'q', candidates: [] } })).statusCode).toBe(200);
     } finally {
       await faulty.close();
+    }
+  });
+
+  it('answers 503 timeout when the store accepts the connection and never answers', async () => {
+    const silent = await startLoopback(() => undefined);
+    const slow = new QdrantHybridStore({ url: silent.url, collection: 'docs', retries: 0, timeoutMs: 300 });
+    const faulty = await createServer({ store: slow, rateLimit: false });
+    try {
+      const response = await faulty.inject({ method: 'GET', url: '/api/bundle?q=refunds' });
+      expect(response.statusCode).toBe(503);
+      expect(json(response.body)).toEqual({ error: 'The store could not answer (timeout); try again later', code: 'timeout', issues: [] });
+      expect(silent.requests.length).toBeGreaterThan(0);
+    } finally {
+      await faulty.close();
+      await silent.close();
     }
   });
 });

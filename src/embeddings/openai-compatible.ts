@@ -1,3 +1,4 @@
+import { parseRetryAfter } from '../core/retry-after.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { LitmPackError, describeIssues, parseOrThrow } from '../core/errors.js';
@@ -56,14 +57,6 @@ function serverMessage(body: string): string {
     // not JSON: the text itself
   }
   return body.trim().slice(0, 300);
-}
-
-/** An HTTP `Retry-After` (seconds, or an HTTP date) in milliseconds; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value.trim()) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 function endpointOf(url: string): string {
@@ -208,7 +201,7 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
     const base = `The embeddings server at ${this.endpoint} answered ${status}${said ? `: ${said}` : ''}`;
     const options = { status, details };
     if (status === 429) {
-      const wait = retryAfterMs(response.headers.get('retry-after'));
+      const wait = parseRetryAfter(response.headers.get('retry-after'));
       return new LitmPackError('rate_limited', base, { ...options, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
     }
     if (status >= 500) return new LitmPackError('server_error', base, options);

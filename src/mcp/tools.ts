@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
+import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
@@ -30,8 +31,17 @@ export const McpServerOptionsSchema = z.strictObject({
   principals: z.array(z.string().min(1)).readonly().default([]),
   /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
   limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
-  /** Embeddings of the store's model, for briefings from clusters without a prompt (centroids); else lexical. */
+  /**
+   * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
+   * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
+   */
   embeddings: EmbeddingsSchema.optional(),
+  /**
+   * A reranker over the top of every bundle's pool (and a briefing's prompt results), e.g.
+   * `{ reranker: new HttpReranker({ url }), topN: 50, timeoutMs: 10000 }`; a call may turn it off with
+   * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
+   */
+  rerank: RerankStageSchema.optional(),
   /** Called after every tool call (the HTTP server's request log uses it). */
   onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
 });
@@ -58,7 +68,9 @@ export const TOOL_DESCRIPTIONS = {
   assemble_bundle:
     'Retrieve the passages that best ground an answer to `query`, deduplicated and fitted exactly to `budget` tokens, ' +
     'best passage first and second best last, each block numbered [n]; returns the context as text and the whole pack ' +
-    '(items, citations with source, version and text hash, coverage, dropped) as structured content. ' +
+    '(items, citations with source, version and text hash, coverage, dropped, degraded) as structured content. ' +
+    'compress "sentences" keeps only the relevant sentences of each passage (more sources per token); diversity ' +
+    '(0..1) trades relevance for less repetition. ' +
     `${CONFIDENCE_ROUTING} ` +
     'Do not use it to pack passages you already have (pack_candidates), to prepare for a task (get_briefing), ' +
     'or when you only need a context string for a prompt (get_rag_context).',
@@ -85,7 +97,7 @@ export const TOOL_DESCRIPTIONS = {
 
 /** get_rag_context's arguments: the bundle's, with the budget spelled `max_tokens`. */
 function ragContextSchema(limits: ServiceLimits) {
-  const { query, mode, filter, limit } = bundleRequestShape(limits);
+  const { query, mode, filter, limit, diversity, rerank, compress } = bundleRequestShape(limits);
   return z.strictObject({
     query,
     max_tokens: z
@@ -98,8 +110,18 @@ function ragContextSchema(limits: ServiceLimits) {
     limit,
     filter,
     mode,
+    diversity,
+    rerank,
+    compress,
   });
 }
+
+/**
+ * get_rag_context's answer holds exactly context, hits, token_estimate and truncated; when an optional stage
+ * (reranker, sentence embeddings) failed and was bypassed, the result's `_meta` carries `pack.degraded` under
+ * this key.
+ */
+export const DEGRADED_META_KEY = 'litm-pack/degraded';
 
 function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
   const { body } = errorAnswer(error);
@@ -124,6 +146,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
     store: options.store,
     principals: [...options.principals],
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+    ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
   };
   const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
 
@@ -170,7 +193,9 @@ export function createMcpServer(input: McpServerOptions): McpServer {
         const { max_tokens, ...rest } = args;
         const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
         const rag = ragContextOf(pack);
-        return { pack, result: { content: [{ type: 'text', text: rag.context }], structuredContent: { ...rag } } };
+        // The answer is exactly its four fields; stages that degraded are told beside it, in _meta.
+        const meta = pack.degraded.length === 0 ? {} : { _meta: { [DEGRADED_META_KEY]: pack.degraded } };
+        return { pack, result: { content: [{ type: 'text', text: rag.context }], structuredContent: { ...rag }, ...meta } };
       }),
   );
 

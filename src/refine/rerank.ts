@@ -3,6 +3,7 @@
  * the two rerank protocols in use: text-embeddings-inference's `POST /rerank` and the Cohere-style
  * `POST /v1/rerank` that Cohere, Jina and Voyage (and servers compatible with them) answer.
  */
+import { parseRetryAfter } from '../core/retry-after.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { statusCode } from './contain.js';
@@ -57,14 +58,6 @@ const CohereResponseSchema = z.union([
   z.object({ results: z.array(CohereEntrySchema) }),
   z.object({ data: z.array(CohereEntrySchema) }),
 ]);
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
 
 /**
  * A reranker behind HTTP.
@@ -125,7 +118,7 @@ export class HttpReranker implements Reranker {
       const code = statusCode(response.status);
       throw new LitmPackError(code, `The reranker at ${this.url} answered ${response.status}: ${raw.slice(0, 300)}`, {
         status: response.status,
-        ...(code === 'rate_limited' ? { retryAfterMs: retryAfterMs(response.headers.get('retry-after')) } : {}),
+        ...(code === 'rate_limited' ? { retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) } : {}),
       });
     }
     let json: unknown;

@@ -4,6 +4,7 @@
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ParsedRerankStage } from '../refine/stages.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 import type { ServiceLimitsInput } from '../service/limits.js';
 import { createMcpServer } from '../mcp/tools.js';
@@ -13,6 +14,7 @@ export interface McpRouteOptions {
   store: Store;
   limits: ServiceLimitsInput | undefined;
   embeddings: EmbeddingsLike | undefined;
+  rerank: ParsedRerankStage | undefined;
   stateOf(request: FastifyRequest): RequestState;
   withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
   /** True once the server is closing (answers then ask the client to close the connection). */
@@ -41,6 +43,7 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
       principals: state.caller.principals,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+      ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
       onToolCall: (event) => {
         state.tool = event.tool;
         if (event.pack !== undefined) state.pack = event.pack;

@@ -30,7 +30,10 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ref('Error') } } });
 
 const ERRORS = {
-  '400': errorResponse('Bad request: { error, code, issues } naming each parameter as sent (codes invalid_input, unsupported, unsupported_filter, unsupported_mode)'),
+  '400': errorResponse(
+    'Bad request: { error, code, issues } naming each parameter as sent (codes invalid_input, unsupported, unsupported_filter, unsupported_mode; ' +
+      'unsupported: e.g. diversity on a store without embeddings, rerank=true on a server without a reranker)',
+  ),
   '401': errorResponse('No valid API key where one is required (code unauthorized)'),
   '413': errorResponse('Request body over the size limit (code too_large)'),
   '429': { ...errorResponse('Rate limited (code rate_limited); Retry-After gives the seconds to wait'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
@@ -55,7 +58,8 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       title: 'litm-pack',
       version,
       description:
-        'Token-budgeted, Lost-in-the-Middle-ordered, cited context packs. Callers with an API key see what their principals may read; anonymous callers see documents without an ACL.',
+        'Token-budgeted, Lost-in-the-Middle-ordered, cited context packs. Callers with an API key see what their principals may read; anonymous callers see documents without an ACL. ' +
+        'Optional stages that fail (the server\'s reranker, sentence embeddings) never fail a pack: it is built without them and lists them in pack.degraded ([{ stage, code }], empty when nothing degraded).',
     },
     security: [{}, { bearer: [] }],
     paths: {

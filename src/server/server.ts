@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
+import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
@@ -63,8 +64,17 @@ export const ServerOptionsSchema = z.strictObject({
   log: z.union([z.literal(false), LogSinkSchema]).default(false),
   /** Put the query text in the log lines (off by default: queries can be personal data). */
   logQueries: z.boolean().default(false),
-  /** Embeddings of the store's model, for briefings from clusters without a prompt (centroids); else lexical. */
+  /**
+   * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
+   * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
+   */
   embeddings: EmbeddingsSchema.optional(),
+  /**
+   * A reranker over the top of every bundle's pool (and a briefing's prompt results), e.g.
+   * `{ reranker: new HttpReranker({ url }), topN: 50, timeoutMs: 10000 }`; a request may turn it off with
+   * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
+   */
+  rerank: RerankStageSchema.optional(),
   /** Serve the MCP tools over Streamable HTTP at /mcp. */
   mcp: z.boolean().default(true),
 });
@@ -91,6 +101,8 @@ export interface RequestLogLine {
   budgetBound?: boolean;
   items?: number;
   confidence?: string;
+  /** Optional stages that failed and were bypassed (`pack.degraded`), when any did. */
+  degraded?: Pack['degraded'];
   query?: string;
 }
 
@@ -253,6 +265,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         line.budgetBound = pack.truncated;
         line.items = pack.items.length;
         line.confidence = pack.coverage.confidence;
+        if (pack.degraded.length > 0) line.degraded = pack.degraded;
       }
       if (config.logQueries && state?.query !== undefined) line.query = state.query;
       sink.write(`${JSON.stringify(line)}\n`);
@@ -285,6 +298,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       principals: state.caller.principals,
       signal: state.controller.signal,
       ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
+      ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
     };
   };
 
@@ -311,7 +325,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const context = contextOf(request);
     if (http.debug === 'rankings') {
       const rankings = await serveRankings(
-        { query: http.q, mode: http.mode, filter: http.filter, k: http.k ?? limits.defaultRankingsDepth },
+        { query: http.q, mode: http.mode, filter: http.filter, diversity: http.diversity, k: http.k ?? limits.defaultRankingsDepth },
         context,
       );
       const pack = await serveBundle(serviceRequest, context);
@@ -379,6 +393,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       store: config.store,
       limits: config.limits,
       embeddings: config.embeddings,
+      rerank: config.rerank,
       stateOf: (request) => stateOf(request),
       withinRateLimits,
       closing: () => closing,

@@ -33,6 +33,16 @@ export const PACK_KINDS = ['bundle', 'briefing'] as const;
 // zod 4's number() rejects Infinity and NaN already.
 const number = () => z.number(says('must be a number'));
 
+/** MMR in the store's search. */
+const diversity = () =>
+  number()
+    .min(0, says('must be between 0 and 1'))
+    .max(1, says('must be between 0 and 1'))
+    .optional()
+    .describe(
+      'Maximal marginal relevance over the pool\'s dense vectors: 0 (or absent) = pure relevance, 1 = maximum diversity. Needs a store with embeddings; otherwise refused (unsupported).',
+    );
+
 function text(limits: ServiceLimits) {
   return z
     .string(says('must be a string'))
@@ -60,8 +70,13 @@ function retrievalShape(limits: ServiceLimits) {
     mode: z.enum(SEARCH_MODES, oneOf(SEARCH_MODES)).default('hybrid').describe('Search mode: hybrid (dense + BM25 fused), dense or lexical (BM25).'),
     filter: z.record(z.string(), z.unknown(), says('must be a filter object in Qdrant form, e.g. {"must":[{"key":"sourceId","match":{"value":"a.md"}}]}')).optional().describe('Payload filter in Qdrant\'s filter language (the subset both stores implement).'),
     limit: wholeNumber(1, limits.maxPool).default(limits.defaultPool).describe('Candidate pool: how many chunks to retrieve before packing.'),
-    diversity: number().min(0, says('must be between 0 and 1')).max(1, says('must be between 0 and 1')).optional().describe('Maximal marginal relevance: 0 = pure relevance, 1 = maximum diversity.'),
-    rerank: z.boolean(says('must be true or false')).optional().describe('Rerank the pool with the server\'s configured reranker (default: when one is configured).'),
+    diversity: diversity(),
+    rerank: z
+      .boolean(says('must be true or false'))
+      .optional()
+      .describe(
+        'Rerank the top of the pool with the server\'s reranker: on by default when the server has one, false turns it off; true on a server without one is refused (unsupported). A reranker that fails or times out is bypassed and reported in pack.degraded.',
+      ),
   };
 }
 
@@ -73,7 +88,12 @@ function packingShape(defaultBudget: number, maxBudget: number) {
     encoding: z.enum(EncodingSchema.options, oneOf(EncodingSchema.options)).default('o200k_base').describe('Tokenizer the budget is counted with.'),
     max_per_source: wholeNumber(1, 10_000).optional().describe('At most this many items from one source.'),
     min_score: number().optional().describe('Candidates scoring below this are dropped (reason below-min-score).'),
-    compress: z.enum(COMPRESS_MODES, oneOf(COMPRESS_MODES)).default('none').describe('Query-aware sentence selection inside each item (sentences), or whole items (none).'),
+    compress: z
+      .enum(COMPRESS_MODES, oneOf(COMPRESS_MODES))
+      .default('none')
+      .describe(
+        'sentences: keep only the sentences of each item most relevant to the query, in order, joined by " … ", each cited by its exact span (BM25, blended with sentence vectors when the server has embeddings); none: whole items.',
+      ),
   };
 }
 
@@ -107,6 +127,10 @@ export function packRequestShape(limits: ServiceLimits) {
     kind: z.enum(PACK_KINDS, oneOf(PACK_KINDS)).default('bundle').describe('bundle (Lost-in-the-Middle order) or briefing (grounding, evidence, caveats).'),
     pins: stringList(limits.maxPins, 'pins').optional().describe('Briefing: source or chunk ids that open the grounding zone.'),
     ...packingShape(limits.packDefaultBudget, limits.packMaxBudget),
+    compress: z
+      .enum(COMPRESS_MODES, oneOf(COMPRESS_MODES))
+      .default('none')
+      .describe('sentences: keep only the sentences of each item most relevant to the query (BM25 alone, so the same input always gives the same bytes); none: whole items.'),
     dedupe: z
       .union([
         z.literal(false),
@@ -134,6 +158,7 @@ export function rankingsRequestShape(limits: ServiceLimits) {
     query: text(limits).describe('What to rank chunks for.'),
     mode,
     filter,
+    diversity: diversity(),
     k: wholeNumber(1, limits.maxRankingsDepth).default(limits.defaultRankingsDepth).describe('Depth of each arm\'s ranking.'),
   };
 }

@@ -3,10 +3,11 @@
  * citation checks) out, or a typed error. The HTTP API, the MCP tools and the library call these, so one
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
-import { retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
+import { preparePacking, retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
+import { PipelineCompressSchema, type ParsedPipelineCompress, type ParsedRerankStage } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { assembleBriefing } from '../pipeline/briefing.js';
 import type { EmbeddingsLike, Filter, Rankings, Store } from '../retrieve/types.js';
@@ -24,24 +25,44 @@ export interface ServiceContext {
    * `[]` (an anonymous caller) sees only documents without an ACL. Applied inside the store query.
    */
   principals: readonly string[];
-  /** Embeddings of the store's model, for what the store does not embed itself (briefing cluster centroids). */
+  /**
+   * Embeddings of the store's model, for what the store does not embed itself: the sentence vectors that
+   * sentence selection blends in (without them it runs on BM25 alone) and briefing cluster centroids.
+   */
   embeddings?: EmbeddingsLike | undefined;
+  /**
+   * The server's reranker over the top of the retrieved pool (a parsed `RerankStageSchema`): used unless a
+   * request says `rerank: false`. A failing or slow reranker is bypassed and reported in `pack.degraded`.
+   */
+  rerank?: ParsedRerankStage | undefined;
   signal?: AbortSignal | undefined;
 }
 
 function unsupported(parameter: string, message: string): never {
-  throw new LitmPackError('unsupported', `${parameter}: ${message}`, { details: { parameter } });
+  throw new LitmPackError('unsupported', `${parameter}: ${message}`, {
+    details: { parameter, requestIssues: [{ path: [parameter], message: `${parameter}: ${message}` }] },
+  });
 }
 
-/** Parameters of optional pipeline stages that this build cannot run yet: refused, never ignored. */
-function refuseUnavailableStages(request: { compress?: string; rerank?: boolean | undefined; diversity?: number | undefined }): void {
-  if (request.compress !== undefined && request.compress !== 'none') {
-    unsupported('compress', `sentence selection ("${request.compress}") is not available in this version; leave compress out or use "none"`);
+/**
+ * The reranker a request runs with: the server's, unless the request turns it off. Asking for one on a
+ * server without a reranker is refused, never ignored.
+ */
+function rerankFor(request: { rerank?: boolean | undefined }, context: ServiceContext): ParsedRerankStage | undefined {
+  if (request.rerank === false) return undefined;
+  if (context.rerank === undefined && request.rerank === true) {
+    unsupported('rerank', 'no reranker is configured on this server (it is started with --rerank-url URL); leave rerank out');
   }
-  if (request.rerank === true) unsupported('rerank', 'no reranker is configured on this server; leave rerank out');
-  if (request.diversity !== undefined && request.diversity > 0) {
-    unsupported('diversity', 'diversity (MMR) is not available in this version; leave it out or use 0');
-  }
+  return context.rerank;
+}
+
+/**
+ * Sentence selection as the pipeline runs it for the CLI and the retrievers: BM25 against the query, blended
+ * with sentence vectors when the server has embeddings.
+ */
+function compressFor(request: { compress: 'none' | 'sentences' }, context: ServiceContext): ParsedPipelineCompress | undefined {
+  if (request.compress === 'none') return undefined;
+  return parseOrThrow(PipelineCompressSchema, { mode: request.compress, ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }) }, 'compress');
 }
 
 interface PackingParameters {
@@ -62,28 +83,34 @@ function packerOptions(request: PackingParameters) {
   };
 }
 
-async function retrieve(
-  context: ServiceContext,
-  request: { mode: BundleRequest['mode']; filter?: Record<string, unknown> | undefined; limit: number },
-  text: string,
-): Promise<Retrieved> {
-  // Checked before any I/O, so a bad filter never costs a search.
+/**
+ * A Lost-in-the-Middle bundle for `request.query` from what the caller may see, through the pipeline the CLI
+ * and the retrievers use: the store's search (with MMR when `diversity` > 0), the server's reranker, sentence
+ * selection, then `packBundle`. Optional stages that fail are reported in `pack.degraded`.
+ */
+export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
+  // Checked before any I/O, so a bad filter or a stage the server cannot run never costs a search.
   const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
-  return retrieveCandidates(context.store, {
-    text,
+  const rerank = rerankFor(request, context);
+  const compress = compressFor(request, context);
+  const retrieved: Retrieved = await retrieveCandidates(context.store, {
+    text: request.query,
     mode: request.mode,
     limit: request.limit,
     filter,
     principals: [...context.principals],
+    diversity: request.diversity,
+    rerank,
     signal: context.signal,
   });
-}
-
-/** A Lost-in-the-Middle bundle for `request.query` from what the caller may see. */
-export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
-  refuseUnavailableStages(request);
-  const { candidates, degraded } = await retrieve(context, request, request.query);
-  return packBundle({ ...packerOptions(request), query: request.query, candidates, degraded });
+  const inputs = await preparePacking(request.query, retrieved, compress, context.signal);
+  return packBundle({
+    ...packerOptions(request),
+    query: request.query,
+    candidates: retrieved.candidates,
+    degraded: inputs.degraded,
+    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+  });
 }
 
 /**
@@ -99,9 +126,12 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
       details: { requestIssues: [{ path: [], message: 'A briefing needs at least one of prompt, pins or clusters' }] },
     });
   }
-  refuseUnavailableStages(request);
   // Checked before any I/O, so a bad filter never costs a read.
   const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+  // The reranker works on the prompt's results: a briefing without a prompt runs without it unless the
+  // request asks for it (then assembleBriefing says why it cannot).
+  const rerank = request.prompt === undefined && request.rerank === undefined ? undefined : rerankFor(request, context);
+  const compress = compressFor(request, context);
   const { pack } = await assembleBriefing({
     store: context.store,
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
@@ -114,6 +144,9 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     principals: [...context.principals],
     ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),
     ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }),
+    ...(request.diversity === undefined ? {} : { diversity: request.diversity }),
+    ...(rerank === undefined ? {} : { rerank }),
+    ...(compress === undefined ? {} : { compress }),
     maxPins: Math.max(1, limits.maxPins),
     maxClusters: Math.max(1, limits.maxClusters),
     maxTokens: request.budget,
@@ -126,9 +159,11 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
   return pack;
 }
 
-/** Packs candidates the caller sends (evaluation harnesses): no store involved. */
+/**
+ * Packs candidates the caller sends (evaluation harnesses): no store, no reranker. Sentence selection runs
+ * on BM25 alone (as `litm-pack pack --compress sentences`), so the same input always gives the same bytes.
+ */
 export function servePack(request: PackRequest): Pack {
-  refuseUnavailableStages(request);
   if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
     throw new LitmPackError('invalid_input', 'pins apply to kind "briefing" only', {
       details: { requestIssues: [{ path: ['pins'], message: 'pins apply to kind "briefing" only' }] },
@@ -140,6 +175,7 @@ export function servePack(request: PackRequest): Pack {
     candidates: request.candidates as Candidate[],
     ...(request.dedupe === undefined ? {} : { dedupe: dedupeOption(request.dedupe) }),
     ...(request.coverage === undefined ? {} : { coverage: coverageOption(request.coverage) }),
+    ...(request.compress === 'none' ? {} : { compress: { mode: request.compress } }),
   };
   return request.kind === 'briefing' ? packBriefing({ ...options, pins: request.pins ?? [] }) : packBundle(options);
 }
@@ -171,6 +207,7 @@ export async function serveRankings(request: RankingsRequest, context: ServiceCo
     mode: request.mode,
     limit: request.k,
     principals: [...context.principals],
+    ...(request.diversity === undefined || request.diversity === 0 ? {} : { diversity: request.diversity }),
     ...(filter === undefined ? {} : { filter }),
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });

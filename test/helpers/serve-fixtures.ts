@@ -1,4 +1,10 @@
-import { MemoryHybridStore, type IngestDocument } from '../../src/index.js';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { MemoryHybridStore, packBundle, type IngestDocument, type Pack } from '../../src/index.js';
+import { preparePacking, retrieveCandidates } from '../../src/pipeline/retrieve.js';
+import { PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../../src/refine/index.js';
+import type { EmbeddingsLike, Store } from '../../src/retrieve/types.js';
 import { ApiKeys } from '../../src/server/auth.js';
 import { FakeEmbeddings } from './fake-embeddings.js';
 
@@ -79,3 +85,88 @@ export function fixtureKeys(): ApiKeys {
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** `litm-pack serve` from source in a child process, once it listens. */
+export interface ServeProcess {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** Everything the process wrote so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code, once it exits. */
+  exited: Promise<number | null>;
+  /** Kills it if it still runs (for `finally`). */
+  kill(): void;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * Spawns `litm-pack serve ARGS` and resolves once it says where it listens (`listening` matches the stderr
+ * line and captures the URL); rejects when it exits first or does not listen within `timeoutMs`.
+ */
+export async function spawnServe(
+  args: string[],
+  options: { listening?: RegExp; timeoutMs?: number } = {},
+): Promise<ServeProcess> {
+  const listening = options.listening ?? /on (http:\/\/127\.0\.0\.1:\d+)/;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.on('close', done));
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  try {
+    const url = await new Promise<string>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`serve did not start: ${stderr}`)), options.timeoutMs ?? 60_000);
+      child.stderr.on('data', () => {
+        const match = listening.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          done(match[1] as string);
+        }
+      });
+      child.on('close', () => {
+        clearTimeout(timer);
+        fail(new Error(`serve exited: ${stderr}`));
+      });
+    });
+    return { child, url, stdout: () => stdout, stderr: () => stderr, exited, kill };
+  } catch (error) {
+    kill();
+    throw error;
+  }
+}
+
+/**
+ * A bundle through the pipeline the CLI and the retrievers run: the store's search (MMR with `diversity`), the
+ * reranker, sentence selection (with the sentence vectors of `embeddings` when given), then `packBundle`.
+ */
+export async function pipelineBundle(
+  store: Store,
+  query: string,
+  options: { budget?: number; limit?: number; principals?: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
+): Promise<Pack> {
+  const retrieved = await retrieveCandidates(store, {
+    text: query,
+    mode: 'hybrid',
+    limit: options.limit ?? 50,
+    principals: options.principals ?? [],
+    diversity: options.diversity,
+    rerank: options.rerank === undefined ? undefined : RerankStageSchema.parse(options.rerank),
+  });
+  const compress =
+    options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
+  const inputs = await preparePacking(query, retrieved, compress);
+  return packBundle({
+    query,
+    candidates: retrieved.candidates,
+    maxTokens: options.budget ?? 2000,
+    degraded: inputs.degraded,
+    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+  });
+}

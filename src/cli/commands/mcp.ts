@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
-import { closeLogFile, openLogFile, stopSignal } from './serve.js';
+import { closeLogFile, openLogFile, serverRerank, serverRerankOptions, stopSignal, type ServerRerankFlags } from './serve.js';
 
-interface McpFlags extends EmbeddingsFlags {
+interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
   store: string;
   principals?: string[];
   log?: string;
@@ -12,11 +12,12 @@ interface McpFlags extends EmbeddingsFlags {
 }
 
 export function registerMcp(program: Command): void {
-  embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))))
+  serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)')))))
     .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
     .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
     .option('--log-queries', 'include the query text in the log')
     .action(async (flags: McpFlags) => {
+      const rerank = serverRerank(flags);
       const embeddings = embeddingsFrom(flags);
       const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
@@ -26,6 +27,7 @@ export function registerMcp(program: Command): void {
         store,
         principals: flags.principals ?? [],
         ...(embeddings === undefined ? {} : { embeddings }),
+        ...(rerank === undefined ? {} : { rerank }),
         onToolCall: (event) => {
           if (log === undefined) return;
           const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };
@@ -38,6 +40,7 @@ export function registerMcp(program: Command): void {
               items: event.pack.items.length,
               confidence: event.pack.coverage.confidence,
             });
+            if (event.pack.degraded.length > 0) line.degraded = event.pack.degraded;
           }
           if (flags.logQueries === true && event.query !== undefined) line.query = event.query;
           log.write(`${JSON.stringify(line)}\n`);

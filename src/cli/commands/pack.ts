@@ -10,8 +10,8 @@ import { readStdin, readUserFile } from '../io.js';
 import { list, packOptions, type PackFlags } from '../options.js';
 import { parseCandidates } from '../read-candidates.js';
 
-/** The reranker the flags name, if any. */
-export function rerankStage(flags: PackFlags): ParsedRerankStage | undefined {
+/** The reranker the flags name, if any (`litm-pack serve` and `mcp` pass their --rerank-url as `rerank`). */
+export function rerankStage(flags: Pick<PackFlags, 'rerank' | 'rerankProtocol' | 'rerankModel' | 'rerankTopN' | 'rerankTimeout'>): ParsedRerankStage | undefined {
   if (flags.rerank === undefined) return undefined;
   const apiKey = process.env.LITM_RERANK_API_KEY;
   const reranker = new HttpReranker({

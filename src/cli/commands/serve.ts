@@ -1,12 +1,61 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { LitmPackError } from '../../core/errors.js';
+import type { ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile } from '../io.js';
-import { embeddingsFrom, embeddingsOptions, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
+import { rerankStage } from './pack.js';
 
-interface ServeFlags extends EmbeddingsFlags {
+/** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
+export interface ServerRerankFlags {
+  rerankUrl?: string;
+  rerankProtocol?: 'tei' | 'cohere';
+  rerankModel?: string;
+  rerankTopN?: number;
+  rerankTimeout?: number;
+}
+
+export function serverRerankOptions(command: Command): Command {
+  return command
+    .option(
+      '--rerank-url <url>',
+      'rerank every pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY); a request may turn it off with rerank=false',
+      httpUrl('--rerank-url', 'http://localhost:8080/rerank'),
+    )
+    .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
+    .option('--rerank-model <name>', 'model name the rerank service expects')
+    .option('--rerank-top-n <n>', 'how many of the best candidates to rerank (default 50)', integer('--rerank-top-n', { min: 1, max: 1000 }))
+    .option('--rerank-timeout <ms>', 'give up on the reranker after this long and keep the retrieval order (default 10000)', integer('--rerank-timeout', { min: 1, max: 600_000 }));
+}
+
+/** The server's reranker, or none; its other flags without --rerank-url are refused, not ignored. */
+export function serverRerank(flags: ServerRerankFlags): ParsedRerankStage | undefined {
+  if (flags.rerankUrl === undefined) {
+    const stray = (
+      [
+        ['--rerank-protocol', flags.rerankProtocol],
+        ['--rerank-model', flags.rerankModel],
+        ['--rerank-top-n', flags.rerankTopN],
+        ['--rerank-timeout', flags.rerankTimeout],
+      ] as const
+    ).filter(([, value]) => value !== undefined);
+    if (stray.length > 0) {
+      throw new LitmPackError('invalid_input', `${stray.map(([flag]) => flag).join(', ')} ${stray.length === 1 ? 'needs' : 'need'} --rerank-url URL`);
+    }
+    return undefined;
+  }
+  return rerankStage({
+    rerank: flags.rerankUrl,
+    rerankProtocol: flags.rerankProtocol,
+    rerankModel: flags.rerankModel,
+    rerankTopN: flags.rerankTopN,
+    rerankTimeout: flags.rerankTimeout,
+  });
+}
+
+interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
   store: string;
   port: number;
   host: string;
@@ -90,23 +139,24 @@ export function stopSignal(): Promise<NodeJS.Signals> {
 }
 
 export function registerServe(program: Command): void {
-  embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))))
-    .option('--port <n>', 'port to listen on (0: any free port)', integer('port'), 8787)
+  serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)')))))
+    .option('--port <n>', 'port to listen on (0: any free port)', integer('--port'), 8787)
     .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
     .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
-    .option('--rate-limit <n>', 'requests per second one client may make', integer('rate-limit'), 3)
-    .option('--global-rate-limit <n>', 'requests per second all clients together may make', integer('global-rate-limit'), 10)
+    .option('--rate-limit <n>', 'requests per second one client may make', integer('--rate-limit'), 3)
+    .option('--global-rate-limit <n>', 'requests per second all clients together may make', integer('--global-rate-limit'), 10)
     .option('--no-rate-limits', 'turn rate limiting off')
     .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
     .option('--log-queries', 'include the query text in the request log')
-    .option('--bundle-budget <tokens>', 'bundle budget when a request gives none', integer('bundle-budget'), 2000)
-    .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('max-budget'), 24_000)
-    .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('briefing-budget'), 6000)
-    .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('max-briefing-budget'), 24_000)
-    .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('workers'), 1)
+    .option('--bundle-budget <tokens>', 'bundle budget when a request gives none', integer('--bundle-budget'), 2000)
+    .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('--max-budget'), 24_000)
+    .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('--briefing-budget'), 6000)
+    .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('--max-briefing-budget'), 24_000)
+    .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('--workers'), 1)
     .action(async (flags: ServeFlags) => {
       checkBudgetFlags(flags);
+      const rerank = serverRerank(flags);
       const apiKeys = await loadApiKeys(flags.keys);
       if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
         throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
@@ -127,6 +177,7 @@ export function registerServe(program: Command): void {
         host: flags.host,
         ...(apiKeys === undefined ? {} : { apiKeys }),
         ...(embeddings === undefined ? {} : { embeddings }),
+        ...(rerank === undefined ? {} : { rerank }),
         requireAuth: flags.requireAuth === true,
         rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
         log: logFile ?? process.stdout,
@@ -138,7 +189,9 @@ export function registerServe(program: Command): void {
           briefingMaxBudget: flags.maxBriefingBudget,
         },
       });
-      const auth = apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`;
+      const auth =
+        (apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +
+        (flags.rerankUrl === undefined ? '' : `; reranking with ${flags.rerankUrl}`);
       if (cluster === undefined) {
         process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
       } else {
