@@ -204,6 +204,28 @@ describe('sentence selection in packs', () => {
     expect(pack.items.find((i) => i.id === 'chunk')?.text).toBe('A receipt is needed for every refund.');
   });
 
+  it('leaves out a later sentence that repeats a shown one behind a title, at word boundaries only', () => {
+    const options = {
+      query: 'refunds days receipt',
+      maxTokens: 400,
+      compress: { mode: 'sentences' as const, minSentences: 1, minRelevance: 0.2 },
+      dedupe: false as const,
+      candidates: [
+        { id: 'titled', text: 'Refund policy Refunds are issued within 14 days of a return. The cafe opens at nine.', score: 1 },
+        // Repeats the first sentence above without its title: left out.
+        { id: 'plain', text: 'Refunds are issued within 14 days of a return. A receipt is needed for every refund.', score: 0.5 },
+        // The first sentence above ends like this one, but not at a word boundary ("pol-icy"): not a repeat.
+        { id: 'other', text: 'Icy refunds are issued within 14 days of a return. Receipts vary.', score: 0.25 },
+      ],
+    };
+    const pack = packBundle(options);
+    expect(pack.items.find((i) => i.id === 'titled')?.text).toBe('Refund policy Refunds are issued within 14 days of a return.');
+    expect(pack.items.find((i) => i.id === 'plain')?.text).toBe('A receipt is needed for every refund.');
+    expect(pack.items.find((i) => i.id === 'other')?.text).toContain('Icy refunds are issued within 14 days of a return.');
+    // Packed again (the texts now analysed and remembered): the same bytes.
+    expect(toCanonicalJson(packBundle(options))).toBe(toCanonicalJson(pack));
+  });
+
   it('blends dense similarity when sentence vectors are given', () => {
     const text = 'Money comes back after two weeks at the shop. The shop has a red door.';
     const vectors = {

@@ -478,18 +478,25 @@ function keptSpans(kept: Kept): Span[] {
 }
 
 // Token counts of sentences and selected texts, remembered across packs (the same chunks come back query
-// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer, format
-// and text; a pure function of the key, so remembering it changes nothing but the time.
+// after query; whole chunks carry their counts from ingest, sentences cannot). Keyed by tokenizer and format,
+// then by the text itself (not a concatenated key: the sentence strings come from the selector's analysis
+// cache, so the lookup reuses their hash); a pure function of the key, so remembering it changes nothing but
+// the time.
 const SENTENCE_TOKENS_LIMIT = 100_000;
-const sentenceTokenCache = new Map<string, number>();
+const sentenceTokenCaches = new Map<string, Map<string, number>>();
 
 function sentenceTokens(meter: Meter, text: string): number {
-  const key = `${meter.tokenizer.name}\u0000${meter.format}\u0000${text}`;
-  let tokens = sentenceTokenCache.get(key);
+  const meterKey = `${meter.tokenizer.name}\u0000${meter.format}`;
+  let cache = sentenceTokenCaches.get(meterKey);
+  if (cache === undefined) {
+    cache = new Map();
+    sentenceTokenCaches.set(meterKey, cache);
+  }
+  let tokens = cache.get(text);
   if (tokens === undefined) {
     tokens = meter.count(escapeBody(meter.format, text));
-    if (sentenceTokenCache.size >= SENTENCE_TOKENS_LIMIT) sentenceTokenCache.clear();
-    sentenceTokenCache.set(key, tokens);
+    if (cache.size >= SENTENCE_TOKENS_LIMIT) cache.clear();
+    cache.set(text, tokens);
   }
   return tokens;
 }
@@ -502,14 +509,17 @@ function sentenceTokens(meter: Meter, text: string): number {
  * narrowed to its share; the fill then runs as usual (it counts exactly, and cuts or drops what does not fit).
  */
 function allocateSentences(entries: Entry[], meter: Meter, available: number, spread: number): Entry[] {
+  // Headers and sentence counts are measured when a candidate's turn comes: at a tight budget most never get one.
   const plans = entries.map((entry) => {
     const selection = entry.selection;
     if (selection === undefined) return null;
-    const costs = selection.byPriority.map((text) => sentenceTokens(meter, text));
+    const texts = selection.byPriority;
+    let header: number | undefined;
     return {
-      costs,
+      size: texts.length,
+      cost: (position: number) => sentenceTokens(meter, texts[position] as string),
+      header: () => (header ??= meter.headerTokens(meter.headerText(entry.candidate))),
       relevance: selection.relevance,
-      header: meter.headerTokens(meter.headerText(entry.candidate)),
       count: 0,
       blocked: false,
     };
@@ -527,7 +537,7 @@ function allocateSentences(entries: Entry[], meter: Meter, available: number, sp
     let best = -1;
     let bestValue = -Infinity;
     plans.forEach((plan, index) => {
-      if (plan === null || plan.blocked || plan.count >= plan.costs.length) return;
+      if (plan === null || plan.blocked || plan.count >= plan.size) return;
       const value = (plan.relevance[plan.count] as number) + (plan.count === 0 ? spread : 0);
       if (value > bestValue) {
         bestValue = value;
@@ -536,7 +546,9 @@ function allocateSentences(entries: Entry[], meter: Meter, available: number, sp
     });
     const plan = plans[best];
     if (plan === undefined || plan === null) break;
-    const cost = (plan.costs[plan.count] as number) + (plan.count === 0 ? plan.header + SEPARATOR_TOKENS : ELISION_TOKENS);
+    const sentence = plan.cost(plan.count);
+    // The header is measured only when the sentence alone leaves room for it.
+    const cost = plan.count > 0 ? sentence + ELISION_TOKENS : sentence + SEPARATOR_TOKENS > remaining ? Infinity : sentence + plan.header() + SEPARATOR_TOKENS;
     if (cost > remaining) {
       // A candidate whose next sentence does not fit takes no more: its later sentences would read out of order.
       plan.blocked = true;
@@ -548,7 +560,9 @@ function allocateSentences(entries: Entry[], meter: Meter, available: number, sp
   return entries.map((entry, index) => {
     const plan = plans[index];
     if (plan === null || plan === undefined || entry.selection === undefined) return entry;
-    const selection = plan.count === 0 ? entry.selection : entry.selection.narrowed(plan.count);
+    // A candidate that got no sentence keeps its whole selection; the fill will most likely drop it on a bound.
+    if (plan.count === 0) return entry;
+    const selection = entry.selection.narrowed(plan.count);
     const candidate: Candidate = { ...entry.candidate, text: selection.text };
     // The exact count the fill would compute, remembered (a hint applies only where escaping changes nothing).
     if (escapeBody(meter.format, selection.text) === selection.text) {

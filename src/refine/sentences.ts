@@ -54,6 +54,8 @@ export class Selection {
   readonly #indices: readonly number[];
   /** Positions into `kept`, most important first: what a budget cut keeps longest. */
   readonly #priority: readonly number[];
+  /** Text of each kept sentence (the analysis cache's strings, so lookups keyed by them need not rehash). */
+  readonly #keptTexts: readonly string[];
   /** Every text this selection produced (whole or cut) and the ranges it shows. */
   readonly #variants = new Map<string, SentenceRange[]>();
 
@@ -66,11 +68,13 @@ export class Selection {
     keptIndices: readonly number[],
     priority: readonly number[],
     relevance: readonly number[] = [],
+    sentenceTexts?: readonly string[],
   ) {
     this.relevance = relevance;
     this.#source = source;
     this.#indices = keptIndices;
     this.kept = keptIndices.map((i) => sentences[i] as SentenceRange);
+    this.#keptTexts = keptIndices.map((i, p) => sentenceTexts?.[i] ?? source.slice((this.kept[p] as SentenceRange).start, (this.kept[p] as SentenceRange).end));
     this.#priority = priority;
     this.text = this.#join(this.kept.map((_, position) => position));
   }
@@ -86,10 +90,7 @@ export class Selection {
 
   /** Kept sentences' texts, most important first. */
   get byPriority(): string[] {
-    return this.#priority.map((p) => {
-      const range = this.kept[p] as SentenceRange;
-      return this.#source.slice(range.start, range.end);
-    });
+    return this.#priority.map((p) => this.#keptTexts[p] as string);
   }
 
   /** The same selection keeping only its `count` most important sentences. */
@@ -100,10 +101,12 @@ export class Selection {
     const order = new Map(keptIndices.map((index, p) => [index, p] as const));
     const priority = positions.map((p) => order.get(this.#indices[p] as number) as number);
     const sentences: SentenceRange[] = [];
+    const texts: string[] = [];
     this.#indices.forEach((index, p) => {
       sentences[index] = this.kept[p] as SentenceRange;
+      texts[index] = this.#keptTexts[p] as string;
     });
-    return new Selection(this.#source, sentences, keptIndices, priority, this.relevance.slice(0, count));
+    return new Selection(this.#source, sentences, keptIndices, priority, this.relevance.slice(0, count), texts);
   }
 
   /** The text of the `count` most important kept sentences, in source order. */
@@ -147,59 +150,59 @@ export class Selection {
   }
 }
 
-// Stems and repeat keys per sentence text, remembered across packs (the same chunks come back query after query).
-const ANALYSIS_CACHE_LIMIT = 50_000;
-const analysisCache = new Map<string, { stems: readonly string[]; key: string | undefined }>();
+/**
+ * A candidate text split and analysed once: its sentences' ranges and texts, each sentence's stems, and its
+ * repeat key (computed when first needed). The same chunks come back query after query, so packs reuse it;
+ * it is a pure function of the text, so remembering it changes nothing but the time.
+ */
+interface TextAnalysis {
+  ranges: readonly SentenceRange[];
+  sentences: readonly string[];
+  /** Per stem, where it occurs: sentence index and count, pairs flattened (an inverted index of the text). */
+  postings: ReadonlyMap<string, readonly number[]>;
+  /** How many stems each sentence has. */
+  lengths: readonly number[];
+  keys: (string | undefined)[];
+}
 
-function analysisOf(text: string): { stems: readonly string[]; key: string | undefined } {
+const ANALYSIS_CACHE_LIMIT = 10_000;
+const analysisCache = new Map<string, TextAnalysis>();
+
+function analyse(text: string): TextAnalysis {
   let analysis = analysisCache.get(text);
   if (analysis === undefined) {
-    analysis = { stems: tokenizeBm25(text), key: undefined };
+    const ranges = splitSentences(text);
+    const sentences = ranges.map((range) => text.slice(range.start, range.end));
+    const stems = sentences.map((sentence) => tokenizeBm25(sentence));
+    const postings = new Map<string, number[]>();
+    stems.forEach((list, index) => {
+      for (const stem of list) {
+        const posting = postings.get(stem);
+        if (posting === undefined) postings.set(stem, [index, 1]);
+        else if (posting[posting.length - 2] === index) posting[posting.length - 1] = (posting[posting.length - 1] as number) + 1;
+        else posting.push(index, 1);
+      }
+    });
+    analysis = { ranges, sentences, postings, lengths: stems.map((list) => list.length), keys: [] };
     if (analysisCache.size >= ANALYSIS_CACHE_LIMIT) analysisCache.clear();
     analysisCache.set(text, analysis);
   }
   return analysis;
 }
 
-// Sentence ranges per candidate text, remembered across packs like the analyses.
-const rangesCache = new Map<string, SentenceRange[]>();
-
-function splitCached(text: string): SentenceRange[] {
-  let ranges = rangesCache.get(text);
-  if (ranges === undefined) {
-    ranges = splitSentences(text);
-    if (rangesCache.size >= ANALYSIS_CACHE_LIMIT) rangesCache.clear();
-    rangesCache.set(text, ranges);
+function repeatKeyAt(analysis: TextAnalysis, index: number): string {
+  let key = analysis.keys[index];
+  if (key === undefined) {
+    key = repeatKey(analysis.sentences[index] as string);
+    analysis.keys[index] = key;
   }
-  return ranges;
+  return key;
 }
 
-// Word-boundary suffixes of repeat keys (the key itself first), remembered like the analyses.
-const suffixCache = new Map<string, readonly string[]>();
-
-function suffixes(key: string): readonly string[] {
-  let out = suffixCache.get(key);
-  if (out === undefined) {
-    const list = [key];
-    for (let i = key.indexOf(' '); i >= 0; i = key.indexOf(' ', i + 1)) {
-      if (key.length - i - 1 < MIN_REPEAT_LENGTH) break;
-      list.push(key.slice(i + 1));
-    }
-    out = list;
-    if (suffixCache.size >= ANALYSIS_CACHE_LIMIT) suffixCache.clear();
-    suffixCache.set(key, out);
-  }
-  return out;
-}
-
-function stemsOf(text: string): readonly string[] {
-  return analysisOf(text).stems;
-}
-
-function repeatKeyOf(text: string): string {
-  const analysis = analysisOf(text);
-  analysis.key ??= repeatKey(text);
-  return analysis.key;
+/** True when `a` ends with `b` at a word boundary (repeat keys are words joined by single spaces). */
+function endsWithWords(a: string, b: string): boolean {
+  if (a.length === b.length) return a === b;
+  return a.length > b.length && a.endsWith(b) && a.charCodeAt(a.length - b.length - 1) === 32;
 }
 
 /** The largest value, at least 0 (a loop: spreading a pool of many thousand sentences into Math.max overflows the stack). */
@@ -223,6 +226,9 @@ function cosine(a: readonly number[], b: readonly number[]): number {
   }
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
+
+/** The class of a sentence selection leaves out. */
+const NOT_KEPT = 3;
 
 /** Sentences shorter than this (normalised) are never treated as repeats: "Yes." may well be said twice. */
 const MIN_REPEAT_LENGTH = 24;
@@ -253,25 +259,31 @@ export function selectSentences(
   skip: readonly boolean[] = [],
 ): (Selection | null)[] {
   const queryStems = [...new Set(tokenizeBm25(query))];
-  const termIndex = new Map(queryStems.map((stem, i) => [stem, i] as const));
   const pool: PoolSentence[] = [];
-  const sentencesOf: SentenceRange[][] = [];
+  const analyses: (TextAnalysis | null)[] = [];
   const lengths: number[] = [];
-  const termFrequencies: Map<number, number>[] = [];
+  /** Per pool sentence: the count of each of its `terms`, in the same order. */
+  const termFrequencies: number[][] = [];
 
   texts.forEach((text, item) => {
-    const ranges = skip[item] === true ? [] : splitCached(text);
-    sentencesOf.push(ranges);
-    ranges.forEach((range, index) => {
-      const stems = stemsOf(text.slice(range.start, range.end));
-      const tf = new Map<number, number>();
-      for (const stem of stems) {
-        const term = termIndex.get(stem);
-        if (term !== undefined) tf.set(term, (tf.get(term) ?? 0) + 1);
+    const analysis = skip[item] === true ? null : analyse(text);
+    analyses.push(analysis);
+    if (analysis === null) return;
+    const first = pool.length;
+    analysis.ranges.forEach((range, index) => {
+      pool.push({ item, index, range, terms: [], relevance: 0 });
+      lengths.push(analysis.lengths[index] as number);
+      termFrequencies.push([]);
+    });
+    // The query's few terms looked up in the text's inverted index, rather than in every sentence.
+    queryStems.forEach((stem, term) => {
+      const posting = analysis.postings.get(stem);
+      if (posting === undefined) return;
+      for (let p = 0; p < posting.length; p += 2) {
+        const s = first + (posting[p] as number);
+        (pool[s] as PoolSentence).terms.push(term);
+        (termFrequencies[s] as number[]).push(posting[p + 1] as number);
       }
-      pool.push({ item, index, range, terms: [...tf.keys()].sort((a, b) => a - b), relevance: 0 });
-      lengths.push(stems.length);
-      termFrequencies.push(tf);
     });
   });
   if (pool.length === 0) return texts.map(() => null);
@@ -285,9 +297,11 @@ export function selectSentences(
   const lexical = pool.map((sentence, s) => {
     let score = 0;
     const norm = BM25_K * (1 - BM25_B + (BM25_B * (lengths[s] as number)) / averageLength);
-    for (const [term, tf] of termFrequencies[s] as Map<number, number>) {
+    const frequencies = termFrequencies[s] as number[];
+    sentence.terms.forEach((term, t) => {
+      const tf = frequencies[t] as number;
       score += (idf[term] as number) * ((tf * (BM25_K + 1)) / (tf + norm));
-    }
+    });
     return score;
   });
   const maxLexical = largest(lexical);
@@ -296,8 +310,7 @@ export function selectSentences(
   const vectors = settings.vectors;
   if (vectors !== undefined) {
     dense = pool.map((sentence) => {
-      const text = texts[sentence.item] as string;
-      const vector = vectors.sentences.get(sentenceKey(text.slice(sentence.range.start, sentence.range.end)));
+      const vector = vectors.sentences.get(sentenceKey((analyses[sentence.item] as TextAnalysis).sentences[sentence.index] as string));
       return vector === undefined ? 0 : Math.max(0, cosine(vectors.query, vector));
     });
   }
@@ -329,14 +342,18 @@ export function selectSentences(
   // Sentences already shown by a better-ranked candidate (texts come best first) are not repeated.
   // A sentence repeats a shown one when one of the two ends with the other at a word boundary (the same
   // sentence, or it behind a heading or title: "Joe Elliott Joseph Thomas Elliott..." for "Joseph Thomas
-  // Elliott..."). Word-boundary suffixes go into sets, so the check costs the sentence's length, not the pool's.
-  const shownKeys = new Set<string>();
-  const shownSuffixes = new Set<string>();
-  const repeats = (key: string) => key.length >= MIN_REPEAT_LENGTH && (shownSuffixes.has(key) || suffixes(key).some((s) => shownKeys.has(s)));
+  // Elliott..."). Two such keys share their last MIN_REPEAT_LENGTH characters, so shown keys are filed by
+  // that tail and a check compares only keys with the same tail.
+  const shownByTail = new Map<string, string[]>();
+  const tailOf = (key: string) => key.slice(key.length - MIN_REPEAT_LENGTH);
+  const repeats = (key: string) =>
+    key.length >= MIN_REPEAT_LENGTH && (shownByTail.get(tailOf(key))?.some((shown) => endsWithWords(shown, key) || endsWithWords(key, shown)) ?? false);
   const show = (key: string) => {
     if (key.length < MIN_REPEAT_LENGTH) return;
-    shownKeys.add(key);
-    for (const suffix of suffixes(key)) shownSuffixes.add(suffix);
+    const tail = tailOf(key);
+    const list = shownByTail.get(tail);
+    if (list === undefined) shownByTail.set(tail, [key]);
+    else list.push(key);
   };
 
   return texts.map((text, item) => {
@@ -344,40 +361,38 @@ export function selectSentences(
     if (sentences.length === 0) return null;
     // Most relevant first; ties by position, so the result never depends on anything but the input.
     const ranked = [...sentences].sort((a, b) => b.relevance - a.relevance || a.index - b.index);
-    const rank = new Map<number, number>();
+    // Each sentence's class (0: only mention, 1: relevant, 2: neighbour; NOT_KEPT otherwise), by index
+    // (`sentences` is in index order).
+    const rank = new Array<number>(sentences.length).fill(NOT_KEPT);
     const put = (index: number, klass: number) => {
-      const current = rank.get(index);
-      if (current === undefined || klass < current) rank.set(index, klass);
+      if (klass < (rank[index] as number)) rank[index] = klass;
     };
     for (const sentence of ranked) if (onlyMention.has(sentence)) put(sentence.index, 0);
     ranked.slice(0, settings.minSentences).forEach((sentence) => put(sentence.index, 1));
     for (const sentence of ranked) if (sentence.relevance > 0 && sentence.relevance >= threshold) put(sentence.index, 1);
-    const anchors = [...rank.keys()];
-    for (const anchor of anchors) {
-      for (let d = 1; d <= settings.window; d += 1) {
-        if (anchor - d >= 0) put(anchor - d, 2);
-        if (anchor + d < sentences.length) put(anchor + d, 2);
+    if (settings.window > 0) {
+      const anchors = rank.flatMap((klass, index) => (klass === NOT_KEPT ? [] : [index]));
+      for (const anchor of anchors) {
+        for (let d = 1; d <= settings.window; d += 1) {
+          if (anchor - d >= 0) put(anchor - d, 2);
+          if (anchor + d < sentences.length) put(anchor + d, 2);
+        }
       }
     }
-    const keyOf = (index: number) => repeatKeyOf(text.slice((sentences[index] as PoolSentence).range.start, (sentences[index] as PoolSentence).range.end));
-    const repeated = [...rank.keys()].filter((index) => repeats(keyOf(index)));
-    if (repeated.length < rank.size) for (const index of repeated) rank.delete(index);
-    for (const index of rank.keys()) {
-      const key = keyOf(index);
-      show(key);
-    }
-    const keptIndices = [...rank.keys()].sort((a, b) => a - b);
-    const position = new Map(keptIndices.map((index, p) => [index, p] as const));
-    const relevance = new Map(sentences.map((s) => [s.index, s.relevance] as const));
+    const analysis = analyses[item] as TextAnalysis;
+    let keptIndices = rank.flatMap((klass, index) => (klass === NOT_KEPT ? [] : [index]));
+    const fresh = keptIndices.filter((index) => !repeats(repeatKeyAt(analysis, index)));
+    if (fresh.length > 0) keptIndices = fresh;
+    for (const index of keptIndices) show(repeatKeyAt(analysis, index));
+    const position: number[] = [];
+    keptIndices.forEach((index, p) => {
+      position[index] = p;
+    });
+    const relevanceOf = (index: number) => (sentences[index] as PoolSentence).relevance;
     const priority = [...keptIndices]
-      .sort(
-        (a, b) =>
-          (rank.get(a) as number) - (rank.get(b) as number) ||
-          (relevance.get(b) as number) - (relevance.get(a) as number) ||
-          a - b,
-      )
-      .map((index) => position.get(index) as number);
-    const keptRelevance = priority.map((p) => relevance.get(keptIndices[p] as number) as number);
-    return new Selection(text, sentencesOf[item] as SentenceRange[], keptIndices, priority, keptRelevance);
+      .sort((a, b) => (rank[a] as number) - (rank[b] as number) || relevanceOf(b) - relevanceOf(a) || a - b)
+      .map((index) => position[index] as number);
+    const keptRelevance = priority.map((p) => relevanceOf(keptIndices[p] as number));
+    return new Selection(text, analysis.ranges, keptIndices, priority, keptRelevance, analysis.sentences);
   });
 }
