@@ -125,6 +125,12 @@ describe('renderPackReport', () => {
     const { degraded: _none, ...older } = bundle(sampleCandidates(3)) as Pack;
     expect(() => renderPackReport(older)).not.toThrow();
     expect(parseHtml(renderPackReport(older)).byAttr('data-field', 'degraded')).toHaveLength(0);
+    // A pack written before coverage recorded the dense arm and the index time still loads.
+    const { denseAvailable: _dense, newestIndexedAt: _newest, ...olderCoverage } = older.coverage;
+    const oldest = parseHtml(renderPackReport({ ...older, coverage: olderCoverage } as unknown as Pack));
+    expect(textContent(oldest.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toBe('not recorded');
+    const current = parseHtml(renderPackReport(bundle(sampleCandidates(3)) as Pack));
+    expect(textContent(current.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toMatch(/^(yes|no \(lexical only\))$/);
   });
 
   it('shows sentence spans of a citation, and links only http(s) urls', () => {

@@ -177,6 +177,8 @@ function coverage(pack: InspectablePack): SafeHtml {
 <dt>distinct sources</dt><dd>${c.distinctSourceCount}</dd>
 <dt>median score</dt><dd>${c.scoreP50 === null ? '—' : formatNumber(c.scoreP50)}</dd>
 <dt>date range</dt><dd>${c.dateRange === null ? '—' : `${c.dateRange.from} → ${c.dateRange.to}`}</dd>
+<dt>dense arm answered</dt><dd data-coverage="denseAvailable">${c.denseAvailable === null ? 'not recorded' : c.denseAvailable ? 'yes' : 'no (lexical only)'}</dd>
+<dt>newest indexedAt</dt><dd data-coverage="newestIndexedAt">${c.newestIndexedAt ?? '—'}</dd>
 ${extras.map(([name, value]) => html`<dt>${name}</dt><dd class="extra" data-extra="${name}">${genericValue(value)}</dd>`)}
 </dl>`;
 }

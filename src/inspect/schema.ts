@@ -15,7 +15,12 @@ export const InspectablePackSchema = z.looseObject({
   context: z.string(),
   items: z.array(PackItemSchema.extend({ role: z.string(), pointer: z.boolean().default(false) }).loose()),
   citations: z.array(CitationSchema.loose()),
-  coverage: CoverageSchema.extend({ confidence: z.string() }).loose(),
+  // Packs written before a coverage field existed still load: the field shows as not recorded.
+  coverage: CoverageSchema.extend({
+    confidence: z.string(),
+    denseAvailable: CoverageSchema.shape.denseAvailable.nullable().default(null),
+    newestIndexedAt: CoverageSchema.shape.newestIndexedAt.default(null),
+  }).loose(),
   budget: z.looseObject({ maxTokens: z.number().int().positive(), usedTokens: count(), encoding: z.string() }),
   caveats: z.string().nullable().default(null),
   briefing: z

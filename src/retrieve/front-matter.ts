@@ -1,5 +1,5 @@
 // Markdown front matter: `clusters:`, `kind:` and `title:` set an ingested document's fields (the CLI's ingest reads it).
-import { parse } from 'yaml';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { LitmPackError, describeIssues } from '../core/errors.js';
 
@@ -12,6 +12,14 @@ export interface FrontMatter {
 // The block's fences are found here rather than by a front-matter package: those bundle an old YAML
 // parser and do not say where the block ends, which is needed to keep chunk spans file offsets.
 const BLOCK = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+
+// The YAML parser is loaded on the first front-matter block, not when the package is imported: most
+// processes never read one, and loading it costs about 20 ms of every `import('litm-pack')`.
+let yamlParse: typeof import('yaml').parse | undefined;
+function parseYaml(source: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse;
+  return yamlParse(source, { schema: 'core' });
+}
 
 const FrontMatterSchema = z.looseObject({
   clusters: z
@@ -34,7 +42,7 @@ export function readFrontMatter(text: string, where: string): { text: string; fr
   let data: unknown;
   try {
     // YAML 1.2 core schema: dates stay strings, nothing executes.
-    data = parse(match[1] ?? '', { schema: 'core' });
+    data = parseYaml(match[1] ?? '');
   } catch (error) {
     throw new LitmPackError('invalid_input', `Front matter of ${where} is not valid YAML: ${(error as Error).message.split('\n')[0]}`, {
       cause: error,
