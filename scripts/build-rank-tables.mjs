@@ -1,11 +1,11 @@
 // Part of `npm run build`, after the compile: writes each shipped encoding's vocabulary as a compact rank table
-// beside the compiled tokenizer (dist/tokenize/ranks/<encoding>.ranks; the CommonJS build reads the same files),
+// into dist/tokenize/ranks/<encoding>.ranks (the bundled ESM build and the CommonJS build read the same files),
 // which the tokenizer reads on first use instead of decoding js-tiktoken's rank module. It uses the compiled code, so what
 // it checks is what ships: each of js-tiktoken's own ranks (as its Tiktoken class builds them) must be found at
 // the same rank, the table must hold nothing else, the pattern must be js-tiktoken's, counts through the table
 // must equal js-tiktoken's encode, and both compiled tokenizers (ESM and CommonJS) must read the tables.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,9 +14,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite');
-const { decodeRankTableFile, encodeRankTableFile, vocabularyFromTiktoken } = await import(pathToFileURL(join(dist, 'tokenize/rank-table.js')).href);
-const { loadTiktokenRanks, tokenizerFromVocabulary } = await import(pathToFileURL(join(dist, 'tokenize/tiktoken.js')).href);
-const { ENCODINGS } = await import(pathToFileURL(join(dist, 'tokenize/types.js')).href);
+// The CommonJS build is file by file, so its tokenizer modules can be loaded one by one (the ESM build is bundled).
+const { decodeRankTableFile, encodeRankTableFile, vocabularyFromTiktoken } = require(join(dist, 'cjs/tokenize/rank-table.js'));
+const { loadTiktokenRanks, tokenizerFromVocabulary } = require(join(dist, 'cjs/tokenize/tiktoken.js'));
+const { ENCODINGS } = require(join(dist, 'cjs/tokenize/types.js'));
 
 const SAMPLE = [
   'Refunds are issued within 14 days of a return being received.',
@@ -65,6 +66,7 @@ const check = (specifier, type) => {
   const run = spawnSync(process.execPath, [...(type === 'module' ? ['--input-type=module'] : []), '-e', type === 'module' ? body : `(async () => { ${body} })()`], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`${specifier} does not read the rank tables: ${run.stderr}`);
 };
-check(pathToFileURL(join(dist, 'tokenize/tiktoken.js')).href, 'module');
-if (existsSync(join(dist, 'cjs', 'tokenize', 'tiktoken.js'))) check(join(dist, 'cjs', 'tokenize', 'tiktoken.js'), 'commonjs');
+// Every ESM entry bundles or imports the tokenizer from a shared chunk; the root entry reaches it like the others.
+check(pathToFileURL(join(dist, 'index.js')).href, 'module');
+check(join(dist, 'cjs', 'index.js'), 'commonjs');
 console.log(`rank tables: ${targets.map((dir) => join(dir.slice(root.length + 1), 'ranks')).join(', ')}, read by the compiled tokenizers`);

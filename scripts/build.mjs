@@ -1,6 +1,16 @@
-// Builds the package: ESM with declarations into dist/ (tsc), then a CommonJS copy into dist/cjs/ (esbuild,
-// file by file, no bundling) with the same declarations, so `require('litm-pack/…')` works on every Node 20 and
-// CommonJS code gets the CommonJS builds of the frameworks, the same copies its own `require` loads.
+// Builds the package:
+// - declarations into dist/ (tsc);
+// - the ESM build into dist/: one bundle per package entry (and the command line), with the code the entries
+//   share split into dist/chunks/, so each module exists once (one LitmPackError class whichever entry threw it).
+//   Loading a few files instead of a graph of ~150 modules is what keeps `import('litm-pack')` cheap (see
+//   BENCHMARKS.md, first use). Dependencies stay imports, except zod: its classic API is a graph of ~95 modules
+//   that cost more to load than everything else the root entry does, so it is bundled into a shared chunk.
+//   zod 4 is made for more than one copy in a process (its registry lives on globalThis and `instanceof` checks
+//   traits, not classes), and zod is the only library this package hands its schemas to (the MCP SDK, which reads
+//   them through zod 4's core); zod stays a dependency for the declarations;
+// - a CommonJS copy into dist/cjs/ (file by file, no bundling) with the same declarations, so
+//   `require('litm-pack/…')` works on every Node 20 and CommonJS code gets the CommonJS builds of the frameworks,
+//   the same copies its own `require` loads.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -19,7 +29,34 @@ function filesUnder(dir, suffix) {
 }
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly'], { stdio: 'inherit' });
+
+/** Every package import stays an import, except zod's (see above). */
+const externalExceptZod = {
+  name: 'external-except-zod',
+  setup(builder) {
+    builder.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'zod' || args.path.startsWith('zod/') ? undefined : { path: args.path, external: true }));
+  },
+};
+
+// The package entries (package.json "exports") and the bin.
+const entries = ['index.ts', 'qdrant/index.ts', 'langchain/index.ts', 'llamaindex/index.ts', 'server/index.ts', 'mcp/index.ts', 'cli/main.ts'];
+await build({
+  entryPoints: entries.map((file) => join(root, 'src', file)),
+  outdir: dist,
+  outbase: join(root, 'src'),
+  bundle: true,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  plugins: [externalExceptZod],
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  // The package ships src/, which the maps point at.
+  sourcesContent: false,
+  logLevel: 'warning',
+});
 
 // The command line is ESM only (the bin entry); everything a package entry can reach is built.
 const sources = filesUnder(join(root, 'src'), '.ts')
@@ -50,4 +87,4 @@ for (const file of filesUnder(dist, '.d.ts').filter((f) => !f.startsWith('cjs/')
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, readFileSync(join(dist, file), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n'));
 }
-console.log(`build: dist/ (ESM, ${filesUnder(dist, '.js').filter((f) => !f.startsWith('cjs/')).length} files) and dist/cjs/ (CommonJS, ${sources.length} files)`);
+console.log(`build: dist/ (ESM, ${entries.length} entries and ${filesUnder(join(dist, 'chunks'), '.js').length} shared chunks) and dist/cjs/ (CommonJS, ${sources.length} files)`);

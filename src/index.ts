@@ -42,7 +42,7 @@ export type {
   DedupeOptions,
   Span,
 } from './core/schemas.js';
-export { getTokenizer } from './tokenize/tiktoken.js';
+export { getTokenizer, vocabularySource } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';

@@ -3,7 +3,6 @@
 // writes to stdout/stderr. Each command lives in commands/ and registers itself here.
 import { Command, CommanderError } from 'commander';
 import { realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
 import { registerBriefing } from './commands/briefing.js';
@@ -17,16 +16,12 @@ import { registerRankings } from './commands/rankings.js';
 import { registerRemove } from './commands/remove.js';
 import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
+import { packageVersion } from '../service/version.js';
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
 export const USAGE_EXIT_CODE = 2;
 /** Exit code of anything that is not a LitmPackError (a bug: the stack trace is printed). */
 export const UNEXPECTED_EXIT_CODE = 1;
-
-/** The package version, read from the package.json next to src/ and dist/. */
-function packageVersion(): string {
-  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
-}
 
 /** Error codes by the exit code they give, from the one table the HTTP API and MCP tools use too. */
 export function codesByExit(): Map<number, LitmPackErrorCode[]> {

@@ -220,8 +220,9 @@ export function countingSegments(text: string): string[] {
  */
 function loadVocabulary(encoding: EncodingName): Vocabulary {
   let file: Uint8Array | undefined;
-  // Beside this module; the CommonJS build (dist/cjs/tokenize/) reads the ESM build's copy (dist/tokenize/).
-  for (const path of [`./ranks/${encoding}.ranks`, `../../tokenize/ranks/${encoding}.ranks`]) {
+  // The tables live in dist/tokenize/ranks/. This code runs from a bundled chunk (dist/chunks/), an entry of the
+  // ESM build (dist/ or one level down) or the CommonJS build's copy of this module (dist/cjs/tokenize/).
+  for (const path of [`../tokenize/ranks/${encoding}.ranks`, `./tokenize/ranks/${encoding}.ranks`, `../../tokenize/ranks/${encoding}.ranks`]) {
     try {
       file = readFileSync(new URL(path, import.meta.url));
       break;
@@ -244,7 +245,11 @@ function loadVocabulary(encoding: EncodingName): Vocabulary {
 
 const sources = new Map<EncodingName, 'rank table' | 'js-tiktoken'>();
 
-/** Where the vocabulary of `encoding` was read from, once loaded (the build checks its output uses the table). */
+/**
+ * Where the vocabulary of `encoding` was read from, once loaded: `'rank table'` (the compact table the package
+ * build writes into dist/, the fast path) or `'js-tiktoken'` (decoded from js-tiktoken's rank module, as when
+ * running from source); undefined before the first use. The build checks that what it ships reads the table.
+ */
 export function vocabularySource(encoding: EncodingName): 'rank table' | 'js-tiktoken' | undefined {
   return sources.get(encoding);
 }

@@ -39,7 +39,7 @@ async function typecheck(name: string, compilerOptions: Record<string, unknown>,
 const entries = async () => Object.keys(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).exports as Record<string, unknown>);
 
 beforeAll(async () => {
-  for (const file of ['require-all.cjs', 'import-all.mjs', 'use.cjs', 'use.mjs', 'throw.cjs', 'throw.mjs', 'types.ts']) {
+  for (const file of ['require-all.cjs', 'import-all.mjs', 'use.cjs', 'use.mjs', 'throw.cjs', 'throw.mjs', 'entries.mjs', 'types.ts']) {
     await copyFile(join(here, 'fixtures', file), join(project, file));
   }
   await copyFile(join(here, 'fixtures/types.ts'), join(project, 'types-cjs.cts'));
@@ -83,6 +83,20 @@ describe('the installed tarball at run time', () => {
     expect(out.piped).toMatch(/^\[1\] \(source: refunds\.md/);
     expect(out.sameLangChain).toBe(true);
     expect(out.sameLlamaIndex).toBe(true);
+  });
+
+  it('bundles its ESM entries over shared chunks: one error class for all entries, schemas the MCP SDK reads, the shipped rank tables', async () => {
+    const out = JSON.parse(await node(['entries.mjs'])) as Record<string, unknown>;
+    expect(out.qdrantErrorCode).toBe('invalid_input');
+    expect(out.qdrantErrorIsRootClass).toBe(true);
+    expect(out.mcpErrorIsRootClass).toBe(true);
+    expect(out.mcpErrorMessage).toMatch(/budgt/);
+    expect(out.vocabulary).toBe('rank table');
+    expect(out.ragInputProperties).toEqual(expect.arrayContaining(['query', 'max_tokens', 'limit', 'filter']));
+    expect(out.ragHasOutputSchema).toBe('object');
+    expect(out.ragContext).toMatch(/Refunds are issued within 14 days/);
+    expect(out.badIsError).toBe(true);
+    expect(out.badText).toMatch(/max_tokens/);
   });
 
   it('gives stack traces (with source maps on) that point at files the package ships', async () => {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { LitmPackError } from '../../core/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
+import { packageRoot } from '../../service/version.js';
 import { printPack } from '../io.js';
 import { packOptions, type PackFlags } from '../options.js';
 import { retrieveAndPackFrom } from './bundle.js';
@@ -12,7 +14,11 @@ export function registerDemo(program: Command): void {
   packOptions(program.command('demo').description('ingest the bundled example corpus into an in-memory store and print a bundle'), { budget: 700 })
     .option('--question <text>', 'the question to pack for', DEMO_QUESTION)
     .action(async (flags: PackFlags & { question: string }) => {
-      const corpus = fileURLToPath(new URL('../../../examples/corpus/', import.meta.url));
+      // Found from the package root, not from this module's URL: the built CLI is bundled, so where this code
+      // lands under dist/ is the bundler's choice.
+      const root = packageRoot();
+      if (root === null) throw new LitmPackError('invalid_input', 'The example corpus of the demo was not found (no litm-pack package.json above the running code): run the demo from an installed litm-pack (npx litm-pack demo) or from a built checkout (npm run build).');
+      const corpus = join(root, 'examples', 'corpus');
       // The store lives in memory only: nothing is written, so an interrupted demo leaves nothing behind.
       const store = new MemoryHybridStore();
       const { docs } = await readForIngest([corpus], { base: corpus });
