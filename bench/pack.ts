@@ -19,14 +19,15 @@
  *
  *   npx tsx bench/pack.ts [--iterations 25] [--no-first-use] [--write]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getTokenizer, packBundle, type CandidateInput } from '../src/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { DATA_DIR, REPO_ROOT } from './lib/paths.js';
+import { ensureBuilt } from './lib/build.js';
 import { loadNote, writeSection } from './lib/report.js';
 import { mulberry32 } from './lib/synthetic.js';
 import { markdownTable } from './lib/table.js';
@@ -243,22 +244,6 @@ function runLyingHints(): { rows: Array<{ name: string; t: Timing; items: number
 // ---------------------------------------------------------------------------------------------
 // First use
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt(): void {
-  const table = join(REPO_ROOT, 'dist', 'tokenize', 'ranks', 'o200k_base.ranks');
-  const built = existsSync(table) ? statSync(table).mtimeMs : 0;
-  if (built > newestMtime(join(REPO_ROOT, 'src'))) return;
-  progress('building the package (npm run build) for the first-use rows');
-  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 /** Wall time of a fresh `node` running `args`, and what the script printed (JSON), `runs` times. */
 function processRuns(args: string[], runs: number): Array<{ wall: number; out: Record<string, number> }> {
@@ -301,7 +286,7 @@ interface FirstUse {
 }
 
 function runFirstUse(): FirstUse {
-  ensureBuilt();
+  ensureBuilt('the first-use rows');
   const runs = 15;
   progress(`first use: ${runs} fresh processes per row`);
   const timing = (values: number[]): Timing => ({ p50: quantile(values, 0.5), p95: quantile(values, 0.95) });

@@ -3,11 +3,13 @@
  * the embedded store, lexical mode, rate limits off, the request log on (to /dev/null), 32 connections for
  * 60 s with autocannon, the SciFact train claims as queries in turn. Beside it, the same queries through the
  * library in process (the service function the route calls), one after another: the HTTP layer's overhead.
- * The server is `litm-pack serve` in a child process (one process, then `--workers 2`: a cluster sharing the
+ * The server is the built `litm-pack serve` (dist/, built first when older than src/) in a child process (one process, then `--workers 2`: a cluster sharing the
  * port), so the load generator does not share its event loop; RSS is read from /proc at the start and the end of the run, after a
  * warm-up that sends every query once per worker.
  *
- *   npm run bench:serve [-- --duration 60 --connections 32 --workers 1,2 --in-process-seconds 20]
+ *   npm run bench:serve [-- --duration 60 --connections 32 --workers 1,2 --in-process-seconds 20] [--write]
+ *
+ * --write replaces the generated section `serve` of BENCHMARKS.md with the printed figures.
  *
  * Loopback only; every phase is bounded in time and the run stops itself (a watchdog ends it after
  * 15 minutes whatever happens). Prints the load (`uptime`) beside the figures.
@@ -23,6 +25,8 @@ import { MemoryHybridStore } from '../src/index.js';
 import { serveBundle, parseRequest, requestSchemas, DEFAULT_LIMITS } from '../src/service/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { REPO_ROOT } from './lib/paths.js';
+import { ensureBuilt } from './lib/build.js';
+import { writeSection } from './lib/report.js';
 import { markdownTable } from './lib/table.js';
 import { now, progress } from './lib/timing.js';
 
@@ -34,6 +38,7 @@ const { values: flags } = parseArgs({
     budget: { type: 'string', default: '2000' },
     'in-process-seconds': { type: 'string', default: '20' },
     'warmup-seconds': { type: 'string', default: '10' },
+    write: { type: 'boolean', default: false },
   },
 });
 
@@ -139,7 +144,7 @@ function processTree(pid: number): number[] {
 function startServe(workers: number): Promise<{ child: ChildProcess; url: string; pids: number[] }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
+    [join(REPO_ROOT, 'dist', 'cli', 'main.js'), 'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
   const duration = Number(flags.duration);
   const connections = Number(flags.connections);
   const workerCounts = (flags.workers as string).split(',').map(Number);
+  ensureBuilt('the server (the built command line, as `npx litm-pack serve` runs it)');
   const data = loadSciFact();
   await prepareStore(data.corpus);
   const queries = data.queries.map((query) => query.text);
@@ -252,14 +258,20 @@ async function main(): Promise<void> {
       verdict(row),
     ]),
   );
-  console.log(`### HTTP API load: GET /api/bundle, ${BUDGET}-token budget, SciFact (${data.corpus.length} abstracts), lexical, rate limits off\n`);
-  console.log(
+  const md = [
+    `### HTTP API load: GET /api/bundle, ${BUDGET}-token budget, SciFact (${data.corpus.length} abstracts), lexical, rate limits off`,
+    '',
     `${connections} connections, ${duration} s per HTTP row (after a warm-up of every query once per worker and ${flags['warmup-seconds']} s more), ` +
       `${queries.length} SciFact train claims in turn; RSS is the sum over the server's processes (with workers: the primary and each worker). Node ${process.version}, ${cpus().length} CPUs.`,
-  );
-  console.log(`Targets: ≥ ${TARGETS.requestsPerSecond} req/s, p99 ≤ ${TARGETS.p99Ms} ms, ${TARGETS.errors} errors, RSS growth ≤ ${TARGETS.rssGrowth * 100}%.\n`);
-  console.log(table);
-  console.log(`\nLoad before: ${loadBefore}\nLoad after:  ${loadAfter}`);
+    `Targets: ≥ ${TARGETS.requestsPerSecond} req/s, p99 ≤ ${TARGETS.p99Ms} ms, ${TARGETS.errors} errors, RSS growth ≤ ${TARGETS.rssGrowth * 100}%.`,
+    '',
+    table,
+    '',
+    `Load before: ${loadBefore}  `,
+    `Load after: ${loadAfter}`,
+  ].join('\n');
+  console.log(md);
+  if (flags.write) writeSection('serve', md);
   clearTimeout(watchdog);
 }
 
