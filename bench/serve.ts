@@ -90,6 +90,8 @@ interface Row {
   errors: number;
   rssStart: number | null;
   rssEnd: number | null;
+  /** RSS at a quarter, half and three quarters of the run (does it level off?). */
+  rssQuarters: number[];
 }
 
 async function inProcess(queries: string[], seconds: number): Promise<Row> {
@@ -121,6 +123,7 @@ async function inProcess(queries: string[], seconds: number): Promise<Row> {
     errors,
     rssStart,
     rssEnd: process.memoryUsage().rss / 2 ** 20,
+    rssQuarters: [],
   };
 }
 
@@ -191,12 +194,16 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
     await load(url, paths, { seconds: warmup }, connections);
     const rss = () => pids.reduce((sum, pid) => sum + rssMiBOf(pid), 0);
     const rssStart = rss();
-    let rssMax = rssStart;
-    const sampler = setInterval(() => (rssMax = Math.max(rssMax, rss())), 1000);
+    const started = now();
+    const samples: { at: number; rss: number }[] = [];
+    const sampler = setInterval(() => samples.push({ at: (now() - started) / 1000, rss: rss() }), 1000);
     progress(`  ${workers} server process(es): ${seconds} s at ${connections} connections`);
     const result = await load(url, paths, { seconds }, connections).finally(() => clearInterval(sampler));
     const rssEnd = rss();
-    progress(`  RSS ${rssStart.toFixed(1)} → ${rssEnd.toFixed(1)} MiB (highest ${Math.max(rssMax, rssEnd).toFixed(1)})`);
+    const rssMax = Math.max(rssEnd, ...samples.map((sample) => sample.rss));
+    // The sample nearest each quarter of the run.
+    const rssQuarters = [0.25, 0.5, 0.75].map((q) => samples.reduce((best, sample) => (Math.abs(sample.at - q * seconds) < Math.abs(best.at - q * seconds) ? sample : best), { at: Infinity, rss: NaN }).rss);
+    progress(`  RSS ${rssStart.toFixed(1)} → ${rssQuarters.map((v) => v.toFixed(1)).join(' → ')} → ${rssEnd.toFixed(1)} MiB (highest ${rssMax.toFixed(1)})`);
     return {
       setup: workers === 1 ? 'litm-pack serve' : `litm-pack serve --workers ${workers}`,
       requests: result['2xx'],
@@ -206,6 +213,7 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
       errors: result.errors + result.non2xx + result.timeouts,
       rssStart,
       rssEnd,
+      rssQuarters,
     };
   } finally {
     child.kill('SIGTERM');
@@ -244,7 +252,7 @@ async function main(): Promise<void> {
           growth(row) <= TARGETS.rssGrowth ? 'RSS ok' : 'RSS MISSED',
         ].join(', ');
   const table = markdownTable(
-    ['setup', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'RSS start MiB', 'RSS end MiB', 'RSS growth', 'targets'],
+    ['setup', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'RSS start MiB', 'RSS at ¼, ½, ¾ MiB', 'RSS end MiB', 'RSS growth', 'targets'],
     rows.map((row) => [
       row.setup,
       row.requests,
@@ -253,6 +261,7 @@ async function main(): Promise<void> {
       row.p99.toFixed(2),
       row.errors,
       row.rssStart?.toFixed(1) ?? 'n/a',
+      row.rssQuarters.length > 0 ? row.rssQuarters.map((v) => v.toFixed(1)).join(', ') : '–',
       row.rssEnd?.toFixed(1) ?? 'n/a',
       Number.isFinite(growth(row)) ? `${(growth(row) * 100).toFixed(1)}%` : 'n/a',
       verdict(row),
