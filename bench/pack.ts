@@ -29,7 +29,7 @@ import { loadSciFact } from './lib/datasets.js';
 import { DATA_DIR, REPO_ROOT } from './lib/paths.js';
 import { ensureBuilt } from './lib/build.js';
 import { loadNote, writeSection } from './lib/report.js';
-import { mulberry32 } from './lib/synthetic.js';
+import { mulberry32 } from './lib/random.js';
 import { markdownTable } from './lib/table.js';
 import { progress } from './lib/timing.js';
 

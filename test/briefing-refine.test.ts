@@ -2,7 +2,7 @@
 // surface does, and the CLI and both frameworks' briefing retrievers reach them through it (one path).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/core/canonical.js';
-import { isLitmPackError, type LitmPackErrorCode } from '../src/core/errors.js';
+import { isLitmPackError } from '../src/core/errors.js';
 import { toCanonicalJson } from '../src/core/pack.js';
 import { PackSchema, type Pack } from '../src/core/schemas.js';
 import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/index.js';
@@ -16,6 +16,7 @@ import { runCli } from './helpers/cli.js';
 import { closedPort } from './helpers/loopback.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { TopicEmbeddings, topicCorpus } from './helpers/topic-embeddings.js';
+import { failure } from './helpers/failure.js';
 
 const docs: IngestDocument[] = [
   {
@@ -62,16 +63,6 @@ class RecordingStore extends MemoryHybridStore {
     this.searches.push(request);
     return super.search(request);
   }
-}
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as Error;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 let store: MemoryHybridStore;

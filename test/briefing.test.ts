@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode } from '../src/core/errors.js';
 import { toCanonicalJson } from '../src/core/pack.js';
 import type { Pack } from '../src/core/schemas.js';
 import { assembleBriefing, type BriefingRequest } from '../src/pipeline/briefing.js';
@@ -7,6 +6,7 @@ import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import type { IngestDocument } from '../src/retrieve/types.js';
 import { getTokenizer } from '../src/tokenize/tiktoken.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { failure } from './helpers/failure.js';
 
 const handbook = [
   '# Handbook',
@@ -32,16 +32,6 @@ async function storeWith(extra: IngestDocument[] = [], embeddings = false): Prom
   const store = new MemoryHybridStore(embeddings ? { embeddings: new FakeEmbeddings() } : {});
   await store.addDocuments([...docs, ...extra]);
   return store;
-}
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as Error;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 const sources = (pack: Pack) => pack.items.map((i) => i.sourceId);

@@ -20,7 +20,7 @@ import { HttpReranker } from '../src/refine/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
-import { closedPort, sendJson, startLoopback } from './helpers/loopback.js';
+import { closedPort, heldReranker } from './helpers/loopback.js';
 import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, pipelineBundle } from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -298,15 +298,8 @@ describe('litm-pack mcp --rerank-url', () => {
   });
 
   it('on SIGTERM answers the tool call in flight (waiting on its reranker) before it exits, and logs it whole', async () => {
-    let entered!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const reranker = await startLoopback((request, response) => {
-      entered();
-      const texts = (request.body as { texts: string[] }).texts;
-      void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
-    });
+    const reranker = await heldReranker();
+    const { reached, release } = reranker;
     const log = join(work, 'sigterm.log');
     const transport = new StdioClientTransport({
       command: process.execPath,

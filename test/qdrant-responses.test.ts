@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../src/core/errors.js';
 import { MAX_RETRY_AFTER_MS, QdrantHybridStore, pointIdForChunk } from '../src/qdrant/index.js';
 import { chunkDocument } from '../src/retrieve/chunk.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { qdrantOk, sendJson, startLoopback } from './helpers/loopback.js';
+import { failure } from './helpers/failure.js';
 
 // Qdrant answers that break its API contract, Retry-After in both forms, and scrolls that never end, all
 // through the store's own HTTP client against a loopback server.
@@ -17,16 +17,6 @@ afterAll(() => server.close());
 
 function store(options: Partial<ConstructorParameters<typeof QdrantHybridStore>[0]> = {}) {
   return new QdrantHybridStore({ url: server.url, collection: 'docs', retries: 0, retryBaseDelayMs: 1, ...options });
-}
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), `expected ${code}, got ${String(error)}`).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}, got a result`);
 }
 
 const payload = chunkDocument({ id: 'tea.md', text: 'Green tea brews best below boiling water.' }, { indexedAt: '2025-01-01T00:00:00.000Z' })[0]!;

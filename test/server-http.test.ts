@@ -9,7 +9,7 @@ import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Candid
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { startServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
-import { sendJson, startLoopback } from './helpers/loopback.js';
+import { heldReranker } from './helpers/loopback.js';
 import { FIXED_NOW, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, spawnServe } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;
@@ -160,16 +160,9 @@ describe('litm-pack serve', () => {
     const writer = new MemoryHybridStore({ now: FIXED_NOW });
     await writer.addDocuments(PUBLIC_DOCS);
     await writer.save(join(storeDir, 'store.json'));
-    // A TEI /rerank endpoint that holds its answer until the test releases it: the request stays in flight.
-    let entered!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const reranker = await startLoopback((request, response) => {
-      entered();
-      const texts = (request.body as { texts: string[] }).texts;
-      void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
-    });
+    // A reranker that holds its answer until the test releases it: the request stays in flight.
+    const reranker = await heldReranker();
+    const { reached, release } = reranker;
     const serve = await spawnServe(['--store', storeDir, '--port', '0', '--no-rate-limits', '--log-queries', '--rerank-url', `${reranker.url}/rerank`, '--rerank-timeout', '60000']);
     const { url } = serve;
     try {

@@ -6,19 +6,9 @@ import { loadSciFact } from './datasets.js';
 import { percentile } from './metrics.js';
 import { loadNote } from './report.js';
 import { fixed, markdownTable, ms } from './table.js';
+import { mulberry32 } from './random.js';
 import { now, progress, rssMiB } from './timing.js';
 
-/** Small, fast, seedable PRNG (mulberry32): the synthetic corpus is the same on every run. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIM = 384;
 

@@ -72,3 +72,20 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * A TEI /rerank endpoint that holds every answer until `release()`: `reached` resolves when the first request
+ * arrives, so a test can act while a reranker call is in flight. Scores 10, 9, … in input order once released.
+ */
+export async function heldReranker() {
+  let entered!: () => void;
+  const reached = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = await startLoopback((request, response) => {
+    entered();
+    const texts = (request.body as { texts: string[] }).texts;
+    void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
+  });
+  return { url: server.url, reached, release, close: server.close };
+}

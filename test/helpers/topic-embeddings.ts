@@ -1,16 +1,5 @@
 import type { EmbeddingsLike } from '../../src/retrieve/types.js';
-
-/** A small seeded PRNG (mulberry32), so vectors are the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../../bench/lib/random.js';
 
 function hash(text: string): number {
   let h = 0x811c9dc5;

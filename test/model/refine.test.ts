@@ -3,7 +3,7 @@ import { CohereRerank as LlamaIndexCohereRerank } from '@llamaindex/cohere';
 import { TextNode } from '@llamaindex/core/schema';
 import { CohereClient } from 'cohere-ai';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import type { LitmPackErrorCode } from '../../src/core/errors.js';
 import { BriefingPackRetriever, BundleRetriever, CompressorReranker, LitmCompressor } from '../../src/langchain/index.js';
 import { BundleRetriever as LlamaBundleRetriever, LitmPostprocessor, PostprocessorReranker } from '../../src/llamaindex/index.js';
 import { HttpReranker, rerankCandidates, RerankStageSchema, sentenceKey, splitSentences } from '../../src/index.js';
@@ -12,6 +12,7 @@ import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { EmbeddingsLike } from '../../src/retrieve/types.js';
 import { runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/loopback.js';
+import { failure } from '../helpers/failure.js';
 
 const base = inject('modelUrl');
 
@@ -54,16 +55,6 @@ const texts = [
   'Our office plants are watered on Mondays.',
 ];
 const query = 'how long do refunds take?';
-
-async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
-}
 
 const ranked = (results: { index: number; score: number }[]) => [...results].sort((a, b) => b.score - a.score).map((r) => r.index);
 

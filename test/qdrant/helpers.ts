@@ -2,10 +2,10 @@
 // deterministic clocks and embeddings, and client wrappers that watch or break calls.
 import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { afterAll, expect, inject } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import { afterAll, inject } from 'vitest';
 import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
+export { failure } from '../helpers/failure.js';
 
 export const url = inject('qdrantUrl');
 
@@ -27,17 +27,6 @@ export function collectionNames(prefix: string): (label: string) => string {
     created.push(name);
     return name;
   };
-}
-
-/** The `LitmPackError` a promise rejects with, checked to carry `code`. */
-export async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isLitmPackError(error, code), String(error)).toBe(true);
-    return error as LitmPackError;
-  }
-  throw new Error(`expected a LitmPackError ${code}`);
 }
 
 /** A clock that advances a minute per call (`indexedAt` stays deterministic). */
