@@ -85,7 +85,7 @@ describe('the installed tarball at run time', () => {
     expect(out.sameLlamaIndex).toBe(true);
   });
 
-  it('bundles its ESM entries over shared chunks: one error class for all entries, schemas the MCP SDK reads, the shipped rank tables', async () => {
+  it('bundles its ESM entries over shared chunks: one error class for all entries, schemas the MCP SDK and the application\'s zod read, the shipped rank tables', async () => {
     const out = JSON.parse(await node(['entries.mjs'])) as Record<string, unknown>;
     expect(out.qdrantErrorCode).toBe('invalid_input');
     expect(out.qdrantErrorIsRootClass).toBe(true);
@@ -97,6 +97,10 @@ describe('the installed tarball at run time', () => {
     expect(out.ragContext).toMatch(/Refunds are issued within 14 days/);
     expect(out.badIsError).toBe(true);
     expect(out.badText).toMatch(/max_tokens/);
+    expect(out.appZodParses).toBe(true);
+    expect(out.appZodRejectsPath).toEqual(['pack', 'items']);
+    expect(out.appZodIsZodSchema).toBe(true);
+    expect(out.appJsonSchemaPackKeys).toEqual(expect.arrayContaining(['context', 'items', 'citations', 'packHash']));
   });
 
   it('gives stack traces (with source maps on) that point at files the package ships', async () => {
