@@ -23,10 +23,41 @@ export type DedupeVerdict<T> =
  * dominates packing on large budgets and duplicate-heavy pools. Here the kept texts' shingles are indexed
  * (shingle → kept texts holding it), so a text is compared only with the kept texts it shares a shingle with:
  * thresholds are above 0, so a pair sharing none can match only when both have no words at all. Each distinct
- * text is normalised and shingled once per packing, and a text met again gets its earlier verdict (kept texts
- * are never removed, so the first kept text it duplicates stays the same). The verdicts equal the pairwise
- * definition; a property test compares them.
+ * text is normalised and shingled once (remembered across packings), and a text met again gets its earlier
+ * verdict (kept texts are never removed, so the first kept text it duplicates stays the same). The verdicts
+ * equal the pairwise definition; a property test compares them.
  */
+/**
+ * Normalised texts and their shingles, remembered across packings: the same chunks come back query after query,
+ * and normalising and shingling read the whole text. Bounded by the characters of the texts held.
+ */
+const ANALYSIS_CACHE_CHARS = 8_000_000;
+const analyses = new Map<string, { normalised: string; shingles: Map<number, Uint32Array> }>();
+let analysedChars = 0;
+
+function analysisOf(text: string): { normalised: string; shingles: Map<number, Uint32Array> } {
+  let analysis = analyses.get(text);
+  if (analysis === undefined) {
+    if (analysedChars + text.length > ANALYSIS_CACHE_CHARS) {
+      analyses.clear();
+      analysedChars = 0;
+    }
+    analysis = { normalised: normalizeText(text), shingles: new Map() };
+    analyses.set(text, analysis);
+    analysedChars += text.length;
+  }
+  return analysis;
+}
+
+function shinglesOf(analysis: { normalised: string; shingles: Map<number, Uint32Array> }, size: number): Uint32Array {
+  let shingles = analysis.shingles.get(size);
+  if (shingles === undefined) {
+    shingles = shingleHashes(analysis.normalised, size);
+    analysis.shingles.set(size, shingles);
+  }
+  return shingles;
+}
+
 export class Deduper<T> {
   readonly #settings: NearDuplicateSettings;
   readonly #near: boolean;
@@ -34,8 +65,6 @@ export class Deduper<T> {
   readonly #byNormalised = new Map<string, T>();
   /** Verdicts of duplicates already seen, by raw text. */
   readonly #seen = new Map<string, DedupeVerdict<T>>();
-  /** Shingles by normalised text, for texts met again after a change of the kept set. */
-  readonly #shingles = new Map<string, Uint32Array>();
   /** Shingle → the kept texts holding it, as chains in flat arrays (no allocation per shingle). */
   readonly #postings = new ShingleIndex();
   /** Indices of kept texts without any word. */
@@ -50,15 +79,12 @@ export class Deduper<T> {
   check(text: string): DedupeVerdict<T> {
     const seen = this.#seen.get(text);
     if (seen !== undefined) return seen;
-    const normalised = normalizeText(text);
+    const analysis = analysisOf(text);
+    const normalised = analysis.normalised;
     const exact = this.#byNormalised.get(normalised);
     if (exact !== undefined) return this.#remember(text, { kind: 'duplicate', of: exact });
     if (!this.#near) return { kind: 'new', normalised, shingles: undefined };
-    let shingles = this.#shingles.get(normalised);
-    if (shingles === undefined) {
-      shingles = shingleHashes(normalised, this.#settings.shingleSize);
-      this.#shingles.set(normalised, shingles);
-    }
+    const shingles = shinglesOf(analysis, this.#settings.shingleSize);
     const near = this.#firstNear(shingles);
     if (near !== undefined) return this.#remember(text, { kind: 'near-duplicate', of: near });
     return { kind: 'new', normalised, shingles };

@@ -109,6 +109,24 @@ function rankCandidates(candidates: readonly Candidate[], pins: readonly string[
 const ESCAPE_CACHE_CHARS = 8_000_000;
 const escapeCaches = new Map<PackFormat, { texts: Map<string, string>; chars: number }>();
 
+/** Header counts per tokenizer: up to 50,000 headers of at most 4,000 characters each. */
+const HEADER_CACHE_LIMIT = 50_000;
+const HEADER_CACHE_CHARS = 4_000;
+const headerCounts = new WeakMap<Tokenizer, Map<string, number>>();
+
+function headerCountsFor(tokenizer: Tokenizer): Map<string, number> {
+  let cache = headerCounts.get(tokenizer);
+  if (cache === undefined) {
+    cache = new Map();
+    headerCounts.set(tokenizer, cache);
+  }
+  return cache;
+}
+
+/** Whole piece counts of escaped candidate texts per tokenizer, bounded by the characters of the texts held. */
+const BODY_BOUND_CACHE_CHARS = 8_000_000;
+const bodyBounds = new WeakMap<Tokenizer, { texts: Map<string, number>; chars: number }>();
+
 function escapedBody(format: PackFormat, text: string): string {
   let cache = escapeCaches.get(format);
   if (cache === undefined) {
@@ -130,12 +148,15 @@ function escapedBody(format: PackFormat, text: string): string {
 
 /** Token accounting for one pack: exact counts where they matter, cheap bounds where they do not. */
 class Meter {
-  readonly #headerCache = new Map<string, number>();
+  /** Exact token counts of rendered headers, shared by the packs of a process (headers repeat across packs). */
+  readonly #headerCache: Map<string, number>;
 
   constructor(
     readonly tokenizer: Tokenizer,
     readonly format: PackFormat,
-  ) {}
+  ) {
+    this.#headerCache = headerCountsFor(tokenizer);
+  }
 
   count(text: string): number {
     return this.tokenizer.count(text);
@@ -161,6 +182,32 @@ class Meter {
     return this.tokenizer.lowerBound ? this.tokenizer.lowerBound(text, limit) : 0;
   }
 
+  /**
+   * `lowerBound` of an escaped candidate text, its whole piece count remembered across packs (a tighter bound
+   * than an early stop gives, and the same chunks come back query after query).
+   */
+  bodyLowerBound(escaped: string, limit = Infinity): number {
+    if (!this.tokenizer.lowerBound) return 0;
+    let cache = bodyBounds.get(this.tokenizer);
+    if (cache === undefined) {
+      cache = { texts: new Map(), chars: 0 };
+      bodyBounds.set(this.tokenizer, cache);
+    }
+    const known = cache.texts.get(escaped);
+    if (known !== undefined) return known;
+    const bound = this.tokenizer.lowerBound(escaped, limit);
+    // Only a whole count (the scan reached the end) is remembered.
+    if (bound <= limit) {
+      if (cache.chars + escaped.length > BODY_BOUND_CACHE_CHARS) {
+        cache.texts.clear();
+        cache.chars = 0;
+      }
+      cache.texts.set(escaped, bound);
+      cache.chars += escaped.length;
+    }
+    return bound;
+  }
+
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */
   headerText(candidate: Candidate, pointer?: { tokens: number }): string {
     return renderBlock(this.format, { ref: PLACEHOLDER_REF, candidate, body: '', truncated: false, pointer });
@@ -170,9 +217,17 @@ class Meter {
     let tokens = this.#headerCache.get(header);
     if (tokens === undefined) {
       tokens = this.count(header);
-      this.#headerCache.set(header, tokens);
+      if (header.length <= HEADER_CACHE_CHARS) {
+        if (this.#headerCache.size >= HEADER_CACHE_LIMIT) this.#headerCache.clear();
+        this.#headerCache.set(header, tokens);
+      }
     }
     return tokens;
+  }
+
+  /** A lower bound on a header's count: its exact count when a pack has counted it before. */
+  headerBound(header: string): number {
+    return this.#headerCache.get(header) ?? this.lowerBound(header);
   }
 
   /** The candidate's token hint for this tokenizer, when it applies to the rendered body and hints are trusted. */
@@ -188,7 +243,7 @@ class Meter {
    * rest would fill the pack with items that do not fit, which the exact fit must then remove one recount at a time.
    */
   hintHolds(hint: number, escaped: string): boolean {
-    if (this.lowerBound(escaped, hint) <= hint) return true;
+    if (this.bodyLowerBound(escaped, hint) <= hint) return true;
     this.#distrustHints = true;
     return false;
   }
@@ -295,13 +350,13 @@ function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, r
     const escaped = meter.escaped(candidate.text);
     const hint = meter.hint(candidate, escaped);
     const header = meter.headerText(candidate);
-    const headerBound = meter.lowerBound(header);
+    const headerBound = meter.headerBound(header);
 
     let bodyTokens: number | undefined;
     let headerTokens: number | undefined;
     let fromHint = false;
     const room = remaining - headerBound - SEPARATOR_TOKENS;
-    if ((hint ?? meter.lowerBound(escaped, room)) <= room) {
+    if ((hint ?? meter.bodyLowerBound(escaped, room)) <= room) {
       headerTokens = meter.headerTokens(header);
       let whole = hint ?? meter.count(escaped);
       if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {

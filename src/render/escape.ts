@@ -287,8 +287,29 @@ export function quoteField(value: string): string {
   return `"${value.replaceAll('"', '""')}"`;
 }
 
+/**
+ * Header fields as rendered, per format: titles, sources and sections repeat across blocks and packs. Up to
+ * 50,000 values of at most 1,000 characters each are remembered.
+ */
+const HEADER_FIELD_CACHE_LIMIT = 50_000;
+const HEADER_FIELD_CACHE_CHARS = 1_000;
+const headerFields = new Map<PackFormat, Map<string, string>>();
+
 /** A one-line field as it appears inside a header line of `format` (markdown or text). */
 export function headerField(format: PackFormat, value: string): string {
-  const quoted = quoteField(oneLine(value));
-  return format === 'markdown' ? escapeMarkdownInline(quoted) : quoted;
+  let cache = headerFields.get(format);
+  if (cache === undefined) {
+    cache = new Map();
+    headerFields.set(format, cache);
+  }
+  let field = cache.get(value);
+  if (field === undefined) {
+    const quoted = quoteField(oneLine(value));
+    field = format === 'markdown' ? escapeMarkdownInline(quoted) : quoted;
+    if (value.length <= HEADER_FIELD_CACHE_CHARS) {
+      if (cache.size >= HEADER_FIELD_CACHE_LIMIT) cache.clear();
+      cache.set(value, field);
+    }
+  }
+  return field;
 }
