@@ -92,6 +92,8 @@ interface Row {
   rssEnd: number | null;
   /** RSS at a quarter, half and three quarters of the run (does it level off?). */
   rssQuarters: number[];
+  /** Median RSS of the samples (one a second) in the first and in the last third of the run: the trend, without GC's sawtooth. */
+  rssThirds: [number, number] | null;
 }
 
 async function inProcess(queries: string[], seconds: number): Promise<Row> {
@@ -124,6 +126,7 @@ async function inProcess(queries: string[], seconds: number): Promise<Row> {
     rssStart,
     rssEnd: process.memoryUsage().rss / 2 ** 20,
     rssQuarters: [],
+    rssThirds: null,
   };
 }
 
@@ -188,9 +191,11 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
   try {
     let next = 0;
     const paths = () => `/api/bundle?q=${encodeURIComponent(queries[next++ % queries.length] as string)}&budget=${BUDGET}&mode=lexical`;
-    // Warm-up: every query once per worker (the tokenizer's piece counts and the JIT settle), then a while more.
-    progress(`  ${workers} server process(es): warm-up, ${queries.length * workers} requests then ${warmup} s`);
-    await load(url, paths, { requests: queries.length * workers }, connections);
+    // Warm-up: the queries twice over per worker (the cluster hands out connections, not queries, so once per
+    // worker does not reach every worker with every query), then a while more: the tokenizer's piece counts,
+    // the packer's per-text caches and the JIT settle before RSS is first read.
+    progress(`  ${workers} server process(es): warm-up, ${2 * queries.length * workers} requests then ${warmup} s`);
+    await load(url, paths, { requests: 2 * queries.length * workers }, connections);
     await load(url, paths, { seconds: warmup }, connections);
     const rss = () => pids.reduce((sum, pid) => sum + rssMiBOf(pid), 0);
     const rssStart = rss();
@@ -203,6 +208,14 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
     const rssMax = Math.max(rssEnd, ...samples.map((sample) => sample.rss));
     // The sample nearest each quarter of the run.
     const rssQuarters = [0.25, 0.5, 0.75].map((q) => samples.reduce((best, sample) => (Math.abs(sample.at - q * seconds) < Math.abs(best.at - q * seconds) ? sample : best), { at: Infinity, rss: NaN }).rss);
+    const median = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return sorted.length === 0 ? NaN : (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
+    };
+    const rssThirds: [number, number] = [
+      median(samples.filter((sample) => sample.at <= seconds / 3).map((sample) => sample.rss)),
+      median(samples.filter((sample) => sample.at >= (2 * seconds) / 3).map((sample) => sample.rss)),
+    ];
     progress(`  RSS ${rssStart.toFixed(1)} → ${rssQuarters.map((v) => v.toFixed(1)).join(' → ')} → ${rssEnd.toFixed(1)} MiB (highest ${rssMax.toFixed(1)})`);
     return {
       setup: workers === 1 ? 'litm-pack serve' : `litm-pack serve --workers ${workers}`,
@@ -214,6 +227,7 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
       rssStart,
       rssEnd,
       rssQuarters,
+      rssThirds,
     };
   } finally {
     child.kill('SIGTERM');
@@ -252,7 +266,7 @@ async function main(): Promise<void> {
           growth(row) <= TARGETS.rssGrowth ? 'RSS ok' : 'RSS MISSED',
         ].join(', ');
   const table = markdownTable(
-    ['setup', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'RSS start MiB', 'RSS at ¼, ½, ¾ MiB', 'RSS end MiB', 'RSS growth', 'targets'],
+    ['setup', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'RSS start MiB', 'RSS at ¼, ½, ¾ MiB', 'RSS end MiB', 'RSS growth', 'median RSS, first → last third', 'targets'],
     rows.map((row) => [
       row.setup,
       row.requests,
@@ -264,13 +278,14 @@ async function main(): Promise<void> {
       row.rssQuarters.length > 0 ? row.rssQuarters.map((v) => v.toFixed(1)).join(', ') : '–',
       row.rssEnd?.toFixed(1) ?? 'n/a',
       Number.isFinite(growth(row)) ? `${(growth(row) * 100).toFixed(1)}%` : 'n/a',
+      row.rssThirds === null ? '–' : `${row.rssThirds[0].toFixed(1)} → ${row.rssThirds[1].toFixed(1)} (${(((row.rssThirds[1] - row.rssThirds[0]) / row.rssThirds[0]) * 100).toFixed(1)}%)`,
       verdict(row),
     ]),
   );
   const md = [
     `### HTTP API load: GET /api/bundle, ${BUDGET}-token budget, SciFact (${data.corpus.length} abstracts), lexical, rate limits off`,
     '',
-    `${connections} connections, ${duration} s per HTTP row (after a warm-up of every query once per worker and ${flags['warmup-seconds']} s more), ` +
+    `${connections} connections, ${duration} s per HTTP row (after a warm-up of the queries twice over per worker and ${flags['warmup-seconds']} s more), ` +
       `${queries.length} SciFact train claims in turn; RSS is the sum over the server's processes (with workers: the primary and each worker). Node ${process.version}, ${cpus().length} CPUs.`,
     `Targets: ≥ ${TARGETS.requestsPerSecond} req/s, p99 ≤ ${TARGETS.p99Ms} ms, ${TARGETS.errors} errors, RSS growth ≤ ${TARGETS.rssGrowth * 100}%.`,
     '',
