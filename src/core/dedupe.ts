@@ -1,3 +1,4 @@
+import { BoundedCache } from './bounded-cache.js';
 import { normalizeText, shingleHashes } from './text.js';
 
 /** Near-duplicate rule (rule 4): a threshold of null turns that test off. */
@@ -32,21 +33,10 @@ export type DedupeVerdict<T> =
  * and normalising and shingling read the whole text. Bounded by the characters of the texts held.
  */
 const ANALYSIS_CACHE_CHARS = 8_000_000;
-const analyses = new Map<string, { normalised: string; shingles: Map<number, Uint32Array> }>();
-let analysedChars = 0;
+const analyses = new BoundedCache<string, { normalised: string; shingles: Map<number, Uint32Array> }>(ANALYSIS_CACHE_CHARS, (text) => text.length);
 
 function analysisOf(text: string): { normalised: string; shingles: Map<number, Uint32Array> } {
-  let analysis = analyses.get(text);
-  if (analysis === undefined) {
-    if (analysedChars + text.length > ANALYSIS_CACHE_CHARS) {
-      analyses.clear();
-      analysedChars = 0;
-    }
-    analysis = { normalised: normalizeText(text), shingles: new Map() };
-    analyses.set(text, analysis);
-    analysedChars += text.length;
-  }
-  return analysis;
+  return analyses.get(text) ?? analyses.set(text, { normalised: normalizeText(text), shingles: new Map() });
 }
 
 function shinglesOf(analysis: { normalised: string; shingles: Map<number, Uint32Array> }, size: number): Uint32Array {

@@ -37,6 +37,7 @@ import {
 import { selectSentences, type Selection } from '../refine/sentences.js';
 import { countBySegments, getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
+import { BoundedCache, cacheFor } from './bounded-cache.js';
 
 // Budget bookkeeping during the greedy fill uses per-block estimates (BPE counts are not additive);
 // the assembled context is then counted exactly and trimmed until it fits, so estimates only affect
@@ -107,55 +108,32 @@ function rankCandidates(candidates: readonly Candidate[], pins: readonly string[
  * query, usually as the very same strings, whose lookup costs no reading. Bounded by the characters held.
  */
 const ESCAPE_CACHE_CHARS = 8_000_000;
-const escapeCaches = new Map<PackFormat, { texts: Map<string, string>; chars: number }>();
+const escapeCaches = new Map<PackFormat, BoundedCache<string, string>>();
 
 /** Header counts per tokenizer: up to 50,000 headers of at most 4,000 characters each. */
 const HEADER_CACHE_LIMIT = 50_000;
 const HEADER_CACHE_CHARS = 4_000;
-const headerCounts = new WeakMap<Tokenizer, Map<string, number>>();
-
-function headerCountsFor(tokenizer: Tokenizer): Map<string, number> {
-  let cache = headerCounts.get(tokenizer);
-  if (cache === undefined) {
-    cache = new Map();
-    headerCounts.set(tokenizer, cache);
-  }
-  return cache;
-}
+const headerCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
 /** Whole piece counts of escaped candidate texts per tokenizer, bounded by the characters of the texts held. */
 const BODY_BOUND_CACHE_CHARS = 8_000_000;
-const bodyBounds = new WeakMap<Tokenizer, { texts: Map<string, number>; chars: number }>();
+const bodyBounds = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
 function escapedBody(format: PackFormat, text: string): string {
-  let cache = escapeCaches.get(format);
-  if (cache === undefined) {
-    cache = { texts: new Map(), chars: 0 };
-    escapeCaches.set(format, cache);
-  }
-  let escaped = cache.texts.get(text);
-  if (escaped === undefined) {
-    escaped = escapeBody(format, text);
-    if (cache.chars + text.length > ESCAPE_CACHE_CHARS) {
-      cache.texts.clear();
-      cache.chars = 0;
-    }
-    cache.texts.set(text, escaped);
-    cache.chars += text.length + (escaped === text ? 0 : escaped.length);
-  }
-  return escaped;
+  const cache = cacheFor(escapeCaches, format, () => new BoundedCache<string, string>(ESCAPE_CACHE_CHARS, (key, escaped) => key.length + (escaped === key ? 0 : escaped.length)));
+  return cache.get(text) ?? cache.set(text, escapeBody(format, text));
 }
 
 /** Token accounting for one pack: exact counts where they matter, cheap bounds where they do not. */
 class Meter {
   /** Exact token counts of rendered headers, shared by the packs of a process (headers repeat across packs). */
-  readonly #headerCache: Map<string, number>;
+  readonly #headerCache: BoundedCache<string, number>;
 
   constructor(
     readonly tokenizer: Tokenizer,
     readonly format: PackFormat,
   ) {
-    this.#headerCache = headerCountsFor(tokenizer);
+    this.#headerCache = cacheFor(headerCounts, tokenizer, () => new BoundedCache<string, number>(HEADER_CACHE_LIMIT));
   }
 
   count(text: string): number {
@@ -188,24 +166,12 @@ class Meter {
    */
   bodyLowerBound(escaped: string, limit = Infinity): number {
     if (!this.tokenizer.lowerBound) return 0;
-    let cache = bodyBounds.get(this.tokenizer);
-    if (cache === undefined) {
-      cache = { texts: new Map(), chars: 0 };
-      bodyBounds.set(this.tokenizer, cache);
-    }
-    const known = cache.texts.get(escaped);
+    const cache = cacheFor(bodyBounds, this.tokenizer, () => new BoundedCache<string, number>(BODY_BOUND_CACHE_CHARS, (key) => key.length));
+    const known = cache.get(escaped);
     if (known !== undefined) return known;
     const bound = this.tokenizer.lowerBound(escaped, limit);
     // Only a whole count (the scan reached the end) is remembered.
-    if (bound <= limit) {
-      if (cache.chars + escaped.length > BODY_BOUND_CACHE_CHARS) {
-        cache.texts.clear();
-        cache.chars = 0;
-      }
-      cache.texts.set(escaped, bound);
-      cache.chars += escaped.length;
-    }
-    return bound;
+    return bound <= limit ? cache.set(escaped, bound) : bound;
   }
 
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */
@@ -217,10 +183,7 @@ class Meter {
     let tokens = this.#headerCache.get(header);
     if (tokens === undefined) {
       tokens = this.count(header);
-      if (header.length <= HEADER_CACHE_CHARS) {
-        if (this.#headerCache.size >= HEADER_CACHE_LIMIT) this.#headerCache.clear();
-        this.#headerCache.set(header, tokens);
-      }
+      if (header.length <= HEADER_CACHE_CHARS) this.#headerCache.set(header, tokens);
     }
     return tokens;
   }
@@ -538,22 +501,12 @@ function keptSpans(kept: Kept): Span[] {
 // cache, so the lookup reuses their hash); a pure function of the key, so remembering it changes nothing but
 // the time.
 const SENTENCE_TOKENS_LIMIT = 100_000;
-const sentenceTokenCaches = new Map<string, Map<string, number>>();
+const sentenceTokenCaches = new WeakMap<Tokenizer, Map<PackFormat, BoundedCache<string, number>>>();
 
 function sentenceTokens(meter: Meter, text: string): number {
-  const meterKey = `${meter.tokenizer.name}\u0000${meter.format}`;
-  let cache = sentenceTokenCaches.get(meterKey);
-  if (cache === undefined) {
-    cache = new Map();
-    sentenceTokenCaches.set(meterKey, cache);
-  }
-  let tokens = cache.get(text);
-  if (tokens === undefined) {
-    tokens = meter.count(escapeBody(meter.format, text));
-    if (cache.size >= SENTENCE_TOKENS_LIMIT) cache.clear();
-    cache.set(text, tokens);
-  }
-  return tokens;
+  const byFormat = cacheFor(sentenceTokenCaches, meter.tokenizer, () => new Map<PackFormat, BoundedCache<string, number>>());
+  const cache = cacheFor(byFormat, meter.format, () => new BoundedCache<string, number>(SENTENCE_TOKENS_LIMIT));
+  return cache.get(text) ?? cache.set(text, meter.count(escapeBody(meter.format, text)));
 }
 
 /**

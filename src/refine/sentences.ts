@@ -10,6 +10,7 @@
  * `minSentences`; any sentence that is the pool's only mention of a query term; and `window` neighbours on
  * each side of those.
  */
+import { BoundedCache } from '../core/bounded-cache.js';
 import { sha256Hex } from '../core/canonical.js';
 import { tokenizeBm25 } from '../retrieve/bm25.js';
 import { splitSentences, type SentenceRange } from './split.js';
@@ -166,7 +167,7 @@ interface TextAnalysis {
 }
 
 const ANALYSIS_CACHE_LIMIT = 10_000;
-const analysisCache = new Map<string, TextAnalysis>();
+const analysisCache = new BoundedCache<string, TextAnalysis>(ANALYSIS_CACHE_LIMIT);
 
 function analyse(text: string): TextAnalysis {
   let analysis = analysisCache.get(text);
@@ -184,7 +185,6 @@ function analyse(text: string): TextAnalysis {
       }
     });
     analysis = { ranges, sentences, postings, lengths: stems.map((list) => list.length), keys: [] };
-    if (analysisCache.size >= ANALYSIS_CACHE_LIMIT) analysisCache.clear();
     analysisCache.set(text, analysis);
   }
   return analysis;

@@ -1,3 +1,4 @@
+import { BoundedCache, cacheFor } from '../core/bounded-cache.js';
 import type { PackFormat } from '../core/schemas.js';
 
 /*
@@ -293,23 +294,14 @@ export function quoteField(value: string): string {
  */
 const HEADER_FIELD_CACHE_LIMIT = 50_000;
 const HEADER_FIELD_CACHE_CHARS = 1_000;
-const headerFields = new Map<PackFormat, Map<string, string>>();
+const headerFields = new Map<PackFormat, BoundedCache<string, string>>();
 
 /** A one-line field as it appears inside a header line of `format` (markdown or text). */
 export function headerField(format: PackFormat, value: string): string {
-  let cache = headerFields.get(format);
-  if (cache === undefined) {
-    cache = new Map();
-    headerFields.set(format, cache);
-  }
-  let field = cache.get(value);
-  if (field === undefined) {
-    const quoted = quoteField(oneLine(value));
-    field = format === 'markdown' ? escapeMarkdownInline(quoted) : quoted;
-    if (value.length <= HEADER_FIELD_CACHE_CHARS) {
-      if (cache.size >= HEADER_FIELD_CACHE_LIMIT) cache.clear();
-      cache.set(value, field);
-    }
-  }
-  return field;
+  const cache = cacheFor(headerFields, format, () => new BoundedCache<string, string>(HEADER_FIELD_CACHE_LIMIT));
+  const known = cache.get(value);
+  if (known !== undefined) return known;
+  const quoted = quoteField(oneLine(value));
+  const field = format === 'markdown' ? escapeMarkdownInline(quoted) : quoted;
+  return value.length <= HEADER_FIELD_CACHE_CHARS ? cache.set(value, field) : field;
 }
