@@ -164,6 +164,9 @@ export async function runReindex(ops: ReindexOperations, raw: ReindexRequest): P
     }
     return result;
   } catch (error) {
+    // ensureCollection creates the collection and then indexes it: a failure after the creation leaves it
+    // behind. The name was new, so whatever holds it now is this reindex's own.
+    if (!createdNew) createdNew = await ops.collections(undefined).then((names) => names.includes(collection), () => false);
     let cleanup = '';
     if (createdNew) {
       try {

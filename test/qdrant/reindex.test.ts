@@ -111,6 +111,12 @@ describe('reindex', () => {
         fault: (method, _call, run) => (method === 'createCollection' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
       },
       {
+        step: 'indexing the new collection after it was created',
+        code: 'server_error',
+        message: /creating the new collection/,
+        fault: (method, _call, run) => (method === 'createPayloadIndex' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
+      },
+      {
         step: 'an upsert midway',
         code: 'connection_failed',
         message: /ingesting into the new collection/,
