@@ -97,16 +97,10 @@ export const TOOL_DESCRIPTIONS = {
 
 /** get_rag_context's arguments: the bundle's, with the budget spelled `max_tokens`. */
 function ragContextSchema(limits: ServiceLimits) {
-  const { query, mode, filter, limit, diversity, rerank, compress } = bundleRequestShape(limits);
+  const { query, budget, mode, filter, limit, diversity, rerank, compress } = bundleRequestShape(limits);
   return z.strictObject({
     query,
-    max_tokens: z
-      .number(says('must be a whole number'))
-      .int(says('must be a whole number'))
-      .min(1, says('must be at least 1'))
-      .max(limits.bundleMaxBudget, says(`must be at most ${limits.bundleMaxBudget}`))
-      .default(limits.bundleDefaultBudget)
-      .describe('Token budget of the context (exact).'),
+    max_tokens: budget.describe('Token budget of the context (exact).'),
     limit,
     filter,
     mode,
@@ -140,26 +134,55 @@ const structured = (pack: Pack) => JSON.parse(toCanonicalJson(pack)) as Record<s
  */
 export function createMcpServer(input: McpServerOptions): McpServer {
   const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
+  return mcpServers(options)({ principals: options.principals, ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }) });
+}
+
+/** What differs between the callers of one set of tools: whom they act for, and who hears of each call. */
+export interface McpCaller {
+  principals: readonly string[];
+  onToolCall?: (event: ToolCallEvent) => void;
+}
+
+/**
+ * The options checked, the limits resolved and the argument schemas built once; then one MCP server per
+ * caller (the HTTP route makes one per request, bound to the caller's principals).
+ */
+export function createMcpServers(input: Omit<McpServerOptions, 'principals' | 'onToolCall'>): (caller: McpCaller) => McpServer {
+  return mcpServers(parseOrThrow(McpServerOptionsSchema, input, 'MCP server options'));
+}
+
+function mcpServers(options: z.output<typeof McpServerOptionsSchema>): (caller: McpCaller) => McpServer {
   const limits = resolveLimits(options.limits);
   const schemas = requestSchemas(limits);
+  const ragSchema = ragContextSchema(limits);
+  return (caller) => toolServer(options, limits, schemas, ragSchema, caller);
+}
+
+function toolServer(
+  options: z.output<typeof McpServerOptionsSchema>,
+  limits: ServiceLimits,
+  schemas: ReturnType<typeof requestSchemas>,
+  ragSchema: ReturnType<typeof ragContextSchema>,
+  caller: McpCaller,
+): McpServer {
   const context: ServiceContext = {
     store: options.store,
-    principals: [...options.principals],
+    principals: [...caller.principals],
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
   };
   const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
 
   /** Runs one tool call: the service, the result, the event. */
-  const run = async (tool: string, query: string | undefined, body: () => Promise<{ pack: Pack; result: CallToolResult }>) => {
+  const run = async (tool: string, query: string | undefined, body: () => Promise<{ pack?: Pack; result: CallToolResult }>) => {
     const started = performance.now();
     try {
       const { pack, result } = await body();
-      options.onToolCall?.({ tool, pack, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      caller.onToolCall?.({ tool, ...(pack === undefined ? {} : { pack }), ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
       return result;
     } catch (error) {
       const result = errorResult(error);
-      options.onToolCall?.({ tool, code: result.body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      caller.onToolCall?.({ tool, code: result.body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
       const { body: _body, ...toolResult } = result;
       return toolResult;
     }
@@ -187,7 +210,7 @@ export function createMcpServer(input: McpServerOptions): McpServer {
 
   server.registerTool(
     'get_rag_context',
-    { title: 'Get RAG context', description: TOOL_DESCRIPTIONS.get_rag_context, inputSchema: ragContextSchema(limits), outputSchema: RagContextSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    { title: 'Get RAG context', description: TOOL_DESCRIPTIONS.get_rag_context, inputSchema: ragSchema, outputSchema: RagContextSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('get_rag_context', args.query, async () => {
         const { max_tokens, ...rest } = args;
@@ -212,19 +235,12 @@ export function createMcpServer(input: McpServerOptions): McpServer {
   server.registerTool(
     'verify_citations',
     { title: 'Verify citations', description: TOOL_DESCRIPTIONS.verify_citations, inputSchema: schemas.verify, outputSchema: VerifyAnswerSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    async (args) => {
-      const started = performance.now();
-      try {
+    (args) =>
+      run('verify_citations', undefined, async () => {
         const answer = await serveVerify(args, context);
-        options.onToolCall?.({ tool: 'verify_citations', latencyMs: performance.now() - started });
         const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
-        return { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } };
-      } catch (error) {
-        const { body, ...result } = errorResult(error);
-        options.onToolCall?.({ tool: 'verify_citations', code: body.code, latencyMs: performance.now() - started });
-        return result;
-      }
-    },
+        return { result: { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } } };
+      }),
   );
 
   return server;

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ParsedRerankStage } from '../refine/stages.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 import type { ServiceLimitsInput } from '../service/limits.js';
-import { createMcpServer } from '../mcp/tools.js';
+import { createMcpServers } from '../mcp/tools.js';
 import type { RequestState } from './server.js';
 
 export interface McpRouteOptions {
@@ -35,15 +35,18 @@ const methodNotAllowed = (reply: FastifyReply) =>
     .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, POST JSON-RPC messages to /mcp' }, id: null }));
 
 export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+  // Options, limits and argument schemas once; a server per request, bound to its caller.
+  const serverFor = createMcpServers({
+    store: options.store,
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+    ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
+  });
   app.post('/mcp', async (request, reply) => {
     const state = options.stateOf(request);
     if (callsTool(request.body) && !(await options.withinRateLimits(request, reply))) return reply;
-    const server = createMcpServer({
-      store: options.store,
+    const server = serverFor({
       principals: state.caller.principals,
-      ...(options.limits === undefined ? {} : { limits: options.limits }),
-      ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
-      ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
       onToolCall: (event) => {
         state.tool = event.tool;
         if (event.pack !== undefined) state.pack = event.pack;
