@@ -13,24 +13,14 @@ import { chunkToCandidate } from '../retrieve/chunk.js';
 import { cosineSimilarity } from '../retrieve/fusion.js';
 import { EmbeddingsSchema, FusionSchema } from '../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
-import type { ChunkRecord, EmbeddingsLike, Filter, Fusion, SearchMode, Store } from '../retrieve/types.js';
+import type { ChunkRecord, EmbeddingsLike, Filter, Fusion, SearchMode } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
-import { DiversitySchema, PipelinePackerShape, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
+import { DiversitySchema, FilterSchema, PipelinePackerShape, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
 
 export const DEFAULT_MAX_PINS = 25;
 export const DEFAULT_MAX_CLUSTERS = 10;
 export const DEFAULT_MAX_CLUSTER_SOURCES = 200;
 
-const storeSchema = z.custom<Store>(
-  (value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function',
-  { message: 'store must be a Store (e.g. a MemoryHybridStore or QdrantHybridStore)' },
-);
-const filterSchema = z.custom<Filter>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-  message: 'filter must be a filter object ({ must?, should?, must_not? })',
-});
-
-// `compress` (sentence selection, with `embeddings` for sentence vectors) and `rerank` as on every surface.
-const packerShape = PipelinePackerShape;
 const briefingShape = BriefingOptionsSchema.shape;
 
 /** The briefing's retrieval and scope options, without the store and the prompt (what a retriever is configured with). */
@@ -44,7 +34,7 @@ export const BriefingSettingsShape = {
   mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
   /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
   limit: z.number().int().positive().max(1000).default(50),
-  filter: filterSchema.optional(),
+  filter: FilterSchema.optional(),
   principals: z.array(z.string()).optional(),
   fusion: FusionSchema.optional(),
   /** MMR in the prompt's searches: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
@@ -60,11 +50,11 @@ export const BriefingSettingsShape = {
   entity: briefingShape.entity,
   contradictions: briefingShape.contradictions,
   gaps: briefingShape.gaps,
-  ...packerShape,
+  ...PipelinePackerShape,
 };
 
 export const BriefingRequestSchema = z.strictObject({
-  store: storeSchema,
+  store: StoreSchema,
   /** The task prompt; absent, empty or blank means no prompt. */
   prompt: z.string().optional(),
   ...BriefingSettingsShape,
@@ -196,8 +186,11 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   for (const candidate of promptResults) add(candidate);
 
   const candidates = [...pool.values()];
-  // Sentence vectors for selection (one batched call, contained), when compress has embeddings.
-  const inputs = await preparePacking(prompt ?? '', { candidates, degraded }, req.compress, req.signal);
+  // Sentence vectors for selection (one batched call, contained), when compress has embeddings. Pins are
+  // shown whole (the packer selects no sentences of them), so their sentences are not embedded.
+  const pinSet = new Set(resolved.pinIds);
+  const selectable = candidates.filter((candidate) => !pinSet.has(candidate.id) && !pinSet.has(candidate.sourceId ?? candidate.id));
+  const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded }, req.compress, req.signal);
   const pack = packBriefing({
     query: prompt ?? '',
     candidates,

@@ -164,6 +164,8 @@ interface TextAnalysis {
   /** How many stems each sentence has. */
   lengths: readonly number[];
   keys: (string | undefined)[];
+  /** Each sentence's `sentenceKey` (the vector lookup key), computed when first needed. */
+  vectorKeys: (string | undefined)[];
 }
 
 const ANALYSIS_CACHE_LIMIT = 10_000;
@@ -184,10 +186,20 @@ function analyse(text: string): TextAnalysis {
         else posting.push(index, 1);
       }
     });
-    analysis = { ranges, sentences, postings, lengths: stems.map((list) => list.length), keys: [] };
+    analysis = { ranges, sentences, postings, lengths: stems.map((list) => list.length), keys: [], vectorKeys: [] };
     analysisCache.set(text, analysis);
   }
   return analysis;
+}
+
+function vectorKeyAt(analysis: TextAnalysis, index: number): string {
+  return (analysis.vectorKeys[index] ??= sentenceKey(analysis.sentences[index] as string));
+}
+
+/** The sentences of `text` with their vector keys, from the same analysis selection reads (hashed once per text). */
+export function keyedSentences(text: string): { key: string; text: string }[] {
+  const analysis = analyse(text);
+  return analysis.sentences.map((sentence, index) => ({ key: vectorKeyAt(analysis, index), text: sentence }));
 }
 
 function repeatKeyAt(analysis: TextAnalysis, index: number): string {
@@ -310,7 +322,7 @@ export function selectSentences(
   const vectors = settings.vectors;
   if (vectors !== undefined) {
     dense = pool.map((sentence) => {
-      const vector = vectors.sentences.get(sentenceKey((analyses[sentence.item] as TextAnalysis).sentences[sentence.index] as string));
+      const vector = vectors.sentences.get(vectorKeyAt(analyses[sentence.item] as TextAnalysis, sentence.index));
       return vector === undefined ? 0 : Math.max(0, cosine(vectors.query, vector));
     });
   }

@@ -4,14 +4,15 @@
  * falls back (the fused order; BM25-only sentence scores) and is reported, never thrown.
  */
 import { z } from 'zod';
+import { BoundedCache, cacheFor } from '../core/bounded-cache.js';
+import { parseOrThrow } from '../core/errors.js';
 import { compareCandidates } from '../core/pack.js';
 import { CompressOptionsSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
 import { EmbeddingsSchema } from '../retrieve/memory-store.js';
 import type { EmbeddingsLike } from '../retrieve/types.js';
 import { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain } from './contain.js';
 import { RerankerSchema } from './rerank.js';
-import { sentenceKey, type SentenceVectors } from './sentences.js';
-import { splitSentences } from './split.js';
+import { keyedSentences, type SentenceVectors } from './sentences.js';
 
 /** `rerank` on the retrievers, the compressor/postprocessor and the pipeline. */
 export const RerankStageSchema = z.strictObject({
@@ -104,16 +105,7 @@ export async function rerankPools(
 
 // Sentence vectors per embeddings object, by sentence hash: the same chunks come back query after query.
 const VECTOR_CACHE_LIMIT = 100_000;
-const vectorCaches = new WeakMap<EmbeddingsLike, Map<string, readonly number[]>>();
-
-function cacheFor(embeddings: EmbeddingsLike): Map<string, readonly number[]> {
-  let cache = vectorCaches.get(embeddings);
-  if (cache === undefined) {
-    cache = new Map();
-    vectorCaches.set(embeddings, cache);
-  }
-  return cache;
-}
+const vectorCaches = new WeakMap<EmbeddingsLike, BoundedCache<string, readonly number[]>>();
 
 function isVector(value: unknown, dimension?: number): value is number[] {
   return (
@@ -136,36 +128,41 @@ export async function embedSentences(
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<{ vectors: SentenceVectors | undefined; degraded: Degraded[] }> {
-  const cache = cacheFor(embeddings);
-  const wanted = new Map<string, string>();
+  const cache = cacheFor(vectorCaches, embeddings, () => new BoundedCache<string, readonly number[]>(VECTOR_CACHE_LIMIT));
+  const sentences = new Map<string, readonly number[]>();
+  const missing = new Map<string, string>();
   for (const candidate of candidates) {
-    for (const range of splitSentences(candidate.text)) {
-      const text = candidate.text.slice(range.start, range.end);
-      wanted.set(sentenceKey(text), text);
+    for (const { key, text } of keyedSentences(candidate.text)) {
+      if (sentences.has(key) || missing.has(key)) continue;
+      const vector = cache.get(key);
+      if (vector === undefined) missing.set(key, text);
+      else sentences.set(key, vector);
     }
   }
-  const missing = [...wanted].filter(([key]) => !cache.has(key));
   const outcome = await contain(STAGE_SENTENCE_EMBEDDINGS, timeoutMs, signal, async () => {
     const [queryVector, vectors] = await Promise.all([
       embeddings.embedQuery(query),
-      missing.length === 0 ? Promise.resolve([] as number[][]) : embeddings.embedDocuments(missing.map(([, text]) => text)),
+      missing.size === 0 ? Promise.resolve([] as number[][]) : embeddings.embedDocuments([...missing.values()]),
     ]);
     return { queryVector, vectors };
   });
   if (!outcome.ok) return { vectors: undefined, degraded: [outcome.degraded] };
   const { queryVector, vectors } = outcome.value;
   const dimension = isVector(queryVector) ? queryVector.length : undefined;
-  if (dimension === undefined || !Array.isArray(vectors) || vectors.length !== missing.length || !vectors.every((v) => isVector(v, dimension))) {
+  if (dimension === undefined || !Array.isArray(vectors) || vectors.length !== missing.size || !vectors.every((v) => isVector(v, dimension))) {
     return { vectors: undefined, degraded: [{ stage: STAGE_SENTENCE_EMBEDDINGS, code: 'bad_response' }] };
   }
-  if (cache.size + missing.length > VECTOR_CACHE_LIMIT) cache.clear();
-  missing.forEach(([key], i) => cache.set(key, vectors[i] as number[]));
-  const sentences = new Map<string, readonly number[]>();
-  for (const key of wanted.keys()) {
-    const vector = cache.get(key);
-    if (vector !== undefined) sentences.set(key, vector);
-  }
+  [...missing.keys()].forEach((key, i) => sentences.set(key, cache.set(key, vectors[i] as number[])));
   return { vectors: { query: queryVector, sentences }, degraded: [] };
+}
+
+/**
+ * The pipeline's sentence selection for a mode as the CLI and the HTTP API name it: none (or absent) is no
+ * selection; `sentences` is BM25, blended with the sentence vectors of `embeddings` when given.
+ */
+export function compressStage(mode: 'none' | 'sentences' | undefined, embeddings: EmbeddingsLike | undefined, what: string): ParsedPipelineCompress | undefined {
+  if (mode === undefined || mode === 'none') return undefined;
+  return parseOrThrow(PipelineCompressSchema, { mode, ...(embeddings === undefined ? {} : { embeddings }) }, what);
 }
 
 /**
