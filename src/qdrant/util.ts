@@ -4,32 +4,7 @@ import type { ChunkRecord } from '../retrieve/types.js';
 
 // Small helpers of the Qdrant store.
 
-/**
- * Runs `work` over `items` with at most `limit` in flight. The first failure stops new work from starting,
- * waits for what is in flight, and is thrown.
- */
-export async function runBounded<T>(
-  items: readonly T[],
-  limit: number,
-  signal: AbortSignal | undefined,
-  work: (item: T) => Promise<unknown>,
-): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++]!;
-      try {
-        throwIfAborted(signal);
-        await work(item);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure.error;
-}
+export { runBounded, throwIfAborted } from '../core/abort.js';
 
 /** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
 export function payloadOf(record: ChunkRecord): Record<string, unknown> {
@@ -42,11 +17,6 @@ export function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
   return canonicalStringify(a) === canonicalStringify(b);
 }
 
-export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted === true) {
-    throw new LitmPackError('aborted', 'The operation was aborted', { cause: signal.reason });
-  }
-}
 
 /** Drops credentials and query from a URL so it can be logged. */
 export function redactUrl(url: string): string {

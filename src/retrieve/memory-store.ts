@@ -41,6 +41,7 @@ import type {
   SparseVector,
   Store,
 } from './types.js';
+import { throwIfAborted } from '../core/abort.js';
 
 export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@1' as const;
 
@@ -769,12 +770,6 @@ function checkVectors(vectors: unknown, expected: number, dimension: number | nu
 
 function describeCount(value: unknown): string {
   return Array.isArray(value) ? String(value.length) : `a non-array (${typeof value}) instead of`;
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) {
-    throw new LitmPackError('aborted', 'The operation was aborted', { cause: signal.reason });
-  }
 }
 
 function messageOf(error: unknown): string {

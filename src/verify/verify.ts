@@ -9,7 +9,9 @@ import { LitmPackError, parseOrThrow } from '../core/errors.js';
 import { CitationSchema, PACK_SCHEMA_ID, SpanSchema, type Span } from '../core/schemas.js';
 import { normalizeText, shingleHashes, sharedCount } from '../core/text.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
-import type { ChunkRecord, Store } from '../retrieve/types.js';
+import type { ChunkRecord } from '../retrieve/types.js';
+import { runBounded } from '../core/abort.js';
+import { StoreSchema } from '../pipeline/retrieve.js';
 
 export const CitationStatusSchema = z.enum(['current', 'moved', 'changed', 'missing']);
 /**
@@ -67,14 +69,9 @@ export const VerifiablePackSchema = z
   .refine((pack) => pack.items.length === pack.citations.length, { message: 'a pack has one citation per item' });
 export type VerifiablePack = z.input<typeof VerifiablePackSchema>;
 
-const storeSchema = z.custom<Store>(
-  (value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function',
-  { message: 'store must be a Store (e.g. a MemoryHybridStore or QdrantHybridStore)' },
-);
-
 export const VerifyCitationsOptionsSchema = z
   .strictObject({
-    store: storeSchema,
+    store: StoreSchema,
     citations: z.array(VerifiableCitationSchema).optional(),
     pack: VerifiablePackSchema.optional(),
     /** Read the store as these principals: a source they may not see is `missing`. Absent: no ACL. */
@@ -120,19 +117,14 @@ export async function verifyCitations(options: VerifyCitationsOptions): Promise<
   const cited = parsed.pack !== undefined ? fromPack(parsed.pack) : (parsed.citations ?? []).map(fromCitation);
   const sourceIds = [...new Set(cited.map((c) => c.sourceId))];
   const views = new Map<string, ChunkRecord[]>();
-  let next = 0;
-  const worker = async () => {
-    while (next < sourceIds.length) {
-      const sourceId = sourceIds[next++]!;
-      const request = { sourceIds: [sourceId], limit: GET_CHUNKS_MAX_LIMIT, ...(parsed.principals ? { principals: parsed.principals } : {}), ...(parsed.signal ? { signal: parsed.signal } : {}) };
-      const chunks = await store.getChunks!(request);
-      if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
-        throw new LitmPackError('too_large', `Source ${sourceId} has more than ${GET_CHUNKS_MAX_LIMIT} chunks; it cannot be verified in one read`);
-      }
-      views.set(sourceId, [...chunks].sort((a, b) => a.span.start - b.span.start));
+  await runBounded(sourceIds, CONCURRENCY, parsed.signal, async (sourceId) => {
+    const request = { sourceIds: [sourceId], limit: GET_CHUNKS_MAX_LIMIT, ...(parsed.principals ? { principals: parsed.principals } : {}), ...(parsed.signal ? { signal: parsed.signal } : {}) };
+    const chunks = await store.getChunks!(request);
+    if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
+      throw new LitmPackError('too_large', `Source ${sourceId} has more than ${GET_CHUNKS_MAX_LIMIT} chunks; it cannot be verified in one read`);
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, sourceIds.length) }, worker));
+    views.set(sourceId, [...chunks].sort((a, b) => a.span.start - b.span.start));
+  });
   return cited.map((c) => checkOne(c, views.get(c.sourceId) ?? []));
 }
 
