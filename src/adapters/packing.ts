@@ -26,36 +26,21 @@ import {
   refineCandidates,
   type PackInputs,
   type RetrieveRequest,
+  FilterSchema,
+  StoreSchema,
 } from '../pipeline/retrieve.js';
 import { LIMIT_ALIASES } from '../retrieve/memory-store.js';
-import type { Filter, SearchMode, Store } from '../retrieve/types.js';
-
-const storeSchema = z.custom<Store>(
-  (value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function',
-  { message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore' },
-);
-
-// The store validates the filter language itself; here we only catch values that cannot be a filter.
-const filterSchema = z.custom<Filter>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  { message: 'filter must be a filter object ({ must?, should?, must_not? })' },
-);
-
-/**
- * Packer options without the per-call `query` and `candidates`; `compress` takes `embeddings` (the pipeline
- * computes sentence vectors) and `rerank` a reranker over the pool's top N.
- */
-const packerShape = PipelinePackerShape;
+import type { SearchMode } from '../retrieve/types.js';
 
 /** Largest candidate pool a retriever may ask the store for. */
 export const MAX_CANDIDATE_POOL = 1000;
 
 const retrievalShape = {
-  store: storeSchema,
+  store: StoreSchema,
   mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
   /** Candidate pool: how many chunks to fetch from the store before packing. */
   limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
-  filter: filterSchema.optional(),
+  filter: FilterSchema.optional(),
   principals: z.array(z.string().min(1)).optional(),
   /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
   diversity: DiversitySchema.optional(),
@@ -76,13 +61,13 @@ export const PACKER_ALIASES: Readonly<Record<string, string>> = {
   topN: 'maxTokens',
 };
 
-export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...packerShape });
+export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...PipelinePackerShape });
 export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
 export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
 
 /** Briefings run through `assembleBriefing` (pins fetched directly, clusters, scope, tiers). */
 export const BriefingRetrieverOptionsSchema = z.strictObject({
-  store: storeSchema,
+  store: StoreSchema,
   ...BriefingSettingsShape,
   /** Append the caveats block as a final document/node (role `caveats`). */
   includeCaveats: z.boolean().default(true),
@@ -91,7 +76,7 @@ export type BriefingRetrieverOptions = z.input<typeof BriefingRetrieverOptionsSc
 export type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
 
 /** Options for packing documents/nodes that are already retrieved (compressor, postprocessor). */
-export const PackerOptionsSchema = z.strictObject(packerShape);
+export const PackerOptionsSchema = z.strictObject(PipelinePackerShape);
 export type PackerOptions = z.input<typeof PackerOptionsSchema>;
 export type ParsedPackerOptions = z.output<typeof PackerOptionsSchema>;
 

@@ -12,18 +12,16 @@ import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema } from '../retrieve/memory-store.js';
-import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
-import { bundleRequestShape, requestSchemas, says } from '../service/requests.js';
+import { bundleRequestShape, requestSchemas } from '../service/requests.js';
 import { RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
 import { packageVersion } from '../service/version.js';
 import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
+import { StoreSchema } from '../pipeline/retrieve.js';
 
 export const McpServerOptionsSchema = z.strictObject({
-  store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
-    message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore',
-  }),
+  store: StoreSchema,
   /**
    * What this server's caller may read: documents without an ACL, and those whose ACL names one of these.
    * Default `[]`: documents without an ACL only.

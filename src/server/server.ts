@@ -11,7 +11,6 @@ import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema } from '../retrieve/memory-store.js';
-import type { Store } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { packageVersion } from '../service/version.js';
@@ -30,6 +29,7 @@ import {
 } from './http-requests.js';
 import { REPORT_CSP, renderPackReport } from '../inspect/index.js';
 import { openApiDocument } from './openapi.js';
+import { StoreSchema } from '../pipeline/retrieve.js';
 
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -47,9 +47,7 @@ const LogSinkSchema = z.custom<LogSink>((value) => typeof value === 'object' && 
 });
 
 export const ServerOptionsSchema = z.strictObject({
-  store: z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
-    message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore',
-  }),
+  store: StoreSchema,
   /** API keys and the principals each one reads as; without keys every caller is anonymous. */
   apiKeys: z.instanceof(ApiKeys).optional(),
   /** Reject callers without a valid key (401) instead of serving them as anonymous. */
