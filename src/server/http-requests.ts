@@ -10,6 +10,7 @@ import {
   briefingRequestShape,
   bundleRequestShape,
   packRequestShape,
+  oneOf,
   says,
   verifyRequestShape,
   type BriefingRequest,
@@ -20,7 +21,6 @@ export const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml'] as const;
 export const BRIEFING_RESPONSE_FORMATS = ['json', 'md'] as const;
 export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 
-const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
 
 export function httpSchemas(limits: ServiceLimits) {
   const { query, format: _format, ...bundleRest } = bundleRequestShape(limits);

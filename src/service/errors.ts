@@ -68,18 +68,18 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     return { status: 500, body: { error: 'internal error', code: 'internal_error', issues: [] } };
   }
   const surface = ERROR_SURFACES[error.code] ?? { http: 500, fault: true };
-  if (surface.fault) {
-    // A store's own message may name hosts, collections or paths of the deployment: the caller gets the code.
-    const answer: ErrorAnswer = {
-      status: surface.http,
-      body: { error: `The store could not answer (${error.code}); try again later`, code: error.code, issues: [] },
-    };
-    if (error.retryAfterMs !== undefined) answer.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
-    return answer;
-  }
   const fromRequest = error.details.requestIssues as RequestIssue[] | undefined;
-  const issues = fromRequest ?? error.issues.map((issue) => ({ path: pathOf(issue.path), message: located(issue.path, issue.message) }));
-  const answer: ErrorAnswer = { status: surface.http, body: { error: error.message, code: error.code, issues } };
+  const answer: ErrorAnswer = surface.fault
+    ? // A store's own message may name hosts, collections or paths of the deployment: the caller gets the code.
+      { status: surface.http, body: { error: `The store could not answer (${error.code}); try again later`, code: error.code, issues: [] } }
+    : {
+        status: surface.http,
+        body: {
+          error: error.message,
+          code: error.code,
+          issues: fromRequest ?? error.issues.map((issue) => ({ path: pathOf(issue.path), message: located(issue.path, issue.message) })),
+        },
+      };
   if (error.retryAfterMs !== undefined) answer.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
   return answer;
 }

@@ -23,7 +23,7 @@ export function says(text: string) {
   };
 }
 
-const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
+export const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
 
 export const SEARCH_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export const SCOPE_MODES = ['prefer', 'strict'] as const;

@@ -3,11 +3,11 @@
  * citation checks) out, or a typed error. The HTTP API, the MCP tools and the library call these, so one
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError } from '../core/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
 import { preparePacking, retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
-import { PipelineCompressSchema, type ParsedPipelineCompress, type ParsedRerankStage } from '../refine/stages.js';
+import { compressStage, type ParsedRerankStage } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { assembleBriefing } from '../pipeline/briefing.js';
 import type { EmbeddingsLike, Filter, Rankings, Store } from '../retrieve/types.js';
@@ -56,15 +56,6 @@ function rerankFor(request: { rerank?: boolean | undefined }, context: ServiceCo
   return context.rerank;
 }
 
-/**
- * Sentence selection as the pipeline runs it for the CLI and the retrievers: BM25 against the query, blended
- * with sentence vectors when the server has embeddings.
- */
-function compressFor(request: { compress: 'none' | 'sentences' }, context: ServiceContext): ParsedPipelineCompress | undefined {
-  if (request.compress === 'none') return undefined;
-  return parseOrThrow(PipelineCompressSchema, { mode: request.compress, ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }) }, 'compress');
-}
-
 interface PackingParameters {
   budget: number;
   format: PackFormat;
@@ -92,7 +83,7 @@ export async function serveBundle(request: BundleRequest, context: ServiceContex
   // Checked before any I/O, so a bad filter or a stage the server cannot run never costs a search.
   const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
   const rerank = rerankFor(request, context);
-  const compress = compressFor(request, context);
+  const compress = compressStage(request.compress, context.embeddings, 'compress');
   const retrieved: Retrieved = await retrieveCandidates(context.store, {
     text: request.query,
     mode: request.mode,
@@ -131,7 +122,7 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
   // The reranker works on the prompt's results: a briefing without a prompt runs without it unless the
   // request asks for it (then assembleBriefing says why it cannot).
   const rerank = request.prompt === undefined && request.rerank === undefined ? undefined : rerankFor(request, context);
-  const compress = compressFor(request, context);
+  const compress = compressStage(request.compress, context.embeddings, 'compress');
   const { pack } = await assembleBriefing({
     store: context.store,
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),

@@ -3,7 +3,8 @@ import { assembleBriefing } from '../../pipeline/briefing.js';
 import { printPack } from '../io.js';
 import { embeddingsFrom, integer, list, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
-import { compressStage, rerankStage } from './pack.js';
+import { compressStage } from '../../refine/stages.js';
+import { rerankStage } from './pack.js';
 
 interface BriefingFlags extends RetrieveFlags {
   prompt?: string;
@@ -47,7 +48,7 @@ export function registerBriefing(program: Command): void {
       // The shared retrieval flags: --embeddings for dense search (and MMR), cluster centroids and sentence
       // vectors, --idf-corpus for the store.
       const embeddings = embeddingsFrom(flags);
-      const compress = compressStage(flags, embeddings);
+      const compress = compressStage(flags.compress, embeddings, 'compress flag');
       const rerank = rerankStage(flags);
       const { pack } = await assembleBriefing({
         store: await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }),

@@ -6,7 +6,8 @@ import type { Store } from '../../retrieve/types.js';
 import { printPack } from '../io.js';
 import { embeddingsFrom, packOptions, retrieveOptions, type RetrieveFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
-import { compressStage, packWith, rerankStage } from './pack.js';
+import { compressStage } from '../../refine/stages.js';
+import { packWith, rerankStage } from './pack.js';
 
 /** Retrieves from the store the flags name and packs (bundle or briefing, by `flags.kind`). */
 export async function retrieveAndPack(query: string, flags: RetrieveFlags): Promise<Pack> {
@@ -17,11 +18,11 @@ export async function retrieveAndPack(query: string, flags: RetrieveFlags): Prom
   }
   const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
   if (embeddings === undefined && flags.mode === 'hybrid') noteUnusedVectors(store);
-  return retrieveAndPackFrom(store, query, flags);
+  return retrieveAndPackFrom(store, query, flags, embeddings);
 }
 
 /** Retrieves from an open store and packs. */
-export async function retrieveAndPackFrom(store: Store, query: string, flags: RetrieveFlags): Promise<Pack> {
+export async function retrieveAndPackFrom(store: Store, query: string, flags: RetrieveFlags, embeddings = embeddingsFrom(flags)): Promise<Pack> {
   const retrieved = await retrieveCandidates(store, {
     text: query,
     mode: flags.mode,
@@ -31,8 +32,8 @@ export async function retrieveAndPackFrom(store: Store, query: string, flags: Re
     diversity: flags.diversity,
     rerank: rerankStage(flags),
   });
-  const inputs = await preparePacking(query, retrieved, compressStage(flags, embeddingsFrom(flags)));
-  return packWith(flags, query, retrieved.candidates, [], inputs);
+  const inputs = await preparePacking(query, retrieved, compressStage(flags.compress, embeddings, 'compress flag'));
+  return packWith(flags, query, retrieved.candidates, inputs);
 }
 
 export function registerBundle(program: Command): void {

@@ -1,11 +1,10 @@
 import { Option, type Command } from 'commander';
 import { parseOrThrow } from '../../core/errors.js';
 import { packBriefing, packBundle, toCanonicalJson } from '../../core/pack.js';
-import type { Candidate, Degraded, Pack } from '../../core/schemas.js';
+import type { Candidate, Pack } from '../../core/schemas.js';
 import { preparePacking, refineCandidates, type PackInputs } from '../../pipeline/retrieve.js';
 import { HttpReranker } from '../../refine/rerank.js';
-import type { EmbeddingsLike } from '../../retrieve/types.js';
-import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress, type ParsedRerankStage } from '../../refine/stages.js';
+import { RerankStageSchema, compressStage, type ParsedRerankStage } from '../../refine/stages.js';
 import { readStdin, readUserFile } from '../io.js';
 import { list, packOptions, type PackFlags } from '../options.js';
 import { parseCandidates } from '../read-candidates.js';
@@ -27,18 +26,11 @@ export function rerankStage(flags: Pick<PackFlags, 'rerank' | 'rerankProtocol' |
   );
 }
 
-/** Sentence selection as the flags ask for it: BM25, blended with the sentence vectors of `embeddings` when given. */
-export function compressStage(flags: PackFlags, embeddings?: EmbeddingsLike): ParsedPipelineCompress | undefined {
-  if (flags.compress === undefined) return undefined;
-  return parseOrThrow(PipelineCompressSchema, { mode: flags.compress, ...(embeddings === undefined ? {} : { embeddings }) }, 'compress flag');
-}
-
 /** Packs candidates with the CLI's flags (bundle or briefing). */
 export function packWith(
   flags: PackFlags,
   query: string,
   candidates: Parameters<typeof packBundle>[0]['candidates'],
-  degraded: Degraded[] = [],
   inputs?: PackInputs,
 ): Pack {
   const common = {
@@ -49,7 +41,7 @@ export function packWith(
     encoding: flags.encoding,
     maxPerSource: flags.maxPerSource,
     minScore: flags.minScore,
-    degraded: [...degraded, ...(inputs?.degraded ?? [])],
+    degraded: inputs?.degraded ?? [],
     ...(inputs?.compress === undefined ? {} : { compress: inputs.compress }),
   };
   return flags.kind === 'briefing' ? packBriefing({ ...common, pins: flags.pins ?? [] }) : packBundle(common);
@@ -71,8 +63,8 @@ export function registerPack(program: Command): void {
       const input = file === undefined || file === '-' ? await readStdin() : await readUserFile(file);
       const candidates = parseCandidates(input) as Candidate[];
       const refined = await refineCandidates(flags.query, candidates, { rerank: rerankStage(flags) });
-      const inputs = await preparePacking(flags.query, refined, compressStage(flags));
-      const pack = packWith(flags, flags.query, refined.candidates, [], inputs);
+      const inputs = await preparePacking(flags.query, refined, compressStage(flags.compress, undefined, 'compress flag'));
+      const pack = packWith(flags, flags.query, refined.candidates, inputs);
       process.stdout.write(flags.output === 'context' ? `${pack.context}\n` : `${toCanonicalJson(pack)}\n`);
     });
 }
