@@ -17,18 +17,6 @@ export type DedupeVerdict<T> =
   | { kind: 'new'; normalised: string; shingles: Uint32Array | undefined };
 
 /**
- * Rule 4 against the texts kept so far, in the order they were kept: a text duplicates the kept text with the
- * same normalised form, else nearly duplicates the first kept text whose shingles it shares enough of.
- *
- * The rule compares a text with every kept one; done pair by pair that is quadratic in what is kept and
- * dominates packing on large budgets and duplicate-heavy pools. Here the kept texts' shingles are indexed
- * (shingle → kept texts holding it), so a text is compared only with the kept texts it shares a shingle with:
- * thresholds are above 0, so a pair sharing none can match only when both have no words at all. Each distinct
- * text is normalised and shingled once (remembered across packings), and a text met again gets its earlier
- * verdict (kept texts are never removed, so the first kept text it duplicates stays the same). The verdicts
- * equal the pairwise definition; a property test compares them.
- */
-/**
  * Normalised texts and their shingles, remembered across packings: the same chunks come back query after query,
  * and normalising and shingling read the whole text. Bounded by the characters of the texts held.
  */
@@ -48,6 +36,18 @@ function shinglesOf(analysis: { normalised: string; shingles: Map<number, Uint32
   return shingles;
 }
 
+/**
+ * Rule 4 against the texts kept so far, in the order they were kept: a text duplicates the kept text with the
+ * same normalised form, else nearly duplicates the first kept text whose shingles it shares enough of.
+ *
+ * The rule compares a text with every kept one; done pair by pair that is quadratic in what is kept and
+ * dominates packing on large budgets and duplicate-heavy pools. Here the kept texts' shingles are indexed
+ * (shingle → kept texts holding it), so a text is compared only with the kept texts it shares a shingle with:
+ * thresholds are above 0, so a pair sharing none can match only when both have no words at all. Each distinct
+ * text is normalised and shingled once (remembered across packings), and a text met again gets its earlier
+ * verdict (kept texts are never removed, so the first kept text it duplicates stays the same). The verdicts
+ * equal the pairwise definition; a property test compares them.
+ */
 export class Deduper<T> {
   readonly #settings: NearDuplicateSettings;
   readonly #near: boolean;
