@@ -223,6 +223,8 @@ describe('scope', () => {
     const prefer = await brief({ store, prompt: 'refund', pins: ['docs/handbook.md'], clusters: ['ops'] });
     expect(sources(prefer)).toContain('notes/refunds.md');
     const strict = await brief({ store, prompt: 'refund', pins: ['docs/handbook.md'], clusters: ['ops'], scopeMode: 'strict' });
+    expect(sources(strict)).toContain('docs/handbook.md');
+    expect(sources(strict).some((source) => source.startsWith('docs/ops/'))).toBe(true);
     for (const source of sources(strict)) expect(['docs/handbook.md', 'docs/ops/shipping.md', 'docs/ops/warehouse.md']).toContain(source);
     // Strict scope is a filter in the query, not a post-filter: the pool is filled with in-scope results.
     const calls: unknown[] = [];

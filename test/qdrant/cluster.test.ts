@@ -148,8 +148,8 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
     await globex.addDocuments(docs('Globex'));
   });
 
-  it('each tenant sees only its own chunks, by every path; the same source id is two sources', async () => {
-    if (!available()) return;
+  it('each tenant sees only its own chunks, by every path; the same source id is two sources', async (ctx) => {
+    if (!available()) ctx.skip(); // a standalone server: reported as skipped, not passed
     for (const [store, name] of [[acme, 'Acme'], [globex, 'Globex']] as const) {
       for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
         const found = await store.search({ text: 'refunds receipt days', mode, limit: 20 });
@@ -158,9 +158,12 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
       }
       const chunks = await store.getChunks({ sourceIds: ['policy.md'] });
       expect(chunks.map((c) => c.text).join(' ')).toContain(name);
+      // Both tenants have a handbook.md: only this tenant's chunks (by point identity) may be ranked.
+      const own = new Set((await store.getChunks({ sourceIds: ['policy.md', 'handbook.md'] })).map((c) => c.id));
       const rankings = await store.rankings({ text: 'refunds', limit: 10 });
       for (const list of [rankings.dense!, rankings.lexical!, rankings.fused]) {
-        expect(list.every((entry) => chunks.some((c) => c.id === entry.id) || entry.sourceId === 'handbook.md')).toBe(true);
+        expect(list.length).toBeGreaterThan(0);
+        expect(list.every((entry) => own.has(entry.id))).toBe(true);
       }
     }
     // Same chunk key, two points.
@@ -168,15 +171,15 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
     expect(pointIdForChunk(acmeChunk!.id, 'acme')).not.toBe(pointIdForChunk(acmeChunk!.id, 'globex'));
   });
 
-  it('principals still filter inside a tenant', async () => {
-    if (!available()) return;
+  it('principals still filter inside a tenant', async (ctx) => {
+    if (!available()) ctx.skip(); // a standalone server: reported as skipped, not passed
     expect((await acme.search({ text: 'parental leave weeks', mode: 'lexical', principals: ['sales'] })).some((c) => c.sourceId === 'handbook.md')).toBe(false);
     expect((await acme.search({ text: 'parental leave weeks', mode: 'lexical', principals: ['hr'] }))[0]!.sourceId).toBe('handbook.md');
     expect(await acme.getChunks({ sourceIds: ['handbook.md'], principals: ['sales'] })).toEqual([]);
   });
 
-  it('deleteSources and dropTenant touch one tenant only; an admin store refuses point operations', async () => {
-    if (!available()) return;
+  it('deleteSources and dropTenant touch one tenant only; an admin store refuses point operations', async (ctx) => {
+    if (!available()) ctx.skip(); // a standalone server: reported as skipped, not passed
     const extra = admin_.forTenant(`initech-${tenancy}`);
     await extra.ensureCollection();
     await extra.addDocuments(docs('Initech'));
@@ -265,8 +268,8 @@ describe('tenants on user-defined shard keys', () => {
     expect((await admin.getCollection(name)).config.params).toMatchObject({ sharding_method: 'custom' });
   });
 
-  it('keeps IDF per tenant: another tenant\'s documents do not move this tenant\'s BM25 scores', async () => {
-    if (!clusterMode) return;
+  it('keeps IDF per tenant: another tenant\'s documents do not move this tenant\'s BM25 scores', async (ctx) => {
+    if (!clusterMode) ctx.skip(); // a standalone server: reported as skipped, not passed
     const store = new QdrantHybridStore({ url, collection: collectionName('shard-idf'), vectorSize: 8, tenancy: 'shard-key', tenant: 'a' });
     await store.ensureCollection();
     await store.addDocuments([{ id: 'x.md', text: 'Refunds take fourteen days.' }, { id: 'y.md', text: 'Receipts are kept.' }]);
