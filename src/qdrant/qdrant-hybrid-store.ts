@@ -250,6 +250,11 @@ export class QdrantHybridStore implements Store {
   #sibling(changes: Partial<QdrantHybridStoreOptions>): QdrantHybridStore {
     const store = new QdrantHybridStore({ ...this.#options, ...changes, client: this.#client });
     store.#url = this.#url;
+    if (changes.collection === undefined) {
+      // The same collection: what was read of it holds for the sibling too (no second read per tenant store).
+      store.#recorded = this.#recorded;
+      store.#vectorSize ??= this.#vectorSize;
+    }
     return store;
   }
 

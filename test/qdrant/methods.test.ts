@@ -188,6 +188,17 @@ describe('the embedding model the collection records', () => {
     await expect(again.search({ text: 'green tea' })).resolves.not.toHaveLength(0);
   });
 
+  it('a tenant store from forTenant reuses what its parent read of the record: one request per search', async () => {
+    const name = collectionName('tenant-record');
+    const parent = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a'), tenancy: 'payload' });
+    await parent.ensureCollection();
+    await parent.forTenant('acme').addDocuments([{ id: 'tea.md', text: 'Green tea brews best below boiling water.' }]);
+    const spy = vi.spyOn(globalThis, 'fetch');
+    await expect(parent.forTenant('acme').search({ text: 'green tea' })).resolves.not.toHaveLength(0);
+    expect(spy).toHaveBeenCalledTimes(1);
+    spy.mockRestore();
+  });
+
   it('a query embedder of another dimension is refused before any request', async () => {
     const name = collectionName('dims');
     await new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a', 32) }).ensureCollection();
