@@ -16,7 +16,7 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { packBundle } from '../src/core/pack.js';
-import { sentenceKey, splitSentences } from '../src/refine/index.js';
+import { sentenceKey, splitSentences } from '../src/index.js';
 import { CompressOptionsSchema, type CompressOptions } from '../src/core/schemas.js';
 import { escapeBody } from '../src/render/render.js';
 import type { Candidate, Pack } from '../src/core/schemas.js';

@@ -18,7 +18,7 @@ import { loadNote, writeSection } from './lib/report.js';
 import { fixed, markdownTable } from './lib/table.js';
 import { progress } from './lib/timing.js';
 import { QdrantHybridStore, QdrantRestClient, type QdrantResponseInfo } from '../src/qdrant/index.js';
-import { encodeBm25Document } from '../src/retrieve/bm25.js';
+import { encodeBm25Document } from '../src/tokenize/bm25.js';
 import { chunkDocument } from '../src/retrieve/chunk.js';
 import type { IngestDocument, SearchMode } from '../src/retrieve/types.js';
 

@@ -16,7 +16,7 @@ import { loadNote, writeSection } from './lib/report.js';
 import { fixed, markdownTable } from './lib/table.js';
 import { progress } from './lib/timing.js';
 import { QdrantHybridStore, QdrantRestClient, type QdrantHybridStoreOptions } from '../src/qdrant/index.js';
-import { encodeBm25Document } from '../src/retrieve/bm25.js';
+import { encodeBm25Document } from '../src/tokenize/bm25.js';
 import { chunkDocument } from '../src/retrieve/chunk.js';
 import type { IngestDocument } from '../src/retrieve/types.js';
 

@@ -4,9 +4,9 @@
 export { packBundle, packBriefing, toCanonicalJson, compareCandidates } from './core/pack.js';
 export { orderForLongContext } from './core/layout.js';
 export { computeCoverage, confidenceFor } from './core/coverage.js';
-export { canonicalStringify, sha256Hex } from './core/canonical.js';
-export { LitmPackError, isLitmPackError, ERROR_SURFACES } from './core/errors.js';
-export type { LitmPackErrorCode, LitmPackErrorOptions, ErrorSurface } from './core/errors.js';
+export { canonicalStringify, sha256Hex } from './base/canonical.js';
+export { LitmPackError, isLitmPackError, ERROR_SURFACES } from './base/errors.js';
+export type { LitmPackErrorCode, LitmPackErrorOptions, ErrorSurface } from './base/errors.js';
 export {
   CandidateSchema,
   PackSchema,
@@ -46,7 +46,7 @@ export { getTokenizer, vocabularySource } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
 export { escapeBody } from './render/render.js';
-export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './core/metadata.js';
+export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './base/metadata.js';
 export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
 export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
 export type {
@@ -71,29 +71,29 @@ export type {
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
-export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './retrieve/bm25.js';
+export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './tokenize/bm25.js';
 export { embeddingModelName } from './retrieve/embeddings.js';
 export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embeddings.js';
 export { OpenAICompatibleEmbeddings, OpenAICompatibleEmbeddingsOptionsSchema } from './embeddings/openai-compatible.js';
 export type { OpenAICompatibleEmbeddingsOptions } from './embeddings/openai-compatible.js';
 export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
-export { readFrontMatter } from './retrieve/front-matter.js';
-export type { FrontMatter } from './retrieve/front-matter.js';
+export { readFrontMatter } from './sources/front-matter.js';
+export type { FrontMatter } from './sources/front-matter.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
 export {
-  ELISION,
   HttpReranker,
   PipelineCompressSchema,
   RerankStageSchema,
   STAGE_RERANK,
   STAGE_SENTENCE_EMBEDDINGS,
   embedSentences,
-  maximalMarginalRelevance,
   prepareCompress,
   rerankCandidates,
-  sentenceKey,
-  splitSentences,
 } from './refine/index.js';
+export { ELISION, sentenceKey } from './core/sentences.js';
+export type { SentenceVectors } from './core/sentences.js';
+export { splitSentences } from './core/split.js';
+export { maximalMarginalRelevance } from './retrieve/mmr.js';
 export type {
   HttpRerankerOptions,
   PipelineCompress,
@@ -101,7 +101,6 @@ export type {
   Reranker,
   RerankOptions,
   RerankResult,
-  SentenceVectors,
 } from './refine/index.js';
 export {
   assembleBriefing,

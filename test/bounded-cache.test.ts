@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoundedCache, cacheFor } from '../src/core/bounded-cache.js';
+import { BoundedCache, cacheFor } from '../src/base/bounded-cache.js';
 
 describe('BoundedCache', () => {
   it('remembers until a set would pass the weight, then forgets everything before remembering the new entry', () => {

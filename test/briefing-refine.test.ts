@@ -1,8 +1,8 @@
 // Sentence selection, reranking and diversity on the briefing path: assembleBriefing takes them as every other
 // surface does, and the CLI and both frameworks' briefing retrievers reach them through it (one path).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../src/core/canonical.js';
-import { isLitmPackError } from '../src/core/errors.js';
+import { sha256Hex } from '../src/base/canonical.js';
+import { isLitmPackError } from '../src/base/errors.js';
 import { toCanonicalJson } from '../src/core/pack.js';
 import { PackSchema, type Pack } from '../src/core/schemas.js';
 import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/index.js';

@@ -1,7 +1,7 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { MetadataMode } from '@llamaindex/core/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
+import { isLitmPackError } from '../src/base/errors.js';
 import { toCanonicalJson } from '../src/core/pack.js';
 import { BriefingPackRetriever as LangChainBriefing, PACK_SUMMARY_EVENT } from '../src/langchain/index.js';
 import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
+import { isLitmPackError } from '../src/base/errors.js';
 import { CandidateSchema } from '../src/core/schemas.js';
 import { chunkDocument, chunkToCandidate, parseIngestDocuments } from '../src/retrieve/chunk.js';
 import type { ChunkRecord, IngestDocument } from '../src/retrieve/types.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
-import { maximalMarginalRelevance } from '../src/refine/mmr.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { maximalMarginalRelevance } from '../src/retrieve/mmr.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import { TopicEmbeddings, topicCorpus } from './helpers/topic-embeddings.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, LitmPackError } from '../src/core/errors.js';
+import { isLitmPackError, LitmPackError } from '../src/base/errors.js';
 import { aclFilter, combineFilters, getPayloadValues, matchesFilter, validateFilter } from '../src/retrieve/filter.js';
 import type { Filter } from '../src/retrieve/types.js';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
-import { readFrontMatter } from '../src/retrieve/front-matter.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { readFrontMatter } from '../src/sources/front-matter.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import { runCli } from './helpers/cli.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode } from '../src/core/errors.js';
+import { isLitmPackError, type LitmPackErrorCode } from '../src/base/errors.js';
 import { CandidateSchema } from '../src/core/schemas.js';
 import { cosineSimilarity, fuseDbsf, fuseRrf } from '../src/retrieve/fusion.js';
 import { MemoryHybridStore, hybridPrefetchLimit } from '../src/retrieve/memory-store.js';

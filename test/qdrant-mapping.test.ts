@@ -7,7 +7,7 @@ import {
   type Schemas,
 } from '@qdrant/js-client-rest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../src/core/errors.js';
+import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../src/base/errors.js';
 import { CandidateSchema } from '../src/core/schemas.js';
 import {
   QdrantHybridStore,
@@ -26,7 +26,7 @@ import {
   type CallPolicy,
   type QdrantClientLike,
 } from '../src/qdrant/index.js';
-import { encodeBm25Query } from '../src/retrieve/bm25.js';
+import { encodeBm25Query } from '../src/tokenize/bm25.js';
 import { chunkDocument, chunkToCandidate } from '../src/retrieve/chunk.js';
 import { aclFilter } from '../src/retrieve/filter.js';
 import type { ChunkRecord } from '../src/retrieve/types.js';

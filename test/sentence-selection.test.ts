@@ -12,7 +12,7 @@ import {
 } from '../src/index.js';
 import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
 import { chunkDocument, chunkToCandidate } from '../src/retrieve/chunk.js';
-import { ELISION, sentenceKey, splitSentences } from '../src/refine/index.js';
+import { ELISION, sentenceKey, splitSentences } from '../src/index.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
 const tokenizer = getTokenizer('o200k_base');

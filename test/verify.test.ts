@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/core/errors.js';
+import { isLitmPackError } from '../src/base/errors.js';
 import { packBundle } from '../src/core/pack.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import type { IngestDocument } from '../src/retrieve/types.js';

@@ -3,9 +3,9 @@
  * and the mapping from a pack back to per-item metadata. Imports no framework, so the LlamaIndex adapter
  * can use it without loading `@langchain/core`.
  */
-import { sha256Hex } from '../core/canonical.js';
+import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
 import { compareCandidates, packBundle } from '../core/pack.js';
 import {
@@ -19,17 +19,9 @@ import {
   type PackItem,
 } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
-import {
-  DiversitySchema,
-  PipelinePackerShape,
-  preparePacking,
-  refineCandidates,
-  type PackInputs,
-  type RetrieveRequest,
-  FilterSchema,
-  StoreSchema,
-} from '../pipeline/retrieve.js';
-import { LIMIT_ALIASES } from '../retrieve/memory-store.js';
+import { PipelinePackerShape, preparePacking, refineCandidates, type PackInputs, type RetrieveRequest } from '../pipeline/retrieve.js';
+import { DiversitySchema, FilterSchema, StoreSchema, SearchModeSchema } from '../retrieve/schemas.js';
+import { LIMIT_ALIASES } from '../retrieve/schemas.js';
 import type { SearchMode } from '../retrieve/types.js';
 
 /** Largest candidate pool a retriever may ask the store for. */
@@ -37,7 +29,7 @@ export const MAX_CANDIDATE_POOL = 1000;
 
 const retrievalShape = {
   store: StoreSchema,
-  mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
+  mode: SearchModeSchema.default('hybrid'),
   /** Candidate pool: how many chunks to fetch from the store before packing. */
   limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
   filter: FilterSchema.optional(),
@@ -93,7 +85,7 @@ export function parseQuery(query: unknown): string {
 
 /** The retrieval request a retriever's options make for a query (run by the shared pipeline). */
 export function buildSearchRequest(options: ParsedBundleRetrieverOptions, query: string): RetrieveRequest {
-  const request: RetrieveRequest = { text: query, mode: options.mode as SearchMode, limit: options.limit };
+  const request: RetrieveRequest = { text: query, mode: options.mode, limit: options.limit };
   if (options.filter !== undefined) request.filter = options.filter;
   if (options.principals !== undefined) request.principals = options.principals;
   if (options.diversity !== undefined && options.diversity > 0) request.diversity = options.diversity;

@@ -3,7 +3,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 
 export const INGESTED_EXTENSIONS = ['.md', '.markdown', '.txt'];
 

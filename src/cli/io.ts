@@ -1,6 +1,6 @@
 // Reading the user's input and printing packs.
 import { readFile } from 'node:fs/promises';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 

@@ -4,7 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
+import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerDemo } from './commands/demo.js';

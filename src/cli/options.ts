@@ -1,8 +1,9 @@
 // Flag parsers and the option groups several commands share. Messages name the flag as the user typed it.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
 import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
+import { SEARCH_MODES } from '../retrieve/schemas.js';
 import type { Filter, SearchMode } from '../retrieve/types.js';
 import type { EncodingName } from '../tokenize/types.js';
 
@@ -149,7 +150,7 @@ export function embeddingsFrom(flags: EmbeddingsFlags): OpenAICompatibleEmbeddin
 
 export function retrieveOptions(command: Command): Command {
   return idfCorpusOption(embeddingsOptions(storeOption(command)))
-    .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
+    .addOption(new Option('--mode <mode>', 'search mode').choices(SEARCH_MODES).default('hybrid'))
     .option('--limit <n>', 'candidates to retrieve before packing', integer('--limit', { min: 1, max: MAX_SEARCH_LIMIT }), 50)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)

@@ -1,5 +1,5 @@
 import { CandidateSchema, type Candidate } from '../core/schemas.js';
-import { describeIssues, LitmPackError } from '../core/errors.js';
+import { describeIssues, LitmPackError } from '../base/errors.js';
 
 /**
  * Parses candidates given as a JSON array or as JSON lines. Errors name the line (JSON lines) or the

@@ -1,5 +1,5 @@
 // `litm-pack ingest --reindex [--alias NAME]`: a zero-downtime rebuild of a Qdrant collection through its alias.
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import type { EmbeddingsLike, IngestDocument } from '../retrieve/types.js';
 import { openQdrant } from './stores.js';
 

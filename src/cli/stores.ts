@@ -1,7 +1,7 @@
 // Opening the store a command names: a local directory (the embedded store) or qdrant://host:port/collection.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { warn } from './io.js';
 import { MemoryHybridStore } from '../retrieve/memory-store.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';

@@ -1,4 +1,4 @@
-import { BoundedCache } from './bounded-cache.js';
+import { BoundedCache } from '../base/bounded-cache.js';
 import { normalizeText, shingleHashes } from './text.js';
 
 /** Near-duplicate rule (rule 4): a threshold of null turns that test off. */

@@ -1,6 +1,6 @@
-import { canonicalStringify, sha256Hex } from './canonical.js';
+import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { computeCoverage } from './coverage.js';
-import { parseOrThrow } from './errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import { orderForLongContext } from './layout.js';
 import {
   BriefingOptionsSchema,
@@ -34,10 +34,10 @@ import {
   type BlockInput,
   type ZonedBlocks,
 } from '../render/render.js';
-import { selectSentences, type Selection } from '../refine/sentences.js';
+import { selectSentences, type Selection } from './sentences.js';
 import { countBySegments, getTokenizer } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
-import { BoundedCache, cacheFor } from './bounded-cache.js';
+import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 
 // Budget bookkeeping during the greedy fill uses per-block estimates (BPE counts are not additive);
 // the assembled context is then counted exactly and trimmed until it fits, so estimates only affect

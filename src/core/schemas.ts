@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
-import { BoundedMetadataSchema } from './metadata.js';
+import { BoundedMetadataSchema } from '../base/metadata.js';
+import { FORMATS, ZONE_ROLES } from '../render/formats.js';
 
 export const PACK_SCHEMA_ID = 'litm-pack/pack@1' as const;
 
@@ -74,7 +75,7 @@ export type Candidate = z.infer<typeof CandidateSchema>;
 /** What callers may pass (before defaults). */
 export type CandidateInput = z.input<typeof CandidateSchema>;
 
-export const FormatSchema = z.enum(['markdown', 'xml', 'text']);
+export const FormatSchema = z.enum(FORMATS);
 export type PackFormat = z.infer<typeof FormatSchema>;
 export const EncodingSchema = z.enum(ENCODINGS);
 
@@ -223,7 +224,7 @@ export type ParsedBriefingOptions = z.output<typeof BriefingOptionsSchema>;
 // ---------------------------------------------------------------------------------------------
 // The pack (output)
 
-export const ItemRoleSchema = z.enum(['grounding', 'evidence']);
+export const ItemRoleSchema = z.enum(ZONE_ROLES);
 export type ItemRole = z.infer<typeof ItemRoleSchema>;
 
 export const PackItemSchema = z.object({

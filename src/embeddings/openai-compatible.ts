@@ -1,7 +1,7 @@
-import { parseRetryAfter } from '../core/retry-after.js';
+import { parseRetryAfter } from '../base/retry-after.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { LitmPackError, describeIssues, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, describeIssues, parseOrThrow } from '../base/errors.js';
 import type { EmbeddingsLike } from '../retrieve/types.js';
 
 // The protocol is one POST with a small JSON body. A fetch of our own (rather than the OpenAI SDK or

@@ -1,6 +1,6 @@
 // A golden set (an evaluation harness's stored run: one pack per query) as an overview page, optionally
 // compared with a second run: which packs changed, which items came and went, and each pack's detail.
-import { LitmPackError, isLitmPackError } from '../core/errors.js';
+import { LitmPackError, isLitmPackError } from '../base/errors.js';
 import { formatNumber, html, type SafeHtml } from './html.js';
 import { page } from './page.js';
 import { packSection, titleText } from './pack-report.js';

@@ -1,7 +1,7 @@
 // One pack as a page: the context as the model reads it (each block with its [ref], role and rank), the
 // positions coloured by rank, the budget, coverage, the citation sidecar, what was dropped and why, and
 // any degraded stage.
-import { canonicalStringify, sha256Hex } from '../core/canonical.js';
+import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { segmentContext, type ContextSegment } from './context.js';
 import { formatNumber, html, percent, type SafeHtml } from './html.js';
 import { page } from './page.js';

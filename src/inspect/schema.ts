@@ -2,7 +2,7 @@
 // nothing. Unknown fields are kept (and shown), enums are read as strings (a drop reason or a role added
 // later still renders), and fields older packs lack (`degraded`, `pointer`, `briefing`) take their defaults.
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { CitationSchema, CoverageSchema, PACK_SCHEMA_ID, PackItemSchema } from '../core/schemas.js';
 
 const count = () => z.number().int().nonnegative();

@@ -1,6 +1,6 @@
 import { Document, type DocumentInterface } from '@langchain/core/documents';
 import type { BaseDocumentCompressor } from '@langchain/core/retrievers/document_compressors';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import type { Reranker, RerankOptions, RerankResult } from '../refine/rerank.js';
 
 /** Where the adapter marks each document's position, so it is found again whatever the compressor returns. */

@@ -2,7 +2,7 @@ import type { DocumentInterface } from '@langchain/core/documents';
 import { BaseStringPromptTemplate } from '@langchain/core/prompts';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { FormatSchema, MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
 import { renderBlock, renderBriefingContext, renderBundleContext } from '../render/render.js';
 import { documentsToCandidates } from './litm-compressor.js';

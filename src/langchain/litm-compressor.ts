@@ -1,7 +1,7 @@
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { Document, DocumentInterface } from '@langchain/core/documents';
 import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_compressors';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { packToDocuments, type LitmItemMetadata } from './documents.js';
 import {

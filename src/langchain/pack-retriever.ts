@@ -7,7 +7,7 @@ import type { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import type { Candidate, Pack } from '../core/schemas.js';
 import { preparePacking } from '../pipeline/retrieve.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';

@@ -1,4 +1,4 @@
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import {
   RETRIEVER_ALIASES,
   BundleRetrieverOptionsSchema,

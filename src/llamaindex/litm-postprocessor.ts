@@ -2,7 +2,7 @@ import type { MessageContent } from '@llamaindex/core/llms';
 import type { BaseNodePostprocessor } from '@llamaindex/core/postprocessor';
 import type { NodeWithScore } from '@llamaindex/core/schema';
 import { extractText } from '@llamaindex/core/utils';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import {
   PACKER_ALIASES,

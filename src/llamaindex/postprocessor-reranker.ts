@@ -1,6 +1,6 @@
 import type { BaseNodePostprocessor } from '@llamaindex/core/postprocessor';
 import { TextNode, type NodeWithScore } from '@llamaindex/core/schema';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import type { Reranker, RerankOptions, RerankResult } from '../refine/rerank.js';
 
 /**

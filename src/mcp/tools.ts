@@ -7,18 +7,18 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema } from '../retrieve/memory-store.js';
+import { EmbeddingsSchema } from '../retrieve/schemas.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas } from '../service/requests.js';
 import { RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
 import { packageVersion } from '../service/version.js';
 import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
-import { StoreSchema } from '../pipeline/retrieve.js';
+import { StoreSchema } from '../retrieve/schemas.js';
 
 export const McpServerOptionsSchema = z.strictObject({
   store: StoreSchema,

@@ -4,14 +4,14 @@
  * `assembleBriefing`, so the same request gives the same pack everywhere. Framework-neutral.
  */
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { packBriefing } from '../core/pack.js';
 import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
-import { tokenizeBm25 } from '../retrieve/bm25.js';
+import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../retrieve/chunk.js';
 import { cosineSimilarity } from '../retrieve/fusion.js';
-import { EmbeddingsSchema, FusionSchema } from '../retrieve/memory-store.js';
+import { EmbeddingsSchema, FusionSchema, SearchModeSchema } from '../retrieve/schemas.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord, EmbeddingsLike, Filter, Fusion, SearchMode } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
@@ -31,7 +31,7 @@ export const BriefingSettingsShape = {
   clusters: z.array(z.string().min(1)).default([]),
   /** `prefer`: prompt results may come from anywhere; `strict`: only from the pinned sources and the clusters. */
   scopeMode: z.enum(['prefer', 'strict']).default('prefer'),
-  mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
+  mode: SearchModeSchema.default('hybrid'),
   /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
   limit: z.number().int().positive().max(1000).default(50),
   filter: FilterSchema.optional(),
@@ -344,10 +344,10 @@ async function clusterCandidates(
 function searchRequest(req: Parsed, prompt: string): RetrieveRequest {
   return {
     text: prompt,
-    mode: req.mode as SearchMode,
+    mode: req.mode,
     limit: req.limit,
     principals: req.principals,
-    fusion: req.fusion as Fusion | undefined,
+    fusion: req.fusion,
     diversity: req.diversity,
     signal: req.signal,
   };

@@ -14,29 +14,19 @@ import {
 } from '../refine/stages.js';
 import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
 
+export { DiversitySchema, FilterSchema, StoreSchema } from '../retrieve/schemas.js';
+
 /**
  * Packer options where the pipeline runs (retrievers, compressor, postprocessor, briefings): the packer's,
  * without the per-call query, candidates and degradations; `compress` takes `embeddings` (the pipeline
  * computes sentence vectors) and `rerank` a reranker over the pool's top N.
  */
-/** A `Store` option: anything with a search(request) method. */
-export const StoreSchema = z.custom<Store>((value) => typeof value === 'object' && value !== null && typeof (value as Store).search === 'function', {
-  message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore or QdrantHybridStore',
-});
-
-/** A `filter` option. The store validates the filter language itself; this only catches values that cannot be a filter. */
-export const FilterSchema = z.custom<Filter>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-  message: 'filter must be a filter object ({ must?, should?, must_not? })',
-});
 
 export const PipelinePackerShape = {
   ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
   compress: PipelineCompressSchema.optional(),
   rerank: RerankStageSchema.optional(),
 };
-
-/** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
-export const DiversitySchema = z.number().min(0).max(1);
 
 export interface RetrieveRequest {
   text: string;

@@ -1,5 +1,5 @@
-import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../core/retry-after.js';
-import { LitmPackError, isLitmPackError } from '../core/errors.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../base/retry-after.js';
+import { LitmPackError, isLitmPackError } from '../base/errors.js';
 
 /**
  * Every fault the Qdrant store reports is translated here, once: transport failures, the client's own error

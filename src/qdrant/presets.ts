@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LitmPackError, describeIssues } from '../core/errors.js';
+import { LitmPackError, describeIssues } from '../base/errors.js';
 import { CandidateSchema, type Candidate } from '../core/schemas.js';
 import { ChunkRecordSchema, chunkToCandidate } from '../retrieve/chunk.js';
 import type { ChunkRecord } from '../retrieve/types.js';

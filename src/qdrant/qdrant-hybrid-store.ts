@@ -1,14 +1,15 @@
 import { v5 as uuidv5 } from 'uuid';
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import { encodeBm25Document, encodeBm25Query } from '../retrieve/bm25.js';
+import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { compareScored } from '../retrieve/fusion.js';
 import { embeddingModelName } from '../retrieve/embeddings.js';
 import type { ScoredId } from '../retrieve/fusion.js';
-import { LIMIT_ALIASES, SearchRequestSchema, diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
 import type {
   AddDocumentsOptions,
   AddDocumentsResult,
@@ -195,7 +196,7 @@ export class QdrantHybridStore implements Store {
     this.#embeddings = parsed.embeddings;
     this.#embeddingModel = parsed.embeddings === undefined ? undefined : embeddingModelName(parsed.embeddings);
     this.#vectorSize = parsed.vectorSize;
-    this.#fusion = (parsed.fusion as Fusion | undefined) ?? { method: 'rrf' };
+    this.#fusion = parsed.fusion ?? { method: 'rrf' };
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#chunkTokens = parsed.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
@@ -831,7 +832,7 @@ export class QdrantHybridStore implements Store {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     this.#checkTenant('search');
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
-    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
+    const fusion = req.fusion ?? this.#fusion;
     const mode = this.#resolveMode(req.mode);
     throwIfAborted(req.signal);
     const filter = scopeFilter(this.#scope, buildSearchFilter(userFilter, req.principals, this.#aclKey));

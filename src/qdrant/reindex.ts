@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
-import { encodeBm25Query } from '../retrieve/bm25.js';
+import { LitmPackError, isLitmPackError, parseOrThrow } from '../base/errors.js';
+import { encodeBm25Query } from '../tokenize/bm25.js';
 import type { AddDocumentsResult, IngestDocument, SearchMode } from '../retrieve/types.js';
 
 /**

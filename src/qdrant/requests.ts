@@ -1,4 +1,4 @@
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
 import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter } from '../retrieve/filter.js';
 import type { FieldCondition, Filter, Fusion, MatchValue, SparseVector } from '../retrieve/types.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LitmPackError, describeIssues } from '../core/errors.js';
+import { LitmPackError, describeIssues } from '../base/errors.js';
 import type { QdrantCallContext } from './errors.js';
 
 /**

@@ -1,10 +1,10 @@
-import { canonicalStringify } from '../core/canonical.js';
-import { LitmPackError } from '../core/errors.js';
+import { canonicalStringify } from '../base/canonical.js';
+import { LitmPackError } from '../base/errors.js';
 import type { ChunkRecord } from '../retrieve/types.js';
 
 // Small helpers of the Qdrant store.
 
-export { runBounded, throwIfAborted } from '../core/abort.js';
+export { runBounded, throwIfAborted } from '../base/abort.js';
 
 /** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
 export function payloadOf(record: ChunkRecord): Record<string, unknown> {

@@ -3,7 +3,7 @@
  * timeout; when it fails or times out the caller falls back and records `{ stage, code }` in `pack.degraded`.
  * Only the caller's own abort still throws: a cancelled request must not come back as a degraded pack.
  */
-import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
+import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import type { Degraded } from '../core/schemas.js';
 
 /** Stage names as they appear in `pack.degraded`. */

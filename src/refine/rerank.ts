@@ -3,9 +3,9 @@
  * the two rerank protocols in use: text-embeddings-inference's `POST /rerank` and the Cohere-style
  * `POST /v1/rerank` that Cohere, Jina and Voyage (and servers compatible with them) answer.
  */
-import { parseRetryAfter } from '../core/retry-after.js';
+import { parseRetryAfter } from '../base/retry-after.js';
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { statusCode } from './contain.js';
 
 /** One scored text: its index in the texts given, and its relevance (higher is better). */

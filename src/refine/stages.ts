@@ -4,15 +4,15 @@
  * falls back (the fused order; BM25-only sentence scores) and is reported, never thrown.
  */
 import { z } from 'zod';
-import { BoundedCache, cacheFor } from '../core/bounded-cache.js';
-import { parseOrThrow } from '../core/errors.js';
+import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
+import { parseOrThrow } from '../base/errors.js';
 import { compareCandidates } from '../core/pack.js';
 import { CompressOptionsSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
-import { EmbeddingsSchema } from '../retrieve/memory-store.js';
+import { EmbeddingsSchema } from '../retrieve/schemas.js';
 import type { EmbeddingsLike } from '../retrieve/types.js';
 import { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain } from './contain.js';
 import { RerankerSchema } from './rerank.js';
-import { keyedSentences, type SentenceVectors } from './sentences.js';
+import { keyedSentences, type SentenceVectors } from '../core/sentences.js';
 
 /** `rerank` on the retrievers, the compressor/postprocessor and the pipeline. */
 export const RerankStageSchema = z.strictObject({

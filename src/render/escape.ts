@@ -1,5 +1,5 @@
-import { BoundedCache, cacheFor } from '../core/bounded-cache.js';
-import type { PackFormat } from '../core/schemas.js';
+import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
+import type { PackFormat } from './formats.js';
 
 /*
  * Escaping for the three context formats. Content (item text, and every caller-supplied field) must never

@@ -1,4 +1,4 @@
-import type { Candidate, ItemRole, PackFormat } from '../core/schemas.js';
+import type { BlockProvenance, ItemRole, PackFormat } from './formats.js';
 import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
 
 export { escapeBody, oneLine, quoteField } from './escape.js';
@@ -6,7 +6,7 @@ export { escapeBody, oneLine, quoteField } from './escape.js';
 /** What a rendered block shows: its marker, its provenance and its (already cut) body. */
 export interface BlockInput {
   ref: number;
-  candidate: Pick<Candidate, 'id' | 'sourceId' | 'title' | 'version' | 'section'>;
+  candidate: BlockProvenance;
   body: string;
   truncated: boolean;
   /** A pinned item that did not fit: one line pointing at the source instead of the text. */

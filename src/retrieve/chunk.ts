@@ -1,47 +1,18 @@
-import { sha256Hex } from '../core/canonical.js';
+import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
-import { BoundedMetadataSchema } from '../core/metadata.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { BoundedMetadataSchema } from '../base/metadata.js';
 import { TimestampSchema, type Candidate } from '../core/schemas.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
-import type { ChunkRecord, IngestDocument } from './types.js';
+import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';
+
+export { ChunkRecordSchema, IngestDocumentSchema } from './schemas.js';
 
 export const DEFAULT_CHUNK_TOKENS = 256;
 
 // ---------------------------------------------------------------------------------------------
 // Ingest input validation (both stores validate a whole batch before touching anything)
-
-const jsonValue: z.ZodType<unknown> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number().refine(Number.isFinite, { message: 'must be a finite number' }),
-    z.boolean(),
-    z.null(),
-    z.array(jsonValue),
-    z.record(z.string(), jsonValue),
-  ]),
-);
-
-export const IngestDocumentSchema = z.strictObject({
-  id: z.string().min(1, 'id must be a non-empty string'),
-  text: z.string({ message: 'text must be a string' }),
-  version: z.string().optional(),
-  title: z.string().optional(),
-  url: z.string().optional(),
-  timestamp: TimestampSchema.optional(),
-  // Metadata is stored in the payload and in saved files, so it must be plain JSON; the limits are checked
-  // before the recursive check of its values.
-  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
-  // An empty list would be ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
-  acl: z
-    .array(z.string().min(1))
-    .min(1, 'acl must name at least one principal; omit it for a document everyone may read')
-    .optional(),
-  // Copied to every chunk and filterable (`{ key: 'clusters', match: { any: [...] } }`).
-  clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
-  kind: z.string().min(1, 'kind must be a non-empty string').optional(),
-});
 
 /** Validates a batch of documents to ingest; a source id may appear once per batch. */
 export function parseIngestDocuments(docs: unknown): IngestDocument[] {
@@ -440,30 +411,3 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
 }
 
 // ---------------------------------------------------------------------------------------------
-
-const nonNegativeInt = z.number().int().nonnegative();
-
-/**
- * A chunk record as stored (the Qdrant payload, the saved memory-store file). Validate records read back
- * from disk or from a collection with it.
- */
-export const ChunkRecordSchema = z.strictObject({
-  id: z.string().min(1),
-  sourceId: z.string().min(1),
-  version: z.string().optional(),
-  title: z.string().optional(),
-  url: z.string().optional(),
-  section: z.array(z.string()),
-  span: z
-    .strictObject({ start: nonNegativeInt, end: nonNegativeInt })
-    .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' }),
-  text: z.string(),
-  textSha256: z.string().regex(/^[0-9a-f]{64}$/),
-  indexedAt: z.string().min(1),
-  timestamp: TimestampSchema.optional(),
-  kind: z.string().optional(),
-  tokens: z.record(z.string(), nonNegativeInt),
-  acl: z.array(z.string().min(1)).optional(),
-  clusters: z.array(z.string().min(1)).optional(),
-  metadata: BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue)).optional(),
-});

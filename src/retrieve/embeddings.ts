@@ -1,4 +1,4 @@
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import type { EmbeddingsLike } from './types.js';
 
 /**

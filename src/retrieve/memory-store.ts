@@ -1,11 +1,11 @@
-import { canonicalize, canonicalStringify } from '../core/canonical.js';
+import { canonicalize, canonicalStringify } from '../base/canonical.js';
 import { randomUUID } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { LitmPackError, describeIssues, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, describeIssues, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import { encodeBm25Document, encodeBm25Query } from './bm25.js';
+import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
 import {
   embeddingModelName,
   isLangChainEmbeddings,
@@ -23,7 +23,7 @@ import {
 } from './chunk.js';
 import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
-import { maximalMarginalRelevance } from '../refine/mmr.js';
+import { maximalMarginalRelevance } from './mmr.js';
 import { MemoryIndex, denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
@@ -41,37 +41,13 @@ import type {
   SparseVector,
   Store,
 } from './types.js';
-import { throwIfAborted } from '../core/abort.js';
+import { throwIfAborted } from '../base/abort.js';
+import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
+
+export { EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
 export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@1' as const;
 
-const finiteNonNegative = z.number().refine(Number.isFinite, { message: 'must be finite' }).pipe(z.number().min(0));
-
-/** `{ method: 'rrf', k?, weights? }` or `{ method: 'dbsf' }` (Qdrant's two fusions). */
-export const FusionSchema = z.discriminatedUnion('method', [
-  z.strictObject({
-    method: z.literal('rrf'),
-    k: z.number().int().min(1).optional(),
-    weights: z.strictObject({ dense: finiteNonNegative, lexical: finiteNonNegative }).optional(),
-  }),
-  z.strictObject({ method: z.literal('dbsf') }),
-]);
-
-/**
- * Embeddings as the stores take them (shared with the Qdrant store's options): LangChain's
- * `embedQuery`/`embedDocuments`, or a LlamaIndex `BaseEmbedding` (`getTextEmbeddingsBatch`/`getQueryEmbedding`),
- * which is adapted to the former.
- */
-export const EmbeddingsSchema = z
-  .custom<EmbeddingsInput>((value) => isLangChainEmbeddings(value) || isLlamaIndexEmbedding(value), {
-    message:
-      'embeddings must have embedQuery(text) and embedDocuments(texts) (LangChain), or getTextEmbeddingsBatch(texts) and getQueryEmbedding(query) (a LlamaIndex BaseEmbedding)',
-  })
-  .transform(toEmbeddingsLike);
-
-const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
-  message: 'signal must be an AbortSignal',
-});
 
 export const MemoryHybridStoreOptionsSchema = z.strictObject({
   /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
@@ -96,25 +72,6 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
 
-/**
- * Other libraries' names for `limit` (LangChain's `k`, LlamaIndex's `similarityTopK`...): rejected with a
- * message naming `limit`, so a caller learns the one name instead of having two.
- */
-export const LIMIT_ALIASES: Readonly<Record<string, string>> = { k: 'limit', topK: 'limit', top_k: 'limit', similarityTopK: 'limit' };
-
-export const SearchRequestSchema = z.strictObject({
-  text: z
-    .string({ message: 'text must be a string' })
-    .refine((text) => text.trim().length > 0, { message: 'text must not be empty' }),
-  mode: z.enum(['hybrid', 'dense', 'lexical']).default('hybrid'),
-  limit: z.number().int().min(1).max(10_000).default(10),
-  filter: z.unknown().optional(),
-  principals: z.array(z.string()).optional(),
-  fusion: FusionSchema.optional(),
-  /** MMR over the pool's dense vectors (Qdrant's `mmr`): 0 = pure relevance (off), 1 = maximum diversity. */
-  diversity: z.number().min(0).max(1).optional(),
-  signal: abortSignalSchema.optional(),
-});
 
 /**
  * How many candidates MMR chooses from (Qdrant's `candidates_limit`): the hybrid prefetch size, so more than
@@ -124,14 +81,6 @@ export function diversityCandidates(limit: number, configured?: number): number 
   return Math.max(limit + 1, hybridPrefetchLimit(limit, configured));
 }
 
-const AddDocumentsOptionsSchema = z.strictObject({
-  onProgress: z
-    .custom<(done: number, total: number) => void>((value) => typeof value === 'function', {
-      message: 'onProgress must be a function',
-    })
-    .optional(),
-  signal: abortSignalSchema.optional(),
-});
 
 /** The prefetch size each arm of a hybrid query gets (both stores send the same). */
 export function hybridPrefetchLimit(limit: number, configured?: number): number {
@@ -201,7 +150,7 @@ export class MemoryHybridStore implements Store {
     const parsed = parseOrThrow(MemoryHybridStoreOptionsSchema, options, 'MemoryHybridStore options');
     this.#embeddings = parsed.embeddings;
     this.#chunkTokens = parsed.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
-    this.#fusion = (parsed.fusion as Fusion | undefined) ?? { method: 'rrf' };
+    this.#fusion = parsed.fusion ?? { method: 'rrf' };
     this.#now = parsed.now ?? (() => new Date());
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
@@ -383,7 +332,7 @@ export class MemoryHybridStore implements Store {
   async #rank(request: SearchRequest): Promise<RankedArms> {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
-    const fusion = (req.fusion as Fusion | undefined) ?? this.#fusion;
+    const fusion = req.fusion ?? this.#fusion;
     let mode = req.mode;
     if (!this.#embeddings) {
       if (mode === 'dense') {

@@ -3,33 +3,15 @@
  * source (`deleteSources`) and raw rankings (`rankings`), so the two implementations cannot drift apart.
  */
 import { z } from 'zod';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import { compareScored, type ScoredId } from './fusion.js';
-import type { ChunkRecord, GetChunksRequest, RankedChunk } from './types.js';
+import { AbortSignalSchema } from '../base/abort.js';
+import { GetChunksRequestSchema, type ChunkRecord, type GetChunksRequest, type ParsedGetChunksRequest } from './schemas.js';
+import type { RankedChunk } from './types.js';
 
-/** Default and upper bound of `getChunks`' `limit`. */
-export const GET_CHUNKS_DEFAULT_LIMIT = 10_000;
-export const GET_CHUNKS_MAX_LIMIT = 100_000;
+export { GET_CHUNKS_DEFAULT_LIMIT, GET_CHUNKS_MAX_LIMIT, GetChunksRequestSchema } from './schemas.js';
+export type { ParsedGetChunksRequest } from './schemas.js';
 
-const abortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
-  message: 'signal must be an AbortSignal',
-});
-
-export const GetChunksRequestSchema = z
-  .strictObject({
-    sourceIds: z.array(z.string().min(1, 'source ids must be non-empty strings')).optional(),
-    ids: z.array(z.string().min(1, 'chunk ids must be non-empty strings')).optional(),
-    // The stores check the filter language themselves (validateFilter).
-    filter: z.unknown().optional(),
-    principals: z.array(z.string()).optional(),
-    limit: z.number().int().min(1).max(GET_CHUNKS_MAX_LIMIT).default(GET_CHUNKS_DEFAULT_LIMIT),
-    signal: abortSignalSchema.optional(),
-  })
-  .refine((request) => request.sourceIds !== undefined || request.ids !== undefined || request.filter !== undefined, {
-    // Without any of them the request would read the whole store.
-    message: 'give at least one of sourceIds, ids or filter',
-  });
-export type ParsedGetChunksRequest = z.output<typeof GetChunksRequestSchema>;
 
 export function parseGetChunksRequest(request: GetChunksRequest): ParsedGetChunksRequest {
   return parseOrThrow(GetChunksRequestSchema, request, 'getChunks request');
@@ -39,7 +21,8 @@ export const DeleteSourcesSchema = z.array(z.string().min(1, 'source ids must be
   message: 'sourceIds must be an array of source ids',
 });
 
-const DeleteSourcesOptionsSchema = z.strictObject({ signal: abortSignalSchema.optional() });
+
+const DeleteSourcesOptionsSchema = z.strictObject({ signal: AbortSignalSchema.optional() });
 
 export function parseDeleteSources(sourceIds: unknown, options: unknown): { sourceIds: string[]; signal?: AbortSignal } {
   const ids = parseOrThrow(DeleteSourcesSchema, sourceIds, 'deleteSources source ids');

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 
 const ApiKeyEntrySchema = z
   .strictObject({

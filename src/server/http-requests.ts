@@ -3,7 +3,7 @@
  * decoding of query strings (every value arrives as a string) into the types the schemas check.
  */
 import { z } from 'zod';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { FormatSchema, type PackFormat } from '../core/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
 import {

@@ -6,11 +6,11 @@
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { LitmPackError, isLitmPackError, parseOrThrow } from '../core/errors.js';
+import { LitmPackError, isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema } from '../retrieve/memory-store.js';
+import { EmbeddingsSchema } from '../retrieve/schemas.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { packageVersion } from '../service/version.js';
@@ -29,7 +29,7 @@ import {
 } from './http-requests.js';
 import { REPORT_CSP, renderPackReport } from '../inspect/index.js';
 import { openApiDocument } from './openapi.js';
-import { StoreSchema } from '../pipeline/retrieve.js';
+import { StoreSchema } from '../retrieve/schemas.js';
 
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;

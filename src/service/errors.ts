@@ -3,8 +3,8 @@
  * status of ERROR_SURFACES, the same body on the HTTP API and in MCP tool errors.
  */
 import type { z } from 'zod';
-import { ERROR_SURFACES, LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../core/errors.js';
-import { describeUnknownKeys, knownKeysAt } from '../core/unknown-keys.js';
+import { ERROR_SURFACES, LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
+import { describeUnknownKeys, knownKeysAt } from '../base/unknown-keys.js';
 
 /** One problem with a request: where (the caller's parameter path) and what. */
 export interface RequestIssue {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseOrThrow } from '../core/errors.js';
+import { parseOrThrow } from '../base/errors.js';
 import { MAX_BUDGET_TOKENS } from '../core/schemas.js';
 
 const count = (min: number) => z.number().int().min(min);

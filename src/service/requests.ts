@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { CandidateSchema, EncodingSchema, FormatSchema } from '../core/schemas.js';
+import { SEARCH_MODES } from '../retrieve/schemas.js';
+
+export { SEARCH_MODES } from '../retrieve/schemas.js';
 import { VerifiableCitationSchema, VerifiablePackSchema } from '../verify/verify.js';
 import type { ServiceLimits } from './limits.js';
 
@@ -25,7 +28,6 @@ export function says(text: string) {
 
 export const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
 
-export const SEARCH_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export const SCOPE_MODES = ['prefer', 'strict'] as const;
 export const COMPRESS_MODES = ['none', 'sentences'] as const;
 export const PACK_KINDS = ['bundle', 'briefing'] as const;

@@ -1,5 +1,6 @@
 /** What the services answer, as zod schemas: the MCP tools' output schemas and the OpenAPI document use them. */
 import { z } from 'zod';
+import { SearchModeSchema } from '../retrieve/schemas.js';
 import { SpanSchema } from '../core/schemas.js';
 import { CitationCheckSchema } from '../verify/verify.js';
 
@@ -40,7 +41,7 @@ const RankedChunkSchema = z.strictObject({
 });
 
 export const RankingsSchema = z.strictObject({
-  mode: z.enum(['hybrid', 'dense', 'lexical']),
+  mode: SearchModeSchema,
   dense: z.array(RankedChunkSchema).nullable(),
   lexical: z.array(RankedChunkSchema).nullable(),
   fused: z.array(RankedChunkSchema),

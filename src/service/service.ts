@@ -3,7 +3,7 @@
  * citation checks) out, or a typed error. The HTTP API, the MCP tools and the library call these, so one
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
 import { preparePacking, retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';

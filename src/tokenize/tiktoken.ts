@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { LitmPackError } from '../core/errors.js';
+import { LitmPackError } from '../base/errors.js';
 import { bytePairCount } from './bpe.js';
 import { splitterFor, type PieceSplitter } from './pretokenize.js';
 import { SHORT_KEY_LENGTH, ShortKeyTable, packedShift } from './short-keys.js';

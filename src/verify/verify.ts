@@ -4,14 +4,14 @@
  * current chunk texts with their spans, which is all the check needs (no history of old versions).
  */
 import { z } from 'zod';
-import { sha256Hex } from '../core/canonical.js';
-import { LitmPackError, parseOrThrow } from '../core/errors.js';
+import { sha256Hex } from '../base/canonical.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { CitationSchema, PACK_SCHEMA_ID, SpanSchema, type Span } from '../core/schemas.js';
 import { normalizeText, shingleHashes, sharedCount } from '../core/text.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord } from '../retrieve/types.js';
-import { runBounded } from '../core/abort.js';
-import { StoreSchema } from '../pipeline/retrieve.js';
+import { runBounded } from '../base/abort.js';
+import { StoreSchema } from '../retrieve/schemas.js';
 
 export const CitationStatusSchema = z.enum(['current', 'moved', 'changed', 'missing']);
 /**

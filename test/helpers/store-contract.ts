@@ -1,7 +1,7 @@
 // The semantics every Store shares for getChunks, deleteSources, rankings, clusters and kind: one suite,
 // run on each store implementation with its own factory.
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode } from '../../src/core/errors.js';
+import { isLitmPackError, type LitmPackErrorCode } from '../../src/base/errors.js';
 import type { ChunkRecord, GetChunksRequest, IngestDocument, Rankings, Store } from '../../src/retrieve/types.js';
 
 /** A store with the optional methods present (the suite checks them). */

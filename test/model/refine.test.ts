@@ -3,7 +3,7 @@ import { CohereRerank as LlamaIndexCohereRerank } from '@llamaindex/cohere';
 import { TextNode } from '@llamaindex/core/schema';
 import { CohereClient } from 'cohere-ai';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import type { LitmPackErrorCode } from '../../src/core/errors.js';
+import type { LitmPackErrorCode } from '../../src/base/errors.js';
 import { BriefingPackRetriever, BundleRetriever, CompressorReranker, LitmCompressor } from '../../src/langchain/index.js';
 import { BundleRetriever as LlamaBundleRetriever, LitmPostprocessor, PostprocessorReranker } from '../../src/llamaindex/index.js';
 import { HttpReranker, rerankCandidates, RerankStageSchema, sentenceKey, splitSentences } from '../../src/index.js';

@@ -2,7 +2,7 @@
 // with one scroll per batch, upserts of many points, one delete per batch that needs one, bounded requests
 // in flight, and a failure that stops the ingest without leaving a source without chunks.
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../../src/core/errors.js';
+import { isLitmPackError } from '../../src/base/errors.js';
 import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';

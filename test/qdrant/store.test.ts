@@ -6,7 +6,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
 import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
-import { encodeBm25Document } from '../../src/retrieve/bm25.js';
+import { encodeBm25Document } from '../../src/tokenize/bm25.js';
 import { chunkDocument } from '../../src/retrieve/chunk.js';
 import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
 import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';

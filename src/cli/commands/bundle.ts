@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { LitmPackError } from '../../core/errors.js';
+import { LitmPackError } from '../../base/errors.js';
 import type { Pack } from '../../core/schemas.js';
 import { preparePacking, retrieveCandidates } from '../../pipeline/retrieve.js';
 import type { Store } from '../../retrieve/types.js';

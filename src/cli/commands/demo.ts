@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { LitmPackError } from '../../core/errors.js';
+import { LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { packageRoot } from '../../service/version.js';
 import { printPack } from '../io.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { LitmPackError } from '../../core/errors.js';
+import { LitmPackError } from '../../base/errors.js';
 import { readPackRun, renderGoldenSetReport, renderPackReport } from '../../inspect/index.js';
 import { readStdin, readUserFile } from '../io.js';
 

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { parseOrThrow } from '../../core/errors.js';
+import { parseOrThrow } from '../../base/errors.js';
 import { packBriefing, packBundle, toCanonicalJson } from '../../core/pack.js';
 import type { Candidate, Pack } from '../../core/schemas.js';
 import { preparePacking, refineCandidates, type PackInputs } from '../../pipeline/retrieve.js';

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { LitmPackError } from '../../core/errors.js';
+import { SEARCH_MODES, type SearchMode } from '../../retrieve/schemas.js';
+import { LitmPackError } from '../../base/errors.js';
 import type { RankedChunk, Rankings } from '../../retrieve/types.js';
 import { integer, jsonFilter, list, storeOption } from '../options.js';
 import { openStore } from '../stores.js';
@@ -22,12 +23,12 @@ function printRankings(rankings: Rankings): void {
 
 export function registerRankings(program: Command): void {
   storeOption(program.command('rankings').description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion").argument('<query>'))
-    .addOption(new Option('--mode <mode>', 'search mode').choices(['hybrid', 'dense', 'lexical']).default('hybrid'))
+    .addOption(new Option('--mode <mode>', 'search mode').choices(SEARCH_MODES).default('hybrid'))
     .option('--k <n>', 'depth of each ranking', integer('k'), 20)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are ranked', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--json', 'print the rankings as JSON')
-    .action(async (query: string, flags: { store: string; mode: 'hybrid' | 'dense' | 'lexical'; k: number; principals?: string[]; filter?: object; json?: boolean }) => {
+    .action(async (query: string, flags: { store: string; mode: SearchMode; k: number; principals?: string[]; filter?: object; json?: boolean }) => {
       const store = await openStore(flags.store);
       if (typeof store.rankings !== 'function') throw new LitmPackError('unsupported', 'This store cannot report rankings');
       const rankings = await store.rankings({

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LitmPackError } from '../../core/errors.js';
+import { LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../../retrieve/store-requests.js';
 import type { DeleteSourcesResult, Store } from '../../retrieve/types.js';

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { LitmPackError } from '../../core/errors.js';
+import { LitmPackError } from '../../base/errors.js';
 import type { ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeIssues, LitmPackError } from '../../core/errors.js';
+import { describeIssues, LitmPackError } from '../../base/errors.js';
 import { verifyCitations, VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
 import { readStdin, readUserFile } from '../io.js';
 import { list, storeOption } from '../options.js';

@@ -16,10 +16,15 @@
  */
 import { stem } from 'porter2';
 
-import { LitmPackError } from '../core/errors.js';
-import { SHORT_KEY_LENGTH, ShortKeyTable, isAsciiAlphanumeric, packedShift } from '../tokenize/short-keys.js';
+import { LitmPackError } from '../base/errors.js';
+import { SHORT_KEY_LENGTH, ShortKeyTable, isAsciiAlphanumeric, packedShift } from './short-keys.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
-import type { SparseVector } from './types.js';
+
+/** A sparse vector as Qdrant stores it: parallel arrays, indices ascending and unique. */
+export interface SparseVector {
+  indices: number[];
+  values: number[];
+}
 
 export interface Bm25Options {
   /** Term-frequency saturation. Default 1.2. */

@@ -1,7 +1,7 @@
 // Markdown front matter: `clusters:`, `kind:` and `title:` set an ingested document's fields (the CLI's ingest reads it).
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { LitmPackError, describeIssues } from '../core/errors.js';
+import { LitmPackError, describeIssues } from '../base/errors.js';
 
 export interface FrontMatter {
   clusters?: string[];

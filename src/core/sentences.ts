@@ -10,9 +10,9 @@
  * `minSentences`; any sentence that is the pool's only mention of a query term; and `window` neighbours on
  * each side of those.
  */
-import { BoundedCache } from '../core/bounded-cache.js';
-import { sha256Hex } from '../core/canonical.js';
-import { tokenizeBm25 } from '../retrieve/bm25.js';
+import { BoundedCache } from '../base/bounded-cache.js';
+import { sha256Hex } from '../base/canonical.js';
+import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { splitSentences, type SentenceRange } from './split.js';
 
 /** What joins two kept sentences that are not neighbours in the source. */

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { LitmPackError } from './errors.js';
 
 // Cancellation and bounded concurrency, shared by the stores and citation checks.
@@ -34,3 +35,8 @@ export async function runBounded<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failure !== undefined) throw failure.error;
 }
+
+/** An `AbortSignal` option. */
+export const AbortSignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, {
+  message: 'signal must be an AbortSignal',
+});

@@ -1,0 +1,19 @@
+// What the renderers know how to write. The pack's schemas (core) build their enums from these lists, so a
+// format or zone exists in one place.
+
+/** Context formats. */
+export const FORMATS = ['markdown', 'xml', 'text'] as const;
+export type PackFormat = (typeof FORMATS)[number];
+
+/** Zones of a briefing, in context order (a bundle's items are all `evidence`). */
+export const ZONE_ROLES = ['grounding', 'evidence'] as const;
+export type ItemRole = (typeof ZONE_ROLES)[number];
+
+/** The provenance a block's header shows (a candidate has these fields). */
+export interface BlockProvenance {
+  id: string;
+  sourceId?: string | undefined;
+  title?: string | undefined;
+  version?: string | undefined;
+  section?: string[] | undefined;
+}

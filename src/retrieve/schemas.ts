@@ -1,0 +1,197 @@
+/**
+ * The store-facing vocabulary both stores, the pipeline and every door share: search modes, fusion,
+ * embeddings, filters, the search and read requests, the documents ingested and the chunk records kept.
+ * Types are derived from these schemas, so a shape is written once.
+ */
+import { z } from 'zod';
+import { AbortSignalSchema } from '../base/abort.js';
+import { BoundedMetadataSchema } from '../base/metadata.js';
+import { TimestampSchema } from '../core/schemas.js';
+import { isLangChainEmbeddings, isLlamaIndexEmbedding, toEmbeddingsLike, type EmbeddingsInput } from './embeddings.js';
+import type { Filter, Store } from './types.js';
+
+/** `hybrid` (dense + BM25 fused), `dense` or `lexical` (BM25). */
+export const SEARCH_MODES = ['hybrid', 'dense', 'lexical'] as const;
+export const SearchModeSchema = z.enum(SEARCH_MODES);
+export type SearchMode = z.infer<typeof SearchModeSchema>;
+
+/** Largest `limit` of one search (either store). */
+export const MAX_SEARCH_LIMIT = 10_000;
+
+const finiteNonNegative = z.number().refine(Number.isFinite, { message: 'must be finite' }).pipe(z.number().min(0));
+
+/** How hybrid search fuses its arms: Qdrant's `rrf` (optional `k`, arm weights) or `dbsf`. */
+export const FusionSchema = z.discriminatedUnion('method', [
+  z.strictObject({
+    method: z.literal('rrf'),
+    k: z.number().int().min(1).optional(),
+    weights: z.strictObject({ dense: finiteNonNegative, lexical: finiteNonNegative }).optional(),
+  }),
+  z.strictObject({ method: z.literal('dbsf') }),
+]);
+export type Fusion = z.infer<typeof FusionSchema>;
+
+/** MMR in the store's search: 0 (or absent) = pure relevance, 1 = maximum diversity (needs dense vectors). */
+export const DiversitySchema = z.number().min(0).max(1);
+
+/**
+ * Embeddings as the stores and the pipeline take them: LangChain's `embedQuery`/`embedDocuments`, or a
+ * LlamaIndex `BaseEmbedding` (`getTextEmbeddingsBatch`/`getQueryEmbedding`), which is adapted to the former.
+ */
+export const EmbeddingsSchema = z
+  .custom<EmbeddingsInput>((value) => isLangChainEmbeddings(value) || isLlamaIndexEmbedding(value), {
+    message:
+      'embeddings must have embedQuery(text) and embedDocuments(texts) (LangChain), or getTextEmbeddingsBatch(texts) and getQueryEmbedding(query) (a LlamaIndex BaseEmbedding)',
+  })
+  .transform(toEmbeddingsLike);
+
+/** A `filter` option. The stores check the filter language itself (`validateFilter`); this only catches values that cannot be one. */
+export const FilterSchema = z.custom<Filter>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  message: 'filter must be a filter object ({ must?, should?, must_not? })',
+});
+
+/**
+ * Other libraries' names for `limit` (LangChain's `k`, LlamaIndex's `similarityTopK`...): refused with a
+ * message naming `limit`, so a caller learns the one name instead of having two.
+ */
+export const LIMIT_ALIASES: Readonly<Record<string, string>> = { k: 'limit', topK: 'limit', top_k: 'limit', similarityTopK: 'limit' };
+
+const PrincipalsSchema = z.array(z.string());
+
+export const SearchRequestSchema = z.strictObject({
+  text: z
+    .string({ message: 'text must be a string' })
+    .refine((text) => text.trim().length > 0, { message: 'text must not be empty' }),
+  mode: SearchModeSchema.default('hybrid'),
+  limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(10),
+  filter: FilterSchema.optional(),
+  /** When given, only chunks whose ACL shares a value with these (or that have no ACL) are searched. */
+  principals: PrincipalsSchema.optional(),
+  fusion: FusionSchema.optional(),
+  /** MMR over the pool's dense vectors (Qdrant's `mmr`): 0 = pure relevance (off), 1 = maximum diversity. */
+  diversity: DiversitySchema.optional(),
+  signal: AbortSignalSchema.optional(),
+});
+export type SearchRequest = z.input<typeof SearchRequestSchema>;
+export type ParsedSearchRequest = z.output<typeof SearchRequestSchema>;
+
+/** Default and upper bound of `getChunks`' `limit`. */
+export const GET_CHUNKS_DEFAULT_LIMIT = 10_000;
+export const GET_CHUNKS_MAX_LIMIT = 100_000;
+
+/** Chunks fetched by source, id or filter (no query): pins, clusters and citation checks read these. */
+export const GetChunksRequestSchema = z
+  .strictObject({
+    /** Chunks of these sources. */
+    sourceIds: z.array(z.string().min(1, 'source ids must be non-empty strings')).optional(),
+    /** Chunks with these chunk ids. */
+    ids: z.array(z.string().min(1, 'chunk ids must be non-empty strings')).optional(),
+    filter: FilterSchema.optional(),
+    /** As in search: only chunks these principals may read (or that have no ACL). */
+    principals: PrincipalsSchema.optional(),
+    /** At most this many chunks. */
+    limit: z.number().int().min(1).max(GET_CHUNKS_MAX_LIMIT).default(GET_CHUNKS_DEFAULT_LIMIT),
+    signal: AbortSignalSchema.optional(),
+  })
+  .refine((request) => request.sourceIds !== undefined || request.ids !== undefined || request.filter !== undefined, {
+    // Without any of them the request would read the whole store.
+    message: 'give at least one of sourceIds, ids or filter',
+  });
+export type GetChunksRequest = z.input<typeof GetChunksRequestSchema>;
+export type ParsedGetChunksRequest = z.output<typeof GetChunksRequestSchema>;
+
+export const AddDocumentsOptionsSchema = z.strictObject({
+  /** Called after each document with the number done and the total. */
+  onProgress: z
+    .custom<(done: number, total: number) => void>((value) => typeof value === 'function', {
+      message: 'onProgress must be a function',
+    })
+    .optional(),
+  signal: AbortSignalSchema.optional(),
+});
+export type AddDocumentsOptions = z.input<typeof AddDocumentsOptionsSchema>;
+
+/** A `Store` option: anything with a search(request) method. */
+export const StoreSchema = z.custom<Store>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as { search?: unknown }).search === 'function',
+  { message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore or QdrantHybridStore' },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Documents in, chunks kept
+
+const jsonValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number().refine(Number.isFinite, { message: 'must be a finite number' }),
+    z.boolean(),
+    z.null(),
+    z.array(jsonValue),
+    z.record(z.string(), jsonValue),
+  ]),
+);
+
+/** Metadata stored in the payload and in saved files: plain JSON, the limits checked before its values. */
+const StoredMetadataSchema = BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue));
+
+/** A document to ingest: markdown or plain text (loaders turn other formats into these). */
+export const IngestDocumentSchema = z.strictObject({
+  /** The source id (a file path, URL, ticket number...). */
+  id: z.string().min(1, 'id must be a non-empty string'),
+  text: z.string({ message: 'text must be a string' }),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  /** ISO 8601; copied to every chunk as `timestamp`. */
+  timestamp: TimestampSchema.optional(),
+  metadata: StoredMetadataSchema.optional(),
+  /**
+   * Principals allowed to read this document; absent: readable by everyone. An empty list would be
+   * ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
+   */
+  acl: z
+    .array(z.string().min(1))
+    .min(1, 'acl must name at least one principal; omit it for a document everyone may read')
+    .optional(),
+  /** Named sets of sources this one belongs to (briefings draw representative context per cluster); filterable. */
+  clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
+  /** Tier of every chunk of this document (`insight`, `segment`, or any string). */
+  kind: z.string().min(1, 'kind must be a non-empty string').optional(),
+});
+export type IngestDocument = z.infer<typeof IngestDocumentSchema>;
+
+const nonNegativeInt = z.number().int().nonnegative();
+
+/**
+ * One chunk as both stores keep it (the Qdrant payload, the saved memory-store file). Produced by ingest's
+ * chunker; turned into a `Candidate` at search time. Records read back from disk or a collection are
+ * validated with it.
+ */
+export const ChunkRecordSchema = z.strictObject({
+  /** Deterministic chunk id (the chunk key); Qdrant point ids are UUIDv5 of it. */
+  id: z.string().min(1),
+  sourceId: z.string().min(1),
+  version: z.string().optional(),
+  title: z.string().optional(),
+  url: z.string().optional(),
+  /** Markdown heading path, outermost first. */
+  section: z.array(z.string()),
+  /** Exact: `document.text.slice(span.start, span.end) === text`. */
+  span: z
+    .strictObject({ start: nonNegativeInt, end: nonNegativeInt })
+    .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' }),
+  text: z.string(),
+  textSha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** ISO 8601 time of first ingest of this chunk content. */
+  indexedAt: z.string().min(1),
+  timestamp: TimestampSchema.optional(),
+  kind: z.string().optional(),
+  /** Token counts keyed by encoding name (e.g. `{ o200k_base: 212, cl100k_base: 220 }`). */
+  tokens: z.record(z.string(), nonNegativeInt),
+  /** Principals allowed to read; absent = everyone. */
+  acl: z.array(z.string().min(1)).optional(),
+  /** Clusters of the chunk's source. */
+  clusters: z.array(z.string().min(1)).optional(),
+  metadata: StoredMetadataSchema.optional(),
+});
+export type ChunkRecord = z.infer<typeof ChunkRecordSchema>;
