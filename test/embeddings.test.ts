@@ -96,7 +96,7 @@ describe('OpenAICompatibleEmbeddings', () => {
   it('does not retry what another attempt cannot fix, and says how to fix it', async () => {
     const denied = await serve((_s, _c, res) => json(res, 401, { error: { message: 'invalid api key' } }));
     const unauthorized = await failure(() => new OpenAICompatibleEmbeddings({ url: denied.url, model: 'm', apiKey: 'sk-secret' }).embedQuery('x'));
-    expect(unauthorized.code).toBe('unauthorized');
+    expect(unauthorized.code).toBe('upstream_unauthorized');
     expect(unauthorized.message).toContain('LITM_EMBEDDINGS_API_KEY');
     expect(unauthorized.message).not.toContain('sk-secret');
     expect(denied.seen).toHaveLength(1);

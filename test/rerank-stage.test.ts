@@ -46,7 +46,7 @@ describe('the rerank stage', () => {
 
   it('classifies faults by code, HTTP status and socket error', async () => {
     expect(faultCode(new LitmPackError('bad_response', 'x'))).toBe('bad_response');
-    expect(faultCode({ statusCode: 401 })).toBe('unauthorized');
+    expect(faultCode({ statusCode: 401 })).toBe('upstream_unauthorized');
     expect(faultCode({ status: 503 })).toBe('server_error');
     expect(faultCode({ status: 400 })).toBe('bad_request');
     expect(faultCode(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection_failed');

@@ -22,7 +22,6 @@ import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefin
 import { PipelinePackerShape, preparePacking, refineCandidates, type PackInputs, type RetrieveRequest } from '../pipeline/retrieve.js';
 import { DiversitySchema, FilterSchema, StoreSchema, SearchModeSchema } from '../retrieve/schemas.js';
 import { LIMIT_ALIASES } from '../retrieve/schemas.js';
-import type { SearchMode } from '../retrieve/types.js';
 
 /** Largest candidate pool a retriever may ask the store for. */
 export const MAX_CANDIDATE_POOL = 1000;

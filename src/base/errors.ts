@@ -37,6 +37,8 @@ export type LitmPackErrorCode =
   | 'bad_response'
   /** A caller of the HTTP API or MCP server without a valid API key where one is required. */
   | 'unauthorized'
+  /** A service litm-pack calls (Qdrant, embeddings, a reranker) refused its credentials (401/403): fix its key. */
+  | 'upstream_unauthorized'
   /** A request body or value over a size limit of the HTTP API. */
   | 'too_large';
 
@@ -133,6 +135,7 @@ export const ERROR_SURFACES: Readonly<Record<LitmPackErrorCode, ErrorSurface>> =
   not_found: { http: 404, exit: 2, fault: false },
   too_large: { http: 413, exit: 2, fault: false },
   unauthorized: { http: 401, exit: 2, fault: false },
+  upstream_unauthorized: { http: 502, exit: 3, fault: true },
   corrupt: { http: 503, exit: 3, fault: true },
   io_error: { http: 500, exit: 1, fault: true },
   connection_failed: { http: 503, exit: 3, fault: true },

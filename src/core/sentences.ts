@@ -12,6 +12,7 @@
  */
 import { BoundedCache } from '../base/bounded-cache.js';
 import { sha256Hex } from '../base/canonical.js';
+import { cosineSimilarity } from '../base/vectors.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { splitSentences, type SentenceRange } from './split.js';
 
@@ -224,21 +225,6 @@ function largest(values: readonly number[]): number {
   return max;
 }
 
-function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i += 1) {
-    const x = a[i] as number;
-    const y = b[i] as number;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
-
 /** The class of a sentence selection leaves out. */
 const NOT_KEPT = 3;
 
@@ -323,7 +309,7 @@ export function selectSentences(
   if (vectors !== undefined) {
     dense = pool.map((sentence) => {
       const vector = vectors.sentences.get(vectorKeyAt(analyses[sentence.item] as TextAnalysis, sentence.index));
-      return vector === undefined ? 0 : Math.max(0, cosine(vectors.query, vector));
+      return vector === undefined ? 0 : Math.max(0, cosineSimilarity(vectors.query, vector));
     });
   }
   const maxDense = dense === undefined ? 0 : largest(dense);

@@ -1,6 +1,7 @@
 import { parseRetryAfter } from '../base/retry-after.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { upstreamStatusCode } from '../base/http-status.js';
 import { LitmPackError, describeIssues, parseOrThrow } from '../base/errors.js';
 import type { EmbeddingsLike } from '../retrieve/types.js';
 
@@ -71,7 +72,7 @@ const RETRYABLE = new Set(['connection_failed', 'rate_limited', 'server_error', 
  * text-embeddings-inference, LM Studio, llama.cpp): LangChain's `embedQuery`/`embedDocuments`, so both stores
  * and any LangChain code take it. Texts go in batches of `batchSize`; connection failures, timeouts, 429 and
  * 5xx are retried with exponential backoff (honouring `Retry-After`). Every failure is a `LitmPackError`:
- * `connection_failed`, `timeout`, `rate_limited` (with `retryAfterMs`), `server_error`, `unauthorized`
+ * `connection_failed`, `timeout`, `rate_limited` (with `retryAfterMs`), `server_error`, `upstream_unauthorized`
  * (401/403), `bad_request` (other 4xx: unknown model, input too long) or `bad_response` (an answer that is
  * not the protocol's, naming the field).
  *
@@ -199,21 +200,20 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
     const status = response.status;
     const said = serverMessage(body);
     const base = `The embeddings server at ${this.endpoint} answered ${status}${said ? `: ${said}` : ''}`;
+    const code = upstreamStatusCode(status);
     const options = { status, details };
-    if (status === 429) {
+    if (code === 'rate_limited') {
       const wait = parseRetryAfter(response.headers.get('retry-after'));
-      return new LitmPackError('rate_limited', base, { ...options, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+      return new LitmPackError(code, base, { ...options, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
     }
-    if (status >= 500) return new LitmPackError('server_error', base, options);
-    if (status === 401 || status === 403) {
-      return new LitmPackError('unauthorized', `${base} (check the API key: LITM_EMBEDDINGS_API_KEY or the apiKey option)`, options);
-    }
-    if (status === 413) {
-      return new LitmPackError('bad_request', `${base} (send fewer texts per request: the batchSize option)`, options);
-    }
-    if (status === 404) {
-      return new LitmPackError('bad_request', `${base} (is ${this.endpoint} the embeddings endpoint, and is model "${this.model}" served there?)`, options);
-    }
-    return new LitmPackError('bad_request', base, options);
+    const hint =
+      code === 'upstream_unauthorized'
+        ? ' (check the API key: LITM_EMBEDDINGS_API_KEY or the apiKey option)'
+        : status === 413
+          ? ' (send fewer texts per request: the batchSize option)'
+          : status === 404
+            ? ` (is ${this.endpoint} the embeddings endpoint, and is model "${this.model}" served there?)`
+            : '';
+    return new LitmPackError(code, `${base}${hint}`, options);
   }
 }

@@ -10,10 +10,10 @@ import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schema
 import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../retrieve/chunk.js';
-import { cosineSimilarity } from '../retrieve/fusion.js';
+import { checkEmbedderVectors, cosineSimilarity } from '../base/vectors.js';
 import { EmbeddingsSchema, FusionSchema, SearchModeSchema } from '../retrieve/schemas.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
-import type { ChunkRecord, EmbeddingsLike, Filter, Fusion, SearchMode } from '../retrieve/types.js';
+import type { ChunkRecord, EmbeddingsLike, Filter } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { DiversitySchema, FilterSchema, PipelinePackerShape, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
 
@@ -359,9 +359,7 @@ async function denseCentrality(members: readonly ChunkRecord[], embeddings: Embe
   for (let start = 0; start < members.length; start += 64) {
     vectors.push(...(await embeddings.embedDocuments(members.slice(start, start + 64).map((m) => m.text))));
   }
-  if (vectors.length !== members.length) {
-    throw new LitmPackError('invalid_input', `embeddings.embedDocuments returned ${vectors.length} vectors for ${members.length} texts`);
-  }
+  checkEmbedderVectors(vectors, members.length, 'embedDocuments', null, 'the cluster');
   const dimension = vectors[0]?.length ?? 0;
   const centroid = new Array<number>(dimension).fill(0);
   for (const vector of vectors) {

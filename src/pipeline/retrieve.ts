@@ -2,7 +2,6 @@
  * The retrieval half of every surface (CLI, retrievers, HTTP API, MCP tools): one path from a request to the
  * candidates a pack is built from, so the same request gives the same pack everywhere. Framework-neutral.
  */
-import { z } from 'zod';
 import { PackOptionsBaseSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
 import {
   PipelineCompressSchema,

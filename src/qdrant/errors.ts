@@ -1,4 +1,5 @@
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../base/retry-after.js';
+import { upstreamStatusCode } from '../base/http-status.js';
 import { LitmPackError, isLitmPackError } from '../base/errors.js';
 
 /**
@@ -116,6 +117,13 @@ function fromHttpError(error: HttpErrorLike, context: QdrantCallContext): LitmPa
         'Create it with ensureCollection() or check the collection name.',
       { cause: error, status, details },
     );
+  }
+  if (status === 401 || status === 403) {
+    return new LitmPackError(upstreamStatusCode(status), `${where} was refused (${status}): ${qdrantMessage}. Check the Qdrant API key (apiKey, or QDRANT_API_KEY for the CLI)`, {
+      cause: error,
+      status,
+      details,
+    });
   }
   if (status >= 400 && status < 500) {
     return new LitmPackError('bad_request', `${where} was rejected (${status}): ${qdrantMessage}`, {

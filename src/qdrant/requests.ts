@@ -2,16 +2,7 @@ import { LitmPackError } from '../base/errors.js';
 import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
 import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter } from '../retrieve/filter.js';
 import type { FieldCondition, Filter, Fusion, MatchValue, SparseVector } from '../retrieve/types.js';
-import type {
-  QdrantCondition,
-  QdrantCreateCollection,
-  QdrantFilter,
-  QdrantPayloadSchemaType,
-  QdrantPrefetch,
-  QdrantQueryArgs,
-  QdrantQueryBatchArgs,
-  QdrantQueryRequest,
-} from './types.js';
+import type { QdrantCondition, QdrantCreateCollection, QdrantFilter, QdrantPrefetch, QdrantQueryArgs, QdrantQueryBatchArgs, QdrantQueryRequest } from './types.js';
 
 /**
  * Pure translation from litm-pack's search and collection vocabulary to Qdrant request bodies.

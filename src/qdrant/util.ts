@@ -1,5 +1,4 @@
 import { canonicalStringify } from '../base/canonical.js';
-import { LitmPackError } from '../base/errors.js';
 import type { ChunkRecord } from '../retrieve/types.js';
 
 // Small helpers of the Qdrant store.
@@ -39,26 +38,3 @@ export function storedDenseVector(vector: unknown, name: string): number[] | und
   return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named as number[]) : undefined;
 }
 
-/** What an embeddings call returned must be `expected` non-empty finite vectors of the collection's dimension. */
-export function checkEmbeddingVectors(
-  vectors: unknown,
-  expected: number,
-  call: string,
-  dimension: number | undefined,
-  collection: string,
-): asserts vectors is number[][] {
-  if (!Array.isArray(vectors) || vectors.length !== expected) {
-    throw new LitmPackError('invalid_input', `embeddings.${call} returned a wrong number of vectors, expected ${expected}`);
-  }
-  for (const vector of vectors) {
-    if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw new LitmPackError('invalid_input', `embeddings.${call} returned a vector that is not a non-empty array of finite numbers`);
-    }
-    if (dimension !== undefined && vector.length !== dimension) {
-      throw new LitmPackError(
-        'config_mismatch',
-        `embeddings.${call} returned a vector of dimension ${vector.length}; collection "${collection}" holds dimension ${dimension}`,
-      );
-    }
-  }
-}

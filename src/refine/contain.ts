@@ -4,6 +4,7 @@
  * Only the caller's own abort still throws: a cancelled request must not come back as a degraded pack.
  */
 import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
+import { upstreamStatusCode } from '../base/http-status.js';
 import type { Degraded } from '../core/schemas.js';
 
 /** Stage names as they appear in `pack.degraded`. */
@@ -84,14 +85,8 @@ export function faultCode(error: unknown): LitmPackErrorCode {
   return 'server_error';
 }
 
-/** How an HTTP status of a stage's service is reported. */
-export function statusCode(status: number): LitmPackErrorCode {
-  if (status === 401 || status === 403) return 'unauthorized';
-  if (status === 408) return 'timeout';
-  if (status === 429) return 'rate_limited';
-  if (status >= 500) return 'server_error';
-  return 'bad_request';
-}
+/** How an HTTP status of a stage's service is reported (the one reading, base/http-status.ts). */
+export const statusCode = upstreamStatusCode;
 
 /** A stage's outcome: its value, or the fallback and the degradation to report. */
 export type Contained<T> = { ok: true; value: T } | { ok: false; degraded: Degraded; error: unknown };

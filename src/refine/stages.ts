@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 import { parseOrThrow } from '../base/errors.js';
+import { isVector } from '../base/vectors.js';
 import { compareCandidates } from '../core/pack.js';
 import { CompressOptionsSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
 import { EmbeddingsSchema } from '../retrieve/schemas.js';
@@ -107,14 +108,6 @@ export async function rerankPools(
 const VECTOR_CACHE_LIMIT = 100_000;
 const vectorCaches = new WeakMap<EmbeddingsLike, BoundedCache<string, readonly number[]>>();
 
-function isVector(value: unknown, dimension?: number): value is number[] {
-  return (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    (dimension === undefined || value.length === dimension) &&
-    value.every((x) => typeof x === 'number' && Number.isFinite(x))
-  );
-}
 
 /**
  * The vectors sentence selection blends in: the query's, and those of every sentence of `candidates`, in

@@ -1,8 +1,7 @@
 import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
-import { BoundedMetadataSchema } from '../base/metadata.js';
-import { TimestampSchema, type Candidate } from '../core/schemas.js';
+import { type Candidate } from '../core/schemas.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';

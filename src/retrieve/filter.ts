@@ -1,5 +1,5 @@
 import { LitmPackError } from '../base/errors.js';
-import type { Condition, FieldCondition, Filter, MatchValue } from './types.js';
+import type { FieldCondition, Filter, MatchValue } from './types.js';
 
 /**
  * The filter language both stores accept: the subset of Qdrant's JSON filter spelled exactly as Qdrant

@@ -166,28 +166,7 @@ export function sharesTerm(query: SparseVectorLike, doc: SparseVectorLike): bool
   return false;
 }
 
-/**
- * Exact cosine similarity in double precision, clamped to [-1, 1] against rounding. A zero vector has
- * similarity 0 with everything (Qdrant normalises it to itself, so its dot products are 0).
- */
-export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) {
-    throw new RangeError(`cosine needs vectors of equal length, got ${a.length} and ${b.length}`);
-  }
-  let dot = 0;
-  let normA = 0;
-  let normB = 0;
-  for (let i = 0; i < a.length; i += 1) {
-    const x = a[i]!;
-    const y = b[i]!;
-    dot += x * y;
-    normA += x * x;
-    normB += y * y;
-  }
-  if (normA === 0 || normB === 0) return 0;
-  const cosine = dot / (Math.sqrt(normA) * Math.sqrt(normB));
-  return Math.min(1, Math.max(-1, cosine));
-}
+export { cosineSimilarity } from '../base/vectors.js';
 
 function sortedEntries(scores: Map<string, number>): ScoredId[] {
   return [...scores].map(([id, score]) => ({ id, score })).sort(compareScored);

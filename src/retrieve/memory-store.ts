@@ -1,26 +1,10 @@
 import { canonicalize, canonicalStringify } from '../base/canonical.js';
-import { randomUUID } from 'node:crypto';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
-import { LitmPackError, describeIssues, parseOrThrow } from '../base/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
 import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
-import {
-  embeddingModelName,
-  isLangChainEmbeddings,
-  isLlamaIndexEmbedding,
-  toEmbeddingsLike,
-  type EmbeddingsInput,
-} from './embeddings.js';
-import {
-  ChunkRecordSchema,
-  DEFAULT_CHUNK_TOKENS,
-  chunkDocument,
-  chunkToCandidate,
-  parseIngestDocuments,
-  sha256Hex,
-} from './chunk.js';
+import { embeddingModelName } from './embeddings.js';
+import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocuments } from './chunk.js';
 import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
 import { maximalMarginalRelevance } from './mmr.js';
@@ -42,11 +26,13 @@ import type {
   Store,
 } from './types.js';
 import { throwIfAborted } from '../base/abort.js';
+import { checkEmbedderVectors } from '../base/vectors.js';
+import { MEMORY_STORE_SCHEMA, readStoreFile, writeStoreFile, type StoreFile } from './memory-file.js';
 import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
 export { EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
-export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@1' as const;
+export { MEMORY_STORE_SCHEMA } from './memory-file.js';
 
 
 export const MemoryHybridStoreOptionsSchema = z.strictObject({
@@ -276,7 +262,7 @@ export class MemoryHybridStore implements Store {
       const batch = pending.slice(start, start + this.#embedBatchSize);
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
-      dimension = checkVectors(vectors, batch.length, dimension, 'embedDocuments');
+      dimension = checkEmbedderVectors(vectors, batch.length, 'embedDocuments', dimension);
       batch.forEach(([hash], index) => vectorsByHash.set(hash, toDenseVector(vectors[index]!)));
       report();
     }
@@ -354,7 +340,7 @@ export class MemoryHybridStore implements Store {
       this.#checkEmbeddingModel();
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
-      checkVectors([vector], 1, this.#dimension, 'embedQuery');
+      checkEmbedderVectors([vector], 1, 'embedQuery', this.#dimension);
       queryVector = toDenseQuery(vector);
     }
 
@@ -511,91 +497,21 @@ export class MemoryHybridStore implements Store {
   // Persistence
 
   /**
-   * Writes the store to `path` as JSON (schema `litm-pack/memory-store@1`), atomically: a temporary file
-   * in the same directory is written and fsynced, then renamed over `path`. A failure at any point leaves
-   * the previous file as it was.
+   * Writes the store to `path` (a file; missing folders are created) as JSON, atomically: a failure at any
+   * point leaves the previous file as it was.
    */
   async save(path: string): Promise<void> {
-    const data = JSON.stringify(this.#snapshot());
-    const directory = dirname(path);
-    const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomUUID()}.tmp`);
-    let handle: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      handle = await open(temporary, 'wx');
-      await handle.writeFile(data, 'utf8');
-      await handle.sync();
-      await handle.close();
-      handle = undefined;
-      await rename(temporary, path);
-    } catch (error) {
-      await handle?.close().catch(() => undefined);
-      await unlink(temporary).catch(() => undefined);
-      throw new LitmPackError('io_error', `Could not save the store to ${path}: ${messageOf(error)}`, {
-        cause: error,
-        details: { path },
-      });
-    }
-    // Make the rename itself durable where the platform allows syncing a directory.
-    try {
-      const dir = await open(directory, 'r');
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
-    } catch {
-      // Some platforms cannot fsync a directory; the file content is already durable.
-    }
+    await writeStoreFile(path, this.#snapshot());
   }
 
   /**
-   * Reads a store written by `save`. Throws `not_found` when the file is missing or unreadable and
-   * `corrupt` when it is not a valid store file of this schema version. `options` configure the loaded
-   * store as for the constructor (the saved `chunkTokens` is used unless given).
+   * Reads a store written by `save`. Throws `not_found` when the file is missing or unreadable (or the path is
+   * a folder: the message names the file to pass) and `corrupt` when it is not a valid store file of this
+   * schema version. `options` configure the loaded store as for the constructor (the saved `chunkTokens` is
+   * used unless given).
    */
   static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
-    let raw: string;
-    try {
-      raw = await readFile(path, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR' || code === 'ENOTDIR' || code === 'EPERM') {
-        throw new LitmPackError('not_found', `No readable store file at ${path} (${code})`, {
-          cause: error,
-          details: { path },
-        });
-      }
-      throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, {
-        cause: error,
-        details: { path },
-      });
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch (error) {
-      throw new LitmPackError('corrupt', `Store file ${path} is not valid JSON: ${messageOf(error)}`, {
-        cause: error,
-        details: { path },
-      });
-    }
-    const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
-    if (schema !== MEMORY_STORE_SCHEMA) {
-      throw new LitmPackError(
-        'corrupt',
-        `Store file ${path} has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA}`,
-        { details: { path } },
-      );
-    }
-    const parsed = StoreFileSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${describeIssues(parsed.error.issues)}`, {
-        cause: parsed.error,
-        issues: parsed.error.issues,
-        details: { path },
-      });
-    }
-    const file = parsed.data;
+    const file = await readStoreFile(path);
     const store = new MemoryHybridStore({ chunkTokens: file.chunkTokens, ...options });
     store.#restore(file, path);
     return store;
@@ -659,68 +575,7 @@ export class MemoryHybridStore implements Store {
   }
 }
 
-const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be finite' });
-
-const StoreFileSchema = z
-  .strictObject({
-    schema: z.literal(MEMORY_STORE_SCHEMA),
-    chunkTokens: z.number().int().min(8).max(8192),
-    dimension: z.number().int().positive().nullable(),
-    /** The embedding model that made the vectors (absent in files written before it was recorded). */
-    embeddingModel: z.string().min(1).nullable().optional(),
-    sources: z.array(
-      z.strictObject({ sourceId: z.string().min(1), version: z.string().optional(), ids: z.array(z.string().min(1)) }),
-    ),
-    chunks: z.array(
-      z.strictObject({
-        record: ChunkRecordSchema,
-        sparse: z.strictObject({ indices: z.array(z.number().int().nonnegative()), values: z.array(finiteNumber) }),
-        dense: z.array(finiteNumber).nullable(),
-      }),
-    ),
-  })
-  .superRefine((file, ctx) => {
-    file.chunks.forEach((chunk, index) => {
-      // A record whose text no longer hashes to its textSha256 was edited or damaged.
-      if (sha256Matches(chunk.record.text, chunk.record.textSha256)) return;
-      ctx.addIssue({ code: 'custom', path: ['chunks', index, 'record', 'textSha256'], message: 'does not match the text' });
-    });
-  });
-type StoreFile = z.output<typeof StoreFileSchema>;
-
-function sha256Matches(text: string, expected: string): boolean {
-  return sha256Hex(text) === expected;
-}
-
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
   return canonicalStringify(a) === canonicalStringify(b);
 }
 
-/** Checks vectors an embeddings object returned; returns the (possibly newly fixed) dimension. */
-function checkVectors(vectors: unknown, expected: number, dimension: number | null, call: string): number | null {
-  if (!Array.isArray(vectors) || vectors.length !== expected) {
-    throw new LitmPackError('invalid_input', `embeddings.${call} returned ${describeCount(vectors)} vectors, expected ${expected}`);
-  }
-  let dim = dimension;
-  for (const vector of vectors) {
-    if (!Array.isArray(vector) || vector.length === 0 || !vector.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw new LitmPackError('invalid_input', `embeddings.${call} returned a vector that is not a non-empty array of finite numbers`);
-    }
-    if (dim === null) dim = vector.length;
-    else if (vector.length !== dim) {
-      throw new LitmPackError(
-        'config_mismatch',
-        `embeddings.${call} returned a vector of dimension ${vector.length}; the store holds dimension ${dim}`,
-      );
-    }
-  }
-  return dim;
-}
-
-function describeCount(value: unknown): string {
-  return Array.isArray(value) ? String(value.length) : `a non-array (${typeof value}) instead of`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

@@ -39,7 +39,7 @@ describe('OpenAICompatibleEmbeddings against a server of real all-MiniLM-L6-v2 v
       new OpenAICompatibleEmbeddings({ url: `${base}/v1`, model: MODEL, retries: 1, retryBaseDelayMs: 1, headers: { 'x-fault': fault } });
     const cases: [string, string][] = [
       ['status:503', 'server_error'],
-      ['status:401', 'unauthorized'],
+      ['status:401', 'upstream_unauthorized'],
       ['malformed', 'bad_response'],
       ['retry-after:120', 'rate_limited'],
     ];

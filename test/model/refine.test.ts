@@ -77,7 +77,7 @@ describe('HttpReranker against the model server (real all-MiniLM-L6-v2 scores)',
   it('maps every protocol error to a typed code', async () => {
     const faulty = (fault: string, path = '/rerank') => new HttpReranker({ url: `${base}${path}`, headers: { 'x-fault': fault } });
     await failure(faulty('status:503').rerank(query, texts), 'server_error');
-    await failure(faulty('status:401', '/v1/rerank').rerank(query, texts), 'unauthorized');
+    await failure(faulty('status:401', '/v1/rerank').rerank(query, texts), 'upstream_unauthorized');
     await failure(faulty('status:422').rerank(query, texts), 'bad_request');
     const limited = await failure(faulty('retry-after:7').rerank(query, texts), 'rate_limited');
     expect(limited.retryAfterMs).toBe(7000);

@@ -62,7 +62,7 @@ describe('a server with a real reranker', () => {
 
   it.each([
     ['status:503', 'server_error'],
-    ['status:401', 'unauthorized'],
+    ['status:401', 'upstream_unauthorized'],
     ['retry-after:3', 'rate_limited'],
     ['malformed', 'bad_response'],
     ['delay:3000', 'timeout'],

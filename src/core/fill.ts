@@ -1,0 +1,265 @@
+// The greedy fill (rule 2): candidates taken in order, cheapest checks first, cut at a sentence boundary
+// when they do not fit whole; then the exact fit (rule 1), which counts the assembled context and shortens or
+// drops the last item taken until it fits.
+import { escapeBody } from '../render/render.js';
+import { Deduper } from './dedupe.js';
+import { ELLIPSIS_TOKENS, SEPARATOR_TOKENS, type Meter } from './meter.js';
+import type { ItemRole } from '../render/formats.js';
+import type { ParsedBundleOptions, Candidate, Dropped } from './schemas.js';
+import type { Selection } from './sentences.js';
+import { characterCutPoints, cutPoints } from './text.js';
+
+export interface Entry {
+  candidate: Candidate;
+  sourceId: string;
+  pinned: boolean;
+  /** With sentence selection: the candidate's selected sentences (`candidate.text` is then their text). */
+  selection?: Selection;
+  /** The selection was narrowed to fit the budget (the item shows as cut). */
+  narrowed?: boolean;
+}
+
+export interface Kept {
+  entry: Entry;
+  body: string;
+  bodyTokens: number;
+  truncated: boolean;
+  pointer: { tokens: number } | undefined;
+  cost: number;
+  normalised: string;
+  shingles: Uint32Array | undefined;
+}
+
+
+export interface FillSettings {
+  maxTokens: number;
+  minTruncatedTokens: number;
+  maxPerSource: number | undefined;
+  minScore: number | undefined;
+  nearThreshold: number | null;
+  containmentThreshold: number | null;
+  shingleSize: number;
+  /** Briefing: pinned entries that do not fit become one-line pointers. */
+  pointersForPins: boolean;
+}
+
+/**
+ * The longest prefix of `text`, cut at a sentence end (else a word end, else between characters), whose
+ * escaped form has at most `budget` tokens. Null when not even the shortest cut fits.
+ */
+export function cutToFit(text: string, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const measure = (end: number) => {
+    const body = text.slice(0, end).trimEnd();
+    return { body, tokens: meter.count(escapeBody(meter.format, body)) };
+  };
+  const search = (points: number[]) => {
+    let lo = 0;
+    let hi = points.length - 1;
+    let found: { body: string; tokens: number } | null = null;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const attempt = measure(points[mid] as number);
+      if (attempt.tokens <= budget && attempt.body.length > 0) {
+        found = attempt;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  };
+  return (
+    search(cutPoints(text, 'sentence')) ??
+    search(cutPoints(text, 'word')) ??
+    search(characterCutPoints(text, 1))
+  );
+}
+
+/**
+ * `cutToFit` for an entry: a selected candidate gives up its least important sentences first (the most
+ * important that fit are kept, in source order); only when not even its best sentence fits is that one cut.
+ */
+export function cutEntry(entry: Entry, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const { selection } = entry;
+  if (selection === undefined) return cutToFit(entry.candidate.text, budget, meter);
+  let lo = 1;
+  let hi = selection.size;
+  let found: { body: string; tokens: number } | null = null;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const body = selection.textOfBest(mid);
+    const tokens = meter.count(escapeBody(meter.format, body));
+    if (tokens <= budget) {
+      found = { body, tokens };
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found !== null) return found;
+  const first = selection.first;
+  const prefix = cutToFit(selection.source.slice(first.start, first.end), budget, meter);
+  if (prefix !== null) selection.registerPrefix(prefix.body);
+  return prefix;
+}
+
+/**
+ * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
+ * bound before any exact count), then duplicates against what is already kept, then the cut.
+ */
+export function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, reserved: number) {
+  const kept: Kept[] = [];
+  const dropped: Dropped[] = [];
+  const perSource = new Map<string, number>();
+  const deduper = new Deduper<Kept>(settings);
+  /** Kept whole on the strength of a hint (recounted if a later hint proves wrong). */
+  const hinted = new Set<Kept>();
+  let used = reserved;
+
+  for (const entry of entries) {
+    const { candidate, pinned } = entry;
+    if (!pinned && settings.minScore !== undefined && candidate.score < settings.minScore) {
+      dropped.push({ id: candidate.id, reason: 'below-min-score' });
+      continue;
+    }
+    if (!pinned && settings.maxPerSource !== undefined && (perSource.get(entry.sourceId) ?? 0) >= settings.maxPerSource) {
+      dropped.push({ id: candidate.id, reason: 'source-cap' });
+      continue;
+    }
+    let remaining = settings.maxTokens - used;
+    const escaped = meter.escaped(candidate.text);
+    const hint = meter.hint(candidate, escaped);
+    const header = meter.headerText(candidate);
+    const headerBound = meter.headerBound(header);
+
+    let bodyTokens: number | undefined;
+    let headerTokens: number | undefined;
+    let fromHint = false;
+    const room = remaining - headerBound - SEPARATOR_TOKENS;
+    if ((hint ?? meter.bodyLowerBound(escaped, room)) <= room) {
+      headerTokens = meter.headerTokens(header);
+      let whole = hint ?? meter.count(escaped);
+      if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
+        whole = meter.count(escaped);
+        // What was kept on earlier hints is recounted too.
+        for (const [index, item] of kept.entries()) {
+          if (!hinted.has(item)) continue;
+          const exact = meter.count(meter.escaped(item.body));
+          used += exact - item.bodyTokens;
+          kept[index] = { ...item, bodyTokens: exact, cost: item.cost + exact - item.bodyTokens };
+        }
+        hinted.clear();
+        remaining = settings.maxTokens - used;
+      }
+      if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
+      fromHint = hint !== undefined && meter.hintsTrusted;
+    }
+    let canCut = remaining - headerBound - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    if (bodyTokens === undefined && canCut) {
+      headerTokens ??= meter.headerTokens(header);
+      canCut = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
+    }
+    if (bodyTokens === undefined && !canCut && !(pinned && settings.pointersForPins)) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+
+    // Duplicates are judged against kept items only: a copy of something that did not fit is not redundant.
+    const verdict = deduper.check(candidate.text);
+    if (verdict.kind !== 'new') {
+      dropped.push({ id: candidate.id, reason: verdict.kind, duplicateOf: verdict.of.entry.candidate.id });
+      continue;
+    }
+    const { normalised, shingles } = verdict;
+
+    let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
+    if (bodyTokens !== undefined && headerTokens !== undefined) {
+      item = { body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS };
+    } else if (canCut) {
+      headerTokens ??= meter.headerTokens(header);
+      const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
+      const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
+      if (cut !== null) {
+        item = {
+          body: cut.body,
+          bodyTokens: cut.tokens,
+          truncated: true,
+          pointer: undefined,
+          cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS,
+        };
+      }
+    }
+    if (item === undefined && pinned && settings.pointersForPins) {
+      const pointer = { tokens: hint ?? meter.count(escaped) };
+      const cost = meter.headerTokens(meter.headerText(candidate, pointer)) + SEPARATOR_TOKENS;
+      if (cost <= remaining) item = { body: '', bodyTokens: 0, truncated: true, pointer, cost };
+    }
+    if (item === undefined) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+    const keptItem: Kept = { ...item, entry, normalised, shingles };
+    kept.push(keptItem);
+    deduper.keep(verdict, keptItem);
+    if (fromHint && !item.truncated && item.pointer === undefined) hinted.add(keptItem);
+    perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
+    used += item.cost;
+  }
+  return { kept, dropped };
+}
+
+
+export interface Layout {
+  ordered: Array<{ kept: Kept; role: ItemRole }>;
+  context: string;
+  caveats: string | null;
+}
+
+
+/**
+ * Assembles the context, counts it exactly, and while it is over budget shortens or removes the
+ * lowest-priority kept item (the last one the greedy fill took).
+ */
+export function fitExactly(
+  kept: Kept[],
+  dropped: Dropped[],
+  meter: Meter,
+  settings: FillSettings,
+  layout: (kept: readonly Kept[], dropped: readonly Dropped[]) => Layout,
+): { layout: Layout; usedTokens: number } {
+  for (;;) {
+    const current = layout(kept, dropped);
+    const usedTokens = meter.countContext(current.context);
+    if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
+    const victim = kept[kept.length - 1];
+    if (victim === undefined) {
+      // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
+      const bare = layout([], dropped);
+      return { layout: bare, usedTokens: meter.countContext(bare.context) };
+    }
+    const over = usedTokens - settings.maxTokens;
+    const target = victim.bodyTokens - over - 2;
+    const shorter =
+      victim.pointer === undefined && target >= settings.minTruncatedTokens
+        ? cutEntry(victim.entry, target, meter)
+        : null;
+    if (shorter !== null && shorter.tokens < victim.bodyTokens) {
+      kept[kept.length - 1] = { ...victim, body: shorter.body, bodyTokens: shorter.tokens, truncated: true };
+    } else {
+      kept.pop();
+      dropped.push({ id: victim.entry.candidate.id, reason: 'budget' });
+    }
+  }
+}
+
+
+export function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): FillSettings {
+  return {
+    maxTokens: options.maxTokens,
+    minTruncatedTokens: options.minTruncatedTokens,
+    maxPerSource: options.maxPerSource,
+    minScore: options.minScore,
+    nearThreshold: options.dedupe === false || options.dedupe.nearDuplicateThreshold >= 1 ? null : options.dedupe.nearDuplicateThreshold,
+    containmentThreshold:
+      options.dedupe === false || options.dedupe.containmentThreshold >= 1 ? null : options.dedupe.containmentThreshold,
+    shingleSize: options.dedupe === false ? 5 : options.dedupe.shingleSize,
+    pointersForPins,
+  };
+}
+

@@ -1,0 +1,176 @@
+// Ranking candidates (rule 7's total order), and the pack a fill ends in: items with refs and ranks,
+// a citation per item (rule 3's spans under selection), coverage, dropped and degraded in a fixed order,
+// and the hash of the canonical JSON.
+import { canonicalStringify, sha256Hex } from '../base/canonical.js';
+import type { BlockInput } from '../render/render.js';
+import { computeCoverage } from './coverage.js';
+import type { Entry, Kept, Layout } from './fill.js';
+import type { Meter } from './meter.js';
+import {
+  PACK_SCHEMA_ID,
+  type Candidate,
+  type Citation,
+  type Coverage,
+  type Degraded,
+  type Dropped,
+  type Pack,
+  type PackItem,
+  type ParsedBundleOptions,
+  type Span,
+} from './schemas.js';
+
+/** Score descending, then id ascending in code-unit order: a total order that needs no locale. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  if (a.score !== b.score) return b.score - a.score;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  // Same id and score (duplicates with different payloads): any fixed rule will do, as long as it does
+  // not depend on input order.
+  const x = canonicalStringify(a);
+  const y = canonicalStringify(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Merges candidates sharing an id (best kept) and sorts the rest by relevance. */
+export function rankCandidates(candidates: readonly Candidate[], pins: readonly string[]): { ranked: Entry[]; dropped: Dropped[] } {
+  const best = new Map<string, Candidate>();
+  const dropped: Dropped[] = [];
+  for (const candidate of candidates) {
+    const previous = best.get(candidate.id);
+    if (previous === undefined) {
+      best.set(candidate.id, candidate);
+      continue;
+    }
+    if (compareCandidates(candidate, previous) < 0) best.set(candidate.id, candidate);
+    dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: candidate.id });
+  }
+  const pinSet = new Set(pins);
+  const ranked = [...best.values()].sort(compareCandidates).map((candidate) => {
+    const sourceId = candidate.sourceId ?? candidate.id;
+    return { candidate, sourceId, pinned: pinSet.has(candidate.id) || pinSet.has(sourceId) };
+  });
+  return { ranked, dropped };
+}
+
+
+export function sortDropped(dropped: Dropped[]): Dropped[] {
+  // Keys built once per entry, not once per comparison.
+  const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  keyed.forEach(({ d }, i) => {
+    dropped[i] = d;
+  });
+  return dropped;
+}
+
+
+/** One entry per stage and code, in a fixed order (rule 7: the same input gives the same bytes). */
+export function sortDegraded(degraded: readonly Degraded[]): Degraded[] {
+  const key = (d: Degraded) => `${d.stage}\u0000${d.code}`;
+  const unique = new Map(degraded.map((d) => [key(d), { stage: d.stage, code: d.code }] as const));
+  return [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
+}
+
+export function blockFor(kept: Kept, ref: number): BlockInput {
+  return {
+    ref,
+    candidate: kept.entry.candidate,
+    body: kept.body,
+    truncated: (kept.truncated || kept.entry.narrowed === true) && kept.pointer === undefined,
+    pointer: kept.pointer,
+  };
+}
+
+export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
+  const { candidate, selection } = kept.entry;
+  const citation: Citation = {
+    ref,
+    sourceId: candidate.sourceId ?? candidate.id,
+    chunkId: candidate.id,
+    version: candidate.version,
+    title: candidate.title,
+    url: candidate.url,
+    section: candidate.section,
+    span: candidate.span,
+    // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
+    textSha256: sha256Hex(selection?.source ?? candidate.text),
+  };
+  if (withSpans) {
+    citation.spans = keptSpans(kept);
+    citation.keptTextSha256 = sha256Hex(kept.body);
+  }
+  return citation;
+}
+
+/**
+ * The exact source range of each sentence (or sentence prefix) an item shows, offset by the chunk's own
+ * span when it has one: `source.slice(start, end)` gives each one back. An item that is a prefix of its
+ * text (a pin, or text with one sentence) shows one range.
+ */
+export function keptSpans(kept: Kept): Span[] {
+  if (kept.pointer !== undefined || kept.body === '') return [];
+  const offset = kept.entry.candidate.span?.start ?? 0;
+  const { selection } = kept.entry;
+  const ranges = selection === undefined ? [{ start: 0, end: kept.body.length }] : selection.rangesOf(kept.body);
+  if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
+  return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
+}
+
+
+
+export function finish(
+  kind: Pack['kind'],
+  options: ParsedBundleOptions,
+  meter: Meter,
+  result: { layout: Layout; usedTokens: number },
+  dropped: Dropped[],
+  briefing: Pack['briefing'],
+): Pack {
+  const { ordered, context, caveats } = result.layout;
+  const ranks = new Map(
+    [...ordered]
+      .map((o) => o.kept.entry.candidate)
+      .sort(compareCandidates)
+      .map((candidate, index) => [candidate.id, index + 1] as const),
+  );
+  const items: PackItem[] = ordered.map(({ kept, role }, index) => ({
+    ref: index + 1,
+    id: kept.entry.candidate.id,
+    sourceId: kept.entry.sourceId,
+    role,
+    rank: ranks.get(kept.entry.candidate.id) as number,
+    score: kept.entry.candidate.score,
+    text: kept.body,
+    tokens: kept.pointer !== undefined ? kept.pointer.tokens : kept.bodyTokens,
+    truncated: kept.truncated || kept.entry.narrowed === true,
+    pointer: kept.pointer !== undefined,
+  }));
+  const citations = ordered.map(({ kept }, index) => citationFor(kept, index + 1, options.compress !== undefined));
+  const coverage: Coverage = computeCoverage(
+    ordered.map((o) => o.kept.entry.candidate),
+    options.coverage,
+    options.candidates,
+  );
+  const sortedDropped = sortDropped(dropped);
+  const body: Omit<Pack, 'packHash'> = {
+    schema: PACK_SCHEMA_ID,
+    kind,
+    query: options.query,
+    format: options.format,
+    context,
+    items,
+    citations,
+    coverage,
+    budget: { maxTokens: options.maxTokens, usedTokens: result.usedTokens, encoding: meter.tokenizer.name },
+    caveats,
+    briefing,
+    truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
+    dropped: sortedDropped,
+    degraded: sortDegraded(options.degraded),
+  };
+  // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
+  // (no undefined members). The parsed copy serialises to the same string, so that string is hashed.
+  const json = canonicalStringify(body);
+  const clean = JSON.parse(json) as Omit<Pack, 'packHash'>;
+  return { ...clean, packHash: sha256Hex(json) };
+}
+

@@ -1,0 +1,140 @@
+/**
+ * Ingest: documents chunked and BM25-encoded, embedded where no stored vector can be reused, upserted in
+ * batches, then the sources' stale points deleted (so a failure midway never leaves a source with no chunks).
+ */
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { encodeBm25Document } from '../tokenize/bm25.js';
+import { chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
+import { AddDocumentsOptionsSchema } from '../retrieve/schemas.js';
+import type { AddDocumentsOptions, AddDocumentsResult, ChunkRecord, DeleteSourcesResult, Fusion, GetChunksRequest, IngestDocument, Rankings, SearchMode, SparseVector } from '../retrieve/types.js';
+import type { QdrantConnection } from './connection.js';
+import { PRESET_DEFAULTS } from './presets.js';
+import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, FacetResponseSchema, ShardKeysResponseSchema, QueryResponseSchema, UpdateResultSchema, queryBatchResponseSchema } from './responses.js';
+import { payloadOf, runBounded, sameRecord, throwIfAborted } from './util.js';
+import { TENANT_FIELD, scopeFilter, shardKeyOf } from './tenancy.js';
+import type { QdrantPointStruct } from './types.js';
+
+interface ExistingPoint {
+  record: ChunkRecord;
+  dense: number[] | undefined;
+}
+
+export async function add(c: QdrantConnection, input: unknown, rawOptions: AddDocumentsOptions): Promise<AddDocumentsResult> {
+  if (!PRESET_DEFAULTS[c.preset].writable) {
+    throw new LitmPackError(
+      'unsupported',
+      `addDocuments writes litm-pack payloads; this store reads a "${c.preset}" collection. ` +
+        'Ingest with the tool that owns it, or use payloadPreset "litm" on another collection.',
+    );
+  }
+  c.checkTenant('addDocuments');
+  const docs = parseIngestDocuments(input);
+  const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
+  const { signal } = options;
+  throwIfAborted(signal);
+  if (c.embeddings !== undefined && docs.length > 0) await c.checkEmbeddingForWrite(signal);
+  const indexedAt = c.now().toISOString();
+  const result: AddDocumentsResult = { added: 0, unchanged: 0, removed: 0 };
+  const batches: IngestDocument[][] = [];
+  for (let start = 0; start < docs.length; start += c.ingestBatchSize) batches.push(docs.slice(start, start + c.ingestBatchSize));
+  let done = 0;
+  await runBounded(batches, c.ingestConcurrency, signal, async (batch) => {
+    const one = await addBatch(c, batch, indexedAt, signal);
+    result.added += one.added;
+    result.unchanged += one.unchanged;
+    result.removed += one.removed;
+    done += batch.length;
+    options.onProgress?.(done, docs.length);
+  });
+  return result;
+}
+
+export async function addBatch(c: QdrantConnection, docs: IngestDocument[], indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
+  const records = docs.flatMap((doc) => chunkDocument(doc, { maxTokens: c.chunkTokens, indexedAt }));
+  const existing = await existingPoints(
+    c,
+    docs.map((doc) => doc.id),
+    signal,
+  );
+  const vectorsByHash = new Map<string, number[]>();
+  for (const point of existing.values()) {
+    if (point.dense !== undefined) vectorsByHash.set(point.record.textSha256, point.dense);
+  }
+  const changed: ChunkRecord[] = [];
+  let unchanged = 0;
+  for (const record of records) {
+    const before = existing.get(record.id);
+    if (before !== undefined) record.indexedAt = before.record.indexedAt;
+    const needsVector = c.embeddings !== undefined && !vectorsByHash.has(record.textSha256);
+    if (before !== undefined && !needsVector && sameRecord(before.record, record)) unchanged += 1;
+    else changed.push(record);
+  }
+
+  // Embed what has no vector yet, in batches.
+  if (c.embeddings !== undefined) {
+    const texts = new Map<string, string>();
+    for (const record of changed) {
+      if (!vectorsByHash.has(record.textSha256)) texts.set(record.textSha256, record.text);
+    }
+    const pending = [...texts];
+    for (let start = 0; start < pending.length; start += c.embedBatchSize) {
+      throwIfAborted(signal);
+      const batch = pending.slice(start, start + c.embedBatchSize);
+      const vectors = await c.embeddings.embedDocuments(batch.map(([, text]) => text));
+      throwIfAborted(signal);
+      c.checkVectors(vectors, batch.length, 'embedDocuments');
+      batch.forEach(([hash], i) => vectorsByHash.set(hash, vectors[i]!));
+    }
+  }
+
+  // One batch's upserts go one after another: at most `ingestConcurrency` requests are in flight in all.
+  const points = changed.map((record) => point(c, record, vectorsByHash.get(record.textSha256)));
+  for (let start = 0; start < points.length; start += c.upsertBatchSize) {
+    throwIfAborted(signal);
+    const batch = points.slice(start, start + c.upsertBatchSize);
+    await c.write(
+      'upsert',
+      () => c.client.upsert(c.collection, { wait: true, points: batch, ...shardKeyOf(c.scope), ...c.writeArgs }),
+      UpdateResultSchema,
+      signal,
+    );
+  }
+
+  // Only after every upsert of the batch: the points of these sources that are not part of them any more.
+  const keep = new Set(records.map((r) => r.id));
+  const stale = [...existing.values()].filter((point) => !keep.has(point.record.id));
+  if (stale.length > 0) {
+    const sources = [...new Set(stale.map((point) => point.record.sourceId))];
+    const sourceSet = new Set(sources);
+    const filter = scopeFilter(c.scope, {
+      must: [{ key: 'sourceId', match: { any: sources } }],
+      must_not: [{ has_id: records.filter((r) => sourceSet.has(r.sourceId)).map((r) => c.pointId(r.id)) }],
+    })!;
+    await c.write(
+      'delete',
+      () => c.client.delete(c.collection, { wait: true, filter, ...shardKeyOf(c.scope), ...c.writeArgs }),
+      UpdateResultSchema,
+      signal,
+    );
+  }
+  return { added: changed.length, unchanged, removed: stale.length };
+}
+
+export function point(c: QdrantConnection, record: ChunkRecord, dense: number[] | undefined): QdrantPointStruct {
+  const vector: Record<string, number[] | SparseVector> = {};
+  if (dense !== undefined) vector[c.vectors.dense] = dense;
+  if (c.vectors.sparse !== null) vector[c.vectors.sparse] = encodeBm25Document(record.text);
+  const payload = payloadOf(record);
+  if (c.scope.tenancy === 'payload') payload[TENANT_FIELD] = c.scope.tenant;
+  return { id: c.pointId(record.id), vector, payload };
+}
+
+/** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
+export async function existingPoints(c: QdrantConnection, sourceIds: string[], signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
+  const out = new Map<string, ExistingPoint>();
+  const filter = scopeFilter(c.scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] });
+  await c.scrollRecords(filter, c.embeddings === undefined ? false : [c.vectors.dense], signal, (record, vector) => {
+    out.set(record.id, { record, dense: c.storedDense(vector) });
+  });
+  return out;
+}

@@ -1,0 +1,256 @@
+/**
+ * Search and rankings: one request per call (a query, or one query batch for hybrid and MMR), the filter and
+ * the ACL inside every query and prefetch.
+ */
+import { z } from 'zod';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import type { Candidate } from '../core/schemas.js';
+import { encodeBm25Query } from '../tokenize/bm25.js';
+import { validateFilter } from '../retrieve/filter.js';
+import type { ScoredId } from '../retrieve/fusion.js';
+import { diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
+import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
+import { toRankedChunks } from '../retrieve/store-requests.js';
+import type { AddDocumentsOptions, AddDocumentsResult, ChunkRecord, DeleteSourcesResult, Fusion, GetChunksRequest, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
+import type { QdrantConnection } from './connection.js';
+import { LITM_PAYLOAD_INDEXES, buildChunksFilter, buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
+import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, FacetResponseSchema, ShardKeysResponseSchema, QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
+import { throwIfAborted } from './util.js';
+import { scopeFilter } from './tenancy.js';
+import type { QdrantFilter } from './types.js';
+
+/** What `search` and `rankings` share after validation (`#prepareSearch`). */
+interface PreparedSearch {
+  req: z.output<typeof SearchRequestSchema>;
+  mode: SearchMode;
+  fusion: Fusion;
+  filter: QdrantFilter | undefined;
+  denseVector: number[] | undefined;
+  sparseVector: SparseVector | undefined;
+  /** MMR's diversity (0: none). */
+  diversity: number;
+}
+
+/** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
+export async function prepareSearch(c: QdrantConnection, request: SearchRequest): Promise<PreparedSearch> {
+  // The same validation for search and rankings, `k`/`topK` named as `limit`'s aliases.
+  const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
+  c.checkTenant('search');
+  const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+  const fusion = req.fusion ?? c.fusion;
+  const mode = resolveMode(c, req.mode);
+  throwIfAborted(req.signal);
+  const filter = scopeFilter(c.scope, buildSearchFilter(userFilter, req.principals, c.aclKey));
+  const diversity = req.diversity ?? 0;
+  if (diversity > 0 && c.embeddings === undefined) {
+    throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }');
+  }
+  let denseVector: number[] | undefined;
+  // MMR compares dense vectors in every mode.
+  if (mode !== 'lexical' || diversity > 0) {
+    // An embedder that names its model is checked against the collection's record before its first query:
+    // one read per store, unless ensureCollection or an ingest has read the record already.
+    if (c.embeddingModel !== undefined && c.recorded === undefined) {
+      c.learnCollection(
+        await c.read('getCollection', () => c.client.getCollection(c.collection), CollectionInfoSchema, req.signal),
+      );
+    }
+    c.checkEmbeddingModel();
+    const vector = await c.embeddings!.embedQuery(req.text);
+    throwIfAborted(req.signal);
+    c.checkVectors([vector], 1, 'embedQuery');
+    denseVector = vector;
+  }
+  const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
+  return { req, mode, fusion, filter, denseVector, sparseVector, diversity };
+}
+
+export function resolveMode(c: QdrantConnection, requested: SearchMode): SearchMode {
+  const hasSparse = c.vectors.sparse !== null;
+  const noSparse = (what: string): LitmPackError =>
+    new LitmPackError(
+      'unsupported_mode',
+      `${what} search needs a sparse BM25 vector, and collection "${c.collection}" is configured without one ` +
+        `(payloadPreset "${c.preset}"). Set sparseVectorName to the collection's sparse vector, or use mode "dense".`,
+      { details: { mode: requested, collection: c.collection } },
+    );
+  if (requested === 'dense' || (requested === 'hybrid' && !hasSparse)) {
+    if (c.embeddings === undefined) {
+      if (requested === 'hybrid') throw noSparse('Hybrid (or, without embeddings, lexical)');
+      throw new LitmPackError(
+        'unsupported_mode',
+        'Dense search needs embeddings: construct QdrantHybridStore with { embeddings }, or use mode "lexical"',
+        { details: { mode: requested } },
+      );
+    }
+    if (requested === 'hybrid') throw noSparse('Hybrid');
+    return 'dense';
+  }
+  if (!hasSparse) throw noSparse('Lexical');
+  // Without embeddings hybrid degrades to lexical (coverage confidence is then unknown), as in memory.
+  if (requested === 'hybrid' && c.embeddings === undefined) return 'lexical';
+  return requested;
+}
+
+/** What one search request brought back: the fused ranking (what `search` returns) and, when asked, each arm's. */
+interface Answered {
+  fused: ScoredPointResponse[];
+  /** The true dense cosine of a fused point, when the request measured it. */
+  similarity: (point: ScoredPointResponse) => number | undefined;
+  /** Each arm's raw ranking (`arms: true` only; `null` when the mode does not run the arm). */
+  dense: ScoredPointResponse[] | null;
+  lexical: ScoredPointResponse[] | null;
+}
+
+/**
+ * The one branch by mode that `search` and `rankings` share: ONE request (a query, or a query batch) for the
+ * prepared search, with each arm's raw top `limit` in the same request when `arms` is set. `dense` and
+ * `lexical` are one `points/query` each (the arm is the ranking); `hybrid` is one `points/query/batch` (see
+ * `buildHybridQueryBatch` for how the true cosine comes back in it); MMR is `buildDiverseQuery`'s.
+ */
+async function answer(c: QdrantConnection, prepared: PreparedSearch, withPayload: true | string[], arms: boolean): Promise<Answered> {
+  const { req, mode, fusion, filter, denseVector, sparseVector } = prepared;
+  const { signal, limit } = req;
+  const query = async (body: Parameters<QdrantConnection['queryArgs']>[0]) =>
+    (await c.read('query', () => c.client.query(c.collection, c.queryArgs(body)), QueryResponseSchema, signal)).points;
+  const batch = (body: Parameters<QdrantConnection['batchArgs']>[0]) =>
+    c.read('queryBatch', () => c.client.queryBatch(c.collection, c.batchArgs(body)), queryBatchResponseSchema(body.searches.length), signal);
+  const unknown = () => undefined;
+  // A query of stopwords only has no terms: nothing can match lexically (as in the memory store).
+  if (mode === 'lexical' && sparseVector!.indices.length === 0) return { fused: [], similarity: unknown, dense: null, lexical: arms ? [] : null };
+  if (prepared.diversity > 0) {
+    const input = diverseInput(c, prepared, withPayload);
+    if (arms) {
+      const built = buildDiverseRankingsBatch(input);
+      const responses = await batch(built.batch);
+      // The search's answers first (`fused` is exactly what search returns), then the arms the mode runs.
+      const fused = built.searchQueries === 1 ? responses[0]!.points : diversePick(responses[0]!.points, responses[1]!.points).points;
+      const armAnswers = responses.slice(built.searchQueries);
+      return {
+        fused,
+        similarity: unknown,
+        dense: mode === 'lexical' ? null : armAnswers[0]!.points,
+        lexical: mode === 'dense' ? null : armAnswers[mode === 'hybrid' ? 1 : 0]!.points,
+      };
+    }
+    const built = buildDiverseQuery(input);
+    if ('query' in built) {
+      const points = await query(built.query);
+      return { fused: points, similarity: (point) => point.score, dense: null, lexical: null };
+    }
+    const responses = await batch(built.batch);
+    const { points, cosineOf } = diversePick(responses[0]!.points, responses[1]!.points);
+    return { fused: points, similarity: (point) => cosineOf.get(String(point.id)), dense: null, lexical: null };
+  }
+  switch (mode) {
+    case 'dense': {
+      const points = await query(buildDenseQuery(denseVector!, c.vectors.dense, { limit, filter, withPayload }));
+      return { fused: points, similarity: (point) => point.score, dense: arms ? points : null, lexical: null };
+    }
+    case 'lexical': {
+      const points = await query(buildLexicalQuery(sparseVector!, c.vectors.sparse!, { limit, filter, withPayload }));
+      return { fused: points, similarity: unknown, dense: null, lexical: arms ? points : null };
+    }
+    case 'hybrid': {
+      const input = { ...hybridInput(c, limit, denseVector!, sparseVector!, filter, fusion), withPayload };
+      if (arms) {
+        const [fused, dense, lexical] = await batch(buildRankingsBatch(input));
+        return { fused: fused!.points, similarity: unknown, dense: dense!.points, lexical: lexical!.points };
+      }
+      const [fused, cosine] = await batch(buildHybridQueryBatch(input));
+      const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
+      return { fused: fused!.points, similarity: (point) => similarity.get(String(point.id)), dense: null, lexical: null };
+    }
+  }
+}
+
+/**
+ * One request per search (see `answer`). The filter and the principals' ACL are inside every query and
+ * prefetch. Results are sorted by score desc, then id.
+ */
+export async function search(c: QdrantConnection, request: SearchRequest): Promise<Candidate[]> {
+  const prepared = await prepareSearch(c, request);
+  const { fused, similarity } = await answer(c, prepared, true, false);
+  return c.candidates(fused, similarity);
+}
+
+/**
+ * The same request as `search`, arm by arm: each arm's raw top `limit` (dense: cosine, lexical: BM25
+ * score; `null` when the arm does not run in this mode) beside the fused ranking, which is exactly what
+ * `search` returns. One request: hybrid is one `points/query/batch` of the fused query and both arms.
+ */
+export async function rankings(c: QdrantConnection, request: SearchRequest): Promise<Rankings> {
+  const prepared = await prepareSearch(c, request);
+  const { mode } = prepared;
+  const { limit } = prepared.req;
+  // A litm payload names its chunk and source in two keys: only those come back. Other presets need the
+  // whole payload to find them.
+  const withPayload: true | string[] = c.preset === 'litm' ? ['id', 'sourceId'] : true;
+  const toRanked = (points: ScoredPointResponse[]) => {
+    const sourceOf = new Map<string, string>();
+    const scored: ScoredId[] = points.map((point) => {
+      const { id, sourceId } = c.chunkKeys(point);
+      sourceOf.set(id, sourceId);
+      return { id, score: point.score };
+    });
+    return toRankedChunks(scored, limit, (id) => sourceOf.get(id)!);
+  };
+  const answered = await answer(c, prepared, withPayload, true);
+  return {
+    mode,
+    dense: answered.dense === null ? null : toRanked(answered.dense),
+    lexical: answered.lexical === null ? null : toRanked(answered.lexical),
+    fused: toRanked(answered.fused),
+  };
+}
+
+/** A hybrid query as search sends it: each arm prefetches `hybridPrefetchLimit(limit)`, as the memory store does. */
+export function hybridInput(
+  c: QdrantConnection,
+  limit: number,
+  denseVector: number[],
+  sparseVector: SparseVector,
+  filter: QdrantFilter | undefined,
+  fusion: Fusion,
+): HybridQueryInput {
+  const armLimit = hybridPrefetchLimit(limit, c.prefetchLimit);
+  return {
+    denseVector,
+    sparseVector,
+    limit,
+    denseLimit: armLimit,
+    lexicalLimit: armLimit,
+    filter,
+    fusion,
+    vectors: { dense: c.vectors.dense, sparse: c.vectors.sparse! },
+    withPayload: true,
+  };
+}
+
+/** A diverse query as search sends it (`buildDiverseQuery`): MMR picks from `diversityCandidates(limit)`. */
+export function diverseInput(c: QdrantConnection, prepared: PreparedSearch, withPayload: true | string[]): DiverseQueryInput {
+  const { limit } = prepared.req;
+  return {
+    mode: prepared.mode,
+    denseVector: prepared.denseVector!,
+    sparseVector: prepared.sparseVector,
+    limit,
+    candidates: diversityCandidates(limit, c.prefetchLimit),
+    armLimit: hybridPrefetchLimit(limit, c.prefetchLimit),
+    diversity: prepared.diversity,
+    filter: prepared.filter,
+    fusion: prepared.fusion,
+    vectors: c.vectors,
+    withPayload,
+  };
+}
+
+/**
+ * The MMR pick of a lexical or hybrid diverse batch (`buildDiverseQuery`) with each point's score in the mode
+ * (the pool query's), and the cosine MMR scored it with.
+ */
+function diversePick(pool: ScoredPointResponse[], picked: ScoredPointResponse[]) {
+  const scoreOf = new Map(pool.map((point) => [String(point.id), point.score]));
+  const cosineOf = new Map(picked.map((point) => [String(point.id), point.score]));
+  return { points: picked.map((point) => ({ ...point, score: scoreOf.get(String(point.id)) ?? point.score })), cosineOf };
+}
