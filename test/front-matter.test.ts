@@ -88,6 +88,6 @@ describe('litm-pack ingest: front matter and --clusters/--kind', () => {
     expect(out.code).toBe(2);
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
     expect(out.stderr).toMatch(/broken\.md is not valid YAML/);
-    await expect(MemoryHybridStore.load(join(store, 'store.json'))).rejects.toThrow(/No readable store file/);
+    await expect(MemoryHybridStore.load(join(store, 'store.json'))).rejects.toThrow(/No store file at /);
   });
 });

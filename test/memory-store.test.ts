@@ -514,8 +514,24 @@ describe('save and load', () => {
     expect((await MemoryHybridStore.load(path)).size).toBe(2);
   });
 
-  it('throws io_error when the directory does not exist', async () => {
+  it('creates the folders a store file is saved into', async () => {
     const store = new MemoryHybridStore();
-    await expectCode(store.save(join(tmpdir(), 'litm-missing-dir-x', 'deeper', 's.json')), 'io_error');
+    await store.addDocuments([{ id: 'a.md', text: 'Refunds take 14 days.' }]);
+    const root = await mkdtemp(join(tmpdir(), 'litm-missing-dir-'));
+    const path = join(root, 'not', 'there', 'store.json');
+    await store.save(path);
+    expect((await MemoryHybridStore.load(path)).size).toBe(1);
+    expect(await readdir(join(root, 'not', 'there'))).toEqual(['store.json']);
+  });
+
+  it('refuses a folder as the store: saving into it or loading it names the file to pass', async () => {
+    const store = new MemoryHybridStore();
+    const dir = await mkdtemp(join(tmpdir(), 'litm-store-dir-'));
+    const saving = await expectCode(store.save(dir), 'invalid_input');
+    expect(saving.message).toContain(join(dir, 'store.json'));
+    const loading = await expectCode(MemoryHybridStore.load(dir), 'not_found');
+    expect(loading.message).toContain(join(dir, 'store.json'));
+    const missing = await expectCode(MemoryHybridStore.load(join(dir, 'nothing.json')), 'not_found');
+    expect(missing.message).toMatch(/No store file at .*nothing\.json/u);
   });
 });

@@ -1,12 +1,20 @@
-// Markdown front matter: `clusters:`, `kind:` and `title:` set an ingested document's fields (the CLI's ingest reads it).
+// Markdown front matter: `title:`, `version:`, `url:`, `timestamp:`, `acl:`, `clusters:` and `kind:` set an
+// ingested document's fields (the markdown loader of loadDocuments, and so `litm-pack ingest`, reads it).
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { LitmPackError, describeIssues } from '../base/errors.js';
+import { TimestampSchema } from '../core/schemas.js';
 
 export interface FrontMatter {
+  title?: string;
+  version?: string;
+  url?: string;
+  /** ISO 8601 date or date-time (a YAML date is read as its text). */
+  timestamp?: string;
+  /** Principals allowed to read the document. */
+  acl?: string[];
   clusters?: string[];
   kind?: string;
-  title?: string;
 }
 
 // The block's fences are found here rather than by a front-matter package: those bundle an old YAML
@@ -21,7 +29,17 @@ function parseYaml(source: string): unknown {
   return yamlParse(source, { schema: 'core' });
 }
 
+const names = (what: string) =>
+  z.union([z.string().min(1), z.array(z.string().min(1, `${what} must be non-empty strings`))], {
+    message: `${what} must be a name or a list of names`,
+  });
+
 const FrontMatterSchema = z.looseObject({
+  // A number would lose digits (YAML reads 1.10 as 1.1): quoting it keeps it as written.
+  version: z.string({ message: 'version must be a string (quote it: version: "1.10")' }).min(1).optional(),
+  url: z.string({ message: 'url must be a string' }).min(1).optional(),
+  timestamp: TimestampSchema.optional(),
+  acl: names('acl principals').optional(),
   clusters: z
     .union([z.string().min(1), z.array(z.string().min(1, 'cluster names must be non-empty strings'))], {
       message: 'clusters must be a name or a list of names',
@@ -34,7 +52,7 @@ const FrontMatterSchema = z.looseObject({
 /**
  * Reads a YAML front-matter block at the start of a markdown file. The block is blanked (every character
  * but line breaks becomes a space) rather than cut, so chunk spans stay offsets into the file. Keys other
- * than clusters, kind and title are not indexed. A malformed block is `invalid_input` naming `where`.
+ * than those of `FrontMatter` are not indexed. A malformed block is `invalid_input` naming `where`.
  */
 export function readFrontMatter(text: string, where: string): { text: string; frontMatter: FrontMatter } {
   const match = BLOCK.exec(text);
@@ -61,10 +79,14 @@ export function readFrontMatter(text: string, where: string): { text: string; fr
     });
   }
   const frontMatter: FrontMatter = {};
-  const { clusters, kind, title } = parsed.data;
+  const { clusters, kind, title, version, url, timestamp, acl } = parsed.data;
+  if (title !== undefined) frontMatter.title = title;
+  if (version !== undefined) frontMatter.version = version;
+  if (url !== undefined) frontMatter.url = url;
+  if (timestamp !== undefined) frontMatter.timestamp = timestamp;
+  if (acl !== undefined) frontMatter.acl = typeof acl === 'string' ? [acl] : acl;
   if (clusters !== undefined) frontMatter.clusters = typeof clusters === 'string' ? [clusters] : clusters;
   if (kind !== undefined) frontMatter.kind = kind;
-  if (title !== undefined) frontMatter.title = title;
   const blanked = match[0].replace(/[^\r\n]/g, ' ');
   return { text: blanked + text.slice(match[0].length), frontMatter };
 }

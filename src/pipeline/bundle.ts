@@ -1,0 +1,180 @@
+/**
+ * Bundles: the one path from a query to a Lost-in-the-Middle pack that every door takes (the library, the CLI,
+ * the HTTP API, the MCP tools, both frameworks' retrievers): the store's search (with MMR when `diversity` > 0),
+ * the reranker over the pool's head, sentence vectors for selection, then `packBundle`. `packCandidates` is the
+ * same path for candidates that are already retrieved (the compressor, the postprocessor, `litm-pack pack`,
+ * `POST /api/pack`). Optional stages that fail are reported in `pack.degraded`; store faults are thrown.
+ * Framework-neutral: a framework that traces child runs passes `hooks`.
+ */
+import { z } from 'zod';
+import { AbortSignalSchema } from '../base/abort.js';
+import { parseOrThrow } from '../base/errors.js';
+import { packBriefing, packBundle } from '../core/pack.js';
+import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type Pack } from '../core/schemas.js';
+import { PipelineCompressSchema, RerankStageSchema } from '../refine/stages.js';
+import { validateFilter } from '../retrieve/filter.js';
+import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
+import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
+import { preparePacking, refineCandidates, retrieveCandidates, type PackInputs, type RetrieveRequest, type Retrieved } from './retrieve.js';
+
+/** Where a framework wraps the pipeline's steps (LangChain's child runs `LitmSearch` and `LitmPack`). */
+export interface PipelineHooks {
+  /** Runs retrieval (the store's search, then the reranker); call `run` with the request (its signal may be replaced). */
+  retrieve?: (request: RetrieveRequest, run: (request: RetrieveRequest) => Promise<Retrieved>) => Promise<Retrieved>;
+  /** Runs packing (synchronous inside); call `run` and return its pack. */
+  pack?: (input: { query: string; candidates: Candidate[] }, run: () => Pack) => Promise<Pack>;
+}
+
+const HooksSchema = z.custom<PipelineHooks>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    ['retrieve', 'pack'].every((key) => (value as Record<string, unknown>)[key] === undefined || typeof (value as Record<string, unknown>)[key] === 'function'),
+  { message: 'hooks must be an object of functions { retrieve?, pack? }' },
+);
+
+/** A query (or a briefing's prompt): a non-empty string. */
+export const QuerySchema = z
+  .string({ message: 'query must be a string' })
+  .refine((q) => q.trim().length > 0, { message: 'query must not be empty' });
+
+/**
+ * The packer's options where the pipeline runs: the packer's own, with the table's default budget, `compress`
+ * with `embeddings` (the pipeline computes the sentence vectors) and `rerank` (a reranker over the pool's head).
+ */
+export function packerShape(defaultBudget: number) {
+  return {
+    ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+    maxTokens: PackOptionsBaseSchema.shape.maxTokens.default(defaultBudget),
+    compress: PipelineCompressSchema.optional(),
+    rerank: RerankStageSchema.optional(),
+  };
+}
+
+/** A bundle's settings: what a retriever is configured with (all but the store and the query). */
+export const BundleSettingsShape = {
+  mode: SearchModeSchema.default('hybrid'),
+  /** Candidate pool: how many chunks to fetch from the store before packing. */
+  limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
+  filter: FilterSchema.optional(),
+  /** Only chunks these principals may read (or that have no ACL) are searched. */
+  principals: z.array(z.string().min(1)).optional(),
+  fusion: FusionSchema.optional(),
+  /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
+  diversity: DiversitySchema.optional(),
+  ...packerShape(PIPELINE_DEFAULTS.bundleBudget),
+};
+
+export const BundleRequestSchema = z.strictObject({
+  store: StoreSchema,
+  query: QuerySchema,
+  ...BundleSettingsShape,
+  signal: AbortSignalSchema.optional(),
+  hooks: HooksSchema.optional(),
+});
+export type BundleRequest = z.input<typeof BundleRequestSchema>;
+type ParsedBundleRequest = z.output<typeof BundleRequestSchema>;
+
+/** A pack and the candidates it was built from (in the order packing saw them), for mapping items back. */
+export interface Assembled {
+  pack: Pack;
+  candidates: Candidate[];
+}
+
+type PackerSettings = Omit<z.output<z.ZodObject<ReturnType<typeof packerShape>>>, 'compress' | 'rerank'>;
+
+function packerOptions(settings: PackerSettings) {
+  return {
+    maxTokens: settings.maxTokens,
+    encoding: settings.encoding,
+    format: settings.format,
+    dedupe: settings.dedupe,
+    coverage: settings.coverage,
+    minTruncatedTokens: settings.minTruncatedTokens,
+    ...(settings.tokenizer === undefined ? {} : { tokenizer: settings.tokenizer }),
+    ...(settings.maxPerSource === undefined ? {} : { maxPerSource: settings.maxPerSource }),
+    ...(settings.minScore === undefined ? {} : { minScore: settings.minScore }),
+  };
+}
+
+/** Packs a refined pool: the packer's options, the pool's degradations and sentence vectors, through `hooks.pack`. */
+function packPool(
+  kind: 'bundle' | 'briefing',
+  query: string,
+  candidates: Candidate[],
+  settings: PackerSettings & { pins?: readonly string[] },
+  inputs: PackInputs,
+  hooks: PipelineHooks | undefined,
+): Promise<Pack> {
+  const run = () => {
+    const options = {
+      ...packerOptions(settings),
+      query,
+      candidates,
+      degraded: inputs.degraded,
+      ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+    };
+    return kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
+  };
+  return hooks?.pack === undefined ? Promise.resolve(run()) : hooks.pack({ query, candidates }, run);
+}
+
+function retrieveRequestOf(req: ParsedBundleRequest): RetrieveRequest {
+  return {
+    text: req.query,
+    mode: req.mode,
+    limit: req.limit,
+    filter: req.filter,
+    principals: req.principals,
+    fusion: req.fusion,
+    diversity: req.diversity,
+    rerank: req.rerank,
+    signal: req.signal,
+  };
+}
+
+/**
+ * A Lost-in-the-Middle bundle for `query` from `store`: deduplicated, fitted exactly to `maxTokens` (default
+ * 2,000), best first and second best last, with a citation per item.
+ *
+ * @example
+ * const { pack } = await assembleBundle({ store, query: 'how do refunds work?', maxTokens: 1500 });
+ */
+export async function assembleBundle(request: BundleRequest): Promise<Assembled> {
+  const req = parseOrThrow(BundleRequestSchema, request, 'bundle request', { aliases: LIMIT_ALIASES });
+  // Checked before any I/O, so a bad filter never costs a search.
+  if (req.filter !== undefined) validateFilter(req.filter);
+  const search = (r: RetrieveRequest) => retrieveCandidates(req.store, r);
+  const retrieved = await (req.hooks?.retrieve === undefined ? search(retrieveRequestOf(req)) : req.hooks.retrieve(retrieveRequestOf(req), search));
+  const inputs = await preparePacking(req.query, retrieved, req.compress, req.signal);
+  const pack = await packPool('bundle', req.query, retrieved.candidates, req, inputs, req.hooks);
+  return { pack, candidates: retrieved.candidates };
+}
+
+export const PackCandidatesRequestSchema = z.strictObject({
+  query: QuerySchema,
+  candidates: z.array(CandidateSchema),
+  kind: z.enum(['bundle', 'briefing']).default('bundle'),
+  /** Briefing: source or chunk ids that open the grounding zone. */
+  pins: z.array(z.string().min(1)).optional(),
+  ...packerShape(PIPELINE_DEFAULTS.packBudget),
+  signal: AbortSignalSchema.optional(),
+  hooks: HooksSchema.optional(),
+}).superRefine((request, context) => {
+  if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
+    context.addIssue({ code: 'custom', path: ['pins'], message: 'pins apply to kind "briefing" only' });
+  }
+});
+export type PackCandidatesRequest = z.input<typeof PackCandidatesRequestSchema>;
+
+/**
+ * Packs candidates that are already retrieved: the reranker over their head, sentence vectors for selection,
+ * then a bundle (or a briefing with pins). Without `rerank` and `compress.embeddings` it does no I/O, so the
+ * same input always gives the same bytes.
+ */
+export async function packCandidates(request: PackCandidatesRequest): Promise<Pack> {
+  const req = parseOrThrow(PackCandidatesRequestSchema, request, 'pack request');
+  const refined = await refineCandidates(req.query, req.candidates as Candidate[], { rerank: req.rerank, signal: req.signal });
+  const inputs = await preparePacking(req.query, refined, req.compress, req.signal);
+  return packPool(req.kind, req.query, refined.candidates, req, inputs, req.hooks);
+}

@@ -1,0 +1,262 @@
+/**
+ * `loadDocuments`: the one ingest path of the library and the CLI. Walks files and folders (in name order;
+ * hidden entries skipped; symbolic links kept inside the folder given unless `followSymlinks`, never in
+ * circles), hands each file to the loader of its extension, and returns the documents `store.addDocuments`
+ * takes. Source ids are paths relative to `base` (default: the working directory) with forward slashes; a file
+ * outside `base` gets its path relative to the folder holding the path given, so an id never starts with `../`.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { z } from 'zod';
+import { AbortSignalSchema, throwIfAborted } from '../base/abort.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { parseIngestDocuments } from '../retrieve/chunk.js';
+import type { IngestDocument } from '../retrieve/schemas.js';
+import type { Loader, SkipNotice } from './loader.js';
+import { markdownLoader, textLoader } from './text.js';
+
+/** The loaders `loadDocuments` uses unless told otherwise. */
+export function defaultLoaders(): Loader[] {
+  return [markdownLoader, textLoader];
+}
+
+/** A file or link that was not ingested, and why. */
+export interface SkippedFile extends SkipNotice {
+  path: string;
+}
+
+const LoaderSchema = z.custom<Loader>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Loader).name === 'string' &&
+    Array.isArray((value as Loader).extensions) &&
+    typeof (value as Loader).load === 'function',
+  { message: 'a loader must have a name, a list of extensions and a load(input) function' },
+);
+
+const fn = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', { message: `${what} must be a function` });
+
+export const LoadDocumentsOptionsSchema = z.strictObject({
+  /** Source ids are paths relative to this folder (default: the working directory). */
+  base: z.string().min(1).optional(),
+  /** Follow symbolic links that lead outside the folder they are found in (never in circles). */
+  followSymlinks: z.boolean().default(false),
+  /** The readers by extension (default `defaultLoaders()`); a later loader for an extension wins. */
+  loaders: z.array(LoaderSchema).optional(),
+  /** Clusters every document joins (besides those its front matter names). */
+  clusters: z.array(z.string().min(1)).optional(),
+  /** Kind of the documents that name none themselves. */
+  kind: z.string().min(1).optional(),
+  /** Any skipped file fails the load (`invalid_input`, listing them) instead of being reported. */
+  strict: z.boolean().default(false),
+  /** An empty result is no error (e.g. before pruning the sources of an emptied folder). */
+  allowEmpty: z.boolean().default(false),
+  /** Called for every file or link skipped, with the reason. */
+  onSkip: fn<(skip: SkippedFile) => void>('onSkip').optional(),
+  /** Called after each file is read, with the number read and the number found. */
+  onProgress: fn<(done: number, total: number) => void>('onProgress').optional(),
+  signal: AbortSignalSchema.optional(),
+});
+export type LoadDocumentsOptions = z.input<typeof LoadDocumentsOptionsSchema>;
+
+interface Found {
+  path: string;
+  /** The file's real path: a file reached twice (through a link) is read once. */
+  real: string;
+  /** The path given that this file was found under. */
+  given: string;
+}
+
+const inside = (path: string, root: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+const byName = (a: Dirent, b: Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const posix = (path: string) => path.split(sep).join('/');
+
+function notFound(path: string, error: unknown): LitmPackError {
+  return new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+}
+
+/**
+ * The source id of `path` found under the path `given`: relative to `base` when inside it, else relative to
+ * the folder that holds `given`.
+ */
+export function sourceIdOf(path: string, given: string, base: string): string {
+  const absolute = resolve(path);
+  const fromBase = relative(resolve(base), absolute);
+  if (fromBase !== '' && !fromBase.startsWith('..') && !isAbsolute(fromBase)) return posix(fromBase);
+  return posix(relative(dirname(resolve(given)), absolute));
+}
+
+/**
+ * What a path given to `loadDocuments` covers, as source ids: a folder's prefix (every id under it starts with
+ * `prefix/`; an empty prefix is the whole of `base`) or a file's own id. Pruning removes the sources it covers
+ * that were not found again.
+ */
+export async function sourceScope(given: string, base = process.cwd()): Promise<{ prefix: string; folder: boolean }> {
+  const folder = (await stat(given)).isDirectory();
+  const absolute = resolve(given);
+  const fromBase = relative(resolve(base), absolute);
+  if (fromBase === '') return { prefix: '', folder };
+  if (!fromBase.startsWith('..') && !isAbsolute(fromBase)) return { prefix: posix(fromBase), folder };
+  return { prefix: posix(relative(dirname(absolute), absolute)), folder };
+}
+
+/**
+ * The files under `paths`, in walk order. Links are followed after everything reachable without them, so a
+ * file or folder that is both linked and present is taken under its own path; a link is followed only when
+ * its target stays inside the path given (or `followSymlinks`); folders already walked are not walked again,
+ * so links in circles (`self -> .`, `up -> ..`) end.
+ */
+async function findFiles(
+  paths: readonly string[],
+  extensions: readonly string[],
+  followSymlinks: boolean,
+  skip: (skip: SkippedFile) => void,
+): Promise<Found[]> {
+  const readable = (path: string) => extensions.includes(extname(path).toLowerCase());
+  const files: Found[] = [];
+  const seenFiles = new Set<string>();
+  const seenDirs = new Set<string>();
+  const links: { path: string; root: string; given: string }[] = [];
+
+  const addFile = (path: string, real: string, given: string) => {
+    if (seenFiles.has(real)) return;
+    seenFiles.add(real);
+    files.push({ path, real, given });
+  };
+
+  const walk = async (dir: string, real: string, root: string, given: string): Promise<void> => {
+    if (seenDirs.has(real)) return;
+    seenDirs.add(real);
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (error) {
+      throw notFound(dir, error);
+    }
+    for (const entry of entries.sort(byName)) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) links.push({ path, root, given });
+      else if (entry.isDirectory()) await walk(path, join(real, entry.name), root, given);
+      else if (entry.isFile() && readable(path)) addFile(path, join(real, entry.name), given);
+    }
+  };
+
+  for (const given of paths) {
+    let info;
+    let real: string;
+    try {
+      info = await stat(given);
+      real = await realpath(given);
+    } catch (error) {
+      throw notFound(given, error);
+    }
+    if (info.isDirectory()) await walk(given, real, real, given);
+    else if (readable(given)) addFile(given, real, given);
+    else skip({ path: given, reason: 'extension', message: `not ${extensions.join(', ')}` });
+  }
+
+  // Links last, in the order found; following a link to a folder may find more links.
+  for (let i = 0; i < links.length; i += 1) {
+    const { path, root, given } = links[i]!;
+    let real: string;
+    try {
+      real = await realpath(path);
+    } catch (error) {
+      const loop = (error as NodeJS.ErrnoException).code === 'ELOOP';
+      skip({ path, reason: loop ? 'link-loop' : 'dangling-link', message: loop ? 'a symbolic link that loops' : 'a symbolic link to nothing' });
+      continue;
+    }
+    if (!inside(real, root) && !followSymlinks) {
+      skip({ path, reason: 'outside-root', message: `a symbolic link leading outside ${given} (not followed; --follow-symlinks follows it)` });
+      continue;
+    }
+    const info = await stat(real);
+    if (info.isDirectory()) await walk(path, real, root, given);
+    else if (info.isFile() && readable(path)) addFile(path, real, given);
+  }
+  return files;
+}
+
+/**
+ * Reads the files under `paths` into the documents `store.addDocuments` takes. A path that does not exist, or
+ * a file that cannot be read, fails the whole load before anything is returned; a file a loader cannot read
+ * (binary, not UTF-8...) is skipped and reported through `onSkip` (or fails the load with `strict`).
+ *
+ * @example
+ * const docs = await loadDocuments(['docs/'], { clusters: ['handbook'] });
+ * await store.addDocuments(docs);   // the same store as `litm-pack ingest docs/ --clusters handbook`
+ */
+export async function loadDocuments(paths: readonly string[], options: LoadDocumentsOptions = {}): Promise<IngestDocument[]> {
+  const opts = parseOrThrow(LoadDocumentsOptionsSchema, options, 'loadDocuments options');
+  parseOrThrow(z.array(z.string().min(1, 'paths must be non-empty strings')).min(1, 'give at least one file or folder'), paths, 'loadDocuments paths');
+  const base = opts.base ?? process.cwd();
+  const byExtension = new Map<string, Loader>();
+  for (const loader of opts.loaders ?? defaultLoaders()) for (const extension of loader.extensions) byExtension.set(extension.toLowerCase(), loader);
+  const skipped: SkippedFile[] = [];
+  const skip = (entry: SkippedFile) => {
+    skipped.push(entry);
+    opts.onSkip?.(entry);
+  };
+  const found = await findFiles(paths, [...byExtension.keys()], opts.followSymlinks, skip);
+  const documents: IngestDocument[] = [];
+  for (const [index, file] of found.entries()) {
+    throwIfAborted(opts.signal);
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(file.path);
+    } catch (error) {
+      throw notFound(file.path, error);
+    }
+    const extension = extname(file.path).toLowerCase();
+    const loader = byExtension.get(extension)!;
+    const result = await loader.load({ path: file.path, sourceId: sourceIdOf(file.path, file.given, base), extension, bytes }, { signal: opts.signal });
+    if ('skip' in result) skip({ path: file.path, ...result.skip });
+    else documents.push(...result.documents.map((doc) => withDefaults(doc, opts)));
+    opts.onProgress?.(index + 1, found.length);
+  }
+  if (opts.strict && skipped.length > 0) {
+    throw new LitmPackError('invalid_input', `strict: ${describeSkipped(skipped)} Nothing was loaded.`, {
+      details: { skipped: skipped.map((entry) => entry.path) },
+    });
+  }
+  if (documents.length === 0 && !opts.allowEmpty) {
+    const why = skipped.length > 0 ? ` (${describeSkipped(skipped).replace(/\.$/u, '')})` : '';
+    const kinds = [...byExtension.keys()].join('/');
+    throw new LitmPackError('invalid_input', `No ${kinds} files to ingest in ${paths.join(', ')}${why}`);
+  }
+  // The same checks the stores make, before any store is touched.
+  return parseIngestDocuments(documents);
+}
+
+/** The options' clusters and kind on a document (its own clusters kept, its own kind first). */
+function withDefaults(doc: IngestDocument, opts: z.output<typeof LoadDocumentsOptionsSchema>): IngestDocument {
+  const clusters = [...new Set([...(doc.clusters ?? []), ...(opts.clusters ?? [])])];
+  const out: IngestDocument = { ...doc };
+  if (clusters.length > 0) out.clusters = clusters;
+  const kind = doc.kind ?? opts.kind;
+  if (kind !== undefined) out.kind = kind;
+  return out;
+}
+
+const count = (n: number, noun: string) => `${n} ${n === 1 ? noun : `${noun}s`}`;
+
+const COUNTED: Record<string, (n: number) => string> = {
+  binary: (n) => `${n} binary`,
+  'not-utf8': (n) => `${n} not UTF-8`,
+  'dangling-link': (n) => count(n, 'dangling symlink'),
+  'link-loop': (n) => count(n, 'looping symlink'),
+  'outside-root': (n) => `${count(n, 'symlink')} leading outside the folders given`,
+  extension: (n) => `${n} of a kind no loader reads`,
+};
+
+/** "Skipped 3 files: 1 binary, 2 not UTF-8." (empty when nothing was skipped). */
+export function describeSkipped(skipped: readonly SkippedFile[]): string {
+  if (skipped.length === 0) return '';
+  const byReason = new Map<string, number>();
+  for (const entry of skipped) byReason.set(entry.reason, (byReason.get(entry.reason) ?? 0) + 1);
+  const parts = [...byReason].map(([reason, n]) => COUNTED[reason]?.(n) ?? `${n} ${reason}`);
+  return `Skipped ${count(skipped.length, 'file')}: ${parts.join(', ')}.`;
+}
