@@ -81,6 +81,16 @@ export { readFrontMatter } from './sources/front-matter.js';
 export type { FrontMatter } from './sources/front-matter.js';
 export { validateFilter, matchesFilter } from './retrieve/filter.js';
 export {
+  SEARCH_MODES,
+  SearchModeSchema,
+  SearchRequestSchema,
+  FusionSchema,
+  EmbeddingsSchema,
+  FilterSchema,
+  IngestDocumentSchema,
+  ChunkRecordSchema,
+} from './retrieve/schemas.js';
+export {
   HttpReranker,
   PipelineCompressSchema,
   RerankStageSchema,
@@ -102,6 +112,18 @@ export type {
   RerankOptions,
   RerankResult,
 } from './refine/index.js';
+export {
+  assembleBundle,
+  packCandidates,
+  BundleRequestSchema,
+  PackCandidatesRequestSchema,
+} from './pipeline/bundle.js';
+export type { Assembled, BundleRequest, PackCandidatesRequest, PipelineHooks } from './pipeline/bundle.js';
+export { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './pipeline/defaults.js';
+export { loadDocuments, defaultLoaders, describeSkipped, LoadDocumentsOptionsSchema } from './sources/load.js';
+export type { LoadDocumentsOptions, SkippedFile } from './sources/load.js';
+export { markdownLoader, textLoader } from './sources/text.js';
+export type { Loader, LoaderInput, LoaderResult, LoaderContext, SkipNotice } from './sources/loader.js';
 export {
   assembleBriefing,
   BriefingRequestSchema,

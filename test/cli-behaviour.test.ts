@@ -59,14 +59,18 @@ describe('usage errors, flags and exit codes', () => {
   });
 
   it('name the flag the user typed, suggest the flag meant, and exit 2', async () => {
+    // A store without embeddings: what a search needs of it is said in flags, not in library options.
+    const lexicalStore = join(work, 'lexical-store');
+    expect((await runCli(['ingest', 'examples/corpus', '--store', lexicalStore, '--quiet'])).code).toBe(0);
     const cases: [string[], RegExp][] = [
       [['bundle', 'q', '--budget', '0'], /--budget must be at least 1/],
-      [['bundle', 'q', '--limit', '20000'], /--limit must be at most 10000/],
+      [['bundle', 'q', '--limit', '2000'], /--limit must be at most 1000/],
       [['bundle', 'q', '--max-per-source', 'two'], /--max-per-source must be a whole number/],
       [['bundle', 'q', '--budgte', '10'], /unknown option '--budgte'\n\(Did you mean --budget\?\)/],
       [['bundle', 'q', '--embeddings', 'localhost:11434'], /--embeddings must be an http\(s\) URL/],
       [['bundle', 'q', '--embed-model', 'm'], /--embed-model needs --embeddings URL/],
-      [['bundle', 'q', '--mode', 'dense', '--store', 'examples'], /--mode dense needs --embeddings URL --embed-model NAME/],
+      [['bundle', 'q', '--mode', 'dense', '--store', lexicalStore], /^litm-pack: --mode dense needs --embeddings URL --embed-model NAME/],
+      [['bundle', 'q', '--diversity', '0.3', '--store', lexicalStore], /^litm-pack: --diversity \(MMR\) needs dense vectors: give --embeddings URL/],
       [['frobnicate'], /unknown command 'frobnicate'/],
     ];
     for (const [args, message] of cases) {

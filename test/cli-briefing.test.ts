@@ -50,7 +50,7 @@ describe('litm-pack briefing', () => {
   it('rejects a briefing of nothing, an ambiguous pin and too many pins with exit 2 and one line', async () => {
     const nothing = await runCli(['briefing', '--store', store]);
     expect(nothing.code).toBe(2);
-    expect(nothing.stderr).toMatch(/needs a prompt, pins or clusters/);
+    expect(nothing.stderr).toMatch(/needs at least one of prompt, pins or clusters/);
     const twins = join(work, 'twins');
     for (const folder of ['a', 'b']) {
       mkdirSync(join(twins, folder), { recursive: true });
@@ -66,7 +66,7 @@ describe('litm-pack briefing', () => {
     expect(PackSchema.parse(JSON.parse(one.stdout)).items.map((i) => i.text)).toEqual(['Policy of team a.']);
     const tooMany = await runCli(['briefing', '--store', store, '--pins', 'a,b,c', '--max-pins', '2']);
     expect(tooMany.code).toBe(2);
-    expect(tooMany.stderr).toMatch(/Too many pins: 3, at most 2/);
+    expect(tooMany.stderr).toMatch(/^litm-pack: --pins must list at most 2 pins$/m);
   });
 });
 

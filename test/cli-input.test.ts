@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeText } from '../src/cli/ingest-files.js';
+import { decodeText } from '../src/sources/text.js';
 import { runCli } from './helpers/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-input-'));
@@ -64,7 +64,7 @@ describe('ingest refuses what is not UTF-8 text', () => {
     writeFileSync(join(only, 'x.md'), Buffer.from([0, 1, 2, 3]));
     const none = await runCli(['ingest', 'only-binary', '--store', join(work, 'none-store')], undefined, { cwd: work });
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('No .md/.markdown/.txt text files to ingest in only-binary (Skipped 1 file: 1 binary)');
+    expect(none.stderr).toContain('No .md/.markdown/.txt files to ingest in only-binary (Skipped 1 file: 1 binary)');
   });
 });
 

@@ -1,41 +1,20 @@
 /**
- * Framework-neutral glue shared by the LangChain and LlamaIndex adapters: option schemas, search → pack,
- * and the mapping from a pack back to per-item metadata. Imports no framework, so the LlamaIndex adapter
- * can use it without loading `@langchain/core`.
+ * Framework-neutral glue shared by the LangChain and LlamaIndex adapters: option schemas (the pipeline's own
+ * settings, so a retriever has the same defaults and limits as every other door) and the mapping from a pack
+ * back to per-item metadata. The retrievers call `assembleBundle` / `assembleBriefing`, the compressor and the
+ * postprocessor `packCandidates`. Imports no framework, so the LlamaIndex adapter can use it without loading
+ * `@langchain/core`.
  */
 import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
-import { compareCandidates, packBundle } from '../core/pack.js';
-import {
-  PackOptionsBaseSchema,
-  type Candidate,
-  type Citation,
-  type CompressOptions,
-  type Degraded,
-  type ItemRole,
-  type Pack,
-  type PackItem,
-} from '../core/schemas.js';
+import { compareCandidates } from '../core/pack.js';
+import type { Candidate, Citation, Degraded, ItemRole, Pack, PackItem } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
-import { PipelinePackerShape, preparePacking, refineCandidates, type PackInputs, type RetrieveRequest } from '../pipeline/retrieve.js';
-import { DiversitySchema, FilterSchema, StoreSchema, SearchModeSchema } from '../retrieve/schemas.js';
-import { LIMIT_ALIASES } from '../retrieve/schemas.js';
-
-/** Largest candidate pool a retriever may ask the store for. */
-export const MAX_CANDIDATE_POOL = 1000;
-
-const retrievalShape = {
-  store: StoreSchema,
-  mode: SearchModeSchema.default('hybrid'),
-  /** Candidate pool: how many chunks to fetch from the store before packing. */
-  limit: z.number().int().positive().max(MAX_CANDIDATE_POOL).default(50),
-  filter: FilterSchema.optional(),
-  principals: z.array(z.string().min(1)).optional(),
-  /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
-  diversity: DiversitySchema.optional(),
-};
+import { BundleSettingsShape, QuerySchema, packerShape, type BundleRequest } from '../pipeline/bundle.js';
+import { PIPELINE_DEFAULTS } from '../pipeline/defaults.js';
+import { LIMIT_ALIASES, StoreSchema } from '../retrieve/schemas.js';
 
 /**
  * Other libraries' names for how many results to return. A retriever's `limit` is the candidate pool searched
@@ -52,7 +31,7 @@ export const PACKER_ALIASES: Readonly<Record<string, string>> = {
   topN: 'maxTokens',
 };
 
-export const BundleRetrieverOptionsSchema = z.strictObject({ ...retrievalShape, ...PipelinePackerShape });
+export const BundleRetrieverOptionsSchema = z.strictObject({ store: StoreSchema, ...BundleSettingsShape });
 export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
 export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
 
@@ -66,8 +45,8 @@ export const BriefingRetrieverOptionsSchema = z.strictObject({
 export type BriefingRetrieverOptions = z.input<typeof BriefingRetrieverOptionsSchema>;
 export type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
 
-/** Options for packing documents/nodes that are already retrieved (compressor, postprocessor). */
-export const PackerOptionsSchema = z.strictObject(PipelinePackerShape);
+/** Options for packing documents/nodes that are already retrieved (compressor, postprocessor): a bundle's budget by default. */
+export const PackerOptionsSchema = z.strictObject(packerShape(PIPELINE_DEFAULTS.bundleBudget));
 export type PackerOptions = z.input<typeof PackerOptionsSchema>;
 export type ParsedPackerOptions = z.output<typeof PackerOptionsSchema>;
 
@@ -75,58 +54,15 @@ export type ParsedRetrieverOptions =
   | ({ kind: 'bundle' } & ParsedBundleRetrieverOptions)
   | ({ kind: 'briefing' } & ParsedBriefingRetrieverOptions);
 
-const querySchema = PackOptionsBaseSchema.shape.query;
-
 /** Validates a query before any I/O, so a bad query never costs a search. */
 export function parseQuery(query: unknown): string {
-  return parseOrThrow(querySchema, query, 'query');
+  return parseOrThrow(QuerySchema, query, 'query');
 }
 
-/** The retrieval request a retriever's options make for a query (run by the shared pipeline). */
-export function buildSearchRequest(options: ParsedBundleRetrieverOptions, query: string): RetrieveRequest {
-  const request: RetrieveRequest = { text: query, mode: options.mode, limit: options.limit };
-  if (options.filter !== undefined) request.filter = options.filter;
-  if (options.principals !== undefined) request.principals = options.principals;
-  if (options.diversity !== undefined && options.diversity > 0) request.diversity = options.diversity;
-  if (options.rerank !== undefined) request.rerank = options.rerank;
-  return request;
-}
-
-/** The refine stages (rerank, sentence vectors) for candidates that are already retrieved (compressor, postprocessor). */
-export async function refineForPack(
-  options: ParsedPackerOptions,
-  query: string,
-  candidates: Candidate[],
-  signal?: AbortSignal,
-): Promise<{ candidates: Candidate[]; inputs: PackInputs }> {
-  const refined = await refineCandidates(query, candidates, { rerank: options.rerank, signal });
-  return { candidates: refined.candidates, inputs: await preparePacking(query, refined, options.compress, signal) };
-}
-
-function packerInput(options: ParsedPackerOptions) {
-  const input: Omit<ParsedPackerOptions, 'tokenizer'> & { tokenizer?: ParsedPackerOptions['tokenizer'] } = {
-    maxTokens: options.maxTokens,
-    encoding: options.encoding,
-    format: options.format,
-    dedupe: options.dedupe,
-    coverage: options.coverage,
-    minTruncatedTokens: options.minTruncatedTokens,
-  };
-  if (options.tokenizer !== undefined) input.tokenizer = options.tokenizer;
-  if (options.maxPerSource !== undefined) input.maxPerSource = options.maxPerSource;
-  if (options.minScore !== undefined) input.minScore = options.minScore;
-  return input;
-}
-
-/** Packs `candidates` with a bundle retriever's options; `degraded` as retrieval reported it. */
-export function packForRetriever(
-  options: ParsedBundleRetrieverOptions,
-  query: string,
-  candidates: Candidate[],
-  degraded: Degraded[] = [],
-  compress?: CompressOptions,
-): Pack {
-  return packBundle({ ...packerInput(options), query, candidates, degraded, ...(compress === undefined ? {} : { compress }) });
+/** The `assembleBundle` request of a bundle retriever for `query`. */
+export function bundleRequest(options: ParsedBundleRetrieverOptions, query: string, signal?: AbortSignal): BundleRequest {
+  const { kind: _kind, ...settings } = options as ParsedBundleRetrieverOptions & { kind?: string };
+  return { ...settings, query, ...(signal === undefined ? {} : { signal }) };
 }
 
 /**
@@ -135,20 +71,7 @@ export function packForRetriever(
  */
 export function briefingRequest(options: ParsedBriefingRetrieverOptions, query: string, signal?: AbortSignal): BriefingRequest {
   const { includeCaveats: _includeCaveats, kind: _kind, ...settings } = options as ParsedBriefingRetrieverOptions & { kind?: string };
-  return { ...settings, prompt: query, ...(signal === undefined ? {} : { signal }) } as BriefingRequest;
-}
-
-/**
- * Packs already-retrieved candidates as a bundle (compressor, postprocessor, formatter). Without `inputs`
- * (synchronous callers such as the formatter) sentence selection runs on BM25 alone.
- */
-export function packAsBundle(options: ParsedPackerOptions, query: string, candidates: Candidate[], inputs?: PackInputs): Pack {
-  let compress: CompressOptions | undefined = inputs?.compress;
-  if (inputs === undefined && options.compress !== undefined) {
-    const { embeddings: _embeddings, timeoutMs: _timeout, ...bm25 } = options.compress;
-    compress = bm25;
-  }
-  return packBundle({ ...packerInput(options), query, candidates, degraded: inputs?.degraded ?? [], ...(compress === undefined ? {} : { compress }) });
+  return { ...settings, prompt: query, ...(signal === undefined ? {} : { signal }) };
 }
 
 // ---------------------------------------------------------------------------------------------

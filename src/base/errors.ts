@@ -83,6 +83,14 @@ export function isLitmPackError(error: unknown, code?: LitmPackErrorCode): error
   return code === undefined || candidate.code === code;
 }
 
+/**
+ * `invalid_input` for a rule a schema cannot state (one of two options, a combination): the message, and one
+ * issue at `path` carrying it, so every door reports it as it reports a schema's issues.
+ */
+export function invalidInput(message: string, path: (string | number)[] = []): LitmPackError {
+  return new LitmPackError('invalid_input', message, { issues: [{ code: 'custom', path, message, input: undefined } as z.core.$ZodIssue] });
+}
+
 /** Formats zod issues as `path: message; path: message` for one readable line. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues

@@ -1,32 +1,32 @@
-// Flag parsers and the option groups several commands share. Messages name the flag as the user typed it.
+// The command line's flags and how they become the service's requests. A command owns no defaults, limits or
+// messages of its own: flags are passed through as the service's parameters (`--max-per-source` is
+// `max_per_source`), the service's schema parses them, and its messages are shown with the flag's name
+// (`--budget must be at most 24000`). `--help` prints the service's defaults and limits.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LitmPackError } from '../base/errors.js';
-import { MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
+import { FORMATS } from '../render/formats.js';
 import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
+import { HttpReranker } from '../refine/rerank.js';
+import { RerankStageSchema, type ParsedRerankStage } from '../refine/stages.js';
 import { SEARCH_MODES } from '../retrieve/schemas.js';
-import type { Filter, SearchMode } from '../retrieve/types.js';
-import type { EncodingName } from '../tokenize/types.js';
+import type { EmbeddingsLike, Store } from '../retrieve/types.js';
+import { parseRequest, type RequestIssue } from '../service/errors.js';
+import { DEFAULT_LIMITS, type ServiceLimits } from '../service/limits.js';
+import type { ServiceContext } from '../service/service.js';
+import { ENCODINGS } from '../tokenize/types.js';
+import { parseOrThrow } from '../base/errors.js';
+import type { z } from 'zod';
+import { STORE_HELP, noteUnusedVectors, openStore } from './stores.js';
 
 export const DEFAULT_STORE = '.litm-store';
 
-/** Largest `--limit` (the stores' own bound on one search). */
-export const MAX_SEARCH_LIMIT = 10_000;
-
-/** A whole-number flag within bounds; messages name the flag (`--budget must be at least 1`). */
+/** A whole-number flag of the CLI itself (not a service parameter); messages name the flag. */
 export function integer(flag: string, bounds: { min?: number; max?: number } = {}) {
   return (value: string) => {
     if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`${flag} must be a whole number`);
     const parsed = Number(value);
     if (bounds.min !== undefined && parsed < bounds.min) throw new InvalidArgumentError(`${flag} must be at least ${bounds.min}`);
     if (bounds.max !== undefined && parsed > bounds.max) throw new InvalidArgumentError(`${flag} must be at most ${bounds.max}`);
-    return parsed;
-  };
-}
-
-export function number(flag: string) {
-  return (value: string) => {
-    const parsed = Number(value);
-    if (value.trim() === '' || !Number.isFinite(parsed)) throw new InvalidArgumentError(`${flag} must be a number`);
     return parsed;
   };
 }
@@ -47,25 +47,68 @@ export function httpUrl(flag: string, example: string) {
 
 export const list = (value: string) => value.split(',').map((v) => v.trim()).filter((v) => v !== '');
 
-export function jsonFilter(value: string): Filter {
+export function jsonFilter(value: string): Record<string, unknown> {
   try {
-    return JSON.parse(value) as Filter;
+    return JSON.parse(value) as Record<string, unknown>;
   } catch {
     throw new InvalidArgumentError('filter must be JSON in Qdrant filter form, e.g. {"must":[{"key":"sourceId","match":{"value":"a.md"}}]}');
   }
 }
 
-/** Flags of every command that packs. */
+/**
+ * A flag's text as the service's parameter: a number when it reads as one (the service checks its range and
+ * whether it must be whole), else the text itself (the service says it must be a number).
+ */
+export function numeric(value: string | undefined): number | string | undefined {
+  if (value === undefined) return undefined;
+  return /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?\s*$/iu.test(value) ? Number(value) : value;
+}
+
+/** The service parameters whose flag is not `--` + the parameter in kebab case. */
+const FLAG_NAMES: Readonly<Record<string, string>> = { query: 'query', scope_mode: '--scope', candidates: 'candidates' };
+
+function flagOf(parameter: string): string {
+  return FLAG_NAMES[parameter] ?? `--${parameter.replace(/_/gu, '-')}`;
+}
+
+/** A service message that starts with its parameter's name, with the flag's name instead. */
+function withFlag(issue: RequestIssue): string {
+  const parameter = issue.path[0];
+  if (typeof parameter !== 'string' || !issue.message.startsWith(parameter)) return issue.message;
+  return `${flagOf(parameter)}${issue.message.slice(parameter.length)}`;
+}
+
+/** Parses a request with the service's schema; a bad one is `invalid_input` whose message names the flags. */
+export function serviceRequest<T extends z.ZodType>(schema: T, request: Record<string, unknown>): z.output<T> {
+  const defined = Object.fromEntries(Object.entries(request).filter(([, value]) => value !== undefined));
+  try {
+    return parseRequest(schema, defined);
+  } catch (error) {
+    const issues = (error as LitmPackError).details?.requestIssues as RequestIssue[] | undefined;
+    if (issues === undefined) throw error;
+    throw new LitmPackError('invalid_input', issues.map(withFlag).join('; '), { cause: error, details: { requestIssues: issues } });
+  }
+}
+
+/** `--budget`'s help: the service's default and largest budget for this kind of request. */
+function budgetHelp(kind: 'bundle' | 'briefing' | 'pack', limits: ServiceLimits = DEFAULT_LIMITS): string {
+  const [fallback, max] =
+    kind === 'bundle'
+      ? [limits.bundleDefaultBudget, limits.bundleMaxBudget]
+      : kind === 'briefing'
+        ? [limits.briefingDefaultBudget, limits.briefingMaxBudget]
+        : [limits.packDefaultBudget, limits.packMaxBudget];
+  return `token budget for the context (default ${fallback}, at most ${max})`;
+}
+
+/** Flags of every command that packs (the service's packing parameters), and the CLI's reranker. */
 export interface PackFlags {
-  budget: number;
-  kind?: 'bundle' | 'briefing';
-  format: PackFormat;
-  encoding: EncodingName;
-  pins?: string[];
-  maxPerSource?: number;
-  minScore?: number;
-  /** `sentences`: query-aware sentence selection (BM25, blended with the sentence vectors of --embeddings when given). */
-  compress?: 'sentences';
+  budget?: string;
+  format?: string;
+  encoding?: string;
+  maxPerSource?: string;
+  minScore?: string;
+  compress?: string;
   /** A rerank endpoint (TEI `/rerank` or Cohere-style `/v1/rerank`); the key comes from LITM_RERANK_API_KEY. */
   rerank?: string;
   rerankProtocol?: 'tei' | 'cohere';
@@ -74,35 +117,66 @@ export interface PackFlags {
   rerankTimeout?: number;
 }
 
-/** Flags of every command that retrieves from a store before packing. */
-export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
-  store: string;
-  mode: SearchMode;
-  limit: number;
-  principals?: string[];
-  filter?: Filter;
-  json?: boolean;
-  diversity?: number;
-  idfCorpus?: 'all' | 'visible';
-}
-
-export function packOptions(command: Command, defaults: { budget: number }): Command {
+export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pack'): Command {
   return command
-    .option('--budget <tokens>', 'token budget for the context', integer('--budget', { min: 1, max: MAX_BUDGET_TOKENS }), defaults.budget)
-    .addOption(new Option('--format <format>', 'context format').choices(['markdown', 'xml', 'text']).default('markdown'))
-    .addOption(new Option('--encoding <encoding>', 'tokenizer encoding').choices(['o200k_base', 'cl100k_base']).default('o200k_base'))
-    .option('--max-per-source <n>', 'at most n items from one source', integer('--max-per-source', { min: 1 }))
-    .option('--min-score <score>', 'drop candidates scoring below this', number('--min-score'))
-    .addOption(new Option('--compress <mode>', 'keep only the sentences most relevant to the query').choices(['sentences']))
-    .option('--rerank <url>', 'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)')
+    .option('--budget <tokens>', budgetHelp(kind))
+    .option('--format <format>', `context format: ${FORMATS.join(', ')} (default markdown)`)
+    .option('--encoding <encoding>', `tokenizer encoding: ${ENCODINGS.join(', ')} (default o200k_base)`)
+    .option('--max-per-source <n>', 'at most n items from one source')
+    .option('--min-score <score>', 'drop candidates scoring below this')
+    .option('--compress <mode>', 'sentences: keep only the sentences most relevant to the query (default none)')
+    .option('--rerank <url>', 'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)', httpUrl('--rerank', 'http://localhost:8080/rerank'))
     .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
     .option('--rerank-model <name>', 'model name the rerank service expects')
     .option('--rerank-top-n <n>', 'how many of the best candidates to rerank (default 50)', integer('--rerank-top-n', { min: 1, max: 1000 }))
     .option('--rerank-timeout <ms>', 'give up on the reranker after this long and keep the retrieval order (default 10000)', integer('--rerank-timeout', { min: 1, max: 600_000 }));
 }
 
+/** The service's packing parameters from the flags. */
+export function packingParameters(flags: PackFlags): Record<string, unknown> {
+  return {
+    budget: numeric(flags.budget),
+    format: flags.format,
+    encoding: flags.encoding,
+    max_per_source: numeric(flags.maxPerSource),
+    min_score: numeric(flags.minScore),
+    compress: flags.compress,
+  };
+}
+
+/** The reranker the flags name, if any (`litm-pack serve` and `mcp` pass their --rerank-url as `rerank`). */
+export function rerankStage(
+  flags: Pick<PackFlags, 'rerank' | 'rerankProtocol' | 'rerankModel' | 'rerankTopN' | 'rerankTimeout'>,
+  urlFlag = '--rerank',
+): ParsedRerankStage | undefined {
+  if (flags.rerank === undefined) {
+    const stray = (
+      [
+        ['--rerank-protocol', flags.rerankProtocol],
+        ['--rerank-model', flags.rerankModel],
+        ['--rerank-top-n', flags.rerankTopN],
+        ['--rerank-timeout', flags.rerankTimeout],
+      ] as const
+    ).filter(([, value]) => value !== undefined);
+    if (stray.length > 0) throw new LitmPackError('invalid_input', `${stray.map(([flag]) => flag).join(', ')} ${stray.length === 1 ? 'needs' : 'need'} ${urlFlag} URL`);
+    return undefined;
+  }
+  const apiKey = process.env.LITM_RERANK_API_KEY;
+  const reranker = new HttpReranker({
+    url: flags.rerank,
+    ...(flags.rerankProtocol === undefined ? {} : { protocol: flags.rerankProtocol }),
+    ...(flags.rerankModel === undefined ? {} : { model: flags.rerankModel }),
+    ...(apiKey ? { apiKey } : {}),
+  });
+  return parseOrThrow(
+    RerankStageSchema,
+    { reranker, ...(flags.rerankTopN === undefined ? {} : { topN: flags.rerankTopN }), ...(flags.rerankTimeout === undefined ? {} : { timeoutMs: flags.rerankTimeout }) },
+    'rerank flags',
+  );
+}
+
 export function storeOption(command: Command): Command {
-  return command.option('--store <dir>', 'store directory, or qdrant://host:6333/collection', DEFAULT_STORE);
+  return command.option('--store <path>', STORE_HELP, DEFAULT_STORE);
 }
 
 /** `--idf-corpus visible`: BM25 scores that reveal nothing about chunks the caller may not read. */
@@ -148,12 +222,47 @@ export function embeddingsFrom(flags: EmbeddingsFlags): OpenAICompatibleEmbeddin
   });
 }
 
-export function retrieveOptions(command: Command): Command {
+/** Flags of every command that retrieves from a store before packing. */
+export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
+  store: string;
+  mode?: string;
+  limit?: string;
+  principals?: string[];
+  filter?: Record<string, unknown>;
+  json?: boolean;
+  diversity?: string;
+  idfCorpus?: 'all' | 'visible';
+}
+
+export function retrieveOptions(command: Command, limits: ServiceLimits = DEFAULT_LIMITS): Command {
   return idfCorpusOption(embeddingsOptions(storeOption(command)))
-    .addOption(new Option('--mode <mode>', 'search mode').choices(SEARCH_MODES).default('hybrid'))
-    .option('--limit <n>', 'candidates to retrieve before packing', integer('--limit', { min: 1, max: MAX_SEARCH_LIMIT }), 50)
+    .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
+    .option('--limit <n>', `candidates to retrieve before packing (default ${limits.defaultPool}, at most ${limits.maxPool})`)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
-    .option('--diversity <x>', 'MMR in the store: 0 = pure relevance, 1 = maximum diversity (needs embeddings)', number('--diversity'))
+    .option('--diversity <x>', 'MMR in the store: 0 = pure relevance, 1 = maximum diversity (needs embeddings)')
     .option('--json', 'print the canonical JSON pack');
+}
+
+/** The service's retrieval parameters from the flags. */
+export function retrievalParameters(flags: RetrieveFlags): Record<string, unknown> {
+  return { mode: flags.mode, limit: numeric(flags.limit), filter: flags.filter, diversity: numeric(flags.diversity) };
+}
+
+/**
+ * Whom a command acts for and against which store: the store the flags name (opened with their embeddings
+ * and IDF corpus), the principals, the embeddings (sentence vectors, centroids) and the CLI's reranker.
+ */
+export async function serviceContext(flags: RetrieveFlags, store?: Store): Promise<ServiceContext> {
+  const embeddings: EmbeddingsLike | undefined = embeddingsFrom(flags);
+  const rerank = rerankStage(flags);
+  const opened = store ?? (await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }));
+  if (embeddings === undefined && store === undefined) noteUnusedVectors(opened);
+  return {
+    store: opened,
+    // Without --principals the command reads as the store's owner: everything.
+    principals: flags.principals ?? 'all',
+    ...(embeddings === undefined ? {} : { embeddings }),
+    ...(rerank === undefined ? {} : { rerank }),
+  };
 }

@@ -1,22 +1,39 @@
-// Opening the store a command names: a local directory (the embedded store) or qdrant://host:port/collection.
+// Opening the store a command names. `--store` is the embedded store's file, the folder that holds it
+// (`DIR/store.json`), or qdrant://host:port/collection.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LitmPackError } from '../base/errors.js';
 import { warn } from './io.js';
+import { STORE_FILE_NAME } from '../retrieve/memory-file.js';
 import { MemoryHybridStore } from '../retrieve/memory-store.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 
-export const STORE_FILE = 'store.json';
+/** What `--help` says `--store` takes. */
+export const STORE_HELP = `the store: a store file, the folder holding it (${STORE_FILE_NAME} inside it is used), or qdrant://host:6333/collection`;
+
+/** How a command opens its store. */
+export interface OpenStoreOptions {
+  /** Embeddings of the store's model (the CLI's --embeddings); without them hybrid search runs on BM25. */
+  embeddings?: EmbeddingsLike | undefined;
+  /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
+  idfCorpus?: 'all' | 'visible' | undefined;
+}
 
 /**
  * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
- * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then.
+ * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then. An http(s) URL is what a user
+ * copying `QDRANT_URL` types: refused with the form to use, never taken for a local path.
  */
 export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
   if (!match) {
+    const web = /^(https?):\/\/([^/]+)(?:\/([^/?#]+))?/i.exec(spec);
+    if (web) {
+      const scheme = web[1]!.toLowerCase() === 'https' ? 'qdrants' : 'qdrant';
+      throw new LitmPackError('invalid_input', `--store ${spec} is a web address; a Qdrant collection is named ${scheme}://${web[2]}/${web[3] ?? 'COLLECTION'}`);
+    }
     if (spec.startsWith('qdrant')) {
-      throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection`);
+      throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection (qdrants:// for TLS)`);
     }
     return null;
   }
@@ -36,34 +53,52 @@ export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   });
 }
 
-/** How a command opens its store. */
-export interface OpenStoreOptions {
-  /** Embeddings of the store's model (the CLI's --embeddings); without them hybrid search runs on BM25. */
-  embeddings?: EmbeddingsLike | undefined;
-  /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
-  idfCorpus?: 'all' | 'visible' | undefined;
+/**
+ * The store file `spec` names: `spec` itself when it is a file or ends in `.json`, else `spec/store.json` (a
+ * folder, existing or to be made).
+ */
+export async function storeFile(spec: string): Promise<string> {
+  if (spec.toLowerCase().endsWith('.json')) return spec;
+  try {
+    if ((await stat(spec)).isFile()) return spec;
+  } catch {
+    // Neither a file nor a folder yet: a folder ingest will make.
+  }
+  return join(spec, STORE_FILE_NAME);
 }
 
-export async function loadStore(dir: string, mustExist: boolean, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
-  const { embeddings, idfCorpus } = options;
-  const file = join(dir, STORE_FILE);
+/** The embedded store at `spec` for reading; it must exist. */
+export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
+  const file = await storeFile(spec);
   try {
     await stat(file);
   } catch {
-    if (mustExist) {
-      throw new LitmPackError('not_found', `No store at ${dir}: run "litm-pack ingest PATH... --store ${dir}" first`);
-    }
-    return new MemoryHybridStore(embeddings === undefined ? {} : { embeddings });
+    throw new LitmPackError('not_found', `No store at ${spec}: run "litm-pack ingest PATH... --store ${spec}" first`);
   }
+  const { embeddings, idfCorpus } = options;
   return MemoryHybridStore.load(file, {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
   });
 }
 
+/** The embedded store at `spec` for writing: loaded when its file exists, else a new one. */
+export async function loadOrCreateStore(spec: string, options: OpenStoreOptions = {}): Promise<{ store: MemoryHybridStore; file: string }> {
+  const file = await storeFile(spec);
+  let exists = true;
+  try {
+    await stat(file);
+  } catch {
+    exists = false;
+  }
+  if (exists) return { store: await loadStore(spec, options), file };
+  const { embeddings } = options;
+  return { store: new MemoryHybridStore(embeddings === undefined ? {} : { embeddings }), file };
+}
+
 /** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
 export async function openStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
-  return (await openQdrant(spec, options)) ?? (await loadStore(spec, true, options));
+  return (await openQdrant(spec, options)) ?? (await loadStore(spec, options));
 }
 
 /**

@@ -6,7 +6,8 @@ import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { FormatSchema, MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
 import { renderBlock, renderBriefingContext, renderBundleContext } from '../render/render.js';
 import { documentsToCandidates } from './litm-compressor.js';
-import { PACKER_ALIASES, PackerOptionsSchema, packAsBundle, parseQuery, type LitmMetadata } from '../adapters/packing.js';
+import { PACKER_ALIASES, PackerOptionsSchema, parseQuery, type LitmMetadata } from '../adapters/packing.js';
+import { packPrepared } from '../pipeline/bundle.js';
 
 const FormatOptionsSchema = PackerOptionsSchema.extend({
   /** Documents already budgeted by a retriever need no further budget, so the default is the largest. */
@@ -156,7 +157,7 @@ export function formatDocumentsAsContext(
     return renderOurs(ours, format);
   }
   if (documents.length === 0) return '';
-  return packAsBundle(packer, query === undefined ? 'context' : parseQuery(query), documentsToCandidates(documents)).context;
+  return packPrepared('bundle', query === undefined ? 'context' : parseQuery(query), documentsToCandidates(documents), packer).context;
 }
 
 /**

@@ -8,13 +8,12 @@ import {
   PACKER_ALIASES,
   PackerOptionsSchema,
   chunksToCandidates,
-  packAsBundle,
   parseQuery,
-  refineForPack,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
-import { packAsChildRun } from './tracing.js';
+import { packCandidates } from '../pipeline/bundle.js';
+import { childRunHooks } from './tracing.js';
 
 export type LitmCompressorOptions = PackerOptions;
 
@@ -69,8 +68,7 @@ export class LitmCompressor extends BaseDocumentCompressor {
   ): Promise<{ documents: Document<LitmItemMetadata>[]; pack: Pack }> {
     const text = parseQuery(query);
     const candidates = documentsToCandidates(documents);
-    const refined = await refineForPack(this.options, text, candidates);
-    const pack = await packAsChildRun(text, refined.candidates, (q, c) => packAsBundle(this.options, q, c, refined.inputs), callbacks);
+    const pack = await packCandidates({ ...this.options, query: text, candidates, hooks: { pack: childRunHooks({ pack: callbacks }).pack } });
     const packed = packToDocuments(
       pack,
       candidates,

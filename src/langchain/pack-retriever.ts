@@ -9,18 +9,17 @@ import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import type { Candidate, Pack } from '../core/schemas.js';
-import { preparePacking } from '../pipeline/retrieve.js';
+import { assembleBundle } from '../pipeline/bundle.js';
 import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
 import {
   RETRIEVER_ALIASES,
   briefingRequest,
-  buildSearchRequest,
+  bundleRequest,
   caveatsToAppend,
-  packForRetriever,
   parseQuery,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { briefingAsChildRun, packAsChildRun, searchAsChildRun } from './tracing.js';
+import { briefingAsChildRun, childRunHooks } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */
 export interface RetrievalWithCitations<M extends LitmDocumentMetadata = LitmDocumentMetadata> {
@@ -119,19 +118,10 @@ export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumen
       // One path for every surface: pins, clusters, scope, tiers, rerank and sentence selection are assembleBriefing's.
       ({ pack, candidates } = await briefingAsChildRun(briefingRequest(options, query, signal), runManager?.getChild('litm_briefing')));
     } else {
-      const text = parseQuery(query);
-      const request = buildSearchRequest(options, text);
-      if (signal !== undefined) request.signal = signal;
-      const searched = await searchAsChildRun(options.store, request, runManager?.getChild('litm_search'));
-      candidates = searched.candidates;
-      // Sentence vectors for selection (one batched call, contained), when compress has embeddings.
-      const inputs = await preparePacking(text, searched, options.compress, signal);
-      pack = await packAsChildRun(
-        text,
-        candidates,
-        (q, c) => packForRetriever(options, q, c, inputs.degraded, inputs.compress),
-        runManager?.getChild('litm_pack'),
-      );
+      ({ pack, candidates } = await assembleBundle({
+        ...bundleRequest(options, parseQuery(query), signal),
+        hooks: childRunHooks({ search: runManager?.getChild('litm_search'), pack: runManager?.getChild('litm_pack') }),
+      }));
     }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const documents = packToDocuments(

@@ -1,9 +1,9 @@
 import { dispatchCustomEvent } from '@langchain/core/callbacks/dispatch/web';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { RunnableLambda, type RunnableConfig } from '@langchain/core/runnables';
-import type { Candidate, Pack } from '../core/schemas.js';
-import { retrieveCandidates, type RetrieveRequest, type Retrieved } from '../pipeline/retrieve.js';
-import type { Store } from '../retrieve/types.js';
+import type { Candidate } from '../core/schemas.js';
+import type { PipelineHooks } from '../pipeline/bundle.js';
+import type { RetrieveRequest } from '../pipeline/retrieve.js';
 import { summarizePack } from '../adapters/packing.js';
 import { assembleBriefing, type Briefing, type BriefingRequest } from '../pipeline/briefing.js';
 
@@ -14,38 +14,27 @@ export const SEARCH_RUN_NAME = 'LitmSearch';
 export const PACK_RUN_NAME = 'LitmPack';
 export const BRIEFING_RUN_NAME = 'LitmBriefing';
 
-interface PackRunInput {
-  query: string;
-  candidates: Candidate[];
-}
-
 /**
- * Runs retrieval (the pipeline every surface shares) as a child run (`LitmSearch`) so the request and the
- * candidate pool show up in traces. The run config's abort signal is passed to the store.
+ * The pipeline's hooks that run its steps as child runs, so the request, the candidate pool and the pack show
+ * up in traces: retrieval as `LitmSearch` (the run config's abort signal is passed to the store), packing as
+ * `LitmPack`, which also dispatches a `litm_pack_summary` custom event with the budget used, coverage and
+ * dropped counts.
  */
-export function searchAsChildRun(store: Store, request: RetrieveRequest, callbacks: Callbacks | undefined): Promise<Retrieved> {
-  const search = RunnableLambda.from((input: RetrieveRequest, config?: RunnableConfig) =>
-    retrieveCandidates(store, config?.signal === undefined ? input : { ...input, signal: config.signal }),
-  ).withConfig({ runName: SEARCH_RUN_NAME });
-  return search.invoke(request, { callbacks });
-}
-
-/**
- * Runs the (synchronous, pure) packer as a child run (`LitmPack`): its output is the whole pack, and it
- * dispatches a `litm_pack_summary` custom event with the budget used, coverage and dropped counts.
- */
-export function packAsChildRun(
-  query: string,
-  candidates: Candidate[],
-  pack: (query: string, candidates: Candidate[]) => Pack,
-  callbacks: Callbacks | undefined,
-): Promise<Pack> {
-  const packRun = RunnableLambda.from(async (input: PackRunInput, config?: RunnableConfig) => {
-    const result = pack(input.query, input.candidates);
-    if (config !== undefined) await dispatchCustomEvent(PACK_SUMMARY_EVENT, summarizePack(result), config);
-    return result;
-  }).withConfig({ runName: PACK_RUN_NAME });
-  return packRun.invoke({ query, candidates }, { callbacks });
+export function childRunHooks(callbacks: { search?: Callbacks | undefined; pack?: Callbacks | undefined }): PipelineHooks {
+  return {
+    retrieve: (request, run) =>
+      RunnableLambda.from((input: RetrieveRequest, config?: RunnableConfig) => run(config?.signal === undefined ? input : { ...input, signal: config.signal }))
+        .withConfig({ runName: SEARCH_RUN_NAME })
+        .invoke(request, { callbacks: callbacks.search }),
+    pack: (input, run) =>
+      RunnableLambda.from(async (_input: { query: string; candidates: Candidate[] }, config?: RunnableConfig) => {
+        const pack = run();
+        if (config !== undefined) await dispatchCustomEvent(PACK_SUMMARY_EVENT, summarizePack(pack), config);
+        return pack;
+      })
+        .withConfig({ runName: PACK_RUN_NAME })
+        .invoke(input, { callbacks: callbacks.pack }),
+  };
 }
 
 /**

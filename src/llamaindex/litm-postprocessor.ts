@@ -7,13 +7,12 @@ import type { Pack } from '../core/schemas.js';
 import {
   PACKER_ALIASES,
   PackerOptionsSchema,
-  packAsBundle,
-  refineForPack,
   parseQuery,
   type LitmItemMetadata,
   type PackerOptions,
   type ParsedPackerOptions,
 } from '../adapters/packing.js';
+import { packCandidates } from '../pipeline/bundle.js';
 import { nodesToCandidates, ownNodeFields, packToNodes } from './nodes.js';
 
 export type LitmPostprocessorOptions = PackerOptions;
@@ -59,8 +58,7 @@ export class LitmPostprocessor implements BaseNodePostprocessor {
     }
     const text = parseQuery(extractText(query));
     const candidates = nodesToCandidates(nodes);
-    const refined = await refineForPack(this.options, text, candidates);
-    const pack = packAsBundle(this.options, text, refined.candidates, refined.inputs);
+    const pack = await packCandidates({ ...this.options, query: text, candidates });
     const packed = packToNodes(pack, candidates, (index) => ownNodeFields(nodes[index]?.node), null);
     // Without a caveats block every node is an item (with its citation).
     return { nodes: packed as NodeWithScore<LitmItemMetadata>[], pack };

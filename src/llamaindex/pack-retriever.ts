@@ -8,14 +8,13 @@ import type { Candidate, Pack } from '../core/schemas.js';
 import { assembleBriefing } from '../pipeline/briefing.js';
 import {
   briefingRequest,
-  buildSearchRequest,
+  bundleRequest,
   caveatsToAppend,
-  packForRetriever,
   parseQuery,
   type LitmDocumentMetadata,
   type ParsedRetrieverOptions,
 } from '../adapters/packing.js';
-import { preparePacking, retrieveCandidates } from '../pipeline/retrieve.js';
+import { assembleBundle } from '../pipeline/bundle.js';
 import { packToNodes } from './nodes.js';
 
 /** The nodes of one retrieval and the pack they come from (`nodes[i]` ↔ `pack.items[i]`). */
@@ -58,13 +57,7 @@ export abstract class PackRetriever extends BaseRetriever {
       // One path for every surface: pins, clusters, scope, tiers, rerank and sentence selection are assembleBriefing's.
       ({ pack, candidates } = await assembleBriefing(briefingRequest(options, query, signal)));
     } else {
-      const text = parseQuery(query);
-      const request = buildSearchRequest(options, text);
-      if (signal !== undefined) request.signal = signal;
-      const retrieved = await retrieveCandidates(options.store, request);
-      candidates = retrieved.candidates;
-      const inputs = await preparePacking(text, retrieved, options.compress, signal);
-      pack = packForRetriever(options, text, candidates, inputs.degraded, inputs.compress);
+      ({ pack, candidates } = await assembleBundle(bundleRequest(options, parseQuery(query), signal)));
     }
     const includeCaveats = options.kind === 'briefing' && options.includeCaveats;
     const nodes = packToNodes(

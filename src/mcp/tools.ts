@@ -225,7 +225,7 @@ function toolServer(
     { title: 'Pack candidates', description: TOOL_DESCRIPTIONS.pack_candidates, inputSchema: schemas.pack, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
     (args) =>
       run('pack_candidates', args.query, async () => {
-        const pack = servePack(args);
+        const pack = await servePack(args, context);
         return { pack, result: { content: [{ type: 'text', text: toCanonicalJson(pack) }], structuredContent: structured(pack) } };
       }),
   );

@@ -4,7 +4,7 @@
  * `assembleBriefing`, so the same request gives the same pack everywhere. Framework-neutral.
  */
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { packBriefing } from '../core/pack.js';
 import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
@@ -15,11 +15,14 @@ import { EmbeddingsSchema, FusionSchema, SearchModeSchema } from '../retrieve/sc
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord, EmbeddingsLike, Filter } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
-import { DiversitySchema, FilterSchema, PipelinePackerShape, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
+import { DiversitySchema, FilterSchema, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
+import { packerShape } from './bundle.js';
+import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
+import { AbortSignalSchema } from '../base/abort.js';
 
-export const DEFAULT_MAX_PINS = 25;
-export const DEFAULT_MAX_CLUSTERS = 10;
-export const DEFAULT_MAX_CLUSTER_SOURCES = 200;
+export const DEFAULT_MAX_PINS = PIPELINE_LIMITS.maxPins;
+export const DEFAULT_MAX_CLUSTERS = PIPELINE_LIMITS.maxClusters;
+export const DEFAULT_MAX_CLUSTER_SOURCES = PIPELINE_LIMITS.maxClusterSources;
 
 const briefingShape = BriefingOptionsSchema.shape;
 
@@ -33,7 +36,7 @@ export const BriefingSettingsShape = {
   scopeMode: z.enum(['prefer', 'strict']).default('prefer'),
   mode: SearchModeSchema.default('hybrid'),
   /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
-  limit: z.number().int().positive().max(1000).default(50),
+  limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
   filter: FilterSchema.optional(),
   principals: z.array(z.string()).optional(),
   fusion: FusionSchema.optional(),
@@ -50,7 +53,7 @@ export const BriefingSettingsShape = {
   entity: briefingShape.entity,
   contradictions: briefingShape.contradictions,
   gaps: briefingShape.gaps,
-  ...PipelinePackerShape,
+  ...packerShape(PIPELINE_DEFAULTS.briefingBudget),
 };
 
 export const BriefingRequestSchema = z.strictObject({
@@ -58,7 +61,7 @@ export const BriefingRequestSchema = z.strictObject({
   /** The task prompt; absent, empty or blank means no prompt. */
   prompt: z.string().optional(),
   ...BriefingSettingsShape,
-  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { message: 'signal must be an AbortSignal' }).optional(),
+  signal: AbortSignalSchema.optional(),
 });
 export type BriefingRequest = z.input<typeof BriefingRequestSchema>;
 type Parsed = z.output<typeof BriefingRequestSchema>;
@@ -93,7 +96,7 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   const pins = [...new Set(req.pins)];
   const clusters = [...new Set(req.clusters)];
   if (prompt === undefined && pins.length === 0 && clusters.length === 0) {
-    throw new LitmPackError('invalid_input', 'A briefing needs a prompt, pins or clusters (or any mix of them); none was given');
+    throw invalidInput('A briefing needs at least one of prompt, pins or clusters');
   }
   if (pins.length > req.maxPins) {
     throw new LitmPackError('invalid_input', `Too many pins: ${pins.length}, at most ${req.maxPins} (raise maxPins to allow more)`);

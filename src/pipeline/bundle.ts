@@ -10,8 +10,8 @@ import { z } from 'zod';
 import { AbortSignalSchema } from '../base/abort.js';
 import { parseOrThrow } from '../base/errors.js';
 import { packBriefing, packBundle } from '../core/pack.js';
-import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type Pack } from '../core/schemas.js';
-import { PipelineCompressSchema, RerankStageSchema } from '../refine/stages.js';
+import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
+import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
@@ -97,25 +97,46 @@ function packerOptions(settings: PackerSettings) {
   };
 }
 
-/** Packs a refined pool: the packer's options, the pool's degradations and sentence vectors, through `hooks.pack`. */
+/**
+ * Packs a refined pool (synchronous: no I/O): the packer's options, the pool's degradations and the sentence
+ * vectors `preparePacking` made. Without `inputs` (a synchronous caller such as a formatter), sentence
+ * selection runs on BM25 alone.
+ */
+export function packPrepared(
+  kind: 'bundle' | 'briefing',
+  query: string,
+  candidates: Candidate[],
+  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined },
+  inputs?: PackInputs,
+): Pack {
+  const compress: CompressOptions | undefined = inputs === undefined ? bm25Only(settings.compress) : inputs.compress;
+  const options = {
+    ...packerOptions(settings),
+    query,
+    candidates,
+    degraded: inputs?.degraded ?? [],
+    ...(compress === undefined ? {} : { compress }),
+  };
+  return kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
+}
+
+/** The packer's `compress` of a pipeline `compress` without its sentence vectors: BM25 alone. */
+function bm25Only(compress: ParsedPipelineCompress | undefined): CompressOptions | undefined {
+  if (compress === undefined) return undefined;
+  const { embeddings: _embeddings, timeoutMs: _timeout, ...bm25 } = compress;
+  return bm25;
+}
+
+/** `packPrepared` through `hooks.pack` (a framework's child run). */
 function packPool(
   kind: 'bundle' | 'briefing',
   query: string,
   candidates: Candidate[],
-  settings: PackerSettings & { pins?: readonly string[] },
+  settings: Parameters<typeof packPrepared>[3],
   inputs: PackInputs,
   hooks: PipelineHooks | undefined,
 ): Promise<Pack> {
-  const run = () => {
-    const options = {
-      ...packerOptions(settings),
-      query,
-      candidates,
-      degraded: inputs.degraded,
-      ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
-    };
-    return kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
-  };
+  const run = () => packPrepared(kind, query, candidates, settings, inputs);
   return hooks?.pack === undefined ? Promise.resolve(run()) : hooks.pack({ query, candidates }, run);
 }
 

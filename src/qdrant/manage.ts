@@ -6,8 +6,8 @@ import { LitmPackError } from '../base/errors.js';
 import { checkCollection, embeddingMetadata, recordedEmbedding, type PayloadIndexSpec } from './collection.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
-import { LITM_PAYLOAD_INDEXES, buildChunksFilter, buildCreateCollection, buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput } from './requests.js';
-import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, FacetResponseSchema, ShardKeysResponseSchema, QueryResponseSchema, UpdateResultSchema, queryBatchResponseSchema } from './responses.js';
+import { LITM_PAYLOAD_INDEXES, buildCreateCollection } from './requests.js';
+import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, ShardKeysResponseSchema, UpdateResultSchema } from './responses.js';
 import { TENANT_FIELD, TENANT_INDEX, scopeFilter } from './tenancy.js';
 
 export interface EnsureCollectionResult {

@@ -3,10 +3,10 @@
  */
 import { validateFilter } from '../retrieve/filter.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest } from '../retrieve/store-requests.js';
-import type { AddDocumentsOptions, AddDocumentsResult, ChunkRecord, DeleteSourcesResult, Fusion, GetChunksRequest, IngestDocument, Rankings, SearchMode, SearchRequest } from '../retrieve/types.js';
+import type { ChunkRecord, DeleteSourcesResult, GetChunksRequest } from '../retrieve/types.js';
 import type { QdrantConnection } from './connection.js';
-import { LITM_PAYLOAD_INDEXES, buildChunksFilter, buildCreateCollection, buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput } from './requests.js';
-import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, FacetResponseSchema, ShardKeysResponseSchema, QueryResponseSchema, UpdateResultSchema, queryBatchResponseSchema } from './responses.js';
+import { buildChunksFilter, buildSearchFilter } from './requests.js';
+import { FacetResponseSchema, UpdateResultSchema } from './responses.js';
 import { throwIfAborted } from './util.js';
 import { scopeFilter, shardKeyOf } from './tenancy.js';
 

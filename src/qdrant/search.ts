@@ -11,10 +11,10 @@ import type { ScoredId } from '../retrieve/fusion.js';
 import { diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
 import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
 import { toRankedChunks } from '../retrieve/store-requests.js';
-import type { AddDocumentsOptions, AddDocumentsResult, ChunkRecord, DeleteSourcesResult, Fusion, GetChunksRequest, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
+import type { Fusion, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
 import type { QdrantConnection } from './connection.js';
-import { LITM_PAYLOAD_INDEXES, buildChunksFilter, buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
-import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, FacetResponseSchema, ShardKeysResponseSchema, QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
+import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
+import { CollectionInfoSchema, QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
 import { throwIfAborted } from './util.js';
 import { scopeFilter } from './tenancy.js';
 import type { QdrantFilter } from './types.js';
@@ -43,7 +43,9 @@ export async function prepareSearch(c: QdrantConnection, request: SearchRequest)
   const filter = scopeFilter(c.scope, buildSearchFilter(userFilter, req.principals, c.aclKey));
   const diversity = req.diversity ?? 0;
   if (diversity > 0 && c.embeddings === undefined) {
-    throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }');
+    throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }', {
+      details: { requires: 'embeddings', parameter: 'diversity' },
+    });
   }
   let denseVector: number[] | undefined;
   // MMR compares dense vectors in every mode.
@@ -80,7 +82,7 @@ export function resolveMode(c: QdrantConnection, requested: SearchMode): SearchM
       throw new LitmPackError(
         'unsupported_mode',
         'Dense search needs embeddings: construct QdrantHybridStore with { embeddings }, or use mode "lexical"',
-        { details: { mode: requested } },
+        { details: { mode: requested, requires: 'embeddings', parameter: 'mode' } },
       );
     }
     if (requested === 'hybrid') throw noSparse('Hybrid');

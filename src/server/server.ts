@@ -354,7 +354,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     const parsed = parseRequest(schemas.pack, request.body, HTTP_ALIASES);
     const state = stateOf(request);
     state.query = parsed.query;
-    const pack = servePack(parsed);
+    const pack = await servePack(parsed, contextOf(request));
     state.pack = pack;
     return sendPack(reply, pack, 'json');
   });

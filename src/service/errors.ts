@@ -62,6 +62,24 @@ export function parseRequest<T extends z.ZodType>(
   });
 }
 
+const FROM_ENVIRONMENT = 'LITM_EMBEDDINGS_URL and LITM_EMBEDDINGS_MODEL';
+
+/**
+ * What a door says instead of a store's own message, when the message names library options the caller of
+ * that door cannot set: a search that needs the store's embeddings (dense mode, MMR) on a store without them.
+ */
+export function remedyFor(error: LitmPackError, door: 'cli' | 'service'): string | undefined {
+  if (error.details.requires !== 'embeddings') return undefined;
+  const diversity = error.details.parameter === 'diversity';
+  if (door === 'cli') {
+    return diversity
+      ? `--diversity (MMR) needs dense vectors: give --embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT})`
+      : `--mode dense needs --embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT}), or use --mode lexical`;
+  }
+  const server = 'this server has no embeddings (it is started with --embeddings URL --embed-model NAME, or given embeddings in code)';
+  return diversity ? `diversity (MMR) needs dense vectors: ${server}; leave diversity out` : `mode dense needs dense vectors: ${server}; use mode lexical or hybrid`;
+}
+
 /** The answer for an error thrown while serving a request. Anything that is not ours says nothing about itself. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   if (!isLitmPackError(error)) {
@@ -75,7 +93,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     : {
         status: surface.http,
         body: {
-          error: error.message,
+          error: remedyFor(error, 'service') ?? error.message,
           code: error.code,
           issues: fromRequest ?? error.issues.map((issue) => ({ path: pathOf(issue.path), message: located(issue.path, issue.message) })),
         },

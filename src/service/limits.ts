@@ -1,36 +1,39 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
-import { MAX_BUDGET_TOKENS } from '../core/schemas.js';
+import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from '../pipeline/defaults.js';
 
 const count = (min: number) => z.number().int().min(min);
 
 /**
- * Defaults and limits of the requests the HTTP API and the MCP tools accept. Every limit answers a bad
+ * Defaults and limits of the requests the service accepts (the HTTP API, the MCP tools and the CLI): the
+ * pipeline's table (pipeline/defaults.ts) unless a server configures its own. Every limit answers a bad
  * request with `invalid_input` naming it; nothing over a limit is silently cut.
  */
 export const ServiceLimitsSchema = z
   .strictObject({
     /** Bundle budget when the request gives none, and the largest one accepted. */
-    bundleDefaultBudget: count(1).default(2000),
-    bundleMaxBudget: count(1).max(MAX_BUDGET_TOKENS).default(24_000),
+    bundleDefaultBudget: count(1).default(PIPELINE_DEFAULTS.bundleBudget),
+    bundleMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxServiceBudget),
     /** Briefing budget when the request gives none, and the largest one accepted. */
-    briefingDefaultBudget: count(1).default(6000),
-    briefingMaxBudget: count(1).max(MAX_BUDGET_TOKENS).default(24_000),
+    briefingDefaultBudget: count(1).default(PIPELINE_DEFAULTS.briefingBudget),
+    briefingMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxServiceBudget),
     /** Packing candidates the caller sends (evaluation harnesses): default and largest budget. */
-    packDefaultBudget: count(1).default(4000),
-    packMaxBudget: count(1).max(MAX_BUDGET_TOKENS).default(MAX_BUDGET_TOKENS),
+    packDefaultBudget: count(1).default(PIPELINE_DEFAULTS.packBudget),
+    packMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxBudget),
     /** Characters of a query or prompt. */
-    maxQueryChars: count(1).default(4096),
-    maxPins: count(0).default(25),
-    maxClusters: count(0).default(10),
+    maxQueryChars: count(1).default(PIPELINE_LIMITS.maxQueryChars),
+    maxPins: count(0).default(PIPELINE_LIMITS.maxPins),
+    maxClusters: count(0).default(PIPELINE_LIMITS.maxClusters),
+    /** Readable member sources one cluster may have. */
+    maxClusterSources: count(1).default(PIPELINE_LIMITS.maxClusterSources),
     /** Candidate pool retrieved before packing (`limit`): default and largest. */
-    defaultPool: count(1).default(50),
-    maxPool: count(1).max(10_000).default(1000),
+    defaultPool: count(1).default(PIPELINE_DEFAULTS.pool),
+    maxPool: count(1).max(PIPELINE_LIMITS.maxPool).default(PIPELINE_LIMITS.maxPool),
     /** Candidates one pack request may carry. */
-    maxCandidates: count(1).default(10_000),
+    maxCandidates: count(1).default(PIPELINE_LIMITS.maxCandidates),
     /** Depth of the debug rankings (`k`): default and largest. */
-    defaultRankingsDepth: count(1).default(50),
-    maxRankingsDepth: count(1).max(10_000).default(1000),
+    defaultRankingsDepth: count(1).default(PIPELINE_DEFAULTS.rankingsDepth),
+    maxRankingsDepth: count(1).max(10_000).default(PIPELINE_LIMITS.maxRankingsDepth),
   })
   .superRefine((limits, context) => {
     for (const kind of ['bundle', 'briefing', 'pack'] as const) {

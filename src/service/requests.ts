@@ -127,6 +127,10 @@ export function packRequestShape(limits: ServiceLimits) {
     query: text(limits).describe('The query the pack answers.'),
     candidates: z.array(CandidateSchema, says('must be a list of candidates')).max(limits.maxCandidates, says(`must hold at most ${limits.maxCandidates} candidates`)).describe('Candidates to pack (the Candidate shape: id, text, score, sourceId?, similarity?, ...).'),
     kind: z.enum(PACK_KINDS, oneOf(PACK_KINDS)).default('bundle').describe('bundle (Lost-in-the-Middle order) or briefing (grounding, evidence, caveats).'),
+    rerank: z
+      .boolean(says('must be true or false'))
+      .optional()
+      .describe('Rerank the candidates with the server\'s reranker first (off by default, so the same input always gives the same bytes); true on a server without one is refused (unsupported).'),
     pins: stringList(limits.maxPins, 'pins').optional().describe('Briefing: source or chunk ids that open the grounding zone.'),
     ...packingShape(limits.packDefaultBudget, limits.packMaxBudget),
     compress: z

@@ -4,9 +4,8 @@
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
 import { LitmPackError } from '../base/errors.js';
-import { packBriefing, packBundle } from '../core/pack.js';
 import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
-import { preparePacking, retrieveCandidates, type Retrieved } from '../pipeline/retrieve.js';
+import { assembleBundle, packCandidates } from '../pipeline/bundle.js';
 import { compressStage, type ParsedRerankStage } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { assembleBriefing } from '../pipeline/briefing.js';
@@ -22,9 +21,10 @@ export interface ServiceContext {
   store: Store;
   /**
    * The caller's principals. Only chunks without an ACL, or whose ACL shares one of these, are searched;
-   * `[]` (an anonymous caller) sees only documents without an ACL. Applied inside the store query.
+   * `[]` (an anonymous caller) sees only documents without an ACL; `'all'` reads everything (a trusted local
+   * caller such as the CLI's owner). Applied inside the store query.
    */
-  principals: readonly string[];
+  principals: readonly string[] | 'all';
   /**
    * Embeddings of the store's model, for what the store does not embed itself: the sentence vectors that
    * sentence selection blends in (without them it runs on BM25 alone) and briefing cluster centroids.
@@ -38,6 +38,11 @@ export interface ServiceContext {
   signal?: AbortSignal | undefined;
 }
 
+/** The store request's `principals`: the caller's, or none (everything) for `'all'`. */
+function principalsOf(context: Pick<ServiceContext, 'principals'>): { principals?: string[] } {
+  return context.principals === 'all' ? {} : { principals: [...context.principals] };
+}
+
 function unsupported(parameter: string, message: string): never {
   throw new LitmPackError('unsupported', `${parameter}: ${message}`, {
     details: { parameter, requestIssues: [{ path: [parameter], message: `${parameter}: ${message}` }] },
@@ -48,7 +53,7 @@ function unsupported(parameter: string, message: string): never {
  * The reranker a request runs with: the server's, unless the request turns it off. Asking for one on a
  * server without a reranker is refused, never ignored.
  */
-function rerankFor(request: { rerank?: boolean | undefined }, context: ServiceContext): ParsedRerankStage | undefined {
+function rerankFor(request: { rerank?: boolean | undefined }, context: Pick<ServiceContext, 'rerank'>): ParsedRerankStage | undefined {
   if (request.rerank === false) return undefined;
   if (context.rerank === undefined && request.rerank === true) {
     unsupported('rerank', 'no reranker is configured on this server (it is started with --rerank-url URL); leave rerank out');
@@ -69,56 +74,42 @@ function packerOptions(request: PackingParameters) {
     maxTokens: request.budget,
     format: request.format,
     encoding: request.encoding,
-    maxPerSource: request.max_per_source,
-    minScore: request.min_score,
+    ...(request.max_per_source === undefined ? {} : { maxPerSource: request.max_per_source }),
+    ...(request.min_score === undefined ? {} : { minScore: request.min_score }),
   };
 }
 
 /**
- * A Lost-in-the-Middle bundle for `request.query` from what the caller may see, through the pipeline the CLI
- * and the retrievers use: the store's search (with MMR when `diversity` > 0), the server's reranker, sentence
- * selection, then `packBundle`. Optional stages that fail are reported in `pack.degraded`.
+ * A Lost-in-the-Middle bundle for `request.query` from what the caller may see: the pipeline's `assembleBundle`
+ * (the store's search, with MMR when `diversity` > 0; the server's reranker; sentence selection; `packBundle`),
+ * the same function the library and the retrievers call. Optional stages that fail are reported in
+ * `pack.degraded`.
  */
 export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
-  // Checked before any I/O, so a bad filter or a stage the server cannot run never costs a search.
-  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
   const rerank = rerankFor(request, context);
   const compress = compressStage(request.compress, context.embeddings, 'compress');
-  const retrieved: Retrieved = await retrieveCandidates(context.store, {
-    text: request.query,
+  const { pack } = await assembleBundle({
+    store: context.store,
+    query: request.query,
     mode: request.mode,
     limit: request.limit,
-    filter,
-    principals: [...context.principals],
-    diversity: request.diversity,
-    rerank,
-    signal: context.signal,
-  });
-  const inputs = await preparePacking(request.query, retrieved, compress, context.signal);
-  return packBundle({
+    ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
+    ...principalsOf(context),
+    ...(request.diversity === undefined ? {} : { diversity: request.diversity }),
+    ...(rerank === undefined ? {} : { rerank }),
+    ...(compress === undefined ? {} : { compress }),
     ...packerOptions(request),
-    query: request.query,
-    candidates: retrieved.candidates,
-    degraded: inputs.degraded,
-    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
+  return pack;
 }
 
 /**
  * A briefing (grounding, evidence, caveats) from any mix of a prompt, pins and clusters, through the pipeline's
- * `assembleBriefing` (as the CLI and the briefing retrievers). Pins and clusters are read under the caller's
+ * `assembleBriefing` (as the library and the briefing retrievers). Pins and clusters are read under the caller's
  * principals: a pin or cluster the caller may not see is reported exactly like one that does not exist.
  */
-export async function serveBriefing(request: BriefingRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'>): Promise<Pack> {
-  const pins = request.pins ?? [];
-  const clusters = request.clusters ?? [];
-  if (request.prompt === undefined && pins.length === 0 && clusters.length === 0) {
-    throw new LitmPackError('invalid_input', 'A briefing needs at least one of prompt, pins or clusters', {
-      details: { requestIssues: [{ path: [], message: 'A briefing needs at least one of prompt, pins or clusters' }] },
-    });
-  }
-  // Checked before any I/O, so a bad filter never costs a read.
-  const filter: Filter | undefined = request.filter === undefined ? undefined : validateFilter(request.filter);
+export async function serveBriefing(request: BriefingRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'> & Partial<Pick<ServiceLimits, 'maxClusterSources'>>): Promise<Pack> {
   // The reranker works on the prompt's results: a briefing without a prompt runs without it unless the
   // request asks for it (then assembleBriefing says why it cannot).
   const rerank = request.prompt === undefined && request.rerank === undefined ? undefined : rerankFor(request, context);
@@ -126,13 +117,13 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
   const { pack } = await assembleBriefing({
     store: context.store,
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
-    pins,
-    clusters,
+    pins: request.pins ?? [],
+    clusters: request.clusters ?? [],
     scopeMode: request.scope_mode,
     mode: request.mode,
     limit: request.limit,
-    ...(filter === undefined ? {} : { filter }),
-    principals: [...context.principals],
+    ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
+    ...principalsOf(context),
     ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),
     ...(context.embeddings === undefined ? {} : { embeddings: context.embeddings }),
     ...(request.diversity === undefined ? {} : { diversity: request.diversity }),
@@ -140,35 +131,32 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     ...(compress === undefined ? {} : { compress }),
     maxPins: Math.max(1, limits.maxPins),
     maxClusters: Math.max(1, limits.maxClusters),
-    maxTokens: request.budget,
-    format: request.format,
-    encoding: request.encoding,
-    ...(request.max_per_source === undefined ? {} : { maxPerSource: request.max_per_source }),
-    ...(request.min_score === undefined ? {} : { minScore: request.min_score }),
+    ...(limits.maxClusterSources === undefined ? {} : { maxClusterSources: limits.maxClusterSources }),
+    ...packerOptions(request),
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
   return pack;
 }
 
 /**
- * Packs candidates the caller sends (evaluation harnesses): no store, no reranker. Sentence selection runs
- * on BM25 alone (as `litm-pack pack --compress sentences`), so the same input always gives the same bytes.
+ * Packs candidates the caller sends (evaluation harnesses): the pipeline's `packCandidates`, with no store.
+ * Sentence selection runs on BM25 alone, and the server's reranker only when the request asks for it
+ * (`rerank: true`), so by default the same input always gives the same bytes.
  */
-export function servePack(request: PackRequest): Pack {
-  if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
-    throw new LitmPackError('invalid_input', 'pins apply to kind "briefing" only', {
-      details: { requestIssues: [{ path: ['pins'], message: 'pins apply to kind "briefing" only' }] },
-    });
-  }
-  const options = {
+export async function servePack(request: PackRequest, context: Pick<ServiceContext, 'rerank' | 'signal'> = {}): Promise<Pack> {
+  const rerank = request.rerank === true ? rerankFor(request, context) : undefined;
+  return packCandidates({
     ...packerOptions(request),
     query: request.query,
     candidates: request.candidates as Candidate[],
+    kind: request.kind,
+    ...(request.pins === undefined ? {} : { pins: request.pins }),
     ...(request.dedupe === undefined ? {} : { dedupe: dedupeOption(request.dedupe) }),
     ...(request.coverage === undefined ? {} : { coverage: coverageOption(request.coverage) }),
     ...(request.compress === 'none' ? {} : { compress: { mode: request.compress } }),
-  };
-  return request.kind === 'briefing' ? packBriefing({ ...options, pins: request.pins ?? [] }) : packBundle(options);
+    ...(rerank === undefined ? {} : { rerank }),
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  });
 }
 
 function dedupeOption(dedupe: NonNullable<PackRequest['dedupe']>) {
@@ -197,7 +185,7 @@ export async function serveRankings(request: RankingsRequest, context: ServiceCo
     text: request.query,
     mode: request.mode,
     limit: request.k,
-    principals: [...context.principals],
+    ...principalsOf(context),
     ...(request.diversity === undefined || request.diversity === 0 ? {} : { diversity: request.diversity }),
     ...(filter === undefined ? {} : { filter }),
     ...(context.signal === undefined ? {} : { signal: context.signal }),
@@ -209,16 +197,11 @@ export async function serveRankings(request: RankingsRequest, context: ServiceCo
  * not read is `missing`, exactly like a deleted one.
  */
 export async function serveVerify(request: VerifyRequest, context: ServiceContext): Promise<VerifyAnswer> {
-  if ((request.pack === undefined) === (request.citations === undefined)) {
-    throw new LitmPackError('invalid_input', 'Give exactly one of pack or citations', {
-      details: { requestIssues: [{ path: [], message: 'Give exactly one of pack or citations' }] },
-    });
-  }
   const checks = await verifyCitations({
     store: context.store,
     ...(request.pack === undefined ? {} : { pack: request.pack }),
     ...(request.citations === undefined ? {} : { citations: request.citations }),
-    principals: [...context.principals],
+    ...principalsOf(context),
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
   return { checks };

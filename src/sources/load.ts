@@ -218,8 +218,8 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
     opts.onProgress?.(index + 1, found.length);
   }
   if (opts.strict && skipped.length > 0) {
-    throw new LitmPackError('invalid_input', `strict: ${describeSkipped(skipped)} Nothing was loaded.`, {
-      details: { skipped: skipped.map((entry) => entry.path) },
+    throw new LitmPackError('invalid_input', `strict: ${describeSkipped(skipped)} Nothing was ingested.`, {
+      details: { option: 'strict', skipped: skipped.map((entry) => entry.path) },
     });
   }
   if (documents.length === 0 && !opts.allowEmpty) {
@@ -257,6 +257,9 @@ export function describeSkipped(skipped: readonly SkippedFile[]): string {
   if (skipped.length === 0) return '';
   const byReason = new Map<string, number>();
   for (const entry of skipped) byReason.set(entry.reason, (byReason.get(entry.reason) ?? 0) + 1);
-  const parts = [...byReason].map(([reason, n]) => COUNTED[reason]?.(n) ?? `${n} ${reason}`);
+  // The reasons this module knows in a fixed order, then loaders' own in the order they came.
+  const known = Object.keys(COUNTED).filter((reason) => byReason.has(reason));
+  const others = [...byReason.keys()].filter((reason) => !(reason in COUNTED));
+  const parts = [...known, ...others].map((reason) => COUNTED[reason]?.(byReason.get(reason)!) ?? `${byReason.get(reason)} ${reason}`);
   return `Skipped ${count(skipped.length, 'file')}: ${parts.join(', ')}.`;
 }

@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { sha256Hex } from '../base/canonical.js';
-import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { CitationSchema, PACK_SCHEMA_ID, SpanSchema, type Span } from '../core/schemas.js';
 import { normalizeText, shingleHashes, sharedCount } from '../core/text.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord } from '../retrieve/types.js';
-import { runBounded } from '../base/abort.js';
+import { AbortSignalSchema, runBounded } from '../base/abort.js';
 import { StoreSchema } from '../retrieve/schemas.js';
 
 export const CitationStatusSchema = z.enum(['current', 'moved', 'changed', 'missing']);
@@ -76,10 +76,7 @@ export const VerifyCitationsOptionsSchema = z
     pack: VerifiablePackSchema.optional(),
     /** Read the store as these principals: a source they may not see is `missing`. Absent: no ACL. */
     principals: z.array(z.string()).optional(),
-    signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { message: 'signal must be an AbortSignal' }).optional(),
-  })
-  .refine((options) => (options.citations === undefined) !== (options.pack === undefined), {
-    message: 'give either citations or pack (exactly one)',
+    signal: AbortSignalSchema.optional(),
   });
 export type VerifyCitationsOptions = z.input<typeof VerifyCitationsOptionsSchema>;
 
@@ -110,6 +107,7 @@ interface Cited {
  */
 export async function verifyCitations(options: VerifyCitationsOptions): Promise<CitationCheck[]> {
   const parsed = parseOrThrow(VerifyCitationsOptionsSchema, options, 'verifyCitations options');
+  if ((parsed.citations === undefined) === (parsed.pack === undefined)) throw invalidInput('Give exactly one of pack or citations');
   const store = parsed.store;
   if (typeof store.getChunks !== 'function') {
     throw new LitmPackError('unsupported', 'verifyCitations needs a store with getChunks (MemoryHybridStore or QdrantHybridStore)');

@@ -4,16 +4,19 @@ import { LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { packageRoot } from '../../service/version.js';
 import { printPack } from '../io.js';
-import { packOptions, type PackFlags } from '../options.js';
-import { retrieveAndPackFrom } from './bundle.js';
+import { packOptions, type RetrieveFlags } from '../options.js';
+import { bundleFromFlags } from './bundle.js';
 import { addWithProgress, readForIngest } from './ingest.js';
 
 const DEMO_QUESTION = 'Why should the best passage go first and the second best last in a long context?';
+/** The demo's own request: a budget that shows a whole bundle on one screen, from a pool of the corpus's best 20. */
+const DEMO_BUDGET = '700';
+const DEMO_POOL = '20';
 
 export function registerDemo(program: Command): void {
-  packOptions(program.command('demo').description('ingest the bundled example corpus into an in-memory store and print a bundle'), { budget: 700 })
+  packOptions(program.command('demo').description('ingest the bundled example corpus into an in-memory store and print a bundle'), 'bundle')
     .option('--question <text>', 'the question to pack for', DEMO_QUESTION)
-    .action(async (flags: PackFlags & { question: string }) => {
+    .action(async (flags: RetrieveFlags & { question: string }) => {
       // Found from the package root, not from this module's URL: the built CLI is bundled, so where this code
       // lands under dist/ is the bundler's choice.
       const root = packageRoot();
@@ -24,6 +27,7 @@ export function registerDemo(program: Command): void {
       const { docs } = await readForIngest([corpus], { base: corpus });
       const counts = await addWithProgress(store, docs, true);
       process.stdout.write(`Ingested ${docs.length} files into a store in memory: ${counts}.\n\nQuestion: ${flags.question}\n\n`);
-      printPack(await retrieveAndPackFrom(store, flags.question, { ...flags, kind: 'bundle', store: '', mode: 'hybrid', limit: 20 }), false);
+      const pack = await bundleFromFlags(flags.question, { ...flags, budget: flags.budget ?? DEMO_BUDGET, limit: DEMO_POOL }, store);
+      printPack(pack, false);
     });
 }

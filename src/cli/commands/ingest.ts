@@ -1,32 +1,24 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { mkdir, stat } from 'node:fs/promises';
-import { basename, extname, join, relative, resolve, sep } from 'node:path';
-import { sha256Hex } from '../../base/canonical.js';
-import { LitmPackError } from '../../base/errors.js';
+import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
-import { readFrontMatter, type FrontMatter } from '../../sources/front-matter.js';
-import { INGESTED_EXTENSIONS, count, readTextFiles, skipSummary, skipWarning, type ReadOptions, type TextFile } from '../ingest-files.js';
+import { describeSkipped, loadDocuments, sourceScope, type SkippedFile } from '../../sources/load.js';
 import { warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
-import { STORE_FILE, loadStore, openQdrant } from '../stores.js';
+import { loadOrCreateStore, openQdrant } from '../stores.js';
 import { listSourceIds } from './remove.js';
 
-/** What a document takes from the flags besides its file. */
-export interface DocumentFlags {
-  /** Clusters every ingested file joins (besides those its front matter names). */
-  clusters?: string[];
-  /** Kind of the files whose front matter names none. */
-  kind?: string;
-}
-
-export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
+export interface IngestFlags extends EmbeddingsFlags {
   store: string;
   quiet?: boolean;
   strict?: boolean;
   followSymlinks?: boolean;
+  /** Clusters every ingested file joins (besides those its front matter names). */
+  clusters?: string[];
+  /** Kind of the files whose front matter names none. */
+  kind?: string;
   /** Remove sources under the ingested folders whose files are gone. */
   prune?: boolean;
   /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
@@ -34,42 +26,39 @@ export interface IngestFlags extends EmbeddingsFlags, DocumentFlags {
   alias?: string;
 }
 
-function titleOf(text: string, path: string): string {
-  const heading = /^#\s+(.+)$/m.exec(text);
-  return heading?.[1]?.trim() ?? basename(path);
+/** "1 file", "2 files". */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
 }
 
-/** The document for one file: markdown front matter and the flags set clusters, kind and title. */
-function toDocument({ id, path, text: raw }: TextFile, flags: DocumentFlags): IngestDocument {
-  const markdown = ['.md', '.markdown'].includes(extname(path).toLowerCase());
-  const { text, frontMatter } = markdown ? readFrontMatter(raw, path) : { text: raw, frontMatter: {} as FrontMatter };
-  // The version hashes the whole file, so an edit of the front matter alone is a new version too.
-  const doc: IngestDocument = { id, text, title: frontMatter.title ?? titleOf(text, path), version: sha256Hex(raw).slice(0, 12) };
-  const clusters = [...new Set([...(frontMatter.clusters ?? []), ...(flags.clusters ?? [])])];
-  if (clusters.length > 0) doc.clusters = clusters;
-  const kind = frontMatter.kind ?? flags.kind;
-  if (kind !== undefined) doc.kind = kind;
-  return doc;
+/** One warning line per skipped file. */
+export function skipWarning(skip: SkippedFile): string {
+  return `skipped ${skip.path}: ${skip.message}`;
 }
 
-/**
- * Reads the files under `paths` as documents, warning about each one skipped; with `strict`, anything
- * skipped fails the ingest before a store is touched.
- */
-export async function readForIngest(paths: string[], options: ReadOptions & DocumentFlags & { strict?: boolean; prune?: boolean }) {
-  const { files, skipped } = await readTextFiles(paths, options);
-  for (const skip of skipped) warn(skipWarning(skip));
-  if (options.strict === true && skipped.length > 0) {
-    throw new LitmPackError('invalid_input', `--strict: ${skipSummary(skipped)} Nothing was ingested.`, {
-      details: { skipped: skipped.map((skip) => skip.path) },
-    });
-  }
-  const docs = files.map((file) => toDocument(file, options));
-  // With --prune an emptied folder is no error: its sources are removed.
-  if (docs.length === 0 && options.prune !== true) {
-    const why = skipped.length > 0 ? ` (${skipSummary(skipped).replace(/\.$/, '')})` : '';
-    throw new LitmPackError('invalid_input', `No ${INGESTED_EXTENSIONS.join('/')} text files to ingest in ${paths.join(', ')}${why}`);
-  }
+/** The documents under `paths` (the library's `loadDocuments`), warning about each file skipped. */
+export async function readForIngest(paths: string[], flags: Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'prune'> & { base?: string }) {
+  const skipped: SkippedFile[] = [];
+  const load = loadDocuments(paths, {
+    followSymlinks: flags.followSymlinks === true,
+    strict: flags.strict === true,
+    // With --prune an emptied folder is no error: its sources are removed.
+    allowEmpty: flags.prune === true,
+    ...(flags.base === undefined ? {} : { base: flags.base }),
+    ...(flags.clusters === undefined ? {} : { clusters: flags.clusters }),
+    ...(flags.kind === undefined ? {} : { kind: flags.kind }),
+    onSkip: (skip) => {
+      skipped.push(skip);
+      warn(skipWarning(skip));
+    },
+  });
+  const docs = await load.catch((error: unknown) => {
+    // The library names its option; the command line names the flag.
+    if (isLitmPackError(error, 'invalid_input') && error.details.option === 'strict') {
+      throw new LitmPackError('invalid_input', error.message.replace(/^strict:/u, '--strict:'), { cause: error, details: error.details });
+    }
+    throw error;
+  });
   return { docs, skipped };
 }
 
@@ -86,57 +75,52 @@ export async function addWithProgress(store: Store, docs: IngestDocument[], quie
   }
 }
 
-/** Opens (or creates) the store `storeDir` names for writing. */
-async function openForIngest(storeDir: string, embeddings: EmbeddingsLike | undefined): Promise<Store> {
-  const qdrant = await openQdrant(storeDir, { embeddings });
-  if (qdrant) {
-    await qdrant.ensureCollection();
-    return qdrant;
-  }
-  const store = await loadStore(storeDir, false, { embeddings });
-  if (embeddings === undefined && store.embedding !== null) {
-    // New chunks without vectors would be invisible to the dense half of hybrid search.
-    const { model, dimension } = store.embedding;
-    throw new LitmPackError(
-      'invalid_input',
-      `The store at ${storeDir} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too`,
-    );
-  }
-  return store;
+/** A local store opened for writing must get vectors for new chunks when it holds vectors already. */
+function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: EmbeddingsLike | undefined): void {
+  if (embeddings !== undefined || store.embedding === null) return;
+  // New chunks without vectors would be invisible to the dense half of hybrid search.
+  const { model, dimension } = store.embedding;
+  throw new LitmPackError(
+    'invalid_input',
+    `The store at ${spec} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too`,
+  );
 }
 
 /** Ingests files and folders into the store `flags.store` names; returns the summary lines. */
 export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
   const embeddings = embeddingsFrom(flags);
-  const options = { ...flags, followSymlinks: flags.followSymlinks === true, strict: flags.strict === true };
   // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const { docs, skipped } = await readForIngest(paths, options);
+  const { docs, skipped } = await readForIngest(paths, flags);
   if (flags.reindex === true) {
-    return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [skipSummary(skipped)] : [])].join('\n');
+    return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
   }
-  const store = await openForIngest(flags.store, embeddings);
+  const qdrant = await openQdrant(flags.store, { embeddings });
+  let store: Store;
+  let file: string | undefined;
+  if (qdrant !== null) {
+    await qdrant.ensureCollection();
+    store = qdrant;
+  } else {
+    const local = await loadOrCreateStore(flags.store, { embeddings });
+    checkVectorsKept(local.store, flags.store, embeddings);
+    store = local.store;
+    file = local.file;
+  }
   const counts = await addWithProgress(store, docs, flags.quiet === true);
   const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
-  if (store instanceof MemoryHybridStore) {
-    await mkdir(flags.store, { recursive: true });
-    await store.save(join(flags.store, STORE_FILE));
-  }
+  if (store instanceof MemoryHybridStore && file !== undefined) await store.save(file);
   const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
   if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
-  if (skipped.length > 0) lines.push(skipSummary(skipped));
+  if (skipped.length > 0) lines.push(describeSkipped(skipped));
   return lines.join('\n');
 }
 
 /**
  * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) but were
- * not found as files this time. Source ids are paths relative to the working directory, as ingest writes them.
+ * not found as files this time. Source ids are as `loadDocuments` writes them (`sourceScope`).
  */
 async function prune(store: Store, paths: string[], found: ReadonlySet<string>): Promise<DeleteSourcesResult> {
-  const roots: { prefix: string; folder: boolean }[] = [];
-  for (const path of paths) {
-    const id = relative(process.cwd(), resolve(path)).split(sep).join('/');
-    roots.push({ prefix: id, folder: (await stat(path)).isDirectory() });
-  }
+  const roots = await Promise.all(paths.map((path) => sourceScope(path)));
   const under = (sourceId: string) =>
     roots.some(({ prefix, folder }) =>
       !folder ? sourceId === prefix : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),

@@ -1,9 +1,13 @@
-import { Option, type Command } from 'commander';
-import { SEARCH_MODES, type SearchMode } from '../../retrieve/schemas.js';
-import { LitmPackError } from '../../base/errors.js';
+import type { Command } from 'commander';
 import type { RankedChunk, Rankings } from '../../retrieve/types.js';
-import { integer, jsonFilter, list, storeOption } from '../options.js';
+import { SEARCH_MODES } from '../../retrieve/schemas.js';
+import { DEFAULT_LIMITS } from '../../service/limits.js';
+import { requestSchemas } from '../../service/requests.js';
+import { serveRankings } from '../../service/service.js';
+import { jsonFilter, list, numeric, serviceRequest, storeOption, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
+
+const schemas = requestSchemas(DEFAULT_LIMITS);
 
 function printRankings(rankings: Rankings): void {
   const cell = (entry: RankedChunk | undefined) => (entry === undefined ? '' : `${entry.id} ${entry.score.toPrecision(4)}`);
@@ -23,21 +27,14 @@ function printRankings(rankings: Rankings): void {
 
 export function registerRankings(program: Command): void {
   storeOption(program.command('rankings').description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion").argument('<query>'))
-    .addOption(new Option('--mode <mode>', 'search mode').choices(SEARCH_MODES).default('hybrid'))
-    .option('--k <n>', 'depth of each ranking', integer('k'), 20)
+    .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
+    .option('--k <n>', `depth of each ranking (default ${DEFAULT_LIMITS.defaultRankingsDepth}, at most ${DEFAULT_LIMITS.maxRankingsDepth})`)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are ranked', list)
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--json', 'print the rankings as JSON')
-    .action(async (query: string, flags: { store: string; mode: SearchMode; k: number; principals?: string[]; filter?: object; json?: boolean }) => {
-      const store = await openStore(flags.store);
-      if (typeof store.rankings !== 'function') throw new LitmPackError('unsupported', 'This store cannot report rankings');
-      const rankings = await store.rankings({
-        text: query,
-        mode: flags.mode,
-        limit: flags.k,
-        ...(flags.principals === undefined ? {} : { principals: flags.principals }),
-        ...(flags.filter === undefined ? {} : { filter: flags.filter }),
-      });
+    .action(async (query: string, flags: Pick<RetrieveFlags, 'store' | 'mode' | 'principals' | 'filter' | 'json'> & { k?: string }) => {
+      const request = serviceRequest(schemas.rankings, { query, mode: flags.mode, filter: flags.filter, k: numeric(flags.k) });
+      const rankings = await serveRankings(request, { store: await openStore(flags.store), principals: flags.principals ?? 'all' });
       if (flags.json) process.stdout.write(`${JSON.stringify(rankings)}\n`);
       else printRankings(rankings);
     });

@@ -1,24 +1,19 @@
 import type { Command } from 'commander';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../../retrieve/store-requests.js';
 import type { DeleteSourcesResult, Store } from '../../retrieve/types.js';
-import { count } from '../ingest-files.js';
 import { storeOption } from '../options.js';
-import { STORE_FILE, openStore } from '../stores.js';
+import { openStore, storeFile } from '../stores.js';
+import { count } from './ingest.js';
 
 /** Removes sources from a store and, for the embedded store, saves it. */
-export async function removeSources(store: Store, storeDir: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
+export async function removeSources(store: Store, spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
   if (typeof store.deleteSources !== 'function') {
     throw new LitmPackError('unsupported', 'This store cannot delete sources');
   }
   const result = await store.deleteSources(sourceIds);
-  if (store instanceof MemoryHybridStore && result.sources > 0) {
-    await mkdir(storeDir, { recursive: true });
-    await store.save(join(storeDir, STORE_FILE));
-  }
+  if (store instanceof MemoryHybridStore && result.sources > 0) await store.save(await storeFile(spec));
   return result;
 }
 

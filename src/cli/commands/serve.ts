@@ -1,12 +1,12 @@
 import { Option, type Command } from 'commander';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { LitmPackError } from '../../base/errors.js';
+import { isLitmPackError, LitmPackError } from '../../base/errors.js';
+import { DEFAULT_LIMITS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
 import type { ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile } from '../io.js';
-import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, storeOption, type EmbeddingsFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
-import { rerankStage } from './pack.js';
 
 /** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
 export interface ServerRerankFlags {
@@ -32,27 +32,16 @@ export function serverRerankOptions(command: Command): Command {
 
 /** The server's reranker, or none; its other flags without --rerank-url are refused, not ignored. */
 export function serverRerank(flags: ServerRerankFlags): ParsedRerankStage | undefined {
-  if (flags.rerankUrl === undefined) {
-    const stray = (
-      [
-        ['--rerank-protocol', flags.rerankProtocol],
-        ['--rerank-model', flags.rerankModel],
-        ['--rerank-top-n', flags.rerankTopN],
-        ['--rerank-timeout', flags.rerankTimeout],
-      ] as const
-    ).filter(([, value]) => value !== undefined);
-    if (stray.length > 0) {
-      throw new LitmPackError('invalid_input', `${stray.map(([flag]) => flag).join(', ')} ${stray.length === 1 ? 'needs' : 'need'} --rerank-url URL`);
-    }
-    return undefined;
-  }
-  return rerankStage({
-    rerank: flags.rerankUrl,
-    rerankProtocol: flags.rerankProtocol,
-    rerankModel: flags.rerankModel,
-    rerankTopN: flags.rerankTopN,
-    rerankTimeout: flags.rerankTimeout,
-  });
+  return rerankStage(
+    {
+      rerank: flags.rerankUrl,
+      rerankProtocol: flags.rerankProtocol,
+      rerankModel: flags.rerankModel,
+      rerankTopN: flags.rerankTopN,
+      rerankTimeout: flags.rerankTimeout,
+    },
+    '--rerank-url',
+  );
 }
 
 interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
@@ -66,10 +55,10 @@ interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
   rateLimits: boolean;
   log?: string;
   logQueries?: boolean;
-  bundleBudget: number;
-  maxBudget: number;
-  briefingBudget: number;
-  maxBriefingBudget: number;
+  bundleBudget?: number;
+  maxBudget?: number;
+  briefingBudget?: number;
+  maxBriefingBudget?: number;
   idfCorpus?: 'all' | 'visible';
   workers: number;
 }
@@ -83,27 +72,33 @@ export async function loadApiKeys(file: string | undefined) {
   return undefined;
 }
 
-/** Budget flags are checked here so the message names the flags as typed. */
-function checkBudgetFlags(flags: ServeFlags): void {
-  const positive: [string, number][] = [
-    ['--bundle-budget', flags.bundleBudget],
-    ['--max-budget', flags.maxBudget],
-    ['--briefing-budget', flags.briefingBudget],
-    ['--max-briefing-budget', flags.maxBriefingBudget],
-    ['--rate-limit', flags.rateLimit],
-    ['--global-rate-limit', flags.globalRateLimit],
+/** The limits a server runs with: the service's, with the budget flags over them (messages name the flags). */
+function serverLimits(flags: ServeFlags): ServiceLimits {
+  const given: [string, keyof ServiceLimits, number | undefined][] = [
+    ['--bundle-budget', 'bundleDefaultBudget', flags.bundleBudget],
+    ['--max-budget', 'bundleMaxBudget', flags.maxBudget],
+    ['--briefing-budget', 'briefingDefaultBudget', flags.briefingBudget],
+    ['--max-briefing-budget', 'briefingMaxBudget', flags.maxBriefingBudget],
   ];
-  for (const [flag, value] of positive) {
+  try {
+    return resolveLimits(Object.fromEntries(given.filter(([, , value]) => value !== undefined).map(([, key, value]) => [key, value])));
+  } catch (error) {
+    if (!isLitmPackError(error, 'invalid_input')) throw error;
+    let message = error.message.replace(/^Invalid service limits: /u, '');
+    for (const [flag, key] of given) message = message.replaceAll(key, flag);
+    throw new LitmPackError('invalid_input', message, { cause: error });
+  }
+}
+
+/** Flags of the server itself, checked before anything is opened. */
+function checkServerFlags(flags: ServeFlags): void {
+  for (const [flag, value] of [['--rate-limit', flags.rateLimit], ['--global-rate-limit', flags.globalRateLimit]] as const) {
     if (value < 1) throw new LitmPackError('invalid_input', `${flag} must be at least 1`);
   }
   if (flags.workers < 1) throw new LitmPackError('invalid_input', '--workers must be at least 1');
   if (flags.workers > 1 && flags.rateLimits) {
     // Each process would count on its own, so a client could make --workers times the rate: refused, not weakened.
     throw new LitmPackError('invalid_input', '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)');
-  }
-  if (flags.bundleBudget > flags.maxBudget) throw new LitmPackError('invalid_input', '--bundle-budget must be at most --max-budget');
-  if (flags.briefingBudget > flags.maxBriefingBudget) {
-    throw new LitmPackError('invalid_input', '--briefing-budget must be at most --max-briefing-budget');
   }
 }
 
@@ -149,13 +144,14 @@ export function registerServe(program: Command): void {
     .option('--no-rate-limits', 'turn rate limiting off')
     .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
     .option('--log-queries', 'include the query text in the request log')
-    .option('--bundle-budget <tokens>', 'bundle budget when a request gives none', integer('--bundle-budget'), 2000)
-    .option('--max-budget <tokens>', 'largest bundle budget a request may ask for', integer('--max-budget'), 24_000)
-    .option('--briefing-budget <tokens>', 'briefing budget when a request gives none', integer('--briefing-budget'), 6000)
-    .option('--max-briefing-budget <tokens>', 'largest briefing budget a request may ask for', integer('--max-briefing-budget'), 24_000)
+    .option('--bundle-budget <tokens>', `bundle budget when a request gives none (default ${DEFAULT_LIMITS.bundleDefaultBudget})`, integer('--bundle-budget'))
+    .option('--max-budget <tokens>', `largest bundle budget a request may ask for (default ${DEFAULT_LIMITS.bundleMaxBudget})`, integer('--max-budget'))
+    .option('--briefing-budget <tokens>', `briefing budget when a request gives none (default ${DEFAULT_LIMITS.briefingDefaultBudget})`, integer('--briefing-budget'))
+    .option('--max-briefing-budget <tokens>', `largest briefing budget a request may ask for (default ${DEFAULT_LIMITS.briefingMaxBudget})`, integer('--max-briefing-budget'))
     .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('--workers'), 1)
     .action(async (flags: ServeFlags) => {
-      checkBudgetFlags(flags);
+      checkServerFlags(flags);
+      const limits = serverLimits(flags);
       const rerank = serverRerank(flags);
       const apiKeys = await loadApiKeys(flags.keys);
       if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
@@ -182,12 +178,7 @@ export function registerServe(program: Command): void {
         rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
         log: logFile ?? process.stdout,
         logQueries: flags.logQueries === true,
-        limits: {
-          bundleDefaultBudget: flags.bundleBudget,
-          bundleMaxBudget: flags.maxBudget,
-          briefingDefaultBudget: flags.briefingBudget,
-          briefingMaxBudget: flags.maxBriefingBudget,
-        },
+        limits,
       });
       const auth =
         (apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +

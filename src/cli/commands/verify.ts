@@ -1,8 +1,13 @@
 import type { Command } from 'commander';
 import { describeIssues, LitmPackError } from '../../base/errors.js';
-import { verifyCitations, VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
+import { DEFAULT_LIMITS } from '../../service/limits.js';
+import { requestSchemas } from '../../service/requests.js';
+import { serveVerify } from '../../service/service.js';
+import { VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
 import { readStdin, readUserFile } from '../io.js';
-import { list, storeOption } from '../options.js';
+import { list, serviceRequest, storeOption } from '../options.js';
+
+const schemas = requestSchemas(DEFAULT_LIMITS);
 import { openStore } from '../stores.js';
 
 /** Exit code when some citation is `changed` or `missing`. */
@@ -110,10 +115,10 @@ export function registerVerify(program: Command): void {
     .action(async (file: string | undefined, flags: { store: string; principals?: string[]; json?: boolean }) => {
       const input = file === undefined || file === '-' ? await readStdin() : await readUserFile(file);
       const packs = readPacks(input);
-      const store = await openStore(flags.store);
+      const context = { store: await openStore(flags.store), principals: flags.principals ?? ('all' as const) };
       let stale = 0;
       for (const { index, pack } of packs) {
-        const checks = await verifyCitations({ store, pack, ...(flags.principals ? { principals: flags.principals } : {}) });
+        const { checks } = await serveVerify(serviceRequest(schemas.verify, { pack }), context);
         const counts = countStatuses(checks);
         stale += counts.changed + counts.missing;
         if (flags.json) {
