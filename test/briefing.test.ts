@@ -43,7 +43,7 @@ describe('assembleBriefing: what a briefing is built from', () => {
     const store = await storeWith();
     await failure(assembleBriefing({ store, maxTokens: 500 }), 'invalid_input');
     const error = await failure(assembleBriefing({ store, prompt: '   ', maxTokens: 500 }), 'invalid_input');
-    expect(error.message).toMatch(/needs a prompt, pins or clusters/);
+    expect(error.message).toMatch(/needs at least one of prompt, pins or clusters/);
     await failure(assembleBriefing({ store, prompt: 'x', maxTokens: 500, pin: ['a'] } as never), 'invalid_input');
   });
 

@@ -224,14 +224,16 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     }
   });
 
-  it('refuses diversity on a store without embeddings with the library\'s own error', async () => {
+  it('refuses diversity on a store without embeddings: the library\'s error, in the server\'s terms', async () => {
     const result = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds', diversity: 0.5 } })) as CallToolResult;
     const library = await store.search({ text: 'refunds', mode: 'hybrid', limit: 50, diversity: 0.5 }).then(
       () => null,
       (error: Error & { code: string }) => ({ code: error.code, message: error.message }),
     );
     expect(library?.code).toBe('unsupported');
-    expect(errorBody(result)).toMatchObject({ code: 'unsupported', error: library?.message });
+    // The library's message names its own option ({ embeddings }); an agent is told what the server lacks.
+    expect(library?.message).toMatch(/construct MemoryHybridStore with \{ embeddings \}/u);
+    expect(errorBody(result)).toMatchObject({ code: 'unsupported', error: expect.stringMatching(/^diversity \(MMR\) needs dense vectors: this server has no embeddings/u) });
   });
 });
 

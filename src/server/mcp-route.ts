@@ -3,23 +3,9 @@
  * caller's principals (from the API key), so no session can carry one caller's access into another's call.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ParsedRerankStage } from '../refine/stages.js';
-import type { EmbeddingsLike, Store } from '../retrieve/types.js';
-import type { ServiceLimitsInput } from '../service/limits.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createMcpServers } from '../mcp/tools.js';
-import type { RequestState } from './server.js';
-
-export interface McpRouteOptions {
-  store: Store;
-  limits: ServiceLimitsInput | undefined;
-  embeddings: EmbeddingsLike | undefined;
-  rerank: ParsedRerankStage | undefined;
-  stateOf(request: FastifyRequest): RequestState;
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
-  /** True once the server is closing (answers then ask the client to close the connection). */
-  closing(): boolean;
-}
+import type { ServerContext } from './context.js';
 
 /** True when a JSON-RPC body (one message or a batch) calls a tool: only those count against rate limits. */
 function callsTool(body: unknown): boolean {
@@ -34,13 +20,14 @@ const methodNotAllowed = (reply: FastifyReply) =>
     .type('application/json; charset=utf-8')
     .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, POST JSON-RPC messages to /mcp' }, id: null }));
 
-export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions): void {
+export async function mcpRoute(app: FastifyInstance, options: ServerContext): Promise<void> {
+  const { config } = options;
   // Options, limits and argument schemas once; a server per request, bound to its caller.
   const serverFor = createMcpServers({
-    store: options.store,
-    ...(options.limits === undefined ? {} : { limits: options.limits }),
-    ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
-    ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
+    store: config.store,
+    ...(config.limits === undefined ? {} : { limits: config.limits }),
+    ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
+    ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
   });
   app.post('/mcp', async (request, reply) => {
     const state = options.stateOf(request);

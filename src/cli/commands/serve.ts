@@ -84,9 +84,8 @@ function serverLimits(flags: ServeFlags): ServiceLimits {
     return resolveLimits(Object.fromEntries(given.filter(([, , value]) => value !== undefined).map(([, key, value]) => [key, value])));
   } catch (error) {
     if (!isLitmPackError(error, 'invalid_input')) throw error;
-    let message = error.message.replace(/^Invalid service limits: /u, '');
-    for (const [flag, key] of given) message = message.replaceAll(key, flag);
-    throw new LitmPackError('invalid_input', message, { cause: error });
+    const named = (text: string) => given.reduce((out, [flag, key]) => out.replaceAll(key, flag), text);
+    throw new LitmPackError('invalid_input', error.issues.map((issue) => named(issue.message)).join('; '), { cause: error });
   }
 }
 

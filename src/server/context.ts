@@ -1,0 +1,75 @@
+/**
+ * What the route plugins share: each request's state (its caller, its abort signal, and what its handler
+ * learnt for the log line), the resolved limits and schemas, the service context of a request, and the
+ * answers every route sends (a pack in a format, an error body).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { toCanonicalJson } from '../core/pack.js';
+import type { Pack } from '../core/schemas.js';
+import type { ServiceLimits } from '../service/limits.js';
+import type { ErrorBody } from '../service/errors.js';
+import type { ServiceContext } from '../service/service.js';
+import type { Caller } from './auth.js';
+import type { httpSchemas, ResponseFormat } from './http-requests.js';
+import type { ServerConfig } from './options.js';
+
+/** What a request's handlers learn, for its log line. */
+export interface RequestState {
+  caller: Caller;
+  controller: AbortController;
+  code?: string;
+  tool?: string;
+  pack?: Pack;
+  query?: string;
+}
+
+export interface ServerContext {
+  config: ServerConfig;
+  limits: ServiceLimits;
+  schemas: ReturnType<typeof httpSchemas>;
+  stateOf(request: FastifyRequest): RequestState;
+  /** The service context of a request: the store, the caller's principals, its abort signal, the server's stages. */
+  serviceContextOf(request: FastifyRequest): ServiceContext;
+  /** Applies the per-client, then the global limit; answers 429 and returns false when one is exceeded. */
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /** True once the server is closing (answers then ask the client to close the connection). */
+  closing(): boolean;
+}
+
+export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat) {
+  if (format === 'md') return reply.type('text/markdown; charset=utf-8').send(pack.context);
+  if (format === 'xml') return reply.type('application/xml; charset=utf-8').send(pack.context);
+  return reply.type('application/json; charset=utf-8').send(toCanonicalJson(pack));
+}
+
+export function sendError(reply: FastifyReply, status: number, body: ErrorBody, retryAfterSeconds?: number): FastifyReply {
+  if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
+  if (status === 401) reply.header('www-authenticate', 'Bearer');
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+export const issueless = (code: ErrorBody['code'], error: string): ErrorBody => ({ error, code, issues: [] });
+
+/** Errors Fastify raises before a handler runs, as the API's typed answers. */
+export function frameworkError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): { status: number; body: ErrorBody } | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: issueless('too_large', `The request body is larger than ${bodyLimit} bytes`) };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: issueless('invalid_input', 'Send the request body as application/json') };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: issueless('invalid_input', 'The request body is empty: send a JSON object') };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, body: issueless('invalid_input', 'The request body does not match its Content-Length') };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return { status: 400, body: issueless('invalid_input', `The request body is not valid JSON: ${error.message}`) };
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, body: issueless('invalid_input', error.message) };
+  }
+  return null;
+}
+

@@ -1,0 +1,117 @@
+/**
+ * The hooks every route runs behind: each request's state and abort signal, API keys → the caller, the
+ * per-client and global rate limits, refusals (401), the error handler that turns every failure into the
+ * API's typed answer, the not-found answer, and a graceful close (answers ask clients to close their
+ * connections once the server is closing).
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isLitmPackError } from '../base/errors.js';
+import { errorAnswer } from '../service/errors.js';
+import type { ApiKeys } from './auth.js';
+import { frameworkError, issueless, sendError, type RequestState } from './context.js';
+import type { ServerConfig } from './options.js';
+
+const MCP_PATH = '/mcp';
+const OPEN_PATHS = new Set(['/healthz']);
+
+export interface Guard {
+  stateOf(request: FastifyRequest): RequestState;
+  /** The state of a request the guard saw (undefined for one refused before, e.g. a malformed request line). */
+  stateIfAny(request: FastifyRequest): RequestState | undefined;
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  closing(): boolean;
+}
+
+export async function installGuard(app: FastifyInstance, config: ServerConfig, apiKeys: ApiKeys): Promise<Guard> {
+  const states = new WeakMap<FastifyRequest, RequestState>();
+  const stateOf = (request: FastifyRequest): RequestState => {
+    const state = states.get(request);
+    if (state === undefined) throw new Error('litm-pack: request state missing');
+    return state;
+  };
+
+  // Once closing, every answer asks its client to close the connection, so a keep-alive socket of a request
+  // that was in flight does not hold the close open for the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+
+  await app.register(rateLimit, { global: false });
+  const limiters =
+    config.rateLimit === false
+      ? null
+      : {
+          client: app.createRateLimit({
+            max: config.rateLimit.perClient,
+            timeWindow: config.rateLimit.windowMs,
+            keyGenerator: (request) => {
+              const { caller } = stateOf(request);
+              return caller.kind === 'key' ? `key:${caller.id}` : `ip:${request.ip}`;
+            },
+          }),
+          all: app.createRateLimit({ max: config.rateLimit.global, timeWindow: config.rateLimit.windowMs, keyGenerator: () => 'all' }),
+        };
+
+  const withinRateLimits = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+    if (limiters === null) return true;
+    for (const limiter of [limiters.client, limiters.all]) {
+      const result = await limiter(request);
+      if (!result.isAllowed && result.isExceeded) {
+        stateOf(request).code = 'rate_limited';
+        sendError(reply, 429, issueless('rate_limited', `Too many requests: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
+        return false;
+      }
+    }
+    return true;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    const caller = apiKeys.callerFor(request.headers.authorization);
+    const controller = new AbortController();
+    states.set(request, { caller, controller });
+    // A client that goes away before its answer aborts the store call.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+    const path = request.routeOptions.url ?? request.url;
+    if (OPEN_PATHS.has(path)) return undefined;
+    // MCP messages are counted once parsed, and only tool calls (see the /mcp route).
+    if (path !== MCP_PATH && !(await withinRateLimits(request, reply))) return reply;
+    if (caller.kind === 'invalid') {
+      stateOf(request).code = 'unauthorized';
+      return sendError(reply, 401, issueless('unauthorized', 'The API key is not valid: send Authorization: Bearer <key> with a configured key'));
+    }
+    if (caller.kind === 'anonymous' && config.requireAuth) {
+      stateOf(request).code = 'unauthorized';
+      return sendError(reply, 401, issueless('unauthorized', 'An API key is required: send Authorization: Bearer <key>'));
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const state = states.get(request);
+    if (isLitmPackError(error)) {
+      const answer = errorAnswer(error);
+      if (state !== undefined) state.code = answer.body.code;
+      return sendError(reply, answer.status, answer.body, answer.retryAfterSeconds);
+    }
+    const known = frameworkError(error as { code?: string; statusCode?: number; message: string }, config.bodyLimit);
+    const answer = known ?? errorAnswer(error);
+    if (state !== undefined) state.code = answer.body.code;
+    return sendError(reply, answer.status, answer.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const state = states.get(request);
+    if (state !== undefined) state.code = 'not_found';
+    return sendError(reply, 404, issueless('not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  return { stateOf, stateIfAny: (request) => states.get(request), withinRateLimits, closing: () => closing };
+}
