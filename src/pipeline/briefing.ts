@@ -16,7 +16,7 @@ import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord, EmbeddingsLike, Filter } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { DiversitySchema, FilterSchema, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
-import { packerShape } from './bundle.js';
+import { packerShape, type Assembled } from './bundle.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';
 
@@ -66,11 +66,8 @@ export const BriefingRequestSchema = z.strictObject({
 export type BriefingRequest = z.input<typeof BriefingRequestSchema>;
 type Parsed = z.output<typeof BriefingRequestSchema>;
 
-export interface Briefing {
-  pack: Pack;
-  /** The candidates the pack was built from (pins, cluster picks, prompt results), for mapping items back. */
-  candidates: Candidate[];
-}
+/** A briefing and the candidates it was built from (pins, cluster picks, prompt results), for mapping items back. */
+export type Briefing = Assembled;
 
 /**
  * Builds a session briefing from any mix of pins, clusters and a prompt:
