@@ -4,7 +4,8 @@ Two checks, mirroring how the real server reports problems:
 
 1. Shape. The body must parse as the `qdrant_client.http.models` pydantic model
    generated from Qdrant's OpenAPI spec (these forbid unknown fields), and as that
-   model's JSON schema. Pydantic alone coerces (e.g. the string "10" into an integer
+   model's JSON schema, made as strict as the spec where the models are laxer (_NOT_NULL,
+   _UNIQUE_ITEMS below). Pydantic alone coerces (e.g. the string "10" into an integer
    limit), the strict schema pass catches what serde would refuse. A failure is Qdrant's
    deserialisation error: 400 with "Format error in JSON body: ...".
 2. Constraints. Qdrant's value constraints (`limit` at least 1, ...), which the
