@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine_collections as ec  # noqa: E402
 import translate as tr  # noqa: E402
-from validation import BodyError, Validator, default_spec_path  # noqa: E402
+from validation import BodyError, Validator  # noqa: E402
 
 # qdrant-edge-py 0.8.0 is built from Qdrant's 1.19 line (its `api` crate is 1.19.1-dev);
 # the JS client's compatibility check reads this.
@@ -296,12 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=6333, help="0 picks a free port")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--spec", type=Path, default=None, help="Qdrant's openapi.json (else QDRANT_OPENAPI_SPEC or ../shared)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
 
-    spec = args.spec or default_spec_path()
-    validator = Validator(spec)
+    validator = Validator()
     data_dir = Path(tempfile.mkdtemp(prefix="qdrant-edge-engine-"))
     engine = Engine(data_dir, validator)
     server = ThreadingHTTPServer((args.host, args.port), make_handler(engine, args.verbose))
