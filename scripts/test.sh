@@ -2,7 +2,8 @@
 # The test command (`npm test`): the default suite, the Qdrant suite against the real Qdrant engine
 # (QDRANT_URL when set, else the in-process engine, whose Python environment this sets up), the model suite
 # against a loopback server of real all-MiniLM-L6-v2 vectors (its Python environment set up here too), the
-# consumer suite (the packed tarball installed into a temporary project), then the examples. Ends with one
+# consumer suite (the packed tarball installed into a temporary project), the official MCP conformance suite
+# against both MCP transports, then the examples. Ends with one
 # line "N passed, N failed" counting tests and examples together.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +22,8 @@ npx vitest run --reporter=default --reporter=json --outputFile.json="$results/de
 npx vitest run --config vitest.qdrant.config.ts --reporter=default --reporter=json --outputFile.json="$results/qdrant.json" || status=1
 npx vitest run --config vitest.model.config.ts --reporter=default --reporter=json --outputFile.json="$results/model.json" || status=1
 npx vitest run --config vitest.consumer.config.ts --reporter=default --reporter=json --outputFile.json="$results/consumer.json" || status=1
+# The official MCP conformance suite against both MCP transports (installs its pinned Node 22 into .conformance/).
+node scripts/mcp-conformance.mjs --report "$results/conformance.json" > "$results/conformance.log" 2>&1 || { echo "MCP conformance: FAILED (see $results/conformance.log)"; grep -v 'skip (' "$results/conformance.log" | tail -n 20; status=1; }
 
 # examples/qdrant-hybrid.ts needs a Qdrant: QDRANT_URL, else a test engine started for it here.
 qdrant_example() {
@@ -54,5 +57,5 @@ for example in eval-harness langchain-rag langchain-compressor llamaindex-query-
   fi
 done
 
-node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/model.json" "$results/consumer.json" || status=1
+node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/model.json" "$results/consumer.json" "$results/conformance.json" || status=1
 exit $status
