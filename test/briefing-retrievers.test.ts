@@ -1,12 +1,12 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { MetadataMode } from '@llamaindex/core/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { toCanonicalJson } from '../src/core/pack.js';
+import { isLitmPackError } from '../src/index.js';
+import { toCanonicalJson } from '../src/index.js';
 import { BriefingPackRetriever as LangChainBriefing, PACK_SUMMARY_EVENT } from '../src/langchain/index.js';
 import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { assembleBriefing } from '../src/index.js';
+import { MemoryHybridStore } from '../src/index.js';
 
 let store: MemoryHybridStore;
 beforeAll(async () => {

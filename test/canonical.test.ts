@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalStringify } from '../src/base/canonical.js';
+import { canonicalStringify } from '../src/index.js';
 
 // The canonical form as first written (recursive map/filter/sort/join): the bytes packHash covers must not move.
 function reference(value: unknown): string {

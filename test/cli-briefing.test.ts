@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PackSchema } from '../src/index.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { MemoryHybridStore } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-briefing-'));

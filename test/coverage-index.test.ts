@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { packBriefing, packBundle } from '../src/core/pack.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { packBriefing, packBundle } from '../src/index.js';
+import { MemoryHybridStore } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const docs = [

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeBody, PackSchema, packBundle, type Pack } from '../src/index.js';
-import { renderPackReport } from '../src/inspect/index.js';
+import { renderPackReport } from '../src/index.js';
 import { sampleCandidates } from './helpers/candidates.js';
 import { runCli } from './helpers/cli.js';
 

@@ -21,8 +21,8 @@ import {
   type LitmDocumentMetadata,
   type PackSummary,
 } from '../src/langchain/index.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { MemoryHybridStore } from '../src/index.js';
+import { getTokenizer } from '../src/index.js';
 import { SUPPORT_CORPUS } from './helpers/support-corpus.js';
 
 const CORPUS = SUPPORT_CORPUS;

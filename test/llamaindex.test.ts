@@ -8,7 +8,7 @@ import { VectorStoreIndex } from 'llamaindex/indices';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getTokenizer, isLitmPackError, type Pack } from '../src/index.js';
 import { BriefingPackRetriever, BundleRetriever, LitmPostprocessor } from '../src/llamaindex/index.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { MemoryHybridStore } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { SUPPORT_CORPUS } from './helpers/support-corpus.js';
 import { WordEmbedding } from './helpers/word-embedding.js';

@@ -2,11 +2,11 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode } from '../src/base/errors.js';
-import { CandidateSchema } from '../src/core/schemas.js';
+import { isLitmPackError, type LitmPackErrorCode } from '../src/index.js';
+import { CandidateSchema } from '../src/index.js';
 import { cosineSimilarity, fuseDbsf, fuseRrf } from '../src/retrieve/fusion.js';
 import { MemoryHybridStore, hybridPrefetchLimit } from '../src/retrieve/memory-store.js';
-import type { IngestDocument, SearchMode } from '../src/retrieve/types.js';
+import type { IngestDocument, SearchMode } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const fsControl = vi.hoisted(() => ({ failRename: false }));

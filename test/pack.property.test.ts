@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer, packBriefing, packBundle, PackSchema, sha256Hex, toCanonicalJson } from '../src/index.js';
 import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
-import { canonicalStringify } from '../src/base/canonical.js';
+import { canonicalStringify } from '../src/index.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
 const tokenizer = getTokenizer('o200k_base');

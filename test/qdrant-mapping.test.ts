@@ -7,8 +7,8 @@ import {
   type Schemas,
 } from '@qdrant/js-client-rest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../src/base/errors.js';
-import { CandidateSchema } from '../src/core/schemas.js';
+import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../src/index.js';
+import { CandidateSchema } from '../src/index.js';
 import {
   QdrantHybridStore,
   buildAccessFilter,
@@ -26,10 +26,10 @@ import {
   type CallPolicy,
   type QdrantClientLike,
 } from '../src/qdrant/index.js';
-import { encodeBm25Query } from '../src/tokenize/bm25.js';
-import { chunkDocument, chunkToCandidate } from '../src/retrieve/chunk.js';
+import { encodeBm25Query } from '../src/index.js';
+import { chunkDocument, chunkToCandidate } from '../src/index.js';
 import { aclFilter } from '../src/retrieve/filter.js';
-import type { ChunkRecord } from '../src/retrieve/types.js';
+import type { ChunkRecord } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 type ScoredPoint = Schemas['ScoredPoint'];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_MS, QdrantHybridStore, pointIdForChunk } from '../src/qdrant/index.js';
-import { chunkDocument } from '../src/retrieve/chunk.js';
+import { chunkDocument } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { qdrantOk, sendJson, startLoopback } from './helpers/loopback.js';
 import { failure } from './helpers/failure.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LitmPackError, isLitmPackError } from '../src/base/errors.js';
+import { LitmPackError, isLitmPackError } from '../src/index.js';
 import { RerankStageSchema, faultCode, rerankCandidates, type Reranker } from '../src/refine/index.js';
 import { withTimeout } from '../src/refine/contain.js';
 

@@ -11,7 +11,7 @@ import {
   tokenizeBm25,
 } from '../src/index.js';
 import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
-import { chunkDocument, chunkToCandidate } from '../src/retrieve/chunk.js';
+import { chunkDocument, chunkToCandidate } from '../src/index.js';
 import { ELISION, sentenceKey, splitSentences } from '../src/index.js';
 import { candidateSetArb } from './helpers/candidates.js';
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PackSchema, toCanonicalJson } from '../../src/index.js';
-import { OpenAICompatibleEmbeddings } from '../../src/embeddings/openai-compatible.js';
-import { HttpReranker } from '../../src/refine/index.js';
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
+import { OpenAICompatibleEmbeddings } from '../../src/index.js';
+import { HttpReranker } from '../../src/index.js';
+import { MemoryHybridStore } from '../../src/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import { FIXED_NOW, PUBLIC_DOCS, pipelineBundle, spawnServe } from '../helpers/serve-fixtures.js';
 

@@ -6,7 +6,7 @@
 // store reports as `unsupported`; those tests check that instead.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QdrantHybridStore, pointIdForChunk, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
-import type { IngestDocument } from '../../src/retrieve/types.js';
+import type { IngestDocument } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { admin, collectionNames, failure, url } from './helpers.js';
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Candidate } from '../../src/core/schemas.js';
+import type { Candidate } from '../../src/index.js';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import type { SearchMode, SearchRequest } from '../../src/retrieve/types.js';
+import { MemoryHybridStore } from '../../src/index.js';
+import type { SearchMode, SearchRequest } from '../../src/index.js';
 import { TopicEmbeddings, topicCorpus } from '../helpers/topic-embeddings.js';
 import { collectionNames, url } from './helpers.js';
 

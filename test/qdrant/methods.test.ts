@@ -3,7 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { QdrantHybridStore, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
-import type { IngestDocument, SearchMode } from '../../src/retrieve/types.js';
+import type { IngestDocument, SearchMode } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { DistinctEmbeddings, NamedEmbeddings, admin, collectionNames, failure, url } from './helpers.js';
 

@@ -2,8 +2,8 @@
 // QdrantHybridStore on the Qdrant engine (or a real server with QDRANT_URL).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import type { Filter, GetChunksRequest, IngestDocument, RankedChunk, SearchRequest } from '../../src/retrieve/types.js';
+import { MemoryHybridStore } from '../../src/index.js';
+import type { Filter, GetChunksRequest, IngestDocument, RankedChunk, SearchRequest } from '../../src/index.js';
 import { DistinctEmbeddings, clock, collectionNames, url } from './helpers.js';
 
 const collection = collectionNames('parity')('stores');

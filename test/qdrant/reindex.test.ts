@@ -3,9 +3,9 @@
 // old collection.
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { LitmPackErrorCode } from '../../src/base/errors.js';
+import type { LitmPackErrorCode } from '../../src/index.js';
 import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
-import type { IngestDocument } from '../../src/retrieve/types.js';
+import type { IngestDocument } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { admin, failure, url, wrapClient } from './helpers.js';
 

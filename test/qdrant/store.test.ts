@@ -4,12 +4,12 @@ import { TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
+import { CandidateSchema, type Candidate } from '../../src/index.js';
 import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
-import { encodeBm25Document } from '../../src/tokenize/bm25.js';
-import { chunkDocument } from '../../src/retrieve/chunk.js';
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/retrieve/types.js';
+import { encodeBm25Document } from '../../src/index.js';
+import { chunkDocument } from '../../src/index.js';
+import { MemoryHybridStore } from '../../src/index.js';
+import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
 
