@@ -12,7 +12,7 @@ export const MAX_METADATA_DEPTH = 32;
 export const MAX_METADATA_SIZE = 1_048_576;
 
 /**
- * What is wrong with `metadata` against the limits, or null when it is within them. Iterative, and stops at
+ * What is wrong with `metadata` against the limits (or a value JSON cannot carry), or null when it is within them. Iterative, and stops at
  * the first limit crossed, so checking costs at most the limits whatever the input (a cycle counts as
  * nesting without end).
  */
@@ -22,7 +22,12 @@ export function metadataLimitProblem(metadata: unknown): string | null {
   while (stack.length > 0) {
     const { value, depth } = stack.pop()!;
     if (typeof value === 'string') size += value.length + 2;
-    else if (typeof value === 'number' || typeof value === 'bigint') size += String(value).length;
+    else if (typeof value === 'number') size += String(value).length;
+    else if (typeof value === 'bigint' || typeof value === 'function' || typeof value === 'symbol') {
+      // Metadata is carried as JSON (canonical JSON, the pack's hash, saved stores): refused here, whatever the
+      // candidate's rank, rather than failing later only when its item is kept.
+      return `metadata holds a ${typeof value}, which JSON cannot carry; convert it to a number or a string`;
+    }
     else if (typeof value === 'boolean') size += value ? 4 : 5;
     else if (value === null || value === undefined) size += 4;
     else if (typeof value === 'object') {

@@ -78,7 +78,8 @@ export function suggestKey(unknown: string, known: readonly string[]): string | 
 export function describeUnknownKeys(keys: readonly string[], known: readonly string[], aliases: Readonly<Record<string, string>> = {}): string {
   return keys
     .map((key) => {
-      const hint = aliases[key] ?? suggestKey(key, known);
+      // Own entries only: `constructor` is not an alias of anything.
+      const hint = (Object.hasOwn(aliases, key) ? aliases[key] : undefined) ?? suggestKey(key, known);
       return `unknown option "${key}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`;
     })
     .join('; ');

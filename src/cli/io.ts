@@ -3,10 +3,11 @@ import { readFile } from 'node:fs/promises';
 import { LitmPackError } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
+import { visible, visibleLine } from './terminal.js';
 
 /** One line on stderr that does not stop the command. */
 export function warn(message: string): void {
-  process.stderr.write(`litm-pack: ${message}\n`);
+  process.stderr.write(`litm-pack: ${visibleLine(message)}\n`);
 }
 
 export async function readStdin(): Promise<string> {
@@ -31,13 +32,13 @@ export function printPack(pack: Pack, json: boolean): void {
     process.stdout.write(`${toCanonicalJson(pack)}\n`);
     return;
   }
-  process.stdout.write(`${pack.context}\n\n`);
+  process.stdout.write(`${visible(pack.context)}\n\n`);
   process.stdout.write(`Citations (${pack.budget.usedTokens}/${pack.budget.maxTokens} ${pack.budget.encoding} tokens, confidence ${pack.coverage.confidence}):\n`);
   for (const c of pack.citations) {
     const where = [c.version ? `version ${c.version}` : '', c.span ? `chars ${c.span.start}-${c.span.end}` : '', c.section?.length ? `§ ${c.section.join(' > ')}` : '']
       .filter(Boolean)
       .join(', ');
-    process.stdout.write(`  [${c.ref}] ${c.sourceId}${where ? ` (${where})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);
+    process.stdout.write(`  [${c.ref}] ${visibleLine(c.sourceId)}${where ? ` (${visibleLine(where)})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);
   }
   if (pack.degraded.length > 0) {
     process.stdout.write(`Degraded: ${pack.degraded.map((d) => `${d.stage} (${d.code})`).join(', ')}; the pack was built without them\n`);

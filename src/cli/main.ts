@@ -18,6 +18,7 @@ import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
 import { remedyFor } from '../service/errors.js';
+import { visibleLine } from './terminal.js';
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
 export const USAGE_EXIT_CODE = 2;
@@ -77,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     if (isLitmPackError(error)) {
-      process.stderr.write(`litm-pack: ${remedyFor(error, 'cli') ?? error.message}\n`);
+      process.stderr.write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
       return ERROR_SURFACES[error.code]?.exit ?? UNEXPECTED_EXIT_CODE;
     }
     process.stderr.write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);

@@ -48,11 +48,19 @@ const UNSUPPORTED_MATCH = ['text', 'text_any', 'phrase', 'prefix'];
  * Throws `unsupported_filter` naming the unsupported part, or `invalid_input` for a malformed filter.
  */
 export function validateFilter(filter: unknown): Filter {
-  checkFilter(filter, 'filter');
+  checkFilter(filter, 'filter', 1);
   return filter as Filter;
 }
 
-function checkFilter(value: unknown, path: string): void {
+/**
+ * Levels of nested filters a caller's filter may have. Real filters nest a few levels; without a bound, one
+ * nested thousands deep overflows the stack of every recursive reader (this check, the stores' evaluation,
+ * canonical JSON) and costs time quadratic in its depth.
+ */
+export const MAX_FILTER_DEPTH = 32;
+
+function checkFilter(value: unknown, path: string, depth: number): void {
+  if (depth > MAX_FILTER_DEPTH) invalid(`filter is nested deeper than ${MAX_FILTER_DEPTH} levels of must/should/must_not; flatten it`);
   if (!isPlainObject(value)) invalid(`${path} must be an object with must/should/must_not`);
   for (const key of Object.keys(value)) {
     if ((CLAUSES as readonly string[]).includes(key)) continue;
@@ -67,12 +75,12 @@ function checkFilter(value: unknown, path: string): void {
       invalid(`${path}.should is an empty list: leave it out, or give at least one condition`);
     }
     list.forEach((condition, index) =>
-      checkCondition(condition, Array.isArray(conditions) ? `${path}.${clause}[${index}]` : `${path}.${clause}`),
+      checkCondition(condition, Array.isArray(conditions) ? `${path}.${clause}[${index}]` : `${path}.${clause}`, depth),
     );
   }
 }
 
-function checkCondition(value: unknown, path: string): void {
+function checkCondition(value: unknown, path: string, depth: number): void {
   if (!isPlainObject(value)) invalid(`${path} must be a condition object`);
   if ('key' in value) {
     checkFieldCondition(value, path);
@@ -82,7 +90,7 @@ function checkCondition(value: unknown, path: string): void {
     if (name in value) unsupported(`${path}.${name}`, `the "${name}" condition is not supported`);
   }
   // Anything else must be a nested filter (Qdrant treats `{}` as a filter that matches everything).
-  checkFilter(value, path);
+  checkFilter(value, path, depth + 1);
 }
 
 function checkFieldCondition(value: Record<string, unknown>, path: string): void {

@@ -127,28 +127,23 @@ const NUMBER = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
  * number`). Lists are comma-separated and may also be repeated (`pins=a,b&pins=c`).
  */
 export function decodeQuery(query: unknown, kinds: Readonly<Record<string, Kind>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (typeof query !== 'object' || query === null) return out;
-  for (const [name, raw] of Object.entries(query as Record<string, unknown>)) {
-    const kind = kinds[name];
+  if (typeof query !== 'object' || query === null) return {};
+  // Own keys only, and entries rather than assignment: `constructor` or `__proto__` in a query string are
+  // parameters like any other (unknown ones, refused by name), never the object's own machinery.
+  const decoded = Object.entries(query as Record<string, unknown>).map(([name, raw]): [string, unknown] => {
+    const kind = Object.hasOwn(kinds, name) ? kinds[name] : undefined;
     if (kind === 'list') {
       const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => String(value).split(','));
-      out[name] = parts.map((part) => part.trim()).filter((part) => part !== '');
-      continue;
+      return [name, parts.map((part) => part.trim()).filter((part) => part !== '')];
     }
-    if (Array.isArray(raw) || typeof raw !== 'string' || kind === undefined) {
-      out[name] = raw;
-      continue;
+    if (Array.isArray(raw) || typeof raw !== 'string' || kind === undefined) return [name, raw];
+    if (kind === 'number') return [name, NUMBER.test(raw) ? Number(raw) : raw];
+    if (kind === 'boolean') return [name, raw === 'true' ? true : raw === 'false' ? false : raw];
+    try {
+      return [name, JSON.parse(raw) as unknown];
+    } catch {
+      return [name, raw];
     }
-    if (kind === 'number') out[name] = NUMBER.test(raw) ? Number(raw) : raw;
-    else if (kind === 'boolean') out[name] = raw === 'true' ? true : raw === 'false' ? false : raw;
-    else {
-      try {
-        out[name] = JSON.parse(raw) as unknown;
-      } catch {
-        out[name] = raw;
-      }
-    }
-  }
-  return out;
+  });
+  return Object.fromEntries(decoded);
 }

@@ -30,6 +30,11 @@ export const ServerOptionsSchema = z.strictObject({
   rateLimit: z.union([z.literal(false), RateLimitSchema]).default({ perClient: 3, global: 10, windowMs: 1000 }),
   /** Largest request body in bytes. */
   bodyLimit: z.number().int().positive().default(DEFAULT_BODY_LIMIT),
+  /**
+   * A request whose headers and body have not all arrived after this long is answered 408 and its connection
+   * closed, so slow senders cannot hold sockets open (Node's own default is five minutes).
+   */
+  requestTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
   /** Defaults and limits of the requests (budgets, pins, clusters, query length...). */
   limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null).optional(),
   /** Where the request log goes, one JSON line per request; `false` for none. */

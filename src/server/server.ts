@@ -5,6 +5,7 @@
  * limit, one JSON log line per request (request-log.ts), and a graceful close.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { createServer as createHttpServer } from 'node:http';
 import { parseOrThrow } from '../base/errors.js';
 import { resolveLimits } from '../service/limits.js';
 import type { ServiceContext } from '../service/service.js';
@@ -35,6 +36,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const app = Fastify({
     logger: false,
     bodyLimit: config.bodyLimit,
+    // Node checks request deadlines on an interval (30 s by default): checked often enough for the deadline to hold.
+    serverFactory: (handler) =>
+      createHttpServer({ requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs) }, handler),
     // Close idle keep-alive sockets on close(); requests in flight finish first.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

@@ -154,6 +154,8 @@ async function findFiles(
       throw notFound(given, error);
     }
     if (info.isDirectory()) await walk(given, real, real, given);
+    // A FIFO, socket or device named like a document would block the read (or never end).
+    else if (!info.isFile()) skip({ path: given, reason: 'not-a-file', message: 'not a regular file (a FIFO, socket or device)' });
     else if (readable(given)) addFile(given, real, given);
     else skip({ path: given, reason: 'extension', message: `not ${extensions.join(', ')}` });
   }
@@ -204,17 +206,19 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
   const documents: IngestDocument[] = [];
   for (const [index, file] of found.entries()) {
     throwIfAborted(opts.signal);
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(file.path);
-    } catch (error) {
-      throw notFound(file.path, error);
+    const bytes = await readSteady(file.path);
+    if (bytes === null) {
+      skip({ path: file.path, reason: 'changing', message: 'the file changed while it was read; ingest it again once it is written' });
+      opts.onProgress?.(index + 1, found.length);
+      continue;
     }
     const extension = extname(file.path).toLowerCase();
     const loader = byExtension.get(extension)!;
     const result = await loader.load({ path: file.path, sourceId: sourceIdOf(file.path, file.given, base), extension, bytes }, { signal: opts.signal });
     if ('skip' in result) skip({ path: file.path, ...result.skip });
-    else documents.push(...result.documents.map((doc) => withDefaults(doc, opts)));
+    else if (result.documents.every((doc) => !hasText(doc.text))) {
+      skip({ path: file.path, reason: 'empty', message: 'no text to index (only headings, front matter or blank lines)' });
+    } else documents.push(...result.documents.filter((doc) => hasText(doc.text)).map((doc) => withDefaults(doc, opts)));
     opts.onProgress?.(index + 1, found.length);
   }
   if (opts.strict && skipped.length > 0) {
@@ -229,6 +233,30 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
   }
   // The same checks the stores make, before any store is touched.
   return parseIngestDocuments(documents);
+}
+
+/**
+ * A file's bytes, read while it holds still: its size and modification time are the same before and after the
+ * read, and the size is what was read. A file being written (a copy in progress, an editor saving) is read
+ * again once; null when it is still changing.
+ */
+async function readSteady(path: string): Promise<Uint8Array | null> {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const before = await stat(path);
+      const bytes = await readFile(path);
+      const after = await stat(path);
+      if (before.size === after.size && before.mtimeMs === after.mtimeMs && bytes.length === after.size) return bytes;
+    } catch (error) {
+      throw notFound(path, error);
+    }
+  }
+  return null;
+}
+
+/** Whether a document holds anything to index besides markdown headings and blank lines (what chunking keeps). */
+function hasText(text: string): boolean {
+  return /\S/u.test(text.replace(/^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$/gmu, ''));
 }
 
 /** The options' clusters and kind on a document (its own clusters kept, its own kind first). */
@@ -249,6 +277,9 @@ const COUNTED: Record<string, (n: number) => string> = {
   'dangling-link': (n) => count(n, 'dangling symlink'),
   'link-loop': (n) => count(n, 'looping symlink'),
   'outside-root': (n) => `${count(n, 'symlink')} leading outside the folders given`,
+  'not-a-file': (n) => `${n} not a regular file`,
+  changing: (n) => `${n} changing while read`,
+  empty: (n) => `${n} with no text to index`,
   extension: (n) => `${n} of a kind no loader reads`,
 };
 

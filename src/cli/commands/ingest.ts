@@ -5,6 +5,7 @@ import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
 import { describeSkipped, loadDocuments, sourceScope, type SkippedFile } from '../../sources/load.js';
 import { warn } from '../io.js';
+import { visible } from '../terminal.js';
 import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
 import { loadOrCreateStore, openQdrant } from '../stores.js';
@@ -150,6 +151,6 @@ export function registerIngest(program: Command): void {
     .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
     .action(async (paths: string[], flags: IngestFlags) => {
       if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
-      process.stdout.write(`${await ingest(paths, flags)}\n`);
+      process.stdout.write(`${visible(await ingest(paths, flags))}\n`);
     });
 }

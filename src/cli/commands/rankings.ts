@@ -6,11 +6,12 @@ import { requestSchemas } from '../../service/requests.js';
 import { serveRankings } from '../../service/service.js';
 import { jsonFilter, list, numeric, serviceRequest, storeOption, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
+import { visibleLine } from '../terminal.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
 
 function printRankings(rankings: Rankings): void {
-  const cell = (entry: RankedChunk | undefined) => (entry === undefined ? '' : `${entry.id} ${entry.score.toPrecision(4)}`);
+  const cell = (entry: RankedChunk | undefined) => (entry === undefined ? '' : `${visibleLine(entry.id)} ${entry.score.toPrecision(4)}`);
   const arms: [string, RankedChunk[] | null][] = [
     ['fused', rankings.fused],
     ['dense', rankings.dense],

@@ -6,6 +6,7 @@ import type { DeleteSourcesResult, Store } from '../../retrieve/types.js';
 import { storeOption } from '../options.js';
 import { openStore, storeFile } from '../stores.js';
 import { count } from './ingest.js';
+import { visibleLine } from '../terminal.js';
 
 /** Removes sources from a store and, for the embedded store, saves it. */
 export async function removeSources(store: Store, spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
@@ -39,8 +40,9 @@ export function registerRemove(program: Command): void {
     const result = await removeSources(store, flags.store, sources);
     const unique = new Set(sources).size;
     process.stdout.write(
-      `Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
-        `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.\n`,
+      visibleLine(`Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
+        `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.`,
+      ) + '\n',
     );
   });
 }

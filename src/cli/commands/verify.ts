@@ -5,6 +5,7 @@ import { requestSchemas } from '../../service/requests.js';
 import { serveVerify } from '../../service/service.js';
 import { VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
 import { readStdin, readUserFile } from '../io.js';
+import { visibleLine } from '../terminal.js';
 import { list, serviceRequest, storeOption } from '../options.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
@@ -79,7 +80,7 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
   const title = [`Pack ${packIndex}`, typeof packHash === 'string' ? `sha256:${packHash.slice(0, 12)}` : '', typeof query === 'string' ? `"${shorten(query, 60)}"` : '']
     .filter(Boolean)
     .join('  ');
-  if (several || checks.length === 0) process.stdout.write(`${title}\n`);
+  if (several || checks.length === 0) process.stdout.write(`${visibleLine(title)}\n`);
   const rows = checks.map((c) => {
     let note = '';
     if (c.status === 'moved') note = `now at ${spanText(c.span)}`;
@@ -87,7 +88,7 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
       note = c.closest === null ? 'closest passage unknown (no cited text)' : `closest ${spanText(c.closest.span)} (score ${c.closest.score.toFixed(2)}): "${shorten(c.closest.text, 60)}"`;
     }
     if (c.status === 'missing') note = 'source not found';
-    return [c.ref === null ? '-' : `[${c.ref}]`, c.status, c.sourceId, `${c.citedVersion ?? '-'} → ${c.currentVersion ?? '-'}`, spanText(c.citedSpan), note];
+    return [c.ref === null ? '-' : `[${c.ref}]`, c.status, c.sourceId, `${c.citedVersion ?? '-'} → ${c.currentVersion ?? '-'}`, spanText(c.citedSpan), note].map(visibleLine);
   });
   const header = ['ref', 'status', 'source', 'version', 'span', ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
