@@ -162,7 +162,9 @@ describe('every route and tool answers each caller as if restricted documents th
     for (const probe of PROBES) {
       const answer = await ask(full, probe, bearer('not-a-configured-key-0000'));
       expect(answer.status).toBe(401);
-      expect(JSON.parse(answer.body)).toMatchObject({ code: 'unauthorized' });
+      const body = JSON.parse(answer.body) as { code?: string; error?: { data?: { code?: string } } };
+      // On /mcp the refusal is a JSON-RPC error carrying the same body.
+      expect(body.code ?? body.error?.data?.code).toBe('unauthorized');
     }
   });
 });
@@ -170,7 +172,7 @@ describe('every route and tool answers each caller as if restricted documents th
 describe('principals go into the store query', () => {
   it('every search carries the caller\'s principals ([] for anonymous), never undefined (which would mean everything)', async () => {
     const inner = await fixtureStore({ restricted: true });
-    const seen: (readonly string[] | undefined)[] = [];
+    const seen: (readonly string[] | 'all' | undefined)[] = [];
     const recording: Store = {
       addDocuments: (docs) => inner.addDocuments(docs),
       search: (request) => {

@@ -54,13 +54,13 @@ describe('MemoryHybridStore diversity', () => {
   it('spreads near duplicates over topics, keeps the mode\'s score, and agrees with rankings()', async () => {
     const store = new MemoryHybridStore({ embeddings: new TopicEmbeddings() });
     await store.addDocuments(topicCorpus());
-    const plain = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 5 });
-    const diverse = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, diversity: 0.8 });
+    const plain = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, principals: 'all' });
+    const diverse = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, diversity: 0.8, principals: 'all' });
     expect(new Set(plain.map((c) => c.sourceId!.split('-')[0])).size).toBe(1);
     expect(new Set(diverse.map((c) => c.sourceId!.split('-')[0])).size).toBeGreaterThanOrEqual(3);
-    const wide = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 50 });
+    const wide = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 50, principals: 'all' });
     for (const c of diverse) expect(c.score).toBe(wide.find((w) => w.id === c.id)!.score);
-    const rankings = await store.rankings({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, diversity: 0.8 });
+    const rankings = await store.rankings({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, diversity: 0.8, principals: 'all' });
     expect(rankings.fused.map((r) => r.id)).toEqual(diverse.map((c) => c.id));
   });
 

@@ -172,7 +172,7 @@ describe('one ingest path', () => {
     });
     const cliStore = join(work, 'front-store');
     expect((await runCli(['ingest', 'front', '--store', cliStore, '--quiet'], undefined, { cwd: work })).code).toBe(0);
-    const [chunk] = await (await MemoryHybridStore.load(join(cliStore, 'store.json'))).getChunks({ sourceIds: ['front/leave.md'] });
+    const [chunk] = await (await MemoryHybridStore.load(join(cliStore, 'store.json'))).getChunks({ sourceIds: ['front/leave.md'], principals: 'all' });
     expect(chunk).toMatchObject({ sourceId: 'front/leave.md', title: 'Parental leave', version: '2.10', url: 'https://intranet.example/leave', timestamp: '2024-03-15', acl: ['hr'], clusters: ['handbook'], kind: 'insight' });
   });
 

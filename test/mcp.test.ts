@@ -123,10 +123,17 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       expect(properties.diversity).toMatchObject({ minimum: 0, maximum: 1 });
       expect(properties.rerank).toMatchObject({ type: 'boolean' });
     }
-    for (const name of ['assemble_bundle', 'get_briefing', 'pack_candidates']) {
-      expect(tools.find((t) => t.name === name)?.outputSchema?.required).toContain('degraded');
+    // Each output schema is the answer or the one error body every refusal carries.
+    type Alternative = { required?: string[]; properties?: Record<string, unknown> };
+    const alternatives = (name: string) => (tools.find((t) => t.name === name)?.outputSchema as { anyOf?: Alternative[] } | undefined)?.anyOf ?? [];
+    for (const name of TOOLS) {
+      expect(alternatives(name)).toHaveLength(2);
+      expect(Object.keys(alternatives(name)[1]?.properties ?? {}).sort()).toEqual(['code', 'error', 'issues']);
     }
-    expect(Object.keys(tools.find((t) => t.name === 'get_rag_context')?.outputSchema?.properties ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
+    for (const name of ['assemble_bundle', 'get_briefing', 'pack_candidates']) {
+      expect(alternatives(name)[0]?.required).toContain('degraded');
+    }
+    expect(Object.keys(alternatives('get_rag_context')[0]?.properties ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
   });
 
   it('answers every tool with structured content that validates against its output schema', async () => {
@@ -469,7 +476,8 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
         ['verify_citations', { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] }],
       ] as const) {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-        expect(result.structuredContent).toBeUndefined();
+        // One shape for every refusal: the error body as structured content and as the text.
+        expect(result.structuredContent).toEqual(errorBody(result));
         expect(errorBody(result)).toEqual({ error: 'The store could not answer (connection_failed); try again later', code: 'connection_failed', issues: [] });
       }
     } finally {

@@ -230,6 +230,7 @@ describe('filters and access control inside the search', () => {
       text: 'cookies oven oil',
       mode: 'lexical',
       filter: { must_not: [{ key: 'metadata.topic', match: { value: 'baking' } }] },
+      principals: 'all',
     });
     // merger.md has no topic, so must_not holds for it too
     expect(notBaking.map((c) => c.sourceId).sort()).toEqual(['cars.md', 'merger.md']);
@@ -257,10 +258,13 @@ describe('filters and access control inside the search', () => {
     expect(results[0]!.sourceId).toBe('cookies.md');
   });
 
-  it('does not apply an ACL when no principals are given', async () => {
+  it('reads anonymously when no principals are given; principals "all" is the full view', async () => {
     const { store } = await embeddedStore();
-    const results = await store.search({ text: 'BLUEBIRD', mode: 'lexical' });
-    expect(results[0]!.sourceId).toBe('merger.md');
+    const anonymous = await store.search({ text: 'BLUEBIRD merger', mode: 'lexical' });
+    expect(anonymous.some((c) => c.sourceId === 'merger.md')).toBe(false);
+    expect(anonymous).toEqual(await store.search({ text: 'BLUEBIRD merger', mode: 'lexical', principals: [] }));
+    const all = await store.search({ text: 'BLUEBIRD', mode: 'lexical', principals: 'all' });
+    expect(all[0]!.sourceId).toBe('merger.md');
   });
 
   it('with idfCorpus "visible", restricted chunks do not move the scores of visible ones', async () => {

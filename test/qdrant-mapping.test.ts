@@ -155,7 +155,7 @@ describe('hybrid request', () => {
       fusion: { method: 'dbsf' },
       prefetchLimit: 7,
     });
-    await store.search({ text: 'sourdough bread', limit: 3, fusion: { method: 'rrf', k: 5, weights: { dense: 1, lexical: 3 } } });
+    await store.search({ text: 'sourdough bread', limit: 3, fusion: { method: 'rrf', k: 5, weights: { dense: 1, lexical: 3 } }, principals: 'all' });
     const body = seen[0] as { searches: Record<string, unknown>[] };
     expect(body.searches[0]!.query).toEqual({ rrf: { k: 5, weights: [1, 3] } });
     const prefetch = body.searches[0]!.prefetch as Record<string, unknown>[];
@@ -195,7 +195,7 @@ describe('dense and lexical requests', () => {
     const embeddings = new FakeEmbeddings({ dimension: 4 });
     const store = new QdrantHybridStore({ client, collection: 'docs', embeddings });
     const dense = await store.search({ text: 'leave', mode: 'dense', principals: ['hr'] });
-    const lexical = await store.search({ text: 'leave', mode: 'lexical', limit: 3 });
+    const lexical = await store.search({ text: 'leave', mode: 'lexical', limit: 3, principals: 'all' });
     expect(queries).toEqual([
       {
         query: embeddings.embed('leave'),
@@ -243,14 +243,14 @@ describe('filters', () => {
   });
 
   it('keeps empty must and must_not clauses as they are', () => {
-    expect(buildSearchFilter({ must: [], must_not: [] }, undefined)).toEqual({ must: [], must_not: [] });
+    expect(buildSearchFilter({ must: [], must_not: [] }, 'all')).toEqual({ must: [], must_not: [] });
   });
 
   it('normalises single conditions to lists', () => {
-    expect(buildSearchFilter({ must: { key: 'n', range: { gte: 1, lt: 5 } } }, undefined)).toEqual({
+    expect(buildSearchFilter({ must: { key: 'n', range: { gte: 1, lt: 5 } } }, 'all')).toEqual({
       must: [{ key: 'n', range: { gte: 1, lt: 5 } }],
     });
-    expect(buildSearchFilter(undefined, undefined)).toBeUndefined();
+    expect(buildSearchFilter(undefined, 'all')).toBeUndefined();
     expect(buildSearchFilter({ must_not: [{ key: 'k', match: { except: [1, 2] } }] }, [])).toEqual({
       must: [{ must_not: [{ key: 'k', match: { except: [1, 2] } }] }, { must: [{ is_empty: { key: 'acl' } }] }],
     });
@@ -273,8 +273,11 @@ describe('modes', () => {
       },
     });
     const store = new QdrantHybridStore({ client, collection: 'docs' });
-    await store.search({ text: 'cookies' });
+    await store.search({ text: 'cookies', principals: 'all' });
     expect(queries).toEqual([{ query: encodeBm25Query('cookies'), using: 'bm25', limit: 10, with_payload: true, with_vector: false }]);
+    // Without principals a search is anonymous: the ACL filter is inside the query.
+    await store.search({ text: 'cookies' });
+    expect(queries[1]).toMatchObject({ filter: { must: [{ is_empty: { key: 'acl' } }] } });
     const error = expectCode(await rejection(store.search({ text: 'cookies', mode: 'dense' })), 'unsupported_mode');
     expect(error.message).toMatch(/embeddings/);
   });

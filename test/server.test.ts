@@ -238,7 +238,10 @@ describe('bad requests', () => {
       });
       expect(response.statusCode).toBe(bad.status);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-      const body = json(response.body) as { error: string; code: string; issues: unknown[] };
+      // On /mcp the same body is the data of a JSON-RPC error.
+      const answer = json(response.body) as { error: unknown; jsonrpc?: string };
+      const body = (bad.url === '/mcp' ? (answer.error as { data: unknown }).data : answer) as { error: string; code: string; issues: unknown[] };
+      if (bad.url === '/mcp') expect(answer).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: body.error } });
       expect(Object.keys(body).sort()).toEqual(['code', 'error', 'issues']);
       expect(body.code).toBe(bad.code);
       if (bad.message !== undefined) expect(body.error).toMatch(bad.message);
@@ -526,37 +529,39 @@ describe('rate limits', () => {
     }
   });
 
-  it('defaults to 3 requests per second per client and 10 overall', async () => {
+  it('defaults to 30 calls per second per caller and 200 overall', async () => {
     const defaults = await createServer({ store, apiKeys: fixtureKeys() });
     try {
-      // Four clients (three keys and the anonymous caller), three requests each, all within one second.
-      const clients = [{}, bearer(KEYS.alice), bearer(KEYS.bob), bearer(KEYS.carol)];
-      const statuses: number[] = [];
-      for (let round = 0; round < 3; round += 1) {
-        for (const headers of clients) statuses.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers })).statusCode);
+      // One caller: 30 pass, the 31st is refused.
+      const one: number[] = [];
+      for (let i = 0; i < 31; i += 1) one.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode);
+      expect(one).toEqual([...Array(30).fill(200), 429]);
+      expect(json((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).body).error).toMatch(/at most 30 per 1000 ms/);
+      // Six more callers (other addresses), 30 each: the global 200 runs out (alice's 30 calls that passed count too).
+      const all: number[] = [];
+      for (let client = 0; client < 6; client += 1) {
+        for (let i = 0; i < 30; i += 1) all.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', remoteAddress: `10.0.0.${client + 1}` })).statusCode);
       }
-      expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
-      const fourth = await defaults.inject({ method: 'GET', url: '/api/openapi.json' });
-      expect(fourth.statusCode).toBe(429);
-      expect(json(fourth.body).error).toMatch(/at most (3|10) per 1000 ms/);
+      expect(all.filter((status) => status === 200)).toHaveLength(200 - 30);
+      expect(all.slice(200 - 30).every((status) => status === 429)).toBe(true);
     } finally {
       await defaults.close();
     }
   });
 
-  it('counts MCP tool calls at /mcp (429 with Retry-After), not the protocol\'s other messages', async () => {
-    const limited = await createServer({ store, rateLimit: { perClient: 2, global: 100, windowMs: 60_000 } });
+  it('counts every JSON-RPC call at /mcp, tools/list too (429 with Retry-After, as a JSON-RPC error)', async () => {
+    const limited = await createServer({ store, rateLimit: { perClient: 3, global: 100, windowMs: 60_000 } });
     const rpc = (id: number, method: string, params: unknown = {}) =>
       limited.inject({ method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id, method, params } });
     try {
       const call = (id: number) => rpc(id, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds' } });
       expect((await call(1)).statusCode).toBe(200);
-      for (let i = 0; i < 3; i += 1) expect((await rpc(10 + i, 'tools/list')).statusCode).toBe(200);
+      expect((await rpc(10, 'tools/list')).statusCode).toBe(200);
       expect((await call(2)).statusCode).toBe(200);
-      const third = await call(3);
-      expect(third.statusCode).toBe(429);
-      expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
-      expect(json(third.body)).toMatchObject({ code: 'rate_limited' });
+      const fourth = await rpc(11, 'tools/list');
+      expect(fourth.statusCode).toBe(429);
+      expect(Number(fourth.headers['retry-after'])).toBeGreaterThan(0);
+      expect(json(fourth.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'rate_limited' } } });
     } finally {
       await limited.close();
     }

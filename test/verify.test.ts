@@ -19,7 +19,7 @@ const docs: IngestDocument[] = [
 ];
 
 async function packOf(store: MemoryHybridStore, query: string) {
-  const candidates = await store.search({ text: query, mode: 'lexical', limit: 20 });
+  const candidates = await store.search({ text: query, mode: 'lexical', limit: 20, principals: 'all' });
   return packBundle({ query, candidates, maxTokens: 2000 });
 }
 
@@ -37,7 +37,7 @@ const bySpanText = (pack: Awaited<ReturnType<typeof fixture>>['pack'], needle: s
 describe('verifyCitations', () => {
   it('grades an unchanged corpus current, with the span and both versions', async () => {
     const { store, pack } = await fixture();
-    const checks = await verifyCitations({ store, pack });
+    const checks = await verifyCitations({ store, pack, principals: 'all' });
     expect(checks).toHaveLength(pack.citations.length);
     for (const [i, check] of checks.entries()) {
       CitationCheckSchema.parse(check);
@@ -53,7 +53,7 @@ describe('verifyCitations', () => {
       .replace('Gift cards are never refunded under any circumstances.', 'Gift cards are refunded as store credit under any circumstances.');
     await store.addDocuments([{ id: 'policy.md', version: 'v2', text: edited }]);
     await store.deleteSources(['legal.md']);
-    const checks = await verifyCitations({ store, pack });
+    const checks = await verifyCitations({ store, pack, principals: 'all' });
     const of = (needle: string) => checks[bySpanText(pack, needle).ref - 1]!;
 
     const moved = of('within 14 days');
@@ -89,11 +89,11 @@ describe('verifyCitations', () => {
   it('takes bare citations: the hash alone decides current and moved; without the text no closest passage', async () => {
     const { store, pack } = await fixture();
     const citations = pack.citations.map(({ ref, ...rest }) => rest);
-    expect((await verifyCitations({ store, citations })).map((c) => [c.status, c.ref])).toEqual(citations.map(() => ['current', null]));
+    expect((await verifyCitations({ store, citations, principals: 'all' })).map((c) => [c.status, c.ref])).toEqual(citations.map(() => ['current', null]));
     await store.addDocuments([
       { id: 'policy.md', version: 'v2', text: `Preface.\n\n${policy.replace('two working days', 'three working days')}` },
     ]);
-    const checks = await verifyCitations({ store, citations });
+    const checks = await verifyCitations({ store, citations, principals: 'all' });
     const statuses = checks.map((c) => c.status);
     expect(statuses).toContain('moved');
     const changed = checks.find((c) => c.status === 'changed')!;
@@ -109,7 +109,7 @@ describe('verifyCitations', () => {
   it('takes a citation without a span as current while its chunk is unchanged', async () => {
     const { store, pack } = await fixture();
     const citations = pack.citations.map(({ span: _span, ...rest }) => rest);
-    const checks = await verifyCitations({ store, citations });
+    const checks = await verifyCitations({ store, citations, principals: 'all' });
     expect(checks.map((c) => c.status)).toEqual(citations.map(() => 'current'));
     expect(checks.map((c) => c.span)).toEqual(pack.citations.map((c) => c.span));
   });
@@ -119,7 +119,7 @@ describe('verifyCitations', () => {
     await store.addDocuments([{ id: 'a.md', version: 'v1', text: 'Refunds take 14 days.' }]);
     const pack = await packOf(store, 'refunds');
     await store.addDocuments([{ id: 'a.md', version: 'v2', text: 'Refunds take 21 days.' }]);
-    const [check] = await verifyCitations({ store, pack });
+    const [check] = await verifyCitations({ store, pack, principals: 'all' });
     expect(check!.status).toBe('changed');
     expect(check!.closest!.text).toBe('Refunds take 21 days.');
   });
@@ -135,7 +135,7 @@ describe('verifyCitations', () => {
         return store.getChunks(request);
       },
     };
-    await verifyCitations({ store: counting, pack });
+    await verifyCitations({ store: counting, pack, principals: 'all' });
     expect(calls.map((c) => c.join()).sort()).toEqual(['legal.md', 'policy.md']);
   });
 

@@ -228,6 +228,7 @@ export interface RetrieveFlags extends PackFlags, EmbeddingsFlags {
   mode?: string;
   limit?: string;
   principals?: string[];
+  allPrincipals?: boolean;
   filter?: Record<string, unknown>;
   json?: boolean;
   diversity?: string;
@@ -238,7 +239,8 @@ export function retrieveOptions(command: Command, limits: ServiceLimits = DEFAUL
   return idfCorpusOption(embeddingsOptions(storeOption(command)))
     .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
     .option('--limit <n>', `candidates to retrieve before packing (default ${limits.defaultPool}, at most ${limits.maxPool})`)
-    .option('--principals <list>', 'comma-separated principals; only chunks they may read are searched', list)
+    .option('--principals <list>', 'comma-separated principals; only chunks they may read (or without an ACL) are searched (default: anonymous, documents without an ACL only)', list)
+    .option('--all-principals', 'read every document, whatever its ACL (the store\'s owner)')
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--diversity <x>', 'MMR in the store: 0 = pure relevance, 1 = maximum diversity (needs embeddings)')
     .option('--json', 'print the canonical JSON pack');
@@ -247,6 +249,15 @@ export function retrieveOptions(command: Command, limits: ServiceLimits = DEFAUL
 /** The service's retrieval parameters from the flags. */
 export function retrievalParameters(flags: RetrieveFlags): Record<string, unknown> {
   return { mode: flags.mode, limit: numeric(flags.limit), filter: flags.filter, diversity: numeric(flags.diversity) };
+}
+
+/** `--principals` (only what they may read), `--all-principals` (everything), or neither: anonymous. */
+export function principalsFrom(flags: { principals?: string[] | undefined; allPrincipals?: boolean | undefined }): string[] | 'all' {
+  if (flags.allPrincipals === true) {
+    if (flags.principals !== undefined) throw new LitmPackError('invalid_input', '--principals and --all-principals exclude each other: give one');
+    return 'all';
+  }
+  return flags.principals ?? [];
 }
 
 /**
@@ -260,8 +271,7 @@ export async function serviceContext(flags: RetrieveFlags, store?: Store): Promi
   if (embeddings === undefined && store === undefined) noteUnusedVectors(opened);
   return {
     store: opened,
-    // Without --principals the command reads as the store's owner: everything.
-    principals: flags.principals ?? 'all',
+    principals: principalsFrom(flags),
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(rerank === undefined ? {} : { rerank }),
   };

@@ -1,32 +1,45 @@
 /**
- * The MCP tools: each one parses with the service's schema (the SDK validates the arguments against it and
- * advertises it as the tool's input schema), calls the service, and answers a text block plus
- * `structuredContent` that validates against the declared output schema. Errors answer `isError` with the
- * same `{ error, code, issues }` body as the HTTP API.
+ * The MCP tools and resources, on the SDK's protocol server. Each tool parses its arguments with the service's
+ * schema (the same messages as the HTTP API, naming each argument as sent), calls the service, and answers a
+ * text block, a `resource_link` per citation (so an agent can open what it cites), and `structuredContent`
+ * that validates against the output schema it declares. Every refusal, whatever refuses it, is one shape:
+ * `isError` with `{ error, code, issues }` as structured content and as the text. The sources are resources
+ * (`litm://sources/{sourceId}`, resources.ts), read under the caller's principals.
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ContentBlock,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { parseOrThrow } from '../base/errors.js';
+import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema } from '../retrieve/schemas.js';
+import { EmbeddingsSchema, PrincipalsSchema, StoreSchema } from '../retrieve/schemas.js';
+import type { Principals } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas } from '../service/requests.js';
-import { RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
+import { ErrorBodySchema, RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
 import { packageVersion } from '../service/version.js';
 import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
-import { StoreSchema } from '../retrieve/schemas.js';
+import { SOURCE_TEMPLATE, citationUri, listSources, readSource, sourceUri } from './resources.js';
 
 export const McpServerOptionsSchema = z.strictObject({
   store: StoreSchema,
   /**
-   * What this server's caller may read: documents without an ACL, and those whose ACL names one of these.
-   * Default `[]`: documents without an ACL only.
+   * What this server's caller may read: documents without an ACL, and those whose ACL names one of these;
+   * `'all'` for every document (a trusted local agent). Default `[]`: documents without an ACL only.
    */
-  principals: z.array(z.string().min(1)).readonly().default([]),
+  principals: PrincipalsSchema.default([]),
   /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
   limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
   /**
@@ -40,7 +53,7 @@ export const McpServerOptionsSchema = z.strictObject({
    * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
    */
   rerank: RerankStageSchema.optional(),
-  /** Called after every tool call (the HTTP server's request log uses it). */
+  /** Called after every tool call, refused ones too (the HTTP server's request log uses it). */
   onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
 });
 export type McpServerOptions = z.input<typeof McpServerOptionsSchema>;
@@ -50,12 +63,11 @@ export interface ToolCallEvent {
   tool: string;
   /** Absent when the call failed. */
   pack?: Pack;
-  /** The error code when the call failed. */
+  /** The error code when the call failed or was refused. */
   code?: string;
   query?: string;
   latencyMs: number;
 }
-
 
 const CONFIDENCE_ROUTING =
   'Read coverage.confidence before you answer: "strong" → answer from the context and cite blocks as [n]; ' +
@@ -115,131 +127,263 @@ function ragContextSchema(limits: ServiceLimits) {
  */
 export const DEGRADED_META_KEY = 'litm-pack/degraded';
 
+/** A refusal or failure, in the one shape every tool answers it with. */
 function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
   const { body } = errorAnswer(error);
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], body };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: { ...body }, body };
 }
 
 /** The structured content of a pack: the pack itself, as plain JSON. */
 const structured = (pack: Pack) => JSON.parse(toCanonicalJson(pack)) as Record<string, unknown>;
 
+/** A `resource_link` per citation: the cited chunk, readable with `resources/read`. */
+function citationLinks(pack: Pack): ContentBlock[] {
+  return pack.citations.map((citation) => ({
+    type: 'resource_link' as const,
+    uri: citationUri(citation),
+    name: `[${citation.ref}] ${citation.title ?? citation.sourceId}`,
+    mimeType: 'text/plain',
+    description: `The passage cited as [${citation.ref}]: chunk ${citation.chunkId} of ${citation.sourceId}${citation.version === undefined ? '' : `, version ${citation.version}`}`,
+  }));
+}
+
+/** One tool: its listing and how a call with parsed arguments is answered. */
+interface Tool {
+  title: string;
+  description: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  queryOf(args: Record<string, unknown>): string | undefined;
+  call(args: never, context: ServiceContext): Promise<{ pack?: Pack; result: CallToolResult }>;
+}
+
+const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
+
+function toolsOf(limits: ServiceLimits): Map<string, Tool> {
+  const schemas = requestSchemas(limits);
+  const ragSchema = ragContextSchema(limits);
+  const packAnswer = (pack: Pack, text: string, links: boolean) => ({
+    pack,
+    result: { content: [{ type: 'text' as const, text }, ...(links ? citationLinks(pack) : [])], structuredContent: structured(pack) },
+  });
+  return new Map<string, Tool>([
+    [
+      'assemble_bundle',
+      {
+        title: 'Assemble a cited context bundle',
+        description: TOOL_DESCRIPTIONS.assemble_bundle,
+        input: schemas.bundle,
+        output: PackSchema,
+        queryOf: (args) => args.query as string,
+        call: async (args: z.output<typeof schemas.bundle>, context) => {
+          const pack = await serveBundle(args, context);
+          return packAnswer(pack, pack.context, true);
+        },
+      },
+    ],
+    [
+      'get_briefing',
+      {
+        title: 'Get a task briefing',
+        description: TOOL_DESCRIPTIONS.get_briefing,
+        input: schemas.briefing,
+        output: PackSchema,
+        queryOf: (args) => args.prompt as string | undefined,
+        call: async (args: z.output<typeof schemas.briefing>, context) => {
+          const pack = await serveBriefing(args, context, limits);
+          return packAnswer(pack, pack.context, true);
+        },
+      },
+    ],
+    [
+      'get_rag_context',
+      {
+        title: 'Get RAG context',
+        description: TOOL_DESCRIPTIONS.get_rag_context,
+        input: ragSchema,
+        output: RagContextSchema,
+        queryOf: (args) => args.query as string,
+        call: async (args: z.output<typeof ragSchema>, context) => {
+          const { max_tokens, ...rest } = args;
+          const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
+          const rag = ragContextOf(pack);
+          // The answer is exactly its four fields; stages that degraded are told beside it, in _meta.
+          const meta = pack.degraded.length === 0 ? {} : { _meta: { [DEGRADED_META_KEY]: pack.degraded } };
+          return { pack, result: { content: [{ type: 'text', text: rag.context }, ...citationLinks(pack)], structuredContent: { ...rag }, ...meta } };
+        },
+      },
+    ],
+    [
+      'pack_candidates',
+      {
+        title: 'Pack candidates',
+        description: TOOL_DESCRIPTIONS.pack_candidates,
+        input: schemas.pack,
+        output: PackSchema,
+        queryOf: (args) => args.query as string,
+        // The candidates are the caller's own: nothing in the store to link to.
+        call: async (args: z.output<typeof schemas.pack>, context) => {
+          const pack = await servePack(args, context);
+          return packAnswer(pack, toCanonicalJson(pack), false);
+        },
+      },
+    ],
+    [
+      'verify_citations',
+      {
+        title: 'Verify citations',
+        description: TOOL_DESCRIPTIONS.verify_citations,
+        input: schemas.verify,
+        output: VerifyAnswerSchema,
+        queryOf: () => undefined,
+        call: async (args: z.output<typeof schemas.verify>, context) => {
+          const answer = await serveVerify(args, context);
+          const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
+          return { result: { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } } };
+        },
+      },
+    ],
+  ]);
+}
+
+/** The JSON Schemas the tools are listed with, built once. */
+function listingOf(tools: Map<string, Tool>) {
+  // As the SDK lists zod schemas: draft-07, inputs as they are sent, outputs as they are answered.
+  const json = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'draft-7', io }) as Record<string, unknown>;
+  return [...tools].map(([name, tool]) => ({
+    name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: { ...json(tool.input, 'input'), type: 'object' as const },
+    // A refusal's structured content is the error body: the schema says so, so a client validating every
+    // structured result accepts both.
+    outputSchema: { type: 'object' as const, ...json(z.union([tool.output, ErrorBodySchema]), 'output') },
+    annotations: READ_ONLY,
+  }));
+}
+
 /**
- * An MCP server with the litm-pack tools over `store`. Connect it to a transport (stdio, Streamable HTTP).
+ * An MCP server with the litm-pack tools and the corpus as resources, over `store`. Connect it to a transport
+ * (stdio, Streamable HTTP).
  *
  * @example
  * const server = createMcpServer({ store: await MemoryHybridStore.load('.litm-store/store.json') });
  * await server.connect(new StdioServerTransport());
  */
-export function createMcpServer(input: McpServerOptions): McpServer {
+export function createMcpServer(input: McpServerOptions): Server {
   const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
   return mcpServers(options)({ principals: options.principals, ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }) });
 }
 
 /** What differs between the callers of one set of tools: whom they act for, and who hears of each call. */
 export interface McpCaller {
-  principals: readonly string[];
+  principals: Principals | readonly string[];
   onToolCall?: (event: ToolCallEvent) => void;
 }
 
 /**
- * The options checked, the limits resolved and the argument schemas built once; then one MCP server per
+ * The options checked, the limits resolved and the tools and their schemas built once; then one MCP server per
  * caller (the HTTP route makes one per request, bound to the caller's principals).
  */
-export function createMcpServers(input: Omit<McpServerOptions, 'principals' | 'onToolCall'>): (caller: McpCaller) => McpServer {
+export function createMcpServers(input: Omit<McpServerOptions, 'principals' | 'onToolCall'>): (caller: McpCaller) => Server {
   return mcpServers(parseOrThrow(McpServerOptionsSchema, input, 'MCP server options'));
 }
 
-function mcpServers(options: z.output<typeof McpServerOptionsSchema>): (caller: McpCaller) => McpServer {
+function mcpServers(options: z.output<typeof McpServerOptionsSchema>): (caller: McpCaller) => Server {
   const limits = resolveLimits(options.limits);
-  const schemas = requestSchemas(limits);
-  const ragSchema = ragContextSchema(limits);
-  return (caller) => toolServer(options, limits, schemas, ragSchema, caller);
+  const tools = toolsOf(limits);
+  const listing = listingOf(tools);
+  return (caller) => protocolServer(options, tools, listing, caller);
 }
 
-function toolServer(
+function protocolServer(
   options: z.output<typeof McpServerOptionsSchema>,
-  limits: ServiceLimits,
-  schemas: ReturnType<typeof requestSchemas>,
-  ragSchema: ReturnType<typeof ragContextSchema>,
+  tools: Map<string, Tool>,
+  listing: ReturnType<typeof listingOf>,
   caller: McpCaller,
-): McpServer {
+): Server {
+  const principals: Principals = caller.principals === 'all' ? 'all' : [...caller.principals];
   const context: ServiceContext = {
     store: options.store,
-    principals: [...caller.principals],
+    principals,
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
   };
-  const server = new McpServer({ name: 'litm-pack', version: packageVersion() });
+  // Nothing here changes while a session lasts: no list_changed notifications are ever sent, so none are offered.
+  const server = new Server(
+    { name: 'litm-pack', version: packageVersion() },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } } },
+  );
 
-  /** Runs one tool call: the service, the result, the event. */
-  const run = async (tool: string, query: string | undefined, body: () => Promise<{ pack?: Pack; result: CallToolResult }>) => {
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: raw } = request.params;
+    const tool = tools.get(name);
+    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found: the tools are ${[...tools.keys()].join(', ')}`);
     const started = performance.now();
+    const args = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    const query = typeof tool.queryOf(args) === 'string' ? tool.queryOf(args) : undefined;
     try {
-      const { pack, result } = await body();
-      caller.onToolCall?.({ tool, ...(pack === undefined ? {} : { pack }), ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      const parsed = parseRequest(tool.input, raw ?? {});
+      const { pack, result } = await tool.call(parsed as never, { ...context, signal: extra.signal });
+      caller.onToolCall?.({ tool: name, ...(pack === undefined ? {} : { pack }), ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
       return result;
     } catch (error) {
-      const result = errorResult(error);
-      caller.onToolCall?.({ tool, code: result.body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
-      const { body: _body, ...toolResult } = result;
-      return toolResult;
+      // The caller's own cancellation is the protocol's business, not a tool error.
+      if (extra.signal.aborted && !isLitmPackError(error)) throw error;
+      const { body, ...result } = errorResult(error);
+      caller.onToolCall?.({ tool: name, code: body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      return result;
     }
-  };
+  });
 
-  server.registerTool(
-    'assemble_bundle',
-    { title: 'Assemble a cited context bundle', description: TOOL_DESCRIPTIONS.assemble_bundle, inputSchema: schemas.bundle, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (args) =>
-      run('assemble_bundle', args.query, async () => {
-        const pack = await serveBundle(args, context);
-        return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
-      }),
-  );
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: SOURCE_TEMPLATE,
+        name: 'source',
+        title: 'A source of the corpus',
+        description:
+          'The text of a source you may read (source ids as citations name them, percent-encoded), or one chunk of it (chunk: a citation\'s chunkId), or a span (start, end: a citation\'s span). A source you may not read is not found, as one that does not exist.',
+        mimeType: 'text/plain',
+      },
+    ],
+  }));
 
-  server.registerTool(
-    'get_briefing',
-    { title: 'Get a task briefing', description: TOOL_DESCRIPTIONS.get_briefing, inputSchema: schemas.briefing, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (args) =>
-      run('get_briefing', args.prompt, async () => {
-        const pack = await serveBriefing(args, context, limits);
-        return { pack, result: { content: [{ type: 'text', text: pack.context }], structuredContent: structured(pack) } };
-      }),
-  );
+  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
+    const page = await asProtocolError(() => listSources(options.store, principals, request.params?.cursor, extra.signal));
+    return {
+      resources: page.sources.map((source) => ({
+        uri: sourceUri(source.sourceId),
+        name: source.sourceId,
+        ...(source.title === undefined ? {} : { title: source.title }),
+        mimeType: 'text/plain',
+      })),
+      ...(page.next === undefined ? {} : { nextCursor: page.next }),
+    };
+  });
 
-  server.registerTool(
-    'get_rag_context',
-    { title: 'Get RAG context', description: TOOL_DESCRIPTIONS.get_rag_context, inputSchema: ragSchema, outputSchema: RagContextSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (args) =>
-      run('get_rag_context', args.query, async () => {
-        const { max_tokens, ...rest } = args;
-        const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
-        const rag = ragContextOf(pack);
-        // The answer is exactly its four fields; stages that degraded are told beside it, in _meta.
-        const meta = pack.degraded.length === 0 ? {} : { _meta: { [DEGRADED_META_KEY]: pack.degraded } };
-        return { pack, result: { content: [{ type: 'text', text: rag.context }], structuredContent: { ...rag }, ...meta } };
-      }),
-  );
-
-  server.registerTool(
-    'pack_candidates',
-    { title: 'Pack candidates', description: TOOL_DESCRIPTIONS.pack_candidates, inputSchema: schemas.pack, outputSchema: PackSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (args) =>
-      run('pack_candidates', args.query, async () => {
-        const pack = await servePack(args, context);
-        return { pack, result: { content: [{ type: 'text', text: toCanonicalJson(pack) }], structuredContent: structured(pack) } };
-      }),
-  );
-
-  server.registerTool(
-    'verify_citations',
-    { title: 'Verify citations', description: TOOL_DESCRIPTIONS.verify_citations, inputSchema: schemas.verify, outputSchema: VerifyAnswerSchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    (args) =>
-      run('verify_citations', undefined, async () => {
-        const answer = await serveVerify(args, context);
-        const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
-        return { result: { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } } };
-      }),
-  );
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const read = await asProtocolError(() => readSource(options.store, uri, principals, extra.signal));
+    return { contents: [{ uri, mimeType: 'text/plain', text: read.text }] };
+  });
 
   return server;
+}
+
+/** JSON-RPC error codes of resource requests: MCP's "resource not found", else invalid params or internal. */
+const RESOURCE_NOT_FOUND = -32002;
+
+/** Runs a resource request; its typed errors become the protocol errors MCP defines for resources. */
+async function asProtocolError<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!isLitmPackError(error)) throw error;
+    const { body } = errorAnswer(error);
+    const code = error.code === 'not_found' ? RESOURCE_NOT_FOUND : errorAnswer(error).status < 500 ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+    throw new McpError(code, body.error, body satisfies z.input<typeof ErrorBodySchema>);
+  }
 }

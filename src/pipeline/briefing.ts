@@ -11,7 +11,7 @@ import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../retrieve/chunk.js';
 import { checkEmbedderVectors, cosineSimilarity } from '../base/vectors.js';
-import { EmbeddingsSchema, FusionSchema, SearchModeSchema } from '../retrieve/schemas.js';
+import { EmbeddingsSchema, FusionSchema, PrincipalsSchema, SearchModeSchema } from '../retrieve/schemas.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord, EmbeddingsLike, Filter } from '../retrieve/types.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
@@ -38,7 +38,8 @@ export const BriefingSettingsShape = {
   /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
   limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
   filter: FilterSchema.optional(),
-  principals: z.array(z.string()).optional(),
+  /** Whom the briefing is for (pins, clusters and the prompt's results are read as them); `'all'`: a full view. Absent: anonymous. */
+  principals: PrincipalsSchema.optional(),
   fusion: FusionSchema.optional(),
   /** MMR in the prompt's searches: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
   diversity: DiversitySchema.optional(),

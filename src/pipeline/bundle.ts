@@ -13,7 +13,7 @@ import { packBriefing, packBundle } from '../core/pack.js';
 import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
-import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
+import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { preparePacking, refineCandidates, retrieveCandidates, type PackInputs, type RetrieveRequest, type Retrieved } from './retrieve.js';
 
@@ -57,8 +57,8 @@ export const BundleSettingsShape = {
   /** Candidate pool: how many chunks to fetch from the store before packing. */
   limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
   filter: FilterSchema.optional(),
-  /** Only chunks these principals may read (or that have no ACL) are searched. */
-  principals: z.array(z.string().min(1)).optional(),
+  /** Only chunks these principals may read (or that have no ACL) are searched; `'all'`: a full view. Absent: anonymous. */
+  principals: PrincipalsSchema.optional(),
   fusion: FusionSchema.optional(),
   /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
   diversity: DiversitySchema.optional(),

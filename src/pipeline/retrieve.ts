@@ -12,6 +12,7 @@ import {
   type ParsedRerankStage,
 } from '../refine/stages.js';
 import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+import type { Principals } from '../retrieve/schemas.js';
 
 export { DiversitySchema, FilterSchema, StoreSchema } from '../retrieve/schemas.js';
 
@@ -33,7 +34,7 @@ export interface RetrieveRequest {
   /** Candidate pool size. */
   limit: number;
   filter?: Filter | undefined;
-  principals?: string[] | undefined;
+  principals?: Principals | undefined;
   fusion?: Fusion | undefined;
   /** MMR over the pool's dense vectors in the store: 0 (or absent) = pure relevance, 1 = maximum diversity. */
   diversity?: number | undefined;

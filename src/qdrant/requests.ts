@@ -87,13 +87,10 @@ export function buildAccessFilter(principals: readonly string[], aclKey: string 
 /** The caller's filter AND the access filter, in Qdrant's shape, or undefined when there is neither. */
 export function buildSearchFilter(
   filter: Filter | undefined,
-  principals: readonly string[] | undefined,
+  principals: readonly string[] | 'all',
   aclKey: string = ACL_KEY,
 ): QdrantFilter | undefined {
-  const combined = combineFilters(
-    filter,
-    principals === undefined ? undefined : buildAccessFilter(principals, aclKey),
-  );
+  const combined = combineFilters(filter, principals === 'all' ? undefined : buildAccessFilter(principals, aclKey));
   return combined === undefined ? undefined : toQdrantFilter(combined);
 }
 

@@ -61,6 +61,30 @@ type Result<M extends keyof QdrantClient> = ReturnType<QdrantClient[M]>;
 
 const enc = encodeURIComponent;
 
+/** Each base URL a key was sent to in the clear is warned about once per process. */
+const warnedPlaintext = new Set<string>();
+
+/**
+ * An API key sent over plain http to a host other than loopback can be read on the way: said once (a Node
+ * process warning, `LITM_PACK_PLAINTEXT_KEY`), when the first request goes out, not at construction.
+ */
+function warnIfPlaintextKey(base: string): void {
+  if (warnedPlaintext.has(base)) return;
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    return;
+  }
+  const host = url.hostname.replace(/^\[|\]$/gu, '').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/u.test(host);
+  if (url.protocol !== 'http:' || loopback) return;
+  warnedPlaintext.add(base);
+  process.emitWarning(`The Qdrant API key is sent over plain http to ${url.host}: anyone on the way can read it. Use https (qdrants:// on the command line).`, {
+    code: 'LITM_PACK_PLAINTEXT_KEY',
+  });
+}
+
 export class QdrantRestClient implements QdrantClientLike {
   readonly #base: string;
   readonly #headers: Record<string, string>;
@@ -91,6 +115,7 @@ export class QdrantRestClient implements QdrantClientLike {
     if (body !== undefined) headers['content-type'] = 'application/json';
     // Bytes rather than a string: fetch would otherwise scan a string body for lone surrogates before encoding it.
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    if (this.#headers['api-key'] !== undefined) warnIfPlaintextKey(this.#base);
     const started = performance.now();
     const response = await fetch(`${this.#base}${path}${qs}`, {
       method,

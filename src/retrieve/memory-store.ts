@@ -348,7 +348,7 @@ export class MemoryHybridStore implements Store {
     }
 
     // From here on everything is synchronous: one consistent snapshot of the store.
-    const acl = req.principals === undefined ? undefined : aclFilter(req.principals);
+    const acl = req.principals === 'all' ? undefined : aclFilter(req.principals);
     const engineFilter = combineFilters(userFilter as EngineFilter | undefined, acl);
     // Evaluated inside each arm, before a chunk can be ranked; skipped entirely without filter and principals.
     const visible =
@@ -426,7 +426,7 @@ export class MemoryHybridStore implements Store {
     throwIfAborted(req.signal);
     const engineFilter = combineFilters(
       userFilter as EngineFilter | undefined,
-      req.principals === undefined ? undefined : aclFilter(req.principals),
+      req.principals === 'all' ? undefined : aclFilter(req.principals),
     );
     // Start from the narrowest index the request allows; a filter alone reads every chunk (in memory).
     let pool: Iterable<StoredChunk>;

@@ -56,7 +56,15 @@ export const FilterSchema = z.custom<Filter>((value) => typeof value === 'object
  */
 export const LIMIT_ALIASES: Readonly<Record<string, string>> = { k: 'limit', topK: 'limit', top_k: 'limit', similarityTopK: 'limit' };
 
-const PrincipalsSchema = z.array(z.string());
+/**
+ * Whom a read is for: principals (only chunks without an ACL, or whose ACL shares one of them, are read), or
+ * `'all'` for a full view (the store's owner: ingest, pruning, a trusted local tool). Absent, a read is
+ * anonymous: documents without an ACL only. Access is never wider than asked for.
+ */
+export const PrincipalsSchema = z.union([z.array(z.string()), z.literal('all')], {
+  message: "principals must be a list of principals, or 'all' for a full view",
+});
+export type Principals = z.infer<typeof PrincipalsSchema>;
 
 export const SearchRequestSchema = z.strictObject({
   text: z
@@ -65,8 +73,8 @@ export const SearchRequestSchema = z.strictObject({
   mode: SearchModeSchema.default('hybrid'),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(10),
   filter: FilterSchema.optional(),
-  /** When given, only chunks whose ACL shares a value with these (or that have no ACL) are searched. */
-  principals: PrincipalsSchema.optional(),
+  /** Only chunks without an ACL, or whose ACL shares one of these, are searched; `'all'`: every chunk. Default: anonymous. */
+  principals: PrincipalsSchema.default([]),
   fusion: FusionSchema.optional(),
   /** MMR over the pool's dense vectors (Qdrant's `mmr`): 0 = pure relevance (off), 1 = maximum diversity. */
   diversity: DiversitySchema.optional(),
@@ -87,8 +95,8 @@ export const GetChunksRequestSchema = z
     /** Chunks with these chunk ids. */
     ids: z.array(z.string().min(1, 'chunk ids must be non-empty strings')).optional(),
     filter: FilterSchema.optional(),
-    /** As in search: only chunks these principals may read (or that have no ACL). */
-    principals: PrincipalsSchema.optional(),
+    /** As in search: only chunks these principals may read (or that have no ACL); `'all'`: every chunk. Default: anonymous. */
+    principals: PrincipalsSchema.default([]),
     /** At most this many chunks. */
     limit: z.number().int().min(1).max(GET_CHUNKS_MAX_LIMIT).default(GET_CHUNKS_DEFAULT_LIMIT),
     signal: AbortSignalSchema.optional(),

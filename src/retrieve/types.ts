@@ -2,6 +2,7 @@ import type { Candidate } from '../core/schemas.js';
 import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchMode, SearchRequest } from './schemas.js';
 
 export type {
+  Principals,
   AddDocumentsOptions,
   ChunkRecord,
   Fusion,

@@ -30,8 +30,8 @@ export interface ServerContext {
   stateOf(request: FastifyRequest): RequestState;
   /** The service context of a request: the store, the caller's principals, its abort signal, the server's stages. */
   serviceContextOf(request: FastifyRequest): ServiceContext;
-  /** Applies the per-client, then the global limit; answers 429 and returns false when one is exceeded. */
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /** Counts `calls` calls against the per-caller, then the global limit; answers 429 and returns false past one. */
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: number): Promise<boolean>;
   /** True once the server is closing (answers then ask the client to close the connection). */
   closing(): boolean;
 }
@@ -42,10 +42,19 @@ export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat
   return reply.type('application/json; charset=utf-8').send(toCanonicalJson(pack));
 }
 
+/** JSON-RPC's code for a refusal outside a method's own errors (the SDK uses it for the same refusals). */
+const JSON_RPC_SERVER_ERROR = -32000;
+
+/**
+ * An error answer: the API's `{ error, code, issues }` body, or on /mcp a JSON-RPC error carrying that body as
+ * its `data`, so an MCP client shows a refusal (401, 403, 413, 429...) as what it is.
+ */
 export function sendError(reply: FastifyReply, status: number, body: ErrorBody, retryAfterSeconds?: number): FastifyReply {
   if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
   if (status === 401) reply.header('www-authenticate', 'Bearer');
-  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  const path = reply.request.routeOptions.url ?? reply.request.url.split('?')[0];
+  const payload = path === '/mcp' ? { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: body.error, data: body }, id: null } : body;
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(payload));
 }
 
 export const issueless = (code: ErrorBody['code'], error: string): ErrorBody => ({ error, code, issues: [] });

@@ -1,8 +1,10 @@
 /**
- * The hooks every route runs behind: each request's state and abort signal, API keys → the caller, the
- * per-client and global rate limits, refusals (401), the error handler that turns every failure into the
- * API's typed answer, the not-found answer, and a graceful close (answers ask clients to close their
- * connections once the server is closing).
+ * The hooks every route runs behind, in this order: each request's state and abort signal; the `Host` and
+ * `Origin` checks (403: no web page reaches the server through a rebinding DNS name); API keys → the caller,
+ * refused callers answered 401 before they are counted (a stranger never spends a valid key's budget); then
+ * the per-caller and global rate limits (429). Also the error handler that turns every failure into the API's
+ * typed answer (a JSON-RPC error on /mcp), the not-found answer, and a graceful close (answers ask clients to
+ * close their connections once the server is closing).
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,14 +14,46 @@ import type { ApiKeys } from './auth.js';
 import { frameworkError, issueless, sendError, type RequestState } from './context.js';
 import type { ServerConfig } from './options.js';
 
-const MCP_PATH = '/mcp';
+export const MCP_PATH = '/mcp';
 const OPEN_PATHS = new Set(['/healthz']);
+
+/** Host names a loopback request carries; always allowed (no web page can make a browser send them for its own name). */
+export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+function hostnameOf(host: string | undefined): string | null {
+  if (host === undefined || host === '') return null;
+  try {
+    return new URL(`http://${host}`).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/** Why a request's `Host` or `Origin` is refused, or null when both are allowed. */
+function rebindingProblem(request: FastifyRequest, config: ServerConfig): string | null {
+  const anyHost = config.allowedHosts.includes('*');
+  const allowedHost = (name: string | null) => name !== null && (anyHost || LOOPBACK_NAMES.has(name) || config.allowedHosts.includes(name));
+  const host = hostnameOf(request.headers.host);
+  if (!allowedHost(host)) {
+    return `Host ${JSON.stringify(request.headers.host ?? '')} is not allowed: add it with --allowed-hosts (allowedHosts in code)`;
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined || config.allowedOrigins.includes('*')) return null;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = null;
+  }
+  if (parsed !== null && (config.allowedOrigins.includes(parsed.origin) || allowedHost(parsed.hostname.toLowerCase()))) return null;
+  return `Origin ${JSON.stringify(origin)} is not allowed: add it with --allowed-origins (allowedOrigins in code)`;
+}
 
 export interface Guard {
   stateOf(request: FastifyRequest): RequestState;
   /** The state of a request the guard saw (undefined for one refused before, e.g. a malformed request line). */
   stateIfAny(request: FastifyRequest): RequestState | undefined;
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: number): Promise<boolean>;
   closing(): boolean;
 }
 
@@ -58,14 +92,17 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
           all: app.createRateLimit({ max: config.rateLimit.global, timeWindow: config.rateLimit.windowMs, keyGenerator: () => 'all' }),
         };
 
-  const withinRateLimits = async (request: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+  /** Counts `calls` calls of this request's caller (and of all callers); answers 429 and returns false past a limit. */
+  const withinRateLimits = async (request: FastifyRequest, reply: FastifyReply, calls = 1): Promise<boolean> => {
     if (limiters === null) return true;
-    for (const limiter of [limiters.client, limiters.all]) {
-      const result = await limiter(request);
-      if (!result.isAllowed && result.isExceeded) {
-        stateOf(request).code = 'rate_limited';
-        sendError(reply, 429, issueless('rate_limited', `Too many requests: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
-        return false;
+    for (let call = 0; call < calls; call += 1) {
+      for (const limiter of [limiters.client, limiters.all]) {
+        const result = await limiter(request);
+        if (!result.isAllowed && result.isExceeded) {
+          stateOf(request).code = 'rate_limited';
+          sendError(reply, 429, issueless('rate_limited', `Too many calls: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
+          return false;
+        }
       }
     }
     return true;
@@ -80,9 +117,13 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
       if (!reply.raw.writableFinished) controller.abort();
     });
     const path = request.routeOptions.url ?? request.url;
+    const rebinding = rebindingProblem(request, config);
+    if (rebinding !== null) {
+      stateOf(request).code = 'forbidden';
+      return sendError(reply, 403, issueless('forbidden', rebinding));
+    }
     if (OPEN_PATHS.has(path)) return undefined;
-    // MCP messages are counted once parsed, and only tool calls (see the /mcp route).
-    if (path !== MCP_PATH && !(await withinRateLimits(request, reply))) return reply;
+    // Refused callers are answered before anything is counted: they never spend another caller's budget.
     if (caller.kind === 'invalid') {
       stateOf(request).code = 'unauthorized';
       return sendError(reply, 401, issueless('unauthorized', 'The API key is not valid: send Authorization: Bearer <key> with a configured key'));
@@ -91,6 +132,8 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
       stateOf(request).code = 'unauthorized';
       return sendError(reply, 401, issueless('unauthorized', 'An API key is required: send Authorization: Bearer <key>'));
     }
+    // MCP counts each JSON-RPC message of a POST once it is parsed (see the /mcp route).
+    if (path !== MCP_PATH && !(await withinRateLimits(request, reply))) return reply;
     return undefined;
   });
 

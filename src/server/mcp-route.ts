@@ -7,10 +7,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createMcpServers } from '../mcp/tools.js';
 import type { ServerContext } from './context.js';
 
-/** True when a JSON-RPC body (one message or a batch) calls a tool: only those count against rate limits. */
-function callsTool(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'tools/call');
+/** The calls a JSON-RPC body makes: one per request or notification, every message of a batch counted. */
+function callsIn(body: unknown): number {
+  return Array.isArray(body) ? body.length : 1;
 }
 
 const methodNotAllowed = (reply: FastifyReply) =>
@@ -31,7 +30,7 @@ export async function mcpRoute(app: FastifyInstance, options: ServerContext): Pr
   });
   app.post('/mcp', async (request, reply) => {
     const state = options.stateOf(request);
-    if (callsTool(request.body) && !(await options.withinRateLimits(request, reply))) return reply;
+    if (!(await options.withinRateLimits(request, reply, callsIn(request.body)))) return reply;
     const server = serverFor({
       principals: state.caller.principals,
       onToolCall: (event) => {

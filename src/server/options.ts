@@ -1,5 +1,6 @@
 /** The HTTP API's options (validated once, at createServer), its request log line and its sink. */
 import { z } from 'zod';
+import { LitmPackError } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema, StoreSchema } from '../retrieve/schemas.js';
@@ -8,12 +9,61 @@ import { ApiKeys } from './auth.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/** Whether `address` is a loopback address (what `--host` binds to). */
+export function isLoopback(address: string): boolean {
+  const host = address.replace(/^\[|\]$/gu, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/u.test(host);
+}
+
+/**
+ * On an address other than loopback, a server without API keys serves every document without an ACL to anyone
+ * who can reach the port: refused unless `allowAnonymous` says that is meant.
+ */
+export function exposureProblem(host: string, keys: number, allowAnonymous: boolean): LitmPackError | null {
+  if (isLoopback(host) || keys > 0 || allowAnonymous) return null;
+  return new LitmPackError(
+    'invalid_input',
+    `Listening on ${host} without API keys serves every document without an ACL to anyone who can reach the port: give API keys (--keys FILE or LITM_PACK_API_KEYS; apiKeys in code), or say it is meant with --allow-anonymous (allowAnonymous: true)`,
+  );
+}
+
+/**
+ * Calls per window: each HTTP request, and each JSON-RPC message of an MCP POST (a batch is many calls). The
+ * defaults let an agent's burst of parallel tool calls through (30 a second from one caller) and still bound
+ * what one caller, and all together, can make a server do.
+ */
+export const DEFAULT_RATE_LIMIT = Object.freeze({ perClient: 30, global: 200, windowMs: 1000 });
+
 const RateLimitSchema = z.strictObject({
-  /** Requests per window one client (an API key, else an IP address) may make. */
-  perClient: z.number().int().positive().default(3),
-  /** Requests per window all clients together may make. */
-  global: z.number().int().positive().default(10),
-  windowMs: z.number().int().positive().default(1000),
+  /** Calls per window one caller (an API key's id, else a client address) may make. */
+  perClient: z.number().int().positive().default(DEFAULT_RATE_LIMIT.perClient),
+  /** Calls per window all callers together may make. */
+  global: z.number().int().positive().default(DEFAULT_RATE_LIMIT.global),
+  windowMs: z.number().int().positive().default(DEFAULT_RATE_LIMIT.windowMs),
+});
+
+/** A host name a request may name in `Host` (with or without a port), or `*` for any (behind a proxy that checks it). */
+const HostNameSchema = z.string().min(1).transform((value, context) => {
+  if (value === '*') return value;
+  try {
+    return new URL(`http://${value}`).hostname.toLowerCase();
+  } catch {
+    context.addIssue({ code: 'custom', message: `allowedHosts: "${value}" is not a host name` });
+    return z.NEVER;
+  }
+});
+
+/** An origin a browser page may call from (`https://app.example.com`), or `*` for any. */
+const OriginSchema = z.string().min(1).transform((value, context) => {
+  if (value === '*') return value;
+  try {
+    const url = new URL(value);
+    if (url.origin === 'null') throw new Error('opaque');
+    return url.origin;
+  } catch {
+    context.addIssue({ code: 'custom', message: `allowedOrigins: "${value}" is not an origin (scheme://host[:port])` });
+    return z.NEVER;
+  }
 });
 
 const LogSinkSchema = z.custom<LogSink>((value) => typeof value === 'object' && value !== null && typeof (value as LogSink).write === 'function', {
@@ -27,7 +77,23 @@ export const ServerOptionsSchema = z.strictObject({
   /** Reject callers without a valid key (401) instead of serving them as anonymous. */
   requireAuth: z.boolean().default(false),
   /** `false` turns rate limiting off (benchmarks, a server behind a gateway that limits). */
-  rateLimit: z.union([z.literal(false), RateLimitSchema]).default({ perClient: 3, global: 10, windowMs: 1000 }),
+  rateLimit: z.union([z.literal(false), RateLimitSchema]).default({ ...DEFAULT_RATE_LIMIT }),
+  /**
+   * Host names requests may be addressed to (the `Host` header), besides the loopback names (`localhost`,
+   * `127.0.0.1`, `[::1]`), which are always allowed. Anything else is refused 403: a web page cannot reach the
+   * server through a DNS name that rebinds to it. `['*']` allows any host (only behind a proxy that checks it).
+   */
+  allowedHosts: z.array(HostNameSchema).default([]),
+  /**
+   * Origins browser pages may call from (the `Origin` header, when sent), besides pages of an allowed host
+   * (the inspector served by this server, say). `['*']` allows any.
+   */
+  allowedOrigins: z.array(OriginSchema).default([]),
+  /**
+   * Serve without API keys on an address other than loopback, where every unrestricted document is readable
+   * by anyone who can reach the port. Without it such a server refuses to start (startServer).
+   */
+  allowAnonymous: z.boolean().default(false),
   /** Largest request body in bytes. */
   bodyLimit: z.number().int().positive().default(DEFAULT_BODY_LIMIT),
   /**

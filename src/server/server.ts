@@ -13,7 +13,7 @@ import { ApiKeys } from './auth.js';
 import type { ServerContext } from './context.js';
 import { installGuard } from './guard.js';
 import { httpSchemas } from './http-requests.js';
-import { ServerOptionsSchema, type ServerOptions } from './options.js';
+import { ServerOptionsSchema, exposureProblem, type ServerOptions } from './options.js';
 import { installRequestLog } from './request-log.js';
 import { inspectRoutes } from './routes/inspect.js';
 import { metaRoutes } from './routes/meta.js';
@@ -89,9 +89,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Creates the API and listens (port 0: an ephemeral port; the host defaults to 127.0.0.1). */
+/**
+ * Creates the API and listens (port 0: an ephemeral port; the host defaults to 127.0.0.1). On an address other
+ * than loopback, a server without API keys would serve every unrestricted document to the network: it refuses
+ * to start unless `allowAnonymous` says that is meant.
+ */
 export async function startServer(options: ServerOptions & { port?: number; host?: string }): Promise<RunningServer> {
   const { port = 0, host = '127.0.0.1', ...serverOptions } = options;
+  const exposed = exposureProblem(host, serverOptions.apiKeys?.size ?? 0, serverOptions.allowAnonymous === true);
+  if (exposed !== null) throw exposed;
   const app = await createServer(serverOptions);
   await app.listen({ port, host });
   const address = app.server.address();

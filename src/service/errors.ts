@@ -15,8 +15,8 @@ export interface RequestIssue {
 /** The body of every error answer. */
 export interface ErrorBody {
   error: string;
-  /** A `LitmPackErrorCode`, `rate_limited` for the server's own limit, or `internal_error`. */
-  code: LitmPackErrorCode | 'internal_error';
+  /** A `LitmPackErrorCode`, `rate_limited` for the server's own limit, `forbidden` for a refused Host or Origin, or `internal_error`. */
+  code: LitmPackErrorCode | 'internal_error' | 'forbidden';
   issues: RequestIssue[];
 }
 

@@ -38,9 +38,9 @@ export interface ServiceContext {
   signal?: AbortSignal | undefined;
 }
 
-/** The store request's `principals`: the caller's, or none (everything) for `'all'`. */
-function principalsOf(context: Pick<ServiceContext, 'principals'>): { principals?: string[] } {
-  return context.principals === 'all' ? {} : { principals: [...context.principals] };
+/** The store request's `principals`: the caller's, or `'all'`. */
+function principalsOf(context: Pick<ServiceContext, 'principals'>): { principals: string[] | 'all' } {
+  return { principals: context.principals === 'all' ? 'all' : [...context.principals] };
 }
 
 function unsupported(parameter: string, message: string): never {

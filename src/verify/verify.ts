@@ -11,7 +11,7 @@ import { normalizeText, shingleHashes, sharedCount } from '../core/text.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
 import type { ChunkRecord } from '../retrieve/types.js';
 import { AbortSignalSchema, runBounded } from '../base/abort.js';
-import { StoreSchema } from '../retrieve/schemas.js';
+import { PrincipalsSchema, StoreSchema } from '../retrieve/schemas.js';
 
 export const CitationStatusSchema = z.enum(['current', 'moved', 'changed', 'missing']);
 /**
@@ -74,8 +74,8 @@ export const VerifyCitationsOptionsSchema = z
     store: StoreSchema,
     citations: z.array(VerifiableCitationSchema).optional(),
     pack: VerifiablePackSchema.optional(),
-    /** Read the store as these principals: a source they may not see is `missing`. Absent: no ACL. */
-    principals: z.array(z.string()).optional(),
+    /** Read the store as these principals (a source they may not see is `missing`); `'all'`: a full view. Absent: anonymous. */
+    principals: PrincipalsSchema.optional(),
     signal: AbortSignalSchema.optional(),
   });
 export type VerifyCitationsOptions = z.input<typeof VerifyCitationsOptionsSchema>;

@@ -106,12 +106,12 @@ export function describeStoreMethods(label: string, open: OpenStore): void {
 
     it('orders by source id when no sourceIds are given, and applies the limit to that order', async () => {
       const store = await filled();
-      const all = await store.getChunks({ filter: { must: [] } });
-      // No principals: no ACL, so the restricted source is there too.
+      const all = await store.getChunks({ filter: { must: [] }, principals: 'all' });
+      // The full view: the restricted source is there too.
       const ids = contractCorpus.map((d) => d.id).sort();
       expect(sourcesOf(all)).toEqual(ids);
       expect(all).toEqual(inOrder(all, ids));
-      const firstThree = await store.getChunks({ filter: { must: [] }, limit: 3 });
+      const firstThree = await store.getChunks({ filter: { must: [] }, limit: 3, principals: 'all' });
       expect(firstThree).toEqual(all.slice(0, 3));
     });
 
@@ -135,8 +135,9 @@ export function describeStoreMethods(label: string, open: OpenStore): void {
       expect(sourcesOf(await store.getChunks({ ...request, principals: [] }))).toEqual(['docs/shipping.md']);
       expect(sourcesOf(await store.getChunks({ ...request, principals: ['sales'] }))).toEqual(['docs/shipping.md']);
       expect(sourcesOf(await store.getChunks({ ...request, principals: ['legal', 'sales'] }))).toEqual(['legal/merger.md', 'docs/shipping.md']);
-      // No principals: no ACL (the trusted caller's view), as in search.
-      expect(sourcesOf(await store.getChunks(request))).toEqual(['legal/merger.md', 'docs/shipping.md']);
+      // No principals: anonymous, as in search; the full view is asked for.
+      expect(sourcesOf(await store.getChunks(request))).toEqual(['docs/shipping.md']);
+      expect(sourcesOf(await store.getChunks({ ...request, principals: 'all' }))).toEqual(['legal/merger.md', 'docs/shipping.md']);
     });
 
     it('copies clusters and kind to every chunk and filters on them', async () => {

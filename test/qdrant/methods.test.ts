@@ -54,9 +54,11 @@ describe('getChunks', () => {
   it('orders sources as listed, else by id; ids and filters select too; limit cuts that order', async () => {
     const listed = await store.getChunks({ sourceIds: ['c/cars.md', 'a/tea.md'] });
     expect([...new Set(listed.map((c) => c.sourceId))]).toEqual(['c/cars.md', 'a/tea.md']);
-    const byFilter = await store.getChunks({ filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] } });
-    // A filter alone, without principals, sees every chunk (as in search).
+    const byFilter = await store.getChunks({ filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] }, principals: 'all' });
+    // The full view sees every chunk the filter selects; without principals the read is anonymous (as in search).
     expect([...new Set(byFilter.map((c) => c.sourceId))]).toEqual(['a/tea.md', 'b/bread.md', 'legal/merger.md']);
+    const anonymous = await store.getChunks({ filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] } });
+    expect([...new Set(anonymous.map((c) => c.sourceId))]).toEqual(['a/tea.md', 'b/bread.md']);
     const [first, second] = listed;
     const byId = await store.getChunks({ ids: [second!.id, first!.id] });
     expect(byId.map((c) => c.id)).toEqual([first!.id, second!.id]);

@@ -41,6 +41,7 @@ describe('parity: getChunks', () => {
     { filter: { must_not: [{ key: 'clusters', match: { any: ['billing'] } }] }, limit: 3 },
     { sourceIds: ['billing/refunds.md', 'billing/invoices.md'], filter: cluster('finance') },
     { sourceIds: ['nowhere.md'] },
+    { filter: { must: [] }, principals: 'all' },
   ];
   it('the same records in the same order, clusters and kind included', async () => {
     for (const request of requests) {
@@ -50,7 +51,7 @@ describe('parity: getChunks', () => {
     }
     const [refunds] = await qdrant.getChunks({ sourceIds: ['billing/refunds.md'] });
     expect(refunds).toMatchObject({ clusters: ['billing'], kind: 'insight' });
-    const [leave] = await qdrant.getChunks({ sourceIds: ['hr/leave.md'] });
+    const [leave] = await qdrant.getChunks({ sourceIds: ['hr/leave.md'], principals: 'all' });
     expect(leave).toMatchObject({ clusters: ['hr'], kind: 'segment', acl: ['hr'] });
   });
 

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
 import { closeLogFile, openLogFile, serverRerank, serverRerankOptions, stopSignal, type ServerRerankFlags } from './serve.js';
 
 interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
   store: string;
   principals?: string[];
+  allPrincipals?: boolean;
   log?: string;
   logQueries?: boolean;
   idfCorpus?: 'all' | 'visible';
@@ -14,6 +15,7 @@ interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
 export function registerMcp(program: Command): void {
   serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)')))))
     .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
+    .option('--all-principals', 'this session reads every document, whatever its ACL (a trusted local agent)')
     .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
     .option('--log-queries', 'include the query text in the log')
     .action(async (flags: McpFlags) => {
@@ -25,7 +27,7 @@ export function registerMcp(program: Command): void {
       const log = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const session = await serveStdio({
         store,
-        principals: flags.principals ?? [],
+        principals: principalsFrom(flags),
         ...(embeddings === undefined ? {} : { embeddings }),
         ...(rerank === undefined ? {} : { rerank }),
         onToolCall: (event) => {

@@ -22,7 +22,8 @@ export async function removeSources(store: Store, spec: string, sourceIds: strin
 export async function listSourceIds(store: Store): Promise<string[]> {
   if (store instanceof MemoryHybridStore) return store.sources().map((s) => s.sourceId);
   if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources');
-  const chunks = await store.getChunks({ filter: { must: [] }, limit: GET_CHUNKS_MAX_LIMIT });
+  // The store's owner lists every source, whatever its ACL.
+  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
   if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
     throw new LitmPackError('too_large', `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks; remove sources by name instead`);
   }

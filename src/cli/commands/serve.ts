@@ -5,7 +5,8 @@ import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { DEFAULT_LIMITS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
 import type { ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile } from '../io.js';
-import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
+import { DEFAULT_RATE_LIMIT, exposureProblem } from '../../server/options.js';
 import { noteUnusedVectors, openStore } from '../stores.js';
 
 /** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
@@ -61,6 +62,9 @@ interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
   maxBriefingBudget?: number;
   idfCorpus?: 'all' | 'visible';
   workers: number;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+  allowAnonymous?: boolean;
 }
 
 /** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
@@ -138,8 +142,11 @@ export function registerServe(program: Command): void {
     .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
     .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
-    .option('--rate-limit <n>', 'requests per second one client may make', integer('--rate-limit'), 3)
-    .option('--global-rate-limit <n>', 'requests per second all clients together may make', integer('--global-rate-limit'), 10)
+    .option('--rate-limit <n>', `calls per second one caller (an API key, else an address) may make; each JSON-RPC message counts (default ${DEFAULT_RATE_LIMIT.perClient})`, integer('--rate-limit'), DEFAULT_RATE_LIMIT.perClient)
+    .option('--global-rate-limit <n>', `calls per second all callers together may make (default ${DEFAULT_RATE_LIMIT.global})`, integer('--global-rate-limit'), DEFAULT_RATE_LIMIT.global)
+    .option('--allowed-hosts <list>', 'host names requests may be addressed to besides localhost, 127.0.0.1 and [::1] (needed on other addresses; * for any, behind a proxy that checks Host)', list)
+    .option('--allowed-origins <list>', 'origins browser pages may call from (https://app.example.com), besides pages of an allowed host', list)
+    .option('--allow-anonymous', 'serve without API keys on an address other than loopback (every document without an ACL is then readable by anyone who can reach the port)')
     .option('--no-rate-limits', 'turn rate limiting off')
     .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
     .option('--log-queries', 'include the query text in the request log')
@@ -156,6 +163,9 @@ export function registerServe(program: Command): void {
       if (flags.requireAuth === true && (apiKeys === undefined || apiKeys.size === 0)) {
         throw new LitmPackError('invalid_input', '--require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
       }
+      // Before any worker starts: the same refusal startServer makes.
+      const exposed = exposureProblem(flags.host, apiKeys?.size ?? 0, flags.allowAnonymous === true);
+      if (exposed !== null) throw exposed;
       const cluster = flags.workers > 1 ? (await import('node:cluster')).default : undefined;
       if (cluster?.isPrimary) {
         await servePrimary(cluster, flags);
@@ -174,6 +184,9 @@ export function registerServe(program: Command): void {
         ...(embeddings === undefined ? {} : { embeddings }),
         ...(rerank === undefined ? {} : { rerank }),
         requireAuth: flags.requireAuth === true,
+        allowAnonymous: flags.allowAnonymous === true,
+        ...(flags.allowedHosts === undefined ? {} : { allowedHosts: flags.allowedHosts }),
+        ...(flags.allowedOrigins === undefined ? {} : { allowedOrigins: flags.allowedOrigins }),
         rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
         log: logFile ?? process.stdout,
         logQueries: flags.logQueries === true,

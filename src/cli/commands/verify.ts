@@ -6,7 +6,7 @@ import { serveVerify } from '../../service/service.js';
 import { VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
 import { readStdin, readUserFile } from '../io.js';
 import { visibleLine } from '../terminal.js';
-import { list, serviceRequest, storeOption } from '../options.js';
+import { list, principalsFrom, serviceRequest, storeOption } from '../options.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
 import { openStore } from '../stores.js';
@@ -111,12 +111,13 @@ export function registerVerify(program: Command): void {
       .description('check the citations of packs against the store: current, moved, changed or missing (exit 3 when any is changed or missing)')
       .argument('[packs]', 'a pack (canonical JSON), or JSON lines of packs; stdin when absent'),
   )
-    .option('--principals <list>', 'comma-separated principals; sources they may not read verify as missing', list)
+    .option('--principals <list>', 'comma-separated principals; sources they may not read verify as missing (default: anonymous)', list)
+    .option('--all-principals', 'verify against every source, whatever its ACL')
     .option('--json', 'print JSON lines: one per citation, then one summary per pack')
-    .action(async (file: string | undefined, flags: { store: string; principals?: string[]; json?: boolean }) => {
+    .action(async (file: string | undefined, flags: { store: string; principals?: string[]; allPrincipals?: boolean; json?: boolean }) => {
       const input = file === undefined || file === '-' ? await readStdin() : await readUserFile(file);
       const packs = readPacks(input);
-      const context = { store: await openStore(flags.store), principals: flags.principals ?? ('all' as const) };
+      const context = { store: await openStore(flags.store), principals: principalsFrom(flags) };
       let stale = 0;
       for (const { index, pack } of packs) {
         const { checks } = await serveVerify(serviceRequest(schemas.verify, { pack }), context);
