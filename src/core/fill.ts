@@ -220,24 +220,30 @@ export interface Layout {
 
 
 /**
+ * Lays out what is kept (`withFixed`: with the text a kind adds whatever is kept, a briefing's caveats).
+ * With nothing kept and no fixed text the context must be empty.
+ */
+export type LayoutFn = (kept: readonly Kept[], dropped: readonly Dropped[], withFixed: boolean) => Layout;
+
+/**
  * Assembles the context, counts it exactly, and while it is over budget shortens or removes the
- * lowest-priority kept item (the last one the greedy fill took).
+ * lowest-priority kept item (the last one the greedy fill took). When nothing is kept and the fixed text
+ * alone is over budget, the context is laid out without it: empty, and within any budget.
  */
 export function fitExactly(
   kept: Kept[],
   dropped: Dropped[],
   meter: Meter,
   settings: FillSettings,
-  layout: (kept: readonly Kept[], dropped: readonly Dropped[]) => Layout,
+  layout: LayoutFn,
 ): { layout: Layout; usedTokens: number } {
   for (;;) {
-    const current = layout(kept, dropped);
+    const current = layout(kept, dropped, true);
     const usedTokens = meter.countContext(current.context);
     if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
     const victim = kept[kept.length - 1];
     if (victim === undefined) {
-      // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
-      const bare = layout([], dropped);
+      const bare = layout([], dropped, false);
       return { layout: bare, usedTokens: meter.countContext(bare.context) };
     }
     const over = usedTokens - settings.maxTokens;
