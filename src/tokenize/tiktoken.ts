@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { BoundedCache } from '../base/bounded-cache.js';
 import { LitmPackError } from '../base/errors.js';
-import { EVERY, PrefixCounts, RING, SHORT, bytePairCount } from './bpe.js';
+import { EVERY, FLAT_MAX, PrefixCounts, RING, bytePairCount } from './bpe.js';
 import { splitterFor, type PieceSplitter } from './pretokenize.js';
 import { SHORT_KEY_LENGTH, ShortKeyTable, isAsciiAlphanumeric, packedShift } from './short-keys.js';
 import { decodeRankTableFile, vocabularyFromTiktoken, type RankTable, type TiktokenRanks, type Vocabulary } from './rank-table.js';
@@ -190,9 +190,10 @@ class TiktokenTokenizer implements Tokenizer {
     const piece = text.slice(start, end);
     const known = this.#long.get(piece);
     if (known !== undefined) return known;
-    // A piece of more than 64 characters is counted as a run (it is a prefix of a longer one when a cut or a
-    // chunk measures prefixes of one long run); a shorter one reads a run held, if one starts with it.
-    const counted = piece.length > SHORT || this.#runs.length > 0 ? this.#runCount(piece, limit, piece.length > SHORT) : -1;
+    // A prefix of a run held (a cut or a chunk measuring prefixes of one long run) reads its counts; a piece
+    // too long for the flat merge is counted as a run itself (the next probe of a search may extend it).
+    let counted = this.#runs.length > 0 ? this.#runCount(piece, limit, false) : -1;
+    if (counted < 0 && piece.length * 3 > FLAT_MAX && utf8Length(piece) > FLAT_MAX) counted = this.#runCount(piece, limit, true);
     if (counted > limit) return counted;
     return this.#long.set(piece, counted >= 0 ? counted : this.#bytePairCount(piece));
   }
