@@ -16,15 +16,20 @@
  * Lying hints: 1,200 SciFact abstracts at a 120,000-token budget, with honest hints, hints of 0, and none.
  * First use: child processes of the built package (dist/, built first when older than src/): bare `node`,
  * `import('litm-pack')`, and the first pack of a process, beside building js-tiktoken's o200k_base encoder.
+ * Long runs: one text of 1 MiB (UTF-8) per kind, prose beside texts without spaces (one letter repeated,
+ * random base64, CJK without punctuation, emoji), each packed alone at a 2k budget, packed with sentence
+ * selection, chunked (chunkDocument) and ingested (MemoryHybridStore.addDocuments); CPU time per call, with
+ * the counting caches cleared and a fresh text each time, so that every call starts cold.
  *
  *   npx tsx bench/pack.ts [--iterations 25] [--no-first-use] [--write]
+ *   npx tsx bench/pack.ts --long-only [--long-size 1048576] [--long-iterations 3] [--long-kinds prose,letter]
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { getTokenizer, packBundle, type CandidateInput } from '../src/index.js';
+import { MemoryHybridStore, chunkDocument, getTokenizer, packBundle, type CandidateInput } from '../src/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { DATA_DIR, REPO_ROOT } from './lib/paths.js';
 import { ensureBuilt } from './lib/build.js';
@@ -38,6 +43,11 @@ const { values: args } = parseArgs({
     iterations: { type: 'string', default: '25' },
     'no-first-use': { type: 'boolean', default: false },
     write: { type: 'boolean', default: false },
+    'long-only': { type: 'boolean', default: false },
+    'long-size': { type: 'string', default: String(2 ** 20) },
+    'long-iterations': { type: 'string', default: '3' },
+    'long-kinds': { type: 'string', default: 'prose,letter,base64,cjk,emoji' },
+    'long-ops': { type: 'string', default: 'pack,sentences,chunk,ingest' },
   },
 });
 const ITERATIONS = Number(args.iterations);
@@ -312,8 +322,149 @@ function runFirstUse(): FirstUse {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Long runs without spaces
+
+const LONG_KINDS = ['prose', 'letter', 'base64', 'cjk', 'emoji'] as const;
+type LongKind = (typeof LONG_KINDS)[number];
+const LONG_OPS = ['pack', 'sentences', 'chunk', 'ingest'] as const;
+type LongOp = (typeof LONG_OPS)[number];
+
+const LONG_KIND_NAMES: Record<LongKind, string> = {
+  prose: 'prose (sentences of a 64-word vocabulary)',
+  letter: "one letter repeated ('aaaa…')",
+  base64: 'random base64',
+  cjk: 'CJK ideographs, no punctuation',
+  emoji: 'emoji',
+};
+
+/** A text of `bytes` UTF-8 bytes (or just under) of one kind; `variant` changes it (a fresh text per call). */
+function longText(kind: LongKind, bytes: number, variant: number): string {
+  const rand = mulberry32(1000 + variant);
+  const parts: string[] = [];
+  let size = 0;
+  const push = (part: string, partBytes: number) => {
+    parts.push(part);
+    size += partBytes;
+  };
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  switch (kind) {
+    case 'prose': {
+      let sentences = 0;
+      while (size < bytes) {
+        const words = Array.from({ length: 6 + Math.floor(rand() * 10) }, () => SMALL_VOCABULARY[Math.floor(rand() * SMALL_VOCABULARY.length)]!);
+        words[0] = words[0]![0]!.toUpperCase() + words[0]!.slice(1);
+        sentences += 1;
+        const sentence = `${words.join(' ')}.${sentences % 8 === 0 ? '\n\n' : ' '}`;
+        push(sentence, sentence.length);
+      }
+      break;
+    }
+    case 'letter':
+      push('abcdefghijklmnopqrstuvwxyz'[variant % 26]!.repeat(bytes), bytes);
+      break;
+    case 'base64':
+      while (size < bytes) push(alphabet[Math.floor(rand() * 64)]!, 1);
+      break;
+    case 'cjk':
+      while (size + 3 <= bytes) push(String.fromCharCode(0x4e00 + Math.floor(rand() * 0x5000)), 3);
+      break;
+    case 'emoji':
+      while (size + 4 <= bytes) push(String.fromCodePoint(0x1f600 + Math.floor(rand() * 0x50)), 4);
+      break;
+  }
+  const text = parts.join('');
+  return kind === 'prose' ? text.slice(0, bytes) : text;
+}
+
+/** CPU milliseconds (user + system) of one call of `fn`. */
+async function cpuTime(fn: () => unknown): Promise<number> {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+function clearCounting(): void {
+  for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
+    (getTokenizer(encoding) as unknown as { clearCache(): void }).clearCache();
+  }
+}
+
+const LONG_OP_CALLS: Record<LongOp, (text: string) => unknown> = {
+  pack: (text) => packBundle({ query: 'refunds within days', maxTokens: 2000, candidates: [{ id: 'long', text, score: 1 }] }),
+  sentences: (text) =>
+    packBundle({ query: 'refunds within days', maxTokens: 2000, compress: { mode: 'sentences' }, candidates: [{ id: 'long', text, score: 1 }] }),
+  chunk: (text) => chunkDocument({ id: 'long.md', text }, { indexedAt: '2025-01-01T00:00:00.000Z' }),
+  ingest: (text) => new MemoryHybridStore().addDocuments([{ id: 'long.md', text }]),
+};
+
+interface LongRun {
+  bytes: number;
+  iterations: number;
+  kinds: LongKind[];
+  ops: LongOp[];
+  /** Median CPU ms per kind and operation. */
+  p50: Map<string, number>;
+}
+
+async function runLongRuns(): Promise<LongRun> {
+  const bytes = Number(args['long-size']);
+  const iterations = Number(args['long-iterations']);
+  const kinds = args['long-kinds'].split(',').filter((k): k is LongKind => (LONG_KINDS as readonly string[]).includes(k));
+  const ops = args['long-ops'].split(',').filter((o): o is LongOp => (LONG_OPS as readonly string[]).includes(o));
+  const p50 = new Map<string, number>();
+  // Every path compiled first, on small texts.
+  for (const kind of kinds) for (const op of ops) await LONG_OP_CALLS[op](longText(kind, 4096, 0));
+  for (const op of ops) {
+    for (const kind of kinds) {
+      progress(`long runs: ${op}, ${kind}, ${bytes} bytes`);
+      const samples: number[] = [];
+      for (let i = 0; i < iterations; i += 1) {
+        const text = longText(kind, bytes, i + 1);
+        clearCounting();
+        samples.push(await cpuTime(() => LONG_OP_CALLS[op](text)));
+      }
+      p50.set(`${kind}:${op}`, quantile(samples, 0.5));
+    }
+  }
+  return { bytes, iterations, kinds, ops, p50 };
+}
+
+function longRunsSection(run: LongRun): string[] {
+  const lines: string[] = [];
+  const size = run.bytes === 2 ** 20 ? '1 MiB' : `${run.bytes.toLocaleString('en-US')} bytes`;
+  lines.push(`#### Long runs without spaces: one text of ${size} per kind`);
+  lines.push('');
+  lines.push(
+    `CPU ms per call (median of ${run.iterations}; counting caches cleared and a fresh text each call). ` +
+      '"pack": packBundle of the one candidate at a 2,000-token budget; "sentences": the same with sentence selection; ' +
+      '"chunk": chunkDocument at 256 tokens; "ingest": MemoryHybridStore.addDocuments. "× prose" divides by the prose row.',
+  );
+  lines.push('');
+  const headers = ['Text'];
+  for (const op of run.ops) headers.push(`${op} ms`, '× prose');
+  const table = run.kinds.map((kind) => {
+    const row = [LONG_KIND_NAMES[kind]];
+    for (const op of run.ops) {
+      const value = run.p50.get(`${kind}:${op}`)!;
+      const prose = run.p50.get(`prose:${op}`);
+      row.push(f(value), prose === undefined ? '' : ratio(value / prose));
+    }
+    return row;
+  });
+  lines.push(markdownTable(headers, table));
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  if (args['long-only']) {
+    const started = performance.now();
+    const md = [...longRunsSection(await runLongRuns()), '', `Run took ${((performance.now() - started) / 1000).toFixed(0)} s; node ${process.version}; ${loadNote()}.`].join('\n');
+    process.stdout.write(`${md}\n`);
+    return;
+  }
   const started = performance.now();
   if (!HAS_SCIFACT) progress(`SciFact not found under ${DATA_DIR}: only the small-vocabulary pools run`);
   const scifact = HAS_SCIFACT ? candidatesFrom(sciFactTexts(300), 1) : [];
@@ -336,6 +487,7 @@ async function main(): Promise<void> {
     runPool('small-vocab-dups', smallVocabDups, 4000),
   ];
   const lying = runLyingHints();
+  const longRuns = await runLongRuns();
   const firstUse = args['no-first-use'] ? null : runFirstUse();
 
   const lines: string[] = [];
@@ -372,6 +524,8 @@ async function main(): Promise<void> {
       lying.rows.map((r) => [r.name, f(r.t.p50), f(r.t.p95), ratio(r.t.p50 / honest.t.p50), ratio(r.t.p95 / honest.t.p95), String(r.items), String(r.used)]),
     ),
   );
+  lines.push('');
+  lines.push(...longRunsSection(longRuns));
   if (firstUse) {
     lines.push('');
     lines.push(`#### First use (${firstUse.runs} fresh processes per row; the built package)`);

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../src/index.js';
 import { CandidateSchema } from '../src/index.js';
-import { chunkDocument, chunkToCandidate, parseIngestDocuments } from '../src/retrieve/chunk.js';
+import { chunkDocument, chunkToCandidate, parseHeading, parseIngestDocuments } from '../src/retrieve/chunk.js';
 import type { ChunkRecord, IngestDocument } from '../src/index.js';
 import { getTokenizer } from '../src/index.js';
 
@@ -185,6 +185,40 @@ describe('chunkDocument', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('chunks long runs without spaces as counting every range in full does (property)', () => {
+    // A tokenizer the chunker does not know (so it counts every range it asks about in full, with none of
+    // the shortcuts) that bounds what the default bounds: the larger count of the two shipped encodings.
+    const plain = { name: 'plain', count: maxCount };
+    const unit = fc.constantFrom('a', '=', 'Ab', '東京', '😀', 'aGVsbG8gd29ybGQ=', 'https://example.com/a/b?c=d&', '数据。', 'é');
+    const run = fc.tuple(unit, fc.integer({ min: 50, max: 3000 })).map(([u, length]) => u.repeat(Math.ceil(length / u.length)).slice(0, length));
+    const part = fc.oneof(run, fc.constantFrom('Some words here.', 'word '.repeat(120), 'Short.', '# Heading', 'end.\nnext'));
+    const doc = fc.array(fc.tuple(part, fc.constantFrom(' ', '\n', '\n\n', '')), { minLength: 1, maxLength: 4 }).map((parts) => parts.map(([p, s]) => p + s).join(''));
+    fc.assert(
+      fc.property(doc, fc.integer({ min: 8, max: 200 }), (text, maxTokens) => {
+        const source: IngestDocument = { id: 'run', text };
+        const chunks = chunkDocument(source, { indexedAt, maxTokens });
+        checkInvariants(source, chunks, maxTokens);
+        expect(chunks).toEqual(chunkDocument(source, { indexedAt, maxTokens, tokenizer: plain }));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('reads headings as the heading pattern does, without its backtracking (property)', () => {
+    const pattern = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+    const character = fc.constantFrom('#', ' ', '\t', 'a', 'Z', '\r', '\u2028', '\u00a0', 'é', '\\');
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 16 }), (characters) => {
+        const line = characters.join('');
+        const match = pattern.exec(line);
+        expect(parseHeading(line)).toEqual(match ? { level: match[1]!.length, title: (match[2] ?? '').trim() } : null);
+      }),
+      { numRuns: 20_000 },
+    );
+    // The pattern backtracks over a run of spaces: this line took it seconds.
+    expect(parseHeading(`# x${' '.repeat(200_000)}y`)).toEqual({ level: 1, title: `x${' '.repeat(200_000)}y` });
   });
 
   it('rejects a non-positive maxTokens', () => {

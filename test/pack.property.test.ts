@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer, packBriefing, packBundle, PackSchema, sha256Hex, toCanonicalJson } from '../src/index.js';
-import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
+import type { CandidateInput, Pack, PackFormat, Tokenizer } from '../src/index.js';
 import { canonicalStringify } from '../src/index.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
@@ -101,6 +101,34 @@ describe('packBundle properties', () => {
         const hinted = candidates.map((c) => ({ ...c, tokens: wrong }));
         const pack = packBundle({ query: 'q', candidates: hinted, maxTokens });
         checkInvariants(pack, hinted, maxTokens);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('packing long runs without spaces', () => {
+  // A tokenizer the packer does not know, with the shipped one's counts (and lower bound): the packer then
+  // counts every prefix a cut measures in full, with none of the shortcuts (no length bound, no count that
+  // stops at the budget). The packs must be the same bytes.
+  const plain: Tokenizer = { name: 'o200k_base', count: (t) => tokenizer.count(t), lowerBound: (t, limit) => tokenizer.lowerBound!(t, limit) };
+  const unit = fc.constantFrom('a', '=', 'Ab', '東京', '😀', 'aGVsbG8gd29ybGQ=', 'https://example.com/a/b?c=d&', '数据。', 'x.');
+  const run = fc.tuple(unit, fc.integer({ min: 50, max: 4000 })).map(([u, length]) => u.repeat(Math.ceil(length / u.length)).slice(0, length));
+  const text = fc.array(fc.oneof(run, fc.constantFrom('Intro words. ', 'One sentence here. Another one.', '\n\n', ' ')), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
+  const candidates = fc.array(text, { minLength: 1, maxLength: 3 }).map((texts) => texts.map((t, i) => ({ id: `c${i}`, text: t, score: 1 - i / 10 })));
+
+  it('cuts them as counting every prefix in full does, within the budget (property)', () => {
+    fc.assert(
+      fc.property(candidates, fc.integer({ min: 1, max: 600 }), formats, fc.boolean(), (pool, maxTokens, format, compress) => {
+        const options = { query: 'words sentence', candidates: pool, maxTokens, format, ...(compress ? { compress: { mode: 'sentences' as const } } : {}) };
+        const pack = packBundle(options);
+        // (Under selection an item shows sentences, not a prefix: the extractive check here is for prefixes.)
+        if (compress) expect(tokenizer.count(pack.context)).toBeLessThanOrEqual(maxTokens);
+        else checkInvariants(pack, pool, maxTokens);
+        expect(toCanonicalJson(packBundle({ ...options, tokenizer: plain }))).toBe(toCanonicalJson(pack));
+        const briefing = packBriefing({ ...options, pins: ['c1'] });
+        expect(tokenizer.count(briefing.context)).toBeLessThanOrEqual(maxTokens);
+        expect(toCanonicalJson(packBriefing({ ...options, pins: ['c1'], tokenizer: plain }))).toBe(toCanonicalJson(briefing));
       }),
       { numRuns: 60 },
     );

@@ -22,7 +22,8 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
     let header: number | undefined;
     return {
       size: texts.length,
-      cost: (position: number) => sentenceTokens(meter, texts[position] as string),
+      // Only whether a sentence fits what is left is asked: its count may stop past that.
+      cost: (position: number, limit: number) => sentenceTokens(meter, texts[position] as string, limit),
       header: () => (header ??= meter.headerTokens(meter.headerText(entry.candidate))),
       relevance: selection.relevance,
       count: 0,
@@ -33,8 +34,10 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
   // Candidates without a selection (pins, blank text) are taken whole or cut by the fill, before their turn.
   entries.forEach((entry, index) => {
     if (plans[index] !== null) return;
-    const whole = meter.headerTokens(meter.headerText(entry.candidate)) + meter.count(escapeBody(meter.format, entry.candidate.text));
-    remaining -= Math.min(whole + SEPARATOR_TOKENS, Math.max(0, remaining));
+    // Takes what it costs, or all that is left: a count past what is left need not be finished.
+    const left = Math.max(0, remaining);
+    const whole = meter.headerTokens(meter.headerText(entry.candidate)) + meter.countUpTo(escapeBody(meter.format, entry.candidate.text), left);
+    remaining -= Math.min(whole + SEPARATOR_TOKENS, left);
   });
   // Greedy by value: a sentence's relevance, plus `spread` for a candidate's first sentence; ties go to the
   // better-ranked candidate (entries come in fill order).
@@ -51,7 +54,7 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
     });
     const plan = plans[best];
     if (plan === undefined || plan === null) break;
-    const sentence = plan.cost(plan.count);
+    const sentence = plan.cost(plan.count, Math.max(0, remaining));
     // The header is measured only when the sentence alone leaves room for it.
     const cost = plan.count > 0 ? sentence + ELISION_TOKENS : sentence + SEPARATOR_TOKENS > remaining ? Infinity : sentence + plan.header() + SEPARATOR_TOKENS;
     if (cost > remaining) {

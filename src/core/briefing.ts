@@ -155,8 +155,9 @@ export function packBriefing(input: BriefingOptions): Pack {
       missingPins,
     ),
   );
-  // A caveats block that alone would not fit is left out from the start rather than crowding out items.
-  const includeCaveats = meter.count(probeCaveats) < options.maxTokens;
+  // A caveats block that alone would not fit, measured as it is rendered (in xml inside <briefing>), is
+  // left out from the start rather than crowding out items.
+  const includeCaveats = meter.count(renderBriefingContext(options.format, [], probeCaveats)) < options.maxTokens;
   const frame = meter.count(
     renderBriefingContext(
       options.format,
@@ -171,7 +172,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   const planned = options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
   const filled = fill(planned, settings, meter, reserved);
   const allDropped = [...merged, ...filled.dropped];
-  const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d) => layout(k, d, includeCaveats));
+  const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d, withFixed) => layout(k, d, includeCaveats && withFixed));
   return finish('briefing', options, meter, final, allDropped, slots);
 }
 

@@ -31,6 +31,7 @@ export function packBundle(input: BundleOptions): Pack {
   const ranked = options.compress === undefined ? rankedWhole : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
   const { kept, dropped } = fill(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
+  // A bundle adds no fixed text: with nothing kept its context is empty.
   const layout = (keptNow: readonly Kept[]): Layout => {
     const ordered = orderForLongContext(keptNow).map((k) => ({ kept: k, role: 'evidence' as const }));
     const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1)));

@@ -46,19 +46,27 @@ export interface FillSettings {
 /**
  * The longest prefix of `text`, cut at a sentence end (else a word end, else between characters), whose
  * escaped form has at most `budget` tokens. Null when not even the shortest cut fits.
+ *
+ * Each search is a binary search over the cut points, and every probe is an exact count, cut short in two
+ * ways that give the same answers: a prefix of more than `budget` × the longest token's characters cannot
+ * fit and is not counted, and a count stops as soon as it passes `budget`. A probe therefore costs what the
+ * budget holds, not what the text holds, and a long text without spaces (whose every character is a cut
+ * point) is searched in time linear in the budget for each probe.
  */
 export function cutToFit(text: string, budget: number, meter: Meter): { body: string; tokens: number } | null {
+  const longest = budget * meter.maxTokenChars;
   const measure = (end: number) => {
     const body = text.slice(0, end).trimEnd();
-    return { body, tokens: meter.count(escapeBody(meter.format, body)) };
+    const tokens = body.length > longest ? Infinity : meter.countUpTo(escapeBody(meter.format, body), budget);
+    return { body, tokens };
   };
-  const search = (points: number[]) => {
+  const search = (count: number, pointAt: (index: number) => number) => {
     let lo = 0;
-    let hi = points.length - 1;
+    let hi = count - 1;
     let found: { body: string; tokens: number } | null = null;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const attempt = measure(points[mid] as number);
+      const attempt = measure(pointAt(mid));
       if (attempt.tokens <= budget && attempt.body.length > 0) {
         found = attempt;
         lo = mid + 1;
@@ -66,11 +74,8 @@ export function cutToFit(text: string, budget: number, meter: Meter): { body: st
     }
     return found;
   };
-  return (
-    search(cutPoints(text, 'sentence')) ??
-    search(cutPoints(text, 'word')) ??
-    search(characterCutPoints(text, 1))
-  );
+  const inArray = (points: number[]) => search(points.length, (index) => points[index] as number);
+  return inArray(cutPoints(text, 'sentence')) ?? inArray(cutPoints(text, 'word')) ?? search(...characterCutPoints(text, 1));
 }
 
 /**
@@ -86,7 +91,7 @@ export function cutEntry(entry: Entry, budget: number, meter: Meter): { body: st
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const body = selection.textOfBest(mid);
-    const tokens = meter.count(escapeBody(meter.format, body));
+    const tokens = meter.countUpTo(escapeBody(meter.format, body), budget);
     if (tokens <= budget) {
       found = { body, tokens };
       lo = mid + 1;
@@ -134,9 +139,11 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     const room = remaining - headerBound - SEPARATOR_TOKENS;
     if ((hint ?? meter.bodyLowerBound(escaped, room)) <= room) {
       headerTokens = meter.headerTokens(header);
-      let whole = hint ?? meter.count(escaped);
+      // Only whether the body fits is asked: the count may stop once it passes the room left.
+      const bodyRoom = remaining - headerTokens - SEPARATOR_TOKENS;
+      let whole = hint ?? meter.countUpTo(escaped, bodyRoom);
       if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
-        whole = meter.count(escaped);
+        whole = meter.countUpTo(escaped, bodyRoom);
         // What was kept on earlier hints is recounted too.
         for (const [index, item] of kept.entries()) {
           if (!hinted.has(item)) continue;
@@ -213,24 +220,30 @@ export interface Layout {
 
 
 /**
+ * Lays out what is kept (`withFixed`: with the text a kind adds whatever is kept, a briefing's caveats).
+ * With nothing kept and no fixed text the context must be empty.
+ */
+export type LayoutFn = (kept: readonly Kept[], dropped: readonly Dropped[], withFixed: boolean) => Layout;
+
+/**
  * Assembles the context, counts it exactly, and while it is over budget shortens or removes the
- * lowest-priority kept item (the last one the greedy fill took).
+ * lowest-priority kept item (the last one the greedy fill took). When nothing is kept and the fixed text
+ * alone is over budget, the context is laid out without it: empty, and within any budget.
  */
 export function fitExactly(
   kept: Kept[],
   dropped: Dropped[],
   meter: Meter,
   settings: FillSettings,
-  layout: (kept: readonly Kept[], dropped: readonly Dropped[]) => Layout,
+  layout: LayoutFn,
 ): { layout: Layout; usedTokens: number } {
   for (;;) {
-    const current = layout(kept, dropped);
+    const current = layout(kept, dropped, true);
     const usedTokens = meter.countContext(current.context);
     if (usedTokens <= settings.maxTokens) return { layout: current, usedTokens };
     const victim = kept[kept.length - 1];
     if (victim === undefined) {
-      // Nothing left but fixed text (a briefing's caveats) and it does not fit: the layout drops it.
-      const bare = layout([], dropped);
+      const bare = layout([], dropped, false);
       return { layout: bare, usedTokens: meter.countContext(bare.context) };
     }
     const over = usedTokens - settings.maxTokens;

@@ -4,7 +4,7 @@
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 import { escapeBody, renderBlock } from '../render/render.js';
 import type { PackFormat } from '../render/formats.js';
-import { countBySegments } from '../tokenize/tiktoken.js';
+import { countBySegments, countUpTo, maxTokenChars } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 import type { Candidate } from './schemas.js';
 
@@ -54,6 +54,16 @@ export class Meter {
 
   count(text: string): number {
     return this.tokenizer.count(text);
+  }
+
+  /** `count(text)` when at most `limit`, else some number above `limit` (found without counting all of a long text). */
+  countUpTo(text: string, limit: number): number {
+    return countUpTo(this.tokenizer, text, limit);
+  }
+
+  /** The most characters one token spans (Infinity when the tokenizer does not say): a longer text than `limit` times this cannot fit in `limit`. */
+  get maxTokenChars(): number {
+    return maxTokenChars(this.tokenizer);
   }
 
   /** `escapeBody(format, text)`. */
@@ -142,8 +152,14 @@ export class Meter {
 const SENTENCE_TOKENS_LIMIT = 100_000;
 const sentenceTokenCaches = new WeakMap<Tokenizer, Map<PackFormat, BoundedCache<string, number>>>();
 
-export function sentenceTokens(meter: Meter, text: string): number {
+/** The count of a sentence's escaped text; past `limit`, some number above `limit` (then not remembered). */
+export function sentenceTokens(meter: Meter, text: string, limit = Infinity): number {
   const byFormat = cacheFor(sentenceTokenCaches, meter.tokenizer, () => new Map<PackFormat, BoundedCache<string, number>>());
-  const cache = cacheFor(byFormat, meter.format, () => new BoundedCache<string, number>(SENTENCE_TOKENS_LIMIT));
-  return cache.get(text) ?? cache.set(text, meter.count(escapeBody(meter.format, text)));
+  // Up to 100,000 sentences of up to 100 characters; a longer one weighs by its length (a sentence can be a
+  // whole long run), so the texts held stay under 10 million characters.
+  const cache = cacheFor(byFormat, meter.format, () => new BoundedCache<string, number>(SENTENCE_TOKENS_LIMIT, (key) => Math.max(1, key.length / 100)));
+  const known = cache.get(text);
+  if (known !== undefined) return known;
+  const tokens = meter.countUpTo(escapeBody(meter.format, text), limit);
+  return tokens <= limit ? cache.set(text, tokens) : tokens;
 }

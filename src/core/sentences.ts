@@ -169,8 +169,10 @@ interface TextAnalysis {
   vectorKeys: (string | undefined)[];
 }
 
+// Up to 10,000 texts of up to 1,000 characters; a longer one weighs by its length (a candidate can be a 1 MiB
+// run), so the texts held, and their analyses, stay under about 10 million characters.
 const ANALYSIS_CACHE_LIMIT = 10_000;
-const analysisCache = new BoundedCache<string, TextAnalysis>(ANALYSIS_CACHE_LIMIT);
+const analysisCache = new BoundedCache<string, TextAnalysis>(ANALYSIS_CACHE_LIMIT, (text) => Math.max(1, text.length / 1000));
 
 function analyse(text: string): TextAnalysis {
   let analysis = analysisCache.get(text);

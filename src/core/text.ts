@@ -101,22 +101,32 @@ const WORD_END = /\S(?=\s)/gu;
 export function cutPoints(text: string, unit: 'sentence' | 'word'): number[] {
   const pattern = unit === 'sentence' ? SENTENCE_END : WORD_END;
   const points: number[] = [];
+  // A prefix holds more than whitespace once it reaches past the first other character (found once, rather
+  // than trimming every prefix: that reads the leading whitespace again for every point).
+  const firstVisible = text.search(/\S/u);
+  if (firstVisible < 0) return points;
   pattern.lastIndex = 0;
   let match: RegExpExecArray | null;
   while ((match = pattern.exec(text)) !== null) {
     const end = unit === 'sentence' && match[0] === '\n' ? match.index : match.index + match[0].length;
-    if (end > 0 && text.slice(0, end).trim().length > 0) points.push(end);
-  }
-  return [...new Set(points)].sort((x, y) => x - y);
-}
-
-/** Code-point-safe cut points for text with no whitespace at all (e.g. CJK runs), every `step` code units. */
-export function characterCutPoints(text: string, step: number): number[] {
-  const points: number[] = [];
-  for (let i = step; i < text.length; i += step) {
-    // never split a surrogate pair
-    const code = text.charCodeAt(i - 1);
-    points.push(code >= 0xd800 && code <= 0xdbff ? i + 1 : i);
+    // Matches come in order and their ends never go down, so a repeat is the last point.
+    if (end > firstVisible && end !== points[points.length - 1]) points.push(end);
   }
   return points;
+}
+
+/**
+ * Code-point-safe cut points for text with no whitespace at all (e.g. CJK runs), every `step` code units:
+ * how many there are, and the one at an index (computed when asked, not listed: a long run has as many as
+ * it has characters).
+ */
+export function characterCutPoints(text: string, step: number): [count: number, pointAt: (index: number) => number] {
+  const count = Math.max(0, Math.ceil((text.length - step) / step));
+  const pointAt = (index: number) => {
+    const i = (index + 1) * step;
+    // never split a surrogate pair
+    const code = text.charCodeAt(i - 1);
+    return code >= 0xd800 && code <= 0xdbff ? i + 1 : i;
+  };
+  return [count, pointAt];
 }

@@ -2,7 +2,7 @@ import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { type Candidate } from '../core/schemas.js';
-import { getTokenizer } from '../tokenize/tiktoken.js';
+import { RUN_HEAD_CHARS, countUpTo, getTokenizer, maxTokenChars, runLimit, splitsAt } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';
 
@@ -54,7 +54,39 @@ interface Unit extends Range {
   sectionKey: number;
 }
 
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+/** Line terminators other than LF (a line holding one is not a heading: `.` in a pattern stops at them). */
+const OTHER_LINE_BREAK = /[\r\u2028\u2029]/;
+
+/**
+ * An ATX heading's level and title, as the pattern `^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`
+ * reads the line (the title is its second group, trimmed), or null. Written out because the pattern
+ * backtracks in time quadratic in a run of spaces or tabs inside the line; a test checks the two agree.
+ */
+export function parseHeading(line: string): { level: number; title: string } | null {
+  let i = 0;
+  while (i < 3 && line.charCodeAt(i) === 0x20) i += 1;
+  let level = 0;
+  while (line.charCodeAt(i + level) === 0x23) level += 1;
+  if (level < 1 || level > 6) return null;
+  let at = i + level;
+  if (at === line.length) return { level, title: '' };
+  if (!isSpaceOrTab(line.charCodeAt(at)) || OTHER_LINE_BREAK.test(line)) return null;
+  while (isSpaceOrTab(line.charCodeAt(at))) at += 1;
+  // The title is the shortest start of the rest after which only spaces and tabs are left, or spaces and
+  // tabs, then a closing run of '#', then spaces and tabs.
+  let end = line.length;
+  while (end > at && isSpaceOrTab(line.charCodeAt(end - 1))) end -= 1;
+  let hashes = end;
+  while (hashes > at && line.charCodeAt(hashes - 1) === 0x23) hashes -= 1;
+  let gap = hashes;
+  while (gap > at && isSpaceOrTab(line.charCodeAt(gap - 1))) gap -= 1;
+  const titleEnd = hashes < end && gap < hashes ? gap : end;
+  return { level, title: line.slice(at, titleEnd).trim() };
+}
+
+function isSpaceOrTab(code: number): boolean {
+  return code === 0x20 || code === 0x09;
+}
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 // A sentence ends after terminal punctuation (and closing quotes/brackets) followed by whitespace, or at a
 // line break; the next sentence starts after the whitespace.
@@ -79,7 +111,7 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   }
   const text = doc.text;
   const counter = new RangeCounter(text, maxTokens, options.tokenizer);
-  const fits = (range: Range) => counter.fits(range);
+  const fits = (range: Range, bytes?: number) => counter.fits(range, bytes);
 
   const ranges: { range: Range; section: string[] }[] = [];
   const units = parseUnits(text);
@@ -153,27 +185,41 @@ export function countTokens(text: string): Record<string, number> {
  * Token counts for one document's chunking. The bound and the stored counts both come from here, so a range
  * is counted at most once per encoding: the count that admitted a chunk is the count stored with it. A range
  * with no more UTF-8 bytes than the bound fits without counting (every token of a shipped encoding is at
- * least one byte), which spares all counting but the stored one for chunks well under the bound.
+ * least one byte), and one with more characters than the bound times the longest token cannot fit; other
+ * ranges are counted only until the count passes the bound, so a check costs what a chunk holds, whatever
+ * the range.
  */
 class RangeCounter {
   readonly #text: string;
   readonly #maxTokens: number;
   readonly #tokenizer: Tokenizer | undefined;
-  /** `start:end` → counts per shipped encoding, in `ENCODINGS` order (missing until counted). */
+  /**
+   * `start:end` → counts per shipped encoding, in `ENCODINGS` order (missing until counted). A count above
+   * the bound may be a bound itself (counting stopped there); `tokens` counts such a range again in full.
+   */
   readonly #counts = new Map<string, number[]>();
+  /** A range of more characters (or UTF-8 bytes) than this has more than `maxTokens` tokens in some shipped encoding. */
+  readonly #longestFit: number;
 
   constructor(text: string, maxTokens: number, tokenizer: Tokenizer | undefined) {
     this.#text = text;
     this.#maxTokens = maxTokens;
     this.#tokenizer = tokenizer;
+    this.#longestFit = tokenizer ? Infinity : maxTokens * Math.min(...ENCODINGS.map((encoding) => maxTokenChars(getTokenizer(encoding))));
   }
 
-  /** Whether the range has at most `maxTokens` tokens: under the given tokenizer, else under every shipped encoding. */
-  fits(range: Range): boolean {
-    if (this.#tokenizer) return this.#tokenizer.count(this.#text.slice(range.start, range.end)) <= this.#maxTokens;
-    if (utf8BytesAtMost(this.#text, range, this.#maxTokens)) return true;
+  /**
+   * Whether the range has at most `maxTokens` tokens: under the given tokenizer, else under every shipped
+   * encoding. `bytes`, when the caller knows it, is the range's UTF-8 length.
+   */
+  fits(range: Range, bytes?: number): boolean {
+    const max = this.#maxTokens;
+    if (this.#tokenizer) return countUpTo(this.#tokenizer, this.#text.slice(range.start, range.end), max) <= max;
+    if (bytes !== undefined ? bytes <= max : utf8BytesAtMost(this.#text, range, max)) return true;
+    if ((bytes ?? range.end - range.start) > this.#longestFit) return false;
+    if (range.end - range.start >= this.#runLimit(range.start)) return false;
     for (let e = 0; e < ENCODINGS.length; e += 1) {
-      if (this.#count(range, e) > this.#maxTokens) return false;
+      if (this.#count(range, e, max) > max) return false;
     }
     return true;
   }
@@ -182,12 +228,13 @@ class RangeCounter {
   tokens(range: Range): Record<string, number> {
     const out: Record<string, number> = {};
     ENCODINGS.forEach((encoding, e) => {
-      out[encoding] = this.#count(range, e);
+      out[encoding] = this.#count(range, e, Infinity);
     });
     return out;
   }
 
-  #count(range: Range, encoding: number): number {
+  /** The count of the range, or, when it passes `limit`, possibly just a number above `limit`. */
+  #count(range: Range, encoding: number, limit: number): number {
     const key = `${range.start}:${range.end}`;
     let counts = this.#counts.get(key);
     if (counts === undefined) {
@@ -195,12 +242,45 @@ class RangeCounter {
       this.#counts.set(key, counts);
     }
     let count = counts[encoding];
-    if (count === undefined) {
-      count = getTokenizer(ENCODINGS[encoding]!).count(this.#text.slice(range.start, range.end));
+    // A count past the bound may have stopped early: it stands for "too many", not for the count.
+    if (count === undefined || (count > this.#maxTokens && limit > this.#maxTokens)) {
+      const tokenizer = getTokenizer(ENCODINGS[encoding]!);
+      // A range grown from the last one counted (a chunk taking one more word or paragraph) adds the count
+      // of what it took, when the two counts add up (see `splitsAt`).
+      const last = this.#last[encoding];
+      if (last !== undefined && last.start === range.start && last.end < range.end && last.count <= limit && splitsAt(this.#text, last.end)) {
+        count = last.count + countUpTo(tokenizer, this.#text.slice(last.end, range.end), limit - last.count);
+      } else {
+        count = countUpTo(tokenizer, this.#text.slice(range.start, range.end), limit);
+      }
       counts[encoding] = count;
+      if (count <= limit) this.#last[encoding] = { start: range.start, end: range.end, count };
     }
     return count;
   }
+
+  /**
+   * A length from which every range starting at `start` has too many tokens (a long run without spaces
+   * there: then a chunk's search counts no range much longer than the chunk), else Infinity. Kept for the
+   * last start asked about: the searches ask about one start at a time.
+   */
+  #runLimit(start: number): number {
+    if (this.#limitAt?.start !== start) {
+      let limit = Infinity;
+      for (const encoding of ENCODINGS) {
+        // The first encoding's limit is most often already the least there can be (one head's length).
+        if (limit <= RUN_HEAD_CHARS) break;
+        limit = Math.min(limit, runLimit(getTokenizer(encoding), this.#text, start, this.#maxTokens));
+      }
+      this.#limitAt = { start, limit };
+    }
+    return this.#limitAt.limit;
+  }
+
+  #limitAt: { start: number; limit: number } | undefined;
+
+  /** Per encoding, the last range counted exactly. */
+  readonly #last: ({ start: number; end: number; count: number } | undefined)[] = [];
 }
 
 /** True when the range's UTF-8 encoding has at most `limit` bytes (stops reading once it has more). */
@@ -248,13 +328,13 @@ function parseUnits(text: string): Unit[] {
     } else if (line.trim().length === 0) {
       flush();
     } else {
-      const heading = HEADING.exec(line.replace(/\r$/, ''));
+      const heading = parseHeading(line.replace(/\r$/, ''));
       const fenceOpen = FENCE.exec(line);
       if (heading) {
         flush();
-        const level = heading[1]!.length;
+        const { level } = heading;
         stack.length = level;
-        stack[level - 1] = (heading[2] ?? '').trim();
+        stack[level - 1] = heading.title;
         section = stack.filter((title): title is string => title !== undefined && title !== '');
         sectionKey += 1;
       } else if (fenceOpen) {
@@ -276,7 +356,7 @@ function parseUnits(text: string): Unit[] {
  * Splits a range that does not fit into pieces that do: at sentence cuts, then word cuts, then code points.
  * A piece exceeds the bound only when it is a single code point.
  */
-function splitRange(text: string, range: Range, fits: (r: Range) => boolean): Range[] {
+function splitRange(text: string, range: Range, fits: (r: Range, bytes?: number) => boolean): Range[] {
   const bySentence = (r: Range) => packAtCuts(text, r, cutsIn(text, r, SENTENCE_CUT), fits, byWord);
   const byWord = (r: Range) => packAtCuts(text, r, cutsIn(text, r, WORD_CUT), fits, byCodePoint);
   const byCodePoint = (r: Range) => splitCodePoints(text, r, fits);
@@ -344,16 +424,27 @@ function packAtCuts(
   return out;
 }
 
-/** Last resort for a run with no whitespace: the longest fitting prefixes, never splitting a surrogate pair. */
-function splitCodePoints(text: string, range: Range, fits: (r: Range) => boolean): Range[] {
+/**
+ * Last resort for a run with no whitespace: the longest fitting prefixes, never splitting a surrogate pair.
+ * Each is found by a binary search over the code points left; ranges too long to fit are known by their
+ * UTF-8 length (summed once), so the search counts only near what fits, and counting stops past the bound.
+ */
+function splitCodePoints(text: string, range: Range, fits: (r: Range, bytes?: number) => boolean): Range[] {
   const boundaries: number[] = [];
+  // bytesTo[k]: UTF-8 bytes from range.start to boundaries[k] (a lone surrogate is 3, as U+FFFD).
+  const bytesTo: number[] = [];
+  let bytes = 0;
   for (let i = range.start; i < range.end; ) {
     const code = text.codePointAt(i)!;
     i += code > 0xffff ? 2 : 1;
+    // A pair the range's end splits leaves a lone surrogate: 3 bytes.
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code > 0xffff && i <= range.end ? 4 : 3;
     boundaries.push(Math.min(i, range.end));
+    bytesTo.push(bytes);
   }
   const out: Range[] = [];
   let start = range.start;
+  let startBytes = 0;
   let from = 0;
   while (from < boundaries.length) {
     // Binary search the farthest boundary that fits; `lo` always fits or is the single first code point.
@@ -361,12 +452,13 @@ function splitCodePoints(text: string, range: Range, fits: (r: Range) => boolean
     let hi = boundaries.length - 1;
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
-      if (fits({ start, end: boundaries[mid]! })) lo = mid;
+      if (fits({ start, end: boundaries[mid]! }, bytesTo[mid]! - startBytes)) lo = mid;
       else hi = mid - 1;
     }
     const piece = trimRange(text, { start, end: boundaries[lo]! });
     if (piece.end > piece.start) out.push(piece);
     start = boundaries[lo]!;
+    startBytes = bytesTo[lo]!;
     from = lo + 1;
   }
   return out;

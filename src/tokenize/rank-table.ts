@@ -80,6 +80,43 @@ export class RankTable {
     return this.#blob.subarray(this.#offsets[rank], this.#offsets[rank + 1]);
   }
 
+  /** Length in bytes of the token with rank `rank` (0 when there is none). */
+  tokenLength(rank: number): number {
+    return this.#offsets[rank + 1]! - this.#offsets[rank]!;
+  }
+
+  /** Writes the token's bytes into `out` at `at`; returns the position after them. */
+  copyToken(rank: number, out: Uint8Array, at: number): number {
+    const from = this.#offsets[rank]!;
+    const to = this.#offsets[rank + 1]!;
+    const blob = this.#blob;
+    for (let i = from; i < to; i += 1) out[at + i - from] = blob[i]!;
+    return at + to - from;
+  }
+
+  /** The rank of `bytes[start, end)` by its `suffixHash` `hash`, reading the bytes, or -1. */
+  suffixRank(bytes: Uint8Array, start: number, end: number, hash: number): number {
+    const { entries } = this.suffixIndex();
+    const mask = (entries.length >> 1) - 1;
+    for (let slot = hash & mask; entries[2 * slot + 1] !== 0; slot = (slot + 1) & mask) {
+      const rank = (entries[2 * slot + 1]! >>> SUFFIX_RANK_SHIFT) - 1;
+      if (entries[2 * slot] === hash && this.#equals(rank, bytes, start, end)) return rank;
+    }
+    return -1;
+  }
+
+  /** Whether the token with rank `rank` is `bytes[start, end)`. */
+  matches(rank: number, bytes: Uint8Array, start: number, end: number): boolean {
+    return this.#equals(rank, bytes, start, end);
+  }
+
+  /** The index of tokens by their last bytes (built on first use: only long pieces need it). */
+  suffixIndex(): SuffixIndex {
+    return (this.#suffixIndex ??= buildSuffixIndex(this, this.#blob, this.#offsets));
+  }
+
+  #suffixIndex: SuffixIndex | undefined;
+
   #equals(rank: number, bytes: Uint8Array, start: number, end: number): boolean {
     const from = this.#offsets[rank]!;
     if (this.#offsets[rank + 1]! - from !== end - start) return false;
@@ -89,11 +126,76 @@ export class RankTable {
   }
 }
 
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_PRIME = 0x01000193;
+/** 2^24 bits (2 MB): with about a million token suffixes, a few in a hundred lookups are false positives. */
+export const SUFFIX_FILTER_MASK = (1 << 24) - 1;
+
 /** 32-bit FNV-1a over a byte range. */
 function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   let hash = 0x811c9dc5;
   for (let i = start; i < end; i += 1) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
   return hash >>> 0;
+}
+
+/**
+ * Tokens by `suffixHash` (FNV-1a of their bytes read from the last to the first, so that a walk back from
+ * a position in a text extends the hash one byte at a time), in open addressing over pairs of integers (one
+ * memory read finds both): the hash, then (rank + 1) << SUFFIX_RANK_SHIFT | length, with AMBIGUOUS in it
+ * when another token has the same hash and length (the bytes then decide); 0 for an empty slot. `longer` is
+ * a bit filter of the hashes of every token's proper suffixes: a clear bit means no longer token ends with
+ * what was read, so a walk back can stop (a set bit may be a collision).
+ */
+export interface SuffixIndex {
+  entries: Int32Array;
+  longer: Int32Array;
+}
+
+export const SUFFIX_RANK_SHIFT = 9;
+export const SUFFIX_LENGTH_MASK = 0xff;
+export const AMBIGUOUS = 0x100;
+
+function buildSuffixIndex(table: RankTable, blob: Uint8Array, offsets: Uint32Array): SuffixIndex {
+  if (table.maxTokenBytes > SUFFIX_LENGTH_MASK || table.size >= 1 << (31 - SUFFIX_RANK_SHIFT)) {
+    throw new Error('rank table: tokens too long or too many for the suffix index');
+  }
+  let capacity = 1024;
+  while (capacity < table.size * 2) capacity *= 2;
+  const entries = new Int32Array(capacity * 2);
+  const mask = capacity - 1;
+  const longer = new Int32Array((SUFFIX_FILTER_MASK + 1) / 32);
+  const size = table.size;
+  for (let r = 0; r < size; r += 1) {
+    const start = offsets[r]!;
+    const end = offsets[r + 1]!;
+    if (end === start) continue;
+    let hash = FNV_OFFSET;
+    for (let i = end - 1; i > start; i -= 1) {
+      hash = Math.imul(hash ^ blob[i]!, FNV_PRIME);
+      const bit = hash & SUFFIX_FILTER_MASK;
+      longer[bit >>> 5]! |= 1 << (bit & 31);
+    }
+    hash = Math.imul(hash ^ blob[start]!, FNV_PRIME);
+    const length = end - start;
+    let flags = 0;
+    let slot = hash & mask;
+    for (; entries[2 * slot + 1] !== 0; slot = (slot + 1) & mask) {
+      if (entries[2 * slot] === hash && (entries[2 * slot + 1]! & SUFFIX_LENGTH_MASK) === length) {
+        entries[2 * slot + 1]! |= AMBIGUOUS;
+        flags = AMBIGUOUS;
+      }
+    }
+    entries[2 * slot] = hash;
+    entries[2 * slot + 1] = ((r + 1) << SUFFIX_RANK_SHIFT) | flags | length;
+  }
+  return { entries, longer };
+}
+
+/** FNV-1a over `bytes[start, end)` read from the last byte to the first (what `suffixRank` takes). */
+export function suffixHash(bytes: Uint8Array, start: number, end: number): number {
+  let hash = FNV_OFFSET;
+  for (let i = end - 1; i >= start; i -= 1) hash = Math.imul(hash ^ bytes[i]!, FNV_PRIME);
+  return hash;
 }
 
 /** What a rank table file holds besides the table: the pre-tokenising pattern. */
