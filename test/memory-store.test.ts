@@ -514,8 +514,18 @@ describe('save and load', () => {
     expect((await MemoryHybridStore.load(path)).size).toBe(2);
   });
 
-  it('throws io_error when the directory does not exist', async () => {
+  it('creates missing folders on the way to the file', async () => {
     const store = new MemoryHybridStore();
-    await expectCode(store.save(join(tmpdir(), 'litm-missing-dir-x', 'deeper', 's.json')), 'io_error');
+    await store.addDocuments(corpus.slice(0, 1));
+    const path = join(await mkdtemp(join(tmpdir(), 'litm-store-')), 'missing', 'deeper', 's.json');
+    await store.save(path);
+    expect((await MemoryHybridStore.load(path)).size).toBe(store.size);
+  });
+
+  it('throws io_error when a folder on the way is a file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
+    await writeFile(join(dir, 'plain-file'), 'x');
+    const store = new MemoryHybridStore();
+    await expectCode(store.save(join(dir, 'plain-file', 's.json')), 'io_error');
   });
 });

@@ -1,15 +1,11 @@
 import { compareScored, type ScoredId } from './fusion.js';
-import type { SparseVector } from './types.js';
 
 /**
- * The search structures behind `MemoryHybridStore`: every chunk gets a slot; dense vectors are Float32 with
- * their norm computed once, and the BM25 vectors are inverted into postings (term → slots and weights), so a
- * lexical query only reads the postings of its own terms. Both arms keep a bounded heap of the best `limit`
- * items instead of sorting everything. Scores are computed exactly as `cosineSimilarity` and `bm25Score` do
+ * Vector maths behind `MemoryHybridStore`: dense vectors are Float32 with their norm computed once, dot
+ * products run in WebAssembly SIMD where the runtime has it, and the arms keep a bounded heap of the best
+ * `limit` items instead of sorting everything. Scores are computed exactly as `cosineSimilarity` does
  * (fusion.ts), ties ordered as `compareScored`.
  */
-
-const f32 = Math.fround;
 
 /**
  * A stored embedding: Float32 components (half the memory of number arrays; Qdrant stores f32 too) and their
@@ -18,13 +14,6 @@ const f32 = Math.fround;
 export interface DenseVector {
   readonly values: Float32Array;
   readonly norm: number;
-}
-
-/** What the index needs of a stored chunk. Chunks are keyed by `record.id`. */
-export interface IndexedEntry {
-  readonly record: { readonly id: string };
-  readonly sparse: SparseVector;
-  readonly dense: DenseVector | null;
 }
 
 /** A query vector prepared once for scoring against many stored vectors. */
@@ -58,13 +47,13 @@ export function denseCosine(query: DenseQuery, vector: DenseVector): number {
   return cosineFromDot(dot(query.values, vector.values), query.norm, vector.norm);
 }
 
-function cosineFromDot(dotProduct: number, queryNorm: number, vectorNorm: number): number {
+export function cosineFromDot(dotProduct: number, queryNorm: number, vectorNorm: number): number {
   if (queryNorm === 0 || vectorNorm === 0) return 0;
   return Math.min(1, Math.max(-1, dotProduct / (queryNorm * vectorNorm)));
 }
 
 /** Σ q[i]·v[i] in four partial sums: elements 4k, 4k+1, 4k+2, 4k+3, added as (s0 + s1) + (s2 + s3). */
-function dot(q: Float64Array, v: Float32Array): number {
+export function dot(q: Float64Array, v: Float32Array): number {
   const n = q.length;
   const unrolled = n - (n & 3);
   let s0 = 0;
@@ -132,41 +121,38 @@ function compiledDot(): object | null {
   return dotModule;
 }
 
-/** A copy of the stored vectors, one slot each, in WebAssembly memory for the SIMD `dot`. */
-class VectorArena {
+/**
+ * The vectors of one segment, one slot each, in WebAssembly memory for the SIMD `dot`. A segment never changes,
+ * so the memory is sized once for its rows.
+ */
+export class VectorArena {
   readonly dimension: number;
   readonly #memory: WasmMemory;
   readonly #dot: (query: number, vector: number, length: number) => number;
   readonly #base: number;
 
-  private constructor(dimension: number, api: WasmApi, module: object) {
+  private constructor(dimension: number, rows: number, api: WasmApi, module: object) {
     this.dimension = dimension;
     this.#base = Math.ceil((dimension * 8) / 16) * 16;
-    this.#memory = new api.Memory({ initial: Math.ceil((this.#base + 1024 * dimension * 4) / PAGE) });
+    this.#memory = new api.Memory({ initial: Math.max(1, Math.ceil((this.#base + rows * dimension * 4) / PAGE)) });
     const instance = new api.Instance(module, { env: { memory: this.#memory } });
     this.#dot = instance.exports.dot as (query: number, vector: number, length: number) => number;
   }
 
-  static create(dimension: number): VectorArena | null {
+  /** An arena for `rows` vectors of `dimension`, or null where the SIMD dot cannot run (the caller scores in JavaScript). */
+  static create(dimension: number, rows: number): VectorArena | null {
     const module = dimension > 0 && dimension % 4 === 0 ? compiledDot() : null;
-    return module && wasm ? new VectorArena(dimension, wasm, module) : null;
+    if (!module || !wasm) return null;
+    try {
+      return new VectorArena(dimension, rows, wasm, module);
+    } catch {
+      // Out of memory for one more WebAssembly memory: the plain loop still answers.
+      return null;
+    }
   }
 
-  /** Copies `values` into `slot`; false when the memory cannot grow that far (the caller falls back). */
-  write(slot: number, values: Float32Array): boolean {
-    const offset = this.#base + slot * this.dimension * 4;
-    const end = offset + this.dimension * 4;
-    const size = this.#memory.buffer.byteLength;
-    if (end > size) {
-      const pages = Math.max(Math.ceil((end - size) / PAGE), Math.ceil(size / PAGE / 2));
-      try {
-        this.#memory.grow(pages);
-      } catch {
-        return false;
-      }
-    }
-    new Float32Array(this.#memory.buffer, offset, this.dimension).set(values);
-    return true;
+  write(slot: number, values: Float32Array): void {
+    new Float32Array(this.#memory.buffer, this.#base + slot * this.dimension * 4, this.dimension).set(values);
   }
 
   setQuery(values: Float64Array): void {
@@ -179,222 +165,27 @@ class VectorArena {
   }
 }
 
-/** Growable parallel arrays: the slots that hold one term and their document weights (already f32). */
-class Postings {
-  slots = new Int32Array(4);
-  weights = new Float32Array(4);
-  length = 0;
-  /** Document frequency: live chunks holding the term (postings of removed slots stay until compaction). */
-  live = 0;
-
-  push(slot: number, weight: number): void {
-    if (this.length === this.slots.length) {
-      const capacity = this.length * 2;
-      const slots = new Int32Array(capacity);
-      slots.set(this.slots);
-      const weights = new Float32Array(capacity);
-      weights.set(this.weights);
-      this.slots = slots;
-      this.weights = weights;
-    }
-    this.slots[this.length] = slot;
-    this.weights[this.length] = weight;
-    this.length += 1;
-  }
-}
-
-/** A predicate over slots, evaluated at most once per slot per query. */
-export type SlotFilter = (slot: number) => boolean;
-
-export class MemoryIndex<E extends IndexedEntry> {
-  /** Slot → entry; `undefined` marks a removed chunk until the next compaction. */
-  #entries: (E | undefined)[] = [];
-  #slotById = new Map<string, number>();
-  /** Per sparse index: its postings and document frequency (one lookup per term when a chunk is added). */
-  #postings = new Map<number, Postings>();
-  #dead = 0;
-  /** Undecided until the first vector arrives; null when vectors are scored in plain JavaScript. */
-  #arena: VectorArena | null | undefined;
-
-  get size(): number {
-    return this.#slotById.size;
-  }
-
-  documentFrequency(index: number): number {
-    return this.#postings.get(index)?.live ?? 0;
-  }
-
-  /** Adds `entry`, or replaces the chunk with its id (keeping its postings when the sparse vector is the same). */
-  set(entry: E): void {
-    const id = entry.record.id;
-    const slot = this.#slotById.get(id);
-    if (slot !== undefined) {
-      const previous = this.#entries[slot]!;
-      if (previous.sparse === entry.sparse) {
-        this.#entries[slot] = entry;
-        if (entry.dense && entry.dense !== previous.dense) this.#writeVector(slot, entry.dense);
-        return;
-      }
-      this.delete(id);
-    }
-    this.#append(entry);
-  }
-
-  delete(id: string): void {
-    const slot = this.#slotById.get(id);
-    if (slot === undefined) return;
-    const entry = this.#entries[slot]!;
-    this.#slotById.delete(id);
-    this.#entries[slot] = undefined;
-    for (const index of entry.sparse.indices) {
-      const postings = this.#postings.get(index);
-      if (postings !== undefined) postings.live -= 1;
-    }
-    // Postings of removed slots are skipped at query time and dropped here once they are many.
-    this.#dead += 1;
-    if (this.#dead > 1024 && this.#dead * 2 > this.#entries.length) this.#compact();
-  }
-
-  /** Gives `entry` the next slot and adds it to its terms' postings and frequencies. */
-  #append(entry: E): void {
-    const slot = this.#entries.length;
-    this.#entries.push(entry);
-    this.#slotById.set(entry.record.id, slot);
-    if (entry.dense) this.#writeVector(slot, entry.dense);
-    const { indices, values } = entry.sparse;
-    for (let i = 0; i < indices.length; i += 1) {
-      let postings = this.#postings.get(indices[i]!);
-      if (postings === undefined) {
-        postings = new Postings();
-        this.#postings.set(indices[i]!, postings);
-      }
-      postings.push(slot, values[i]!);
-      postings.live += 1;
-    }
-  }
-
-  #writeVector(slot: number, dense: DenseVector): void {
-    if (this.#arena === undefined) this.#arena = VectorArena.create(dense.values.length);
-    if (this.#arena === null) return;
-    if (this.#arena.dimension !== dense.values.length || !this.#arena.write(slot, dense.values)) this.#arena = null;
-  }
-
-  #compact(): void {
-    const live = this.#entries.filter((entry): entry is E => entry !== undefined);
-    this.#entries = [];
-    this.#slotById = new Map();
-    this.#postings = new Map();
-    this.#dead = 0;
-    for (const entry of live) this.#append(entry);
-  }
-
-  /** A per-query cache of `predicate` over slots. */
-  slotFilter(predicate: (entry: E) => boolean): SlotFilter {
-    const verdicts = new Int8Array(this.#entries.length); // 0 unknown, 1 yes, 2 no
-    return (slot) => {
-      const known = verdicts[slot]!;
-      if (known !== 0) return known === 1;
-      const ok = predicate(this.#entries[slot]!);
-      verdicts[slot] = ok ? 1 : 2;
-      return ok;
-    };
-  }
-
-  /** Number of live chunks that pass `filter`. */
-  countMatching(filter: SlotFilter): number {
-    let count = 0;
-    for (let slot = 0; slot < this.#entries.length; slot += 1) {
-      if (this.#entries[slot] !== undefined && filter(slot)) count += 1;
-    }
-    return count;
-  }
-
-  /** Number of live chunks containing `index` that pass `filter`. */
-  documentFrequencyMatching(index: number, filter: SlotFilter): number {
-    const postings = this.#postings.get(index);
-    if (postings === undefined) return 0;
-    let count = 0;
-    for (let p = 0; p < postings.length; p += 1) {
-      const slot = postings.slots[p]!;
-      if (this.#entries[slot] !== undefined && filter(slot)) count += 1;
-    }
-    return count;
-  }
-
-  /** Best `limit` chunks by cosine with `query` (chunks without a vector are skipped), best first. */
-  denseTopK(query: DenseQuery, limit: number, filter: SlotFilter | undefined): ScoredId[] {
-    const heap = new TopK(limit, this.#entries);
-    const entries = this.#entries;
-    const arena = this.#arena?.dimension === query.values.length ? this.#arena : undefined;
-    arena?.setQuery(query.values);
-    for (let slot = 0; slot < entries.length; slot += 1) {
-      const dense = entries[slot]?.dense;
-      if (dense == null) continue;
-      const score = arena ? cosineFromDot(arena.dot(slot), query.norm, dense.norm) : denseCosine(query, dense);
-      // The filter runs only for chunks that would enter the top k, which is the same set of results.
-      if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
-    }
-    return heap.sorted();
-  }
-
-  /**
-   * Best `limit` chunks that share a term with `query`, scored as `bm25Score` (query terms in ascending index
-   * order, f32 at every step), best first.
-   */
-  lexicalTopK(query: SparseVector, idf: (index: number) => number, limit: number, filter: SlotFilter | undefined): ScoredId[] {
-    const entries = this.#entries;
-    const scores = new Float64Array(entries.length);
-    const seen = new Uint8Array(entries.length);
-    const touched: number[] = [];
-    for (let t = 0; t < query.indices.length; t += 1) {
-      const index = query.indices[t]!;
-      const postings = this.#postings.get(index);
-      if (postings === undefined) continue;
-      const queryWeight = f32(f32(query.values[t]!) * idf(index));
-      const { slots, weights, length } = postings;
-      for (let p = 0; p < length; p += 1) {
-        const slot = slots[p]!;
-        if (entries[slot] === undefined) continue;
-        if (seen[slot] === 0) {
-          seen[slot] = 1;
-          touched.push(slot);
-        }
-        scores[slot] = f32(scores[slot]! + f32(weights[p]! * queryWeight));
-      }
-    }
-    const heap = new TopK(limit, entries);
-    for (const slot of touched) {
-      const score = scores[slot]!;
-      if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
-    }
-    return heap.sorted();
-  }
-
-  /** Cosine of `query` with the chunk `id`, or undefined when it has no vector. */
-  cosineOf(id: string, query: DenseQuery): number | undefined {
-    const slot = this.#slotById.get(id);
-    const dense = slot === undefined ? undefined : this.#entries[slot]?.dense;
-    return dense ? denseCosine(query, dense) : undefined;
-  }
-}
-
 /**
  * Bounded min-heap of (score, slot) holding the best `limit` seen so far; the root is the worst kept item
  * under `compareScored` (lower score, or equal score and larger id).
  */
-class TopK {
+export class TopK {
   readonly #limit: number;
-  readonly #entries: readonly (IndexedEntry | undefined)[];
+  readonly #idOf: (slot: number) => string;
   readonly #scores: Float64Array;
   readonly #slots: Int32Array;
   #size = 0;
 
-  constructor(limit: number, entries: readonly (IndexedEntry | undefined)[]) {
+  constructor(limit: number, capacity: number, idOf: (slot: number) => string) {
     this.#limit = limit;
-    this.#entries = entries;
-    const capacity = Math.min(limit, entries.length);
-    this.#scores = new Float64Array(capacity);
-    this.#slots = new Int32Array(capacity);
+    this.#idOf = idOf;
+    const size = Math.max(0, Math.min(limit, capacity));
+    this.#scores = new Float64Array(size);
+    this.#slots = new Int32Array(size);
+  }
+
+  get size(): number {
+    return this.#size;
   }
 
   /** True when (score, slot) would be kept: the heap is not full or it beats the worst kept item. */
@@ -439,11 +230,12 @@ class TopK {
     this.#slots[i] = slot;
   }
 
-  /** The kept items, best first (score desc, then id asc). */
-  sorted(): ScoredId[] {
-    const items: ScoredId[] = [];
+  /** The kept items, best first (score desc, then id asc), with their slots. */
+  sorted(): (ScoredId & { slot: number })[] {
+    const items: (ScoredId & { slot: number })[] = [];
     for (let i = 0; i < this.#size; i += 1) {
-      items.push({ id: this.#entries[this.#slots[i]!]!.record.id, score: this.#scores[i]! });
+      const slot = this.#slots[i]!;
+      items.push({ id: this.#idOf(slot), score: this.#scores[i]!, slot });
     }
     return items.sort(compareScored);
   }
@@ -451,6 +243,6 @@ class TopK {
   /** True when (scoreA, slotA) ranks after (scoreB, slotB). */
   #worse(scoreA: number, slotA: number, scoreB: number, slotB: number): boolean {
     if (scoreA !== scoreB) return scoreA < scoreB;
-    return this.#entries[slotA]!.record.id > this.#entries[slotB]!.record.id;
+    return this.#idOf(slotA) > this.#idOf(slotB);
   }
 }

@@ -5,10 +5,13 @@ import type { Candidate } from '../core/schemas.js';
 import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
 import { embeddingModelName } from './embeddings.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocuments } from './chunk.js';
-import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
+import { matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
 import { maximalMarginalRelevance } from './mmr.js';
-import { MemoryIndex, denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
+import { AclClasses } from './acl-classes.js';
+import { denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector } from './memory-index.js';
+import type { StoredRow } from './memory-segment.js';
+import { Snapshot, type SnapshotChanges } from './memory-snapshot.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
   AddDocumentsOptions,
@@ -73,12 +76,6 @@ export function hybridPrefetchLimit(limit: number, configured?: number): number 
   return Math.max(limit, configured ?? Math.max(limit * 4, 50));
 }
 
-interface StoredChunk {
-  record: ChunkRecord;
-  sparse: SparseVector;
-  dense: DenseVector | null;
-}
-
 /** A search's arms before they become candidates or rankings (`null`: the arm did not run). */
 interface RankedArms {
   mode: SearchMode;
@@ -88,12 +85,8 @@ interface RankedArms {
   /** The top `limit` of the fused ranking (the arm itself outside hybrid). */
   fused: ScoredId[];
   queryVector: DenseQuery | undefined;
-}
-
-interface SourceEntry {
-  version?: string;
-  /** Chunk ids in document order. */
-  ids: string[];
+  /** Slot of every id above, in the snapshot the search read. */
+  slots: ReadonlyMap<string, number>;
 }
 
 export interface SourceInfo {
@@ -119,12 +112,10 @@ export class MemoryHybridStore implements Store {
   readonly #prefetchLimit: number | undefined;
   readonly #embedBatchSize: number;
   readonly #idfCorpus: 'all' | 'visible';
+  readonly #classes = new AclClasses();
 
-  #chunks = new Map<string, StoredChunk>();
-  #sources = new Map<string, SourceEntry>();
-  /** Slots, postings and document frequencies over `#chunks`, kept in step with it. */
-  #index = new MemoryIndex<StoredChunk>();
-  #dimension: number | null = null;
+  /** The current version of the contents; a write swaps in the next one when it completes. */
+  #snapshot: Snapshot = Snapshot.empty(this.#classes);
   /**
    * The model that made the stored vectors, as a loaded store file records it (null: the file did not say).
    * Undefined while no vectors came from a file: vectors made here are this store's embeddings'.
@@ -145,54 +136,58 @@ export class MemoryHybridStore implements Store {
 
   /** The model and dimension of the stored vectors; null while the store holds none. */
   get embedding(): { model: string | null; dimension: number } | null {
-    if (this.#dimension === null) return null;
+    return this.#embeddingOf(this.#snapshot);
+  }
+
+  #embeddingOf(snapshot: Snapshot): { model: string | null; dimension: number } | null {
+    if (snapshot.dimension === null) return null;
     const model = this.#vectorModel !== undefined ? this.#vectorModel : this.#embeddings && embeddingModelName(this.#embeddings);
-    return { model: model ?? null, dimension: this.#dimension };
+    return { model: model ?? null, dimension: snapshot.dimension };
   }
 
   /**
    * Refuses embeddings that name another model than the one that made the stored vectors: their vectors would
    * be compared with vectors of another space and rank nonsense without any error.
    */
-  #checkEmbeddingModel(): void {
+  #checkEmbeddingModel(snapshot: Snapshot): void {
     const stored = this.#vectorModel;
     const current = this.#embeddings && embeddingModelName(this.#embeddings);
     if (typeof stored !== 'string' || current === undefined || current === stored) return;
     throw new LitmPackError(
       'config_mismatch',
-      `The store's vectors were made by the embedding model "${stored}" (dimension ${this.#dimension}); these embeddings use "${current}". Query with "${stored}", or ingest into a new store with "${current}"`,
-      { details: { storedModel: stored, model: current, dimension: this.#dimension } },
+      `The store's vectors were made by the embedding model "${stored}" (dimension ${snapshot.dimension}); these embeddings use "${current}". Query with "${stored}", or ingest into a new store with "${current}"`,
+      { details: { storedModel: stored, model: current, dimension: snapshot.dimension } },
     );
   }
 
   /** Number of chunks stored. */
   get size(): number {
-    return this.#chunks.size;
+    return this.#snapshot.size;
   }
 
   /** Sources ingested, sorted by id. */
   sources(): SourceInfo[] {
-    return [...this.#sources]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([sourceId, entry]) => {
-        const info: SourceInfo = { sourceId, chunks: entry.ids.length };
-        if (entry.version !== undefined) info.version = entry.version;
-        return info;
-      });
+    return this.#snapshot.sources();
   }
 
   /**
    * Chunks, embeds (in batches) and BM25-encodes `docs`, then replaces each source's chunks with the new
    * set in one step: chunks whose content is unchanged keep their `indexedAt` (and embedding), chunks no
-   * longer present are removed. Nothing changes if any step fails (validation, embedding, abort).
+   * longer present are removed. Nothing changes if any step fails (validation, embedding, abort). Searches
+   * and reads that started before the write completes read the store as it was when they started.
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
-    const run = this.#writes.then(() => {
-      this.#checkEmbeddingModel();
+    return this.#queued(() => {
+      this.#checkEmbeddingModel(this.#snapshot);
       return this.#add(docs, options);
     });
-    this.#writes = run.catch(() => undefined);
-    return run;
+  }
+
+  /** Writes run one after another, in the order they were asked for. */
+  #queued<T>(run: () => Promise<T> | T): Promise<T> {
+    const next = this.#writes.then(run);
+    this.#writes = next.catch(() => undefined);
+    return next;
   }
 
   async #add(input: unknown, rawOptions: AddDocumentsOptions): Promise<AddDocumentsResult> {
@@ -200,49 +195,65 @@ export class MemoryHybridStore implements Store {
     const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
     throwIfAborted(options.signal);
     const indexedAt = this.#now().toISOString();
+    // Plan against the current version; nothing is written until every vector is in hand. Writes are queued,
+    // so this is still the current version when the plan is committed.
+    const base = this.#snapshot;
 
-    // Plan against the current state; nothing is written until every vector is in hand.
-    const staged = new Map<string, StoredChunk>();
-    const stagedSources = new Map<string, SourceEntry>();
-    const removedIds: string[] = [];
+    const staged: { record: ChunkRecord; sparse: SparseVector; dense: DenseVector | null }[] = [];
+    const removed: number[] = [];
+    const emptySources = new Map<string, { version?: string } | null>();
     let added = 0;
     let unchanged = 0;
+    let removedCount = 0;
+    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them).
+    const existingBySource = new Map<string, Map<string, number>>();
     const vectorsByHash = new Map<string, DenseVector>();
-    for (const entry of this.#chunks.values()) {
-      if (entry.dense) vectorsByHash.set(entry.record.textSha256, entry.dense);
+    for (const doc of docs) {
+      const existing = new Map<string, number>();
+      for (const slot of base.sourceSlots(doc.id)) {
+        const row = base.row(slot);
+        existing.set(row.record.id, slot);
+        if (row.dense) vectorsByHash.set(row.record.textSha256, row.dense);
+      }
+      existingBySource.set(doc.id, existing);
     }
     const toEmbed = new Map<string, string>(); // textSha256 -> text
     const needsByDoc: Set<string>[] = [];
 
     for (const doc of docs) {
       const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
+      const existing = existingBySource.get(doc.id)!;
       const needs = new Set<string>();
       for (const record of records) {
-        const existing = this.#chunks.get(record.id);
-        if (existing) record.indexedAt = existing.record.indexedAt;
-        const needsVector = this.#embeddings !== undefined && !(existing?.dense ?? vectorsByHash.get(record.textSha256));
-        if (existing && !needsVector && sameRecord(existing.record, record)) {
+        const slot = existing.get(record.id);
+        const before = slot === undefined ? undefined : base.row(slot);
+        if (before) record.indexedAt = before.record.indexedAt;
+        const needsVector = this.#embeddings !== undefined && !(before?.dense ?? vectorsByHash.get(record.textSha256));
+        if (before && !needsVector && sameRecord(before.record, record)) {
           unchanged += 1;
           continue;
         }
         added += 1;
-        staged.set(record.id, {
+        if (slot !== undefined) removed.push(slot);
+        staged.push({
           record,
           // Both vectors depend only on the text, which a chunk id pins.
-          sparse: existing?.sparse ?? encodeBm25Document(record.text),
-          dense: existing?.dense ?? vectorsByHash.get(record.textSha256) ?? null,
+          sparse: before?.sparse ?? encodeBm25Document(record.text),
+          dense: before?.dense ?? vectorsByHash.get(record.textSha256) ?? null,
         });
         if (needsVector) {
           toEmbed.set(record.textSha256, record.text);
           needs.add(record.textSha256);
         }
       }
-      const newIds = records.map((r) => r.id);
-      const keep = new Set(newIds);
-      for (const id of this.#sources.get(doc.id)?.ids ?? []) if (!keep.has(id)) removedIds.push(id);
-      const entry: SourceEntry = { ids: newIds };
-      if (doc.version !== undefined) entry.version = doc.version;
-      stagedSources.set(doc.id, entry);
+      const keep = new Set(records.map((r) => r.id));
+      for (const [id, slot] of existing) {
+        if (keep.has(id)) continue;
+        removed.push(slot);
+        removedCount += 1;
+      }
+      if (records.length === 0) emptySources.set(doc.id, doc.version === undefined ? {} : { version: doc.version });
+      else if (base.isEmptySource(doc.id)) emptySources.set(doc.id, null);
       needsByDoc.push(needs);
     }
 
@@ -254,7 +265,7 @@ export class MemoryHybridStore implements Store {
         options.onProgress?.(reported, docs.length);
       }
     };
-    let dimension = this.#dimension;
+    let dimension = base.dimension;
     const pending = [...toEmbed];
     report();
     for (let start = 0; start < pending.length; start += this.#embedBatchSize) {
@@ -266,37 +277,41 @@ export class MemoryHybridStore implements Store {
       batch.forEach(([hash], index) => vectorsByHash.set(hash, toDenseVector(vectors[index]!)));
       report();
     }
-    for (const entry of staged.values()) {
-      if (entry.dense === null && this.#embeddings) entry.dense = vectorsByHash.get(entry.record.textSha256) ?? null;
-    }
+    const rows: StoredRow[] = staged.map((entry) => ({
+      record: entry.record,
+      sparse: entry.sparse,
+      dense: entry.dense ?? (this.#embeddings ? (vectorsByHash.get(entry.record.textSha256) ?? null) : null),
+      aclClass: this.#classes.classOf(entry.record.acl),
+    }));
 
-    // Commit synchronously: readers see the old state or the new one, never a mix.
-    for (const id of removedIds) this.#deleteChunk(id);
-    for (const [id, entry] of staged) {
-      this.#chunks.set(id, entry);
-      this.#index.set(entry);
-    }
-    for (const [sourceId, entry] of stagedSources) this.#sources.set(sourceId, entry);
-    this.#dimension = dimension;
-    return { added, unchanged, removed: removedIds.length };
+    // Commit in one step: readers see the old version or the new one, never a mix.
+    this.#commit(base, { added: rows, removed, emptySources, dimension });
+    return { added, unchanged, removed: removedCount };
   }
 
-  #deleteChunk(id: string): void {
-    if (!this.#chunks.delete(id)) return;
-    this.#index.delete(id);
+  #commit(base: Snapshot, changes: SnapshotChanges): void {
+    if (this.#snapshot !== base) {
+      // Cannot happen while writes are queued; a mistake here would silently lose a write.
+      throw new LitmPackError('io_error', 'MemoryHybridStore: a write was planned on a version that is no longer current');
+    }
+    if (changes.added.length === 0 && changes.removed.length === 0 && (changes.emptySources?.size ?? 0) === 0 && changes.dimension === base.dimension) {
+      return;
+    }
+    this.#snapshot = base.apply(changes);
   }
 
   /**
    * Searches like one Qdrant `points/query`: the filter and the principals' ACL restrict the candidates
    * before anything is ranked; hybrid runs a dense and a lexical prefetch of `prefetchLimit` each and fuses
    * them. Results are sorted by score desc, then id; `similarity` is the cosine with the stored (Float32)
-   * vector whenever dense ran.
+   * vector whenever dense ran. The search reads the store as it was when it started.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const { fused, queryVector } = await this.#rank(request);
+    const snapshot = this.#snapshot;
+    const { fused, queryVector, slots } = await this.#rank(snapshot, request);
     return fused.map(({ id, score }) => {
-      const entry = this.#chunks.get(id)!;
-      return chunkToCandidate(entry.record, score, queryVector ? this.#index.cosineOf(id, queryVector) : undefined);
+      const slot = slots.get(id)!;
+      return chunkToCandidate(snapshot.row(slot).record, score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
     });
   }
 
@@ -305,8 +320,9 @@ export class MemoryHybridStore implements Store {
    * BM25 score; `null` when the arm did not run) beside the fused ranking `search` returns.
    */
   async rankings(request: SearchRequest): Promise<Rankings> {
-    const ranked = await this.#rank(request);
-    const sourceIdOf = (id: string) => this.#chunks.get(id)!.record.sourceId;
+    const snapshot = this.#snapshot;
+    const ranked = await this.#rank(snapshot, request);
+    const sourceIdOf = (id: string) => snapshot.row(ranked.slots.get(id)!).record.sourceId;
     return {
       mode: ranked.mode,
       dense: ranked.dense === null ? null : toRankedChunks(ranked.dense, ranked.limit, sourceIdOf),
@@ -315,7 +331,7 @@ export class MemoryHybridStore implements Store {
     };
   }
 
-  async #rank(request: SearchRequest): Promise<RankedArms> {
+  async #rank(snapshot: Snapshot, request: SearchRequest): Promise<RankedArms> {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = req.fusion ?? this.#fusion;
@@ -337,36 +353,39 @@ export class MemoryHybridStore implements Store {
 
     let queryVector: DenseQuery | undefined;
     if (mode !== 'lexical' || diversity > 0) {
-      this.#checkEmbeddingModel();
+      this.#checkEmbeddingModel(snapshot);
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
-      checkEmbedderVectors([vector], 1, 'embedQuery', this.#dimension);
+      checkEmbedderVectors([vector], 1, 'embedQuery', snapshot.dimension);
       queryVector = toDenseQuery(vector);
     }
 
-    // From here on everything is synchronous: one consistent snapshot of the store.
-    const acl = req.principals === undefined ? undefined : aclFilter(req.principals);
-    const engineFilter = combineFilters(userFilter as EngineFilter | undefined, acl);
-    // Evaluated inside each arm, before a chunk can be ranked; skipped entirely without filter and principals.
-    const visible =
-      engineFilter === undefined ? undefined : this.#index.slotFilter((entry) => matchesFilter(engineFilter, entry.record));
+    // The principals become one visibility bit per ACL class; the ACL is applied inside each arm, before a
+    // chunk can be ranked, and the lexical arm never reads the postings of classes the caller may not read.
+    const visible = this.#classes.visibility(req.principals);
+    const filter = snapshot.slotFilter(userFilter as EngineFilter | undefined, visible);
     const plainArmLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
     const pool = diversity > 0 ? diversityCandidates(req.limit, this.#prefetchLimit) : req.limit;
     const armLimit = Math.max(plainArmLimit, mode === 'hybrid' ? 0 : pool);
+    const slots = new Map<string, number>();
 
-    const denseArm = queryVector && mode !== 'lexical' ? this.#index.denseTopK(queryVector, armLimit, visible) : null;
+    const denseArm = queryVector && mode !== 'lexical' ? snapshot.denseTopK(queryVector, armLimit, filter) : null;
 
     let lexicalArm: ScoredId[] | null = null;
     if (mode !== 'dense') {
       const query = encodeBm25Query(req.text);
-      const idf = this.#idfFunction(query, acl);
-      lexicalArm = this.#index.lexicalTopK(query, idf, armLimit, visible);
+      const idf = this.#idfFunction(snapshot, visible);
+      lexicalArm = snapshot.lexicalTopK(query, idf, armLimit, filter, visible);
     }
+    for (const arm of [denseArm, lexicalArm] as ((ScoredId & { slot?: number })[] | null)[]) {
+      for (const item of arm ?? []) slots.set(item.id, item.slot!);
+    }
+    const plain = (list: ScoredId[] | null) => (list === null ? null : list.map(({ id, score }) => ({ id, score })));
 
     let ranked: ScoredId[];
     if (mode === 'hybrid') {
       // Arm order is prefetch order: dense first, lexical second (it fixes which weight applies where).
-      const arms = [denseArm ?? [], lexicalArm ?? []];
+      const arms = [plain(denseArm) ?? [], plain(lexicalArm) ?? []];
       ranked =
         fusion.method === 'rrf'
           ? fuseRrf(arms, {
@@ -375,11 +394,12 @@ export class MemoryHybridStore implements Store {
             })
           : fuseDbsf(arms);
     } else {
-      ranked = (mode === 'dense' ? denseArm : lexicalArm) ?? [];
+      ranked = plain(mode === 'dense' ? denseArm : lexicalArm) ?? [];
     }
-    const fused = diversity > 0 ? this.#diverse(ranked.slice(0, pool), queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
-    const arm = (list: ScoredId[] | null) => (list === null ? null : list.slice(0, plainArmLimit));
-    return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector };
+    const fused =
+      diversity > 0 ? this.#diverse(snapshot, ranked.slice(0, pool), slots, queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
+    const arm = (list: ScoredId[] | null) => (list === null ? null : plain(list)!.slice(0, plainArmLimit));
+    return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector, slots };
   }
 
   /**
@@ -387,9 +407,16 @@ export class MemoryHybridStore implements Store {
    * of the stored vectors; candidates without a vector are left out, as Qdrant leaves them out. The picked
    * ones keep the mode's score and come back in score order.
    */
-  #diverse(pool: ScoredId[], query: DenseQuery, diversity: number, limit: number): ScoredId[] {
+  #diverse(
+    snapshot: Snapshot,
+    pool: ScoredId[],
+    slots: ReadonlyMap<string, number>,
+    query: DenseQuery,
+    diversity: number,
+    limit: number,
+  ): ScoredId[] {
     const withVectors = pool
-      .map((scored) => ({ scored, vector: this.#chunks.get(scored.id)?.dense ?? null }))
+      .map((scored) => ({ scored, vector: snapshot.dense(slots.get(scored.id)!) }))
       .filter((c): c is { scored: ScoredId; vector: DenseVector } => c.vector !== null)
       .map((c) => ({ ...c, relevance: denseCosine(query, c.vector) }))
       // Qdrant picks from its nearest-rescored candidates: cosine order.
@@ -415,32 +442,34 @@ export class MemoryHybridStore implements Store {
   /**
    * Chunks by source, chunk id and/or filter (all given conditions AND the principals' ACL, as in
    * `search`), in source order: sources as listed in `sourceIds` (else by id), then by span. Returns
-   * copies of the stored records.
+   * copies of the stored records. A source or chunk the principals may not read costs what a missing one
+   * costs: its ACL class is checked before any record is read.
    */
   async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
+    const snapshot = this.#snapshot;
     const req = parseGetChunksRequest(request);
-    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    const userFilter = req.filter === undefined ? undefined : (validateFilter(req.filter) as EngineFilter);
     throwIfAborted(req.signal);
-    const engineFilter = combineFilters(
-      userFilter as EngineFilter | undefined,
-      req.principals === undefined ? undefined : aclFilter(req.principals),
-    );
+    const visible = this.#classes.visibility(req.principals);
     // Start from the narrowest index the request allows; a filter alone reads every chunk (in memory).
-    let pool: Iterable<StoredChunk>;
+    let pool: number[];
     if (req.ids !== undefined) {
-      pool = [...new Set(req.ids)].flatMap((id) => this.#chunks.get(id) ?? []);
+      pool = [];
+      for (const id of new Set(req.ids)) {
+        const slot = snapshot.findLive(id, visible);
+        if (slot >= 0) pool.push(slot);
+      }
     } else if (req.sourceIds !== undefined) {
-      pool = [...new Set(req.sourceIds)].flatMap((sourceId) =>
-        (this.#sources.get(sourceId)?.ids ?? []).map((id) => this.#chunks.get(id)!),
-      );
+      pool = [...new Set(req.sourceIds)].flatMap((sourceId) => snapshot.sourceSlots(sourceId, visible));
     } else {
-      pool = this.#chunks.values();
+      pool = snapshot.liveSlots(visible);
     }
     const sources = req.sourceIds === undefined ? undefined : new Set(req.sourceIds);
     const records: ChunkRecord[] = [];
-    for (const { record } of pool) {
+    for (const slot of pool) {
+      const { record } = snapshot.row(slot);
       if (sources !== undefined && !sources.has(record.sourceId)) continue;
-      if (engineFilter !== undefined && !matchesFilter(engineFilter, record)) continue;
+      if (userFilter !== undefined && !matchesFilter(userFilter, record)) continue;
       records.push(record);
     }
     return orderChunks(records, req.sourceIds, req.limit).map((record) => structuredClone(record));
@@ -451,42 +480,35 @@ export class MemoryHybridStore implements Store {
    * Returns how many of the sources existed and how many chunks went with them.
    */
   deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
-    const run = this.#writes.then(() => {
+    return this.#queued(() => {
       const parsed = parseDeleteSources(sourceIds, options);
       throwIfAborted(parsed.signal);
+      const base = this.#snapshot;
       let sources = 0;
-      let chunks = 0;
+      const removed: number[] = [];
+      const emptySources = new Map<string, null>();
       for (const sourceId of parsed.sourceIds) {
-        const entry = this.#sources.get(sourceId);
-        if (entry === undefined) continue;
+        const slots = base.sourceSlots(sourceId);
+        const empty = base.isEmptySource(sourceId);
+        if (slots.length === 0 && !empty) continue;
         sources += 1;
-        chunks += entry.ids.length;
-        for (const id of entry.ids) this.#deleteChunk(id);
-        this.#sources.delete(sourceId);
+        removed.push(...slots);
+        if (empty) emptySources.set(sourceId, null);
       }
-      return { sources, chunks };
+      this.#commit(base, { added: [], removed, emptySources, dimension: base.dimension });
+      return { sources, chunks: removed.length };
     });
-    this.#writes = run.catch(() => undefined);
-    return run;
   }
 
   /** IDF per query term over the configured corpus (see `idfCorpus`). */
-  #idfFunction(query: SparseVector, acl: EngineFilter | undefined): (index: number) => number {
-    let documentCount = this.#chunks.size;
-    let frequency = (index: number) => this.#index.documentFrequency(index);
-    if (this.#idfCorpus === 'visible' && acl !== undefined) {
-      const readable: SlotFilter = this.#index.slotFilter((entry) => matchesFilter(acl, entry.record));
-      documentCount = this.#index.countMatching(readable);
-      const counts = new Map<number, number>(
-        query.indices.map((index) => [index, this.#index.documentFrequencyMatching(index, readable)]),
-      );
-      frequency = (index) => counts.get(index) ?? 0;
-    }
+  #idfFunction(snapshot: Snapshot, visible: Uint8Array | null): (index: number) => number {
+    const corpus = this.#idfCorpus === 'visible' ? visible : null;
+    const documentCount = snapshot.liveCount(corpus);
     const cache = new Map<number, number>();
     return (index) => {
       let idf = cache.get(index);
       if (idf === undefined) {
-        idf = bm25Idf(documentCount, frequency(index));
+        idf = bm25Idf(documentCount, snapshot.documentFrequency(index, corpus));
         cache.set(index, idf);
       }
       return idf;
@@ -498,10 +520,10 @@ export class MemoryHybridStore implements Store {
 
   /**
    * Writes the store to `path` (a file; missing folders are created) as JSON, atomically: a failure at any
-   * point leaves the previous file as it was.
+   * point leaves the previous file as it was. It writes the version current when it is called.
    */
   async save(path: string): Promise<void> {
-    await writeStoreFile(path, this.#snapshot());
+    await writeStoreFile(path, this.#toFile(this.#snapshot));
   }
 
   /**
@@ -517,23 +539,32 @@ export class MemoryHybridStore implements Store {
     return store;
   }
 
-  #snapshot(): StoreFile {
+  #toFile(snapshot: Snapshot): StoreFile {
     const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const sources = snapshot.sources().map(({ sourceId, version }) => {
+      // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
+      const ids = snapshot
+        .sourceSlots(sourceId)
+        .map((slot) => snapshot.row(slot).record)
+        .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
+        .map((record) => record.id);
+      return { sourceId, ...(version === undefined ? {} : { version }), ids };
+    });
     return {
       schema: MEMORY_STORE_SCHEMA,
       chunkTokens: this.#chunkTokens,
-      dimension: this.#dimension,
-      embeddingModel: this.embedding?.model ?? null,
-      sources: [...this.#sources]
-        .sort(([a], [b]) => byId(a, b))
-        .map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }), ids: [...entry.ids] })),
-      chunks: [...this.#chunks.values()]
+      dimension: snapshot.dimension,
+      embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
+      sources,
+      chunks: snapshot
+        .liveSlots()
+        .map((slot) => snapshot.row(slot))
         .sort((a, b) => byId(a.record.id, b.record.id))
-                // Canonical key order, so a loaded store saves the same bytes.
-        .map((entry) => ({
-          record: canonicalize(entry.record) as ChunkRecord,
-          sparse: entry.sparse,
-          dense: entry.dense ? Array.from(entry.dense.values) : null,
+        // Canonical key order, so a loaded store saves the same bytes.
+        .map((row) => ({
+          record: canonicalize(row.record) as ChunkRecord,
+          sparse: row.sparse,
+          dense: row.dense ? Array.from(row.dense.values) : null,
         })),
     };
   }
@@ -542,35 +573,36 @@ export class MemoryHybridStore implements Store {
     const corrupt = (message: string): never => {
       throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
     };
-    const chunks = new Map<string, StoredChunk>();
+    const rows = new Map<string, StoredRow>();
     for (const entry of file.chunks) {
       const { record, sparse, dense } = entry;
-      if (chunks.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
+      if (rows.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
       if (sparse.indices.length !== sparse.values.length) corrupt(`chunk ${record.id} has a malformed sparse vector`);
       for (let i = 1; i < sparse.indices.length; i += 1) {
         if (sparse.indices[i]! <= sparse.indices[i - 1]!) corrupt(`chunk ${record.id} has unsorted sparse indices`);
       }
       if (dense && dense.length !== file.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-      chunks.set(record.id, { record: record as ChunkRecord, sparse, dense: dense ? toDenseVector(dense) : null });
+      rows.set(record.id, {
+        record: record as ChunkRecord,
+        sparse,
+        dense: dense ? toDenseVector(dense) : null,
+        aclClass: this.#classes.classOf(record.acl),
+      });
     }
-    const sources = new Map<string, SourceEntry>();
+    const seen = new Set<string>();
+    const emptySources = new Map<string, { version?: string }>();
+    let listed = 0;
     for (const source of file.sources) {
-      if (sources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
+      if (seen.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
+      seen.add(source.sourceId);
       for (const id of source.ids) {
-        if (chunks.get(id)?.record.sourceId !== source.sourceId) corrupt(`source ${source.sourceId} lists unknown chunk ${id}`);
+        if (rows.get(id)?.record.sourceId !== source.sourceId) corrupt(`source ${source.sourceId} lists unknown chunk ${id}`);
       }
-      const entry: SourceEntry = { ids: [...source.ids] };
-      if (source.version !== undefined) entry.version = source.version;
-      sources.set(source.sourceId, entry);
+      listed += source.ids.length;
+      if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
     }
-    const listed = [...sources.values()].reduce((total, s) => total + s.ids.length, 0);
-    if (listed !== chunks.size) corrupt('chunks and sources disagree');
-    const index = new MemoryIndex<StoredChunk>();
-    for (const entry of chunks.values()) index.set(entry);
-    this.#chunks = chunks;
-    this.#sources = sources;
-    this.#index = index;
-    this.#dimension = file.dimension;
+    if (listed !== rows.size) corrupt('chunks and sources disagree');
+    this.#snapshot = Snapshot.of(this.#classes, [...rows.values()], emptySources, file.dimension);
     this.#vectorModel = file.dimension === null ? undefined : (file.embeddingModel ?? null);
   }
 }
@@ -578,4 +610,3 @@ export class MemoryHybridStore implements Store {
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
   return canonicalStringify(a) === canonicalStringify(b);
 }
-
