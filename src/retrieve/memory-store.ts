@@ -31,6 +31,8 @@ import type {
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
 import { MEMORY_STORE_SCHEMA, readStoreFile, writeStoreFile, type StoreFile } from './memory-file.js';
+import { withStoreLock, type StoreLockOptions } from './store-lock.js';
+import { stat } from 'node:fs/promises';
 import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
 export { EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
@@ -60,6 +62,13 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
   idfCorpus: z.enum(['all', 'visible']).optional(),
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
+
+/** `MemoryHybridStore.update`'s options: the loaded store's, the lock's, and `create`. */
+export type MemoryStoreUpdateOptions = MemoryHybridStoreOptions &
+  StoreLockOptions & {
+    /** A missing file starts an empty store (ingest into a new store) instead of failing with `not_found`. */
+    create?: boolean;
+  };
 
 
 /**
@@ -537,6 +546,35 @@ export class MemoryHybridStore implements Store {
     const store = new MemoryHybridStore({ chunkTokens: file.chunkTokens, ...options });
     store.#restore(file, path);
     return store;
+  }
+
+  /**
+   * Changes the store file at `path` safely while other processes may write it too: takes the file's lock
+   * (`withStoreLock`: a second writer waits up to `waitMs`, then gets `StoreLockedError` naming the holder),
+   * loads the file, runs `change(store)`, saves if anything changed (atomically: readers see the old file or the
+   * new one), and releases the lock. With `create: true` a missing file starts an empty store, saved even when
+   * `change` adds nothing. Returns what `change` returns; if it throws, nothing is saved.
+   *
+   * @example
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.addDocuments(docs), { create: true, waitMs: 30_000 });
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.deleteSources(['old.md']));
+   */
+  static async update<T>(path: string, change: (store: MemoryHybridStore) => Promise<T> | T, options: MemoryStoreUpdateOptions = {}): Promise<T> {
+    const { waitMs, signal, create, ...storeOptions } = options;
+    return withStoreLock(
+      path,
+      async () => {
+        const exists = create !== true || (await stat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT'));
+        const store = exists ? await MemoryHybridStore.load(path, storeOptions) : new MemoryHybridStore(storeOptions);
+        const loaded = store.#snapshot;
+        const result = await change(store);
+        // Writes `change` started without waiting for them belong to this update too.
+        await store.#writes;
+        if (!exists || store.#snapshot !== loaded) await store.save(path);
+        return result;
+      },
+      { ...(waitMs === undefined ? {} : { waitMs }), ...(signal === undefined ? {} : { signal }) },
+    );
   }
 
   #toFile(snapshot: Snapshot): StoreFile {
