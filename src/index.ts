@@ -71,6 +71,8 @@ export type {
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, MemoryStoreUpdateOptions, SourceInfo } from './retrieve/memory-store.js';
+export { ReloadingStore } from './retrieve/reloading-store.js';
+export type { ReloadingStoreOptions } from './retrieve/reloading-store.js';
 export { DEFAULT_LOCK_WAIT_MS, StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from './retrieve/store-lock.js';
 export type { StoreLockHolder, StoreLockOptions } from './retrieve/store-lock.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './tokenize/bm25.js';
