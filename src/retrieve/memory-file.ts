@@ -4,7 +4,7 @@
  * to pass instead when the path is a folder or missing. A store is one file.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { sha256Hex } from '../base/canonical.js';
@@ -57,6 +57,48 @@ async function isFolder(path: string): Promise<boolean> {
   }
 }
 
+function pidRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Removes the temporary files a save (`.store.json.<pid>.<uuid>.tmp`) or a lock (`store.json.lock.<pid>.<uuid>.tmp`)
+ * of `path` left behind when its process died mid-way (kill -9, power loss): the pid in the name is not running.
+ * Temporaries of running processes, this one included, are left alone. Returns the names removed.
+ */
+export async function removeStaleTemporaries(path: string): Promise<string[]> {
+  const name = escapeRegExp(basename(path));
+  const pattern = new RegExp(`^(?:\\.${name}|${name}\\.lock)\\.(\\d+)\\.[0-9a-f-]{36}\\.tmp$`);
+  let names: string[];
+  try {
+    names = await readdir(dirname(path));
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const entry of names) {
+    const match = pattern.exec(entry);
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || pidRunning(pid)) continue;
+    try {
+      await unlink(join(dirname(path), entry));
+      removed.push(entry);
+    } catch {
+      // Gone already, or not ours to remove: the next save tries again.
+    }
+  }
+  return removed;
+}
+
 /**
  * Writes `file` to `path` atomically: the previous file stays as it was if anything fails. Missing folders
  * on the way are created; a path that is a folder is refused, naming the file to give instead.
@@ -67,6 +109,7 @@ export async function writeStoreFile(path: string, file: StoreFile): Promise<voi
       details: { path },
     });
   }
+  await removeStaleTemporaries(path);
   const data = JSON.stringify(file);
   const directory = dirname(path);
   const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomUUID()}.tmp`);
@@ -107,6 +150,7 @@ export async function readStoreFile(path: string): Promise<StoreFile> {
       details: { path },
     });
   }
+  await removeStaleTemporaries(path);
   let raw: string;
   try {
     raw = await readFile(path, 'utf8');
