@@ -273,8 +273,13 @@ describe('filters and access control inside the search', () => {
     await visible.addDocuments([...corpus, secret]);
     expect(await visible.search({ text, mode: 'lexical', principals: ['sales'] })).toEqual(baseline);
 
+    // The default is "visible" too.
+    const byDefault = new MemoryHybridStore({ now: clock() });
+    await byDefault.addDocuments([...corpus, secret]);
+    expect(await byDefault.search({ text, mode: 'lexical', principals: ['sales'] })).toEqual(baseline);
+
     // Qdrant's default (collection-wide statistics) counts every chunk.
-    const global = new MemoryHybridStore();
+    const global = new MemoryHybridStore({ idfCorpus: 'all' });
     await global.addDocuments([...corpus, secret]);
     const globalScores = (await global.search({ text, mode: 'lexical', principals: ['sales'] })).map((c) => c.score);
     expect(globalScores).not.toEqual(baseline.map((c) => c.score));

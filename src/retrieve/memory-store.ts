@@ -54,10 +54,11 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
   /** Texts per `embedDocuments` call (default 64). */
   embedBatchSize: z.number().int().positive().max(10_000).optional(),
   /**
-   * Population the BM25 IDF statistics are computed over. `all` (default) is Qdrant's default: every
-   * chunk in the store, whatever the filter or principals. `visible` counts only the chunks the request's
-   * principals may read (Qdrant 1.19: `params.idf = { corpus: aclFilter(principals) }`), so scores reveal
-   * nothing about restricted chunks' vocabulary. The caller's `filter` never narrows the IDF corpus.
+   * Population the BM25 IDF statistics are computed over. `visible` (default) counts only the chunks the
+   * request's principals may read (Qdrant 1.19: `params.idf = { corpus: aclFilter(principals) }`), so scores
+   * reveal nothing about restricted chunks' vocabulary; without principals, or in a store without ACLs, that is
+   * every chunk. `all` is Qdrant's default: every chunk in the store, whatever the filter or principals (what
+   * `QdrantHybridStore` computes). The caller's `filter` never narrows the IDF corpus.
    */
   idfCorpus: z.enum(['all', 'visible']).optional(),
 });
@@ -140,7 +141,7 @@ export class MemoryHybridStore implements Store {
     this.#now = parsed.now ?? (() => new Date());
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
-    this.#idfCorpus = parsed.idfCorpus ?? 'all';
+    this.#idfCorpus = parsed.idfCorpus ?? 'visible';
   }
 
   /** The model and dimension of the stored vectors; null while the store holds none. */
