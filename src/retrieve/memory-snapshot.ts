@@ -8,10 +8,10 @@
  */
 import { matchesFilter, type EngineFilter } from './filter.js';
 import type { ScoredId } from './fusion.js';
-import { AclClasses } from './acl-classes.js';
-import { TopK, cosineFromDot, denseCosine, type DenseQuery, type DenseVector } from './memory-index.js';
-import { Segment, type StoredRow } from './memory-segment.js';
-import type { SparseVector } from './types.js';
+import type { AclClasses } from './acl-classes.js';
+import { LargestK, TopK, cosineFromDot, denseCosine, quantizeQuery, type DenseQuery, type DenseVector } from './memory-index.js';
+import { Segment, type NewRow } from './memory-segment.js';
+import type { ChunkRecord, SparseVector } from './types.js';
 
 const f32 = Math.fround;
 
@@ -30,9 +30,11 @@ interface Part {
   readonly base: number;
 }
 
+type Unplaced = Omit<Part, 'base'>;
+
 export interface SnapshotChanges {
   /** New rows, in order. */
-  readonly added: readonly StoredRow[];
+  readonly added: readonly NewRow[];
   /** Slots (of the snapshot the change is applied to) that are removed or replaced. */
   readonly removed: readonly number[];
   /** Sources without chunks (an empty document) by id with their version; null removes the entry. */
@@ -46,6 +48,19 @@ export interface SourceSummary {
   chunks: number;
 }
 
+/** The top-level payload keys a filter names (`metadata.lang` → `metadata`), to know what a record needs. */
+function filterHeads(filter: EngineFilter, into = new Set<string>()): Set<string> {
+  for (const clause of [filter.must, filter.should, filter.must_not]) {
+    if (clause === undefined || clause === null) continue;
+    for (const condition of Array.isArray(clause) ? clause : [clause]) {
+      if ('key' in condition) into.add(/^"([^"]*)"/.exec(condition.key)?.[1] ?? condition.key.split(/[.[]/, 1)[0]!);
+      else if ('is_empty' in condition) into.add(condition.is_empty.key.split(/[.[]/, 1)[0]!);
+      else filterHeads(condition, into);
+    }
+  }
+  return into;
+}
+
 export class Snapshot {
   readonly classes: AclClasses;
   readonly dimension: number | null;
@@ -57,10 +72,12 @@ export class Snapshot {
   readonly #bases: Int32Array;
   readonly #classLive: ReadonlyMap<number, number>;
   readonly #emptySources: ReadonlyMap<string, { version?: string }>;
+  /** Scratch arrays of the lexical arm, reused by the next query (queries run one at a time: they are synchronous). */
+  #scratch: { scores: Float64Array; seen: Uint8Array } | null = null;
 
   private constructor(
     classes: AclClasses,
-    parts: readonly Omit<Part, 'base'>[],
+    parts: readonly Unplaced[],
     classLive: ReadonlyMap<number, number>,
     emptySources: ReadonlyMap<string, { version?: string }>,
     dimension: number | null,
@@ -87,15 +104,13 @@ export class Snapshot {
     return new Snapshot(classes, [], new Map(), new Map(), null);
   }
 
-  /** A snapshot of `rows` (e.g. read from a file), in segments of at most SEGMENT_ROWS rows. */
-  static of(classes: AclClasses, rows: readonly StoredRow[], emptySources: ReadonlyMap<string, { version?: string }>, dimension: number | null): Snapshot {
-    const parts: Omit<Part, 'base'>[] = [];
-    for (let start = 0; start < rows.length; start += SEGMENT_ROWS) {
-      const segment = new Segment(rows.slice(start, start + SEGMENT_ROWS));
-      parts.push({ segment, dead: null, live: segment.size });
-    }
+  /** A snapshot of prepared segments (a file being loaded), their rows all live. */
+  static ofSegments(classes: AclClasses, segments: readonly Segment[], emptySources: ReadonlyMap<string, { version?: string }>, dimension: number | null): Snapshot {
     const classLive = new Map<number, number>();
-    for (const row of rows) classLive.set(row.aclClass, (classLive.get(row.aclClass) ?? 0) + 1);
+    for (const segment of segments) {
+      for (const [aclClass, count] of segment.classCounts) classLive.set(aclClass, (classLive.get(aclClass) ?? 0) + count);
+    }
+    const parts = segments.map((segment) => ({ segment, dead: null, live: segment.size }));
     return new Snapshot(classes, parts, classLive, new Map(emptySources), dimension);
   }
 
@@ -110,8 +125,7 @@ export class Snapshot {
   apply(changes: SnapshotChanges): Snapshot {
     const dead = new Map<number, Uint8Array>();
     const classLive = new Map(this.#classLive);
-    const removed = new Set(changes.removed);
-    for (const slot of removed) {
+    for (const slot of new Set(changes.removed)) {
       const index = this.#partIndex(slot);
       const part = this.#parts[index]!;
       const row = slot - part.base;
@@ -123,10 +137,10 @@ export class Snapshot {
       }
       if (marks[row] === 1) continue;
       marks[row] = 1;
-      const aclClass = part.segment.rows[row]!.aclClass;
+      const aclClass = part.segment.aclClassOf[row]!;
       classLive.set(aclClass, classLive.get(aclClass)! - 1);
     }
-    let parts: Omit<Part, 'base'>[] = this.#parts.map((part, index) => {
+    const parts: Unplaced[] = this.#parts.map((part, index) => {
       const marks = dead.get(index);
       if (marks === undefined) return part;
       let live = 0;
@@ -136,11 +150,10 @@ export class Snapshot {
     if (changes.added.length > 0) {
       for (const row of changes.added) classLive.set(row.aclClass, (classLive.get(row.aclClass) ?? 0) + 1);
       for (let start = 0; start < changes.added.length; start += SEGMENT_ROWS) {
-        const segment = new Segment(changes.added.slice(start, start + SEGMENT_ROWS));
+        const segment = Segment.fromRows(this.classes, changes.added.slice(start, start + SEGMENT_ROWS));
         parts.push({ segment, dead: null, live: segment.size });
       }
     }
-    parts = compactParts(parts);
     let emptySources = this.#emptySources;
     if (changes.emptySources !== undefined && changes.emptySources.size > 0) {
       const next = new Map(this.#emptySources);
@@ -151,7 +164,7 @@ export class Snapshot {
       emptySources = next;
     }
     for (const [aclClass, count] of classLive) if (count === 0) classLive.delete(aclClass);
-    return new Snapshot(this.classes, parts, classLive, emptySources, changes.dimension);
+    return new Snapshot(this.classes, compactParts(this.classes, parts), classLive, emptySources, changes.dimension);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -169,18 +182,36 @@ export class Snapshot {
     return lo;
   }
 
-  /** The stored row of a slot (the store's own objects: read, never hand out). */
-  row(slot: number): StoredRow {
+  #locate(slot: number): [Segment, number] {
     const part = this.#parts[this.#partIndex(slot)]!;
-    return part.segment.rows[slot - part.base]!;
+    return [part.segment, slot - part.base];
   }
 
   id(slot: number): string {
-    return this.row(slot).record.id;
+    const [segment, row] = this.#locate(slot);
+    return segment.id(row);
   }
 
+  sourceId(slot: number): string {
+    const [segment, row] = this.#locate(slot);
+    return segment.sourceId(row);
+  }
+
+  /** The chunk's record, rebuilt (the caller owns it). */
+  record(slot: number, withText = true): ChunkRecord {
+    const [segment, row] = this.#locate(slot);
+    return segment.record(row, withText);
+  }
+
+  textSha256(slot: number): string {
+    const [segment, row] = this.#locate(slot);
+    return segment.textSha256(row);
+  }
+
+  /** The stored vector (a view into the store's memory: read, never change). */
   dense(slot: number): DenseVector | null {
-    return this.row(slot).dense;
+    const [segment, row] = this.#locate(slot);
+    return segment.dense(row);
   }
 
   /**
@@ -205,13 +236,11 @@ export class Snapshot {
   sourceSlots(sourceId: string, visible: Uint8Array | null = null): number[] {
     const slots: number[] = [];
     for (const part of this.#parts) {
+      const { dead, base } = part;
       for (const aclClass of this.#classesToRead(part.segment, visible)) {
-        const rows = part.segment.rowsOfSource(aclClass, sourceId);
-        if (rows === undefined) continue;
-        for (let i = 0; i < rows.length; i += 1) {
-          const row = rows[i]!;
-          if (part.dead?.[row] !== 1) slots.push(part.base + row);
-        }
+        part.segment.forEachRowOfSource(aclClass, sourceId, (row) => {
+          if (dead === null || dead[row] === 0) slots.push(base + row);
+        });
       }
     }
     return slots;
@@ -221,19 +250,14 @@ export class Snapshot {
   liveSlots(visible: Uint8Array | null = null): number[] {
     const slots: number[] = [];
     for (const part of this.#parts) {
-      const rows = part.segment.rows;
-      for (let row = 0; row < rows.length; row += 1) {
+      const classOf = part.segment.aclClassOf;
+      for (let row = 0; row < part.segment.size; row += 1) {
         if (part.dead?.[row] === 1) continue;
-        if (visible !== null && visible[rows[row]!.aclClass] !== 1) continue;
+        if (visible !== null && visible[classOf[row]!] !== 1) continue;
         slots.push(part.base + row);
       }
     }
     return slots;
-  }
-
-  /** Whether a source exists: it has live chunks, or was ingested as an empty document. */
-  hasSource(sourceId: string): boolean {
-    return this.#emptySources.has(sourceId) || this.sourceSlots(sourceId).length > 0;
   }
 
   isEmptySource(sourceId: string): boolean {
@@ -244,16 +268,16 @@ export class Snapshot {
   sources(): SourceSummary[] {
     const found = new Map<string, SourceSummary>();
     for (const part of this.#parts) {
-      for (const aclClass of part.segment.classes()) {
-        for (const sourceId of part.segment.sourceIds(aclClass)) {
-          const rows = part.segment.rowsOfSource(aclClass, sourceId)!;
+      const { segment, dead } = part;
+      for (const aclClass of segment.aclClasses()) {
+        for (const sourceId of segment.sourceIds(aclClass)) {
           let live = 0;
           let version: string | undefined;
-          for (let i = 0; i < rows.length; i += 1) {
-            if (part.dead?.[rows[i]!] === 1) continue;
+          segment.forEachRowOfSource(aclClass, sourceId, (row) => {
+            if (dead !== null && dead[row] === 1) return;
             live += 1;
-            version = part.segment.rows[rows[i]!]!.record.version;
-          }
+            version = segment.version(row);
+          });
           if (live === 0) continue;
           const summary = found.get(sourceId);
           if (summary === undefined) found.set(sourceId, { sourceId, ...(version === undefined ? {} : { version }), chunks: live });
@@ -272,21 +296,31 @@ export class Snapshot {
     return this.#emptySources;
   }
 
+  /** The parts in slot order (for saving): each segment and its dead rows. */
+  parts(): readonly { segment: Segment; dead: Uint8Array | null; base: number }[] {
+    return this.#parts;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Search
 
   /**
    * A per-query predicate over slots: the class is visible (`visible`, null: no ACL) and the record matches
-   * `filter` (when given). Undefined when neither applies. Verdicts are cached per slot.
+   * `filter` (when given; the record is rebuilt without its text unless the filter names it). Undefined when
+   * neither applies. Verdicts are cached per slot.
    */
   slotFilter(filter: EngineFilter | undefined, visible: Uint8Array | null): SlotFilter | undefined {
     if (filter === undefined && visible === null) return undefined;
+    const heads = filter === undefined ? null : filterHeads(filter);
+    const withText = heads !== null && (heads.has('text') || heads.has('textSha256'));
     const verdicts = new Int8Array(this.slots); // 0 unknown, 1 yes, 2 no
     return (slot) => {
       const known = verdicts[slot]!;
       if (known !== 0) return known === 1;
-      const row = this.row(slot);
-      const ok = (visible === null || visible[row.aclClass] === 1) && (filter === undefined || matchesFilter(filter, row.record));
+      const [segment, row] = this.#locate(slot);
+      const ok =
+        (visible === null || visible[segment.aclClassOf[row]!] === 1) &&
+        (filter === undefined || matchesFilter(filter, segment.record(row, withText)));
       verdicts[slot] = ok ? 1 : 2;
       return ok;
     };
@@ -319,33 +353,108 @@ export class Snapshot {
   }
 
   /**
-   * The classes whose postings a query reads in a segment: all, or the visible ones, found from whichever
-   * list is shorter. Either way the cost depends on the caller's classes and the segment, never on the query.
+   * The classes whose rows a query reads in a segment: all, or the visible ones, found from whichever list is
+   * shorter. Either way the cost depends on the caller's classes and the segment, never on the query.
    */
   #classesToRead(segment: Segment, visible: Uint8Array | null): Iterable<number> {
-    if (visible === null) return segment.classes();
+    if (visible === null) return segment.aclClasses();
     const out: number[] = [];
     if (segment.classCount <= visible.length) {
-      for (const aclClass of segment.classes()) if (visible[aclClass] === 1) out.push(aclClass);
+      for (const aclClass of segment.aclClasses()) if (visible[aclClass] === 1) out.push(aclClass);
     } else {
       for (let aclClass = 0; aclClass < visible.length; aclClass += 1) if (visible[aclClass] === 1) out.push(aclClass);
     }
     return out;
   }
 
-  /** Best `limit` chunks by cosine with `query` (chunks without a vector are skipped), best first. */
+  /**
+   * Best `limit` chunks by cosine with `query` (chunks without a vector are skipped), best first: exactly the
+   * ranking of an exact scan, ties by id.
+   *
+   * Where WebAssembly SIMD runs, a first pass scores every row with its int8 copy (a quarter of the memory of the
+   * f32 rows to read) and bounds the error of that score: with the query's and the row's int8 approximations and
+   * what each leaves out, |exact − approximate| ≤ ‖q̂‖·‖e_v‖ + ‖e_q‖·‖v‖ (Cauchy–Schwarz). The `limit` best
+   * lower bounds among rows that pass the filter give a threshold no row of the exact top `limit` can be below,
+   * so only rows whose upper bound reaches it are rescored with their f32 vectors, exactly as the scan scores.
+   */
   denseTopK(query: DenseQuery, limit: number, filter: SlotFilter | undefined): (ScoredId & { slot: number })[] {
+    const blocks = this.#parts.filter((part) => part.segment.vectors !== null);
+    if (blocks.length === 0) return [];
+    if (query.norm === 0 || blocks.some((part) => !part.segment.vectors!.scans || part.segment.vectors!.dimension !== query.values.length)) {
+      return this.#exactDenseTopK(query, limit, filter);
+    }
+    const int8 = quantizeQuery(query, blocks[0]!.segment.vectors!.stride);
+    const lower = new LargestK(limit);
+    // Candidates per part: slots and upper bounds, in scan order.
+    const candidates: { part: Part; rows: number[]; upper: number[] }[] = [];
+    // Slack for the rounding of the float arithmetic on both sides of the comparison (orders above it).
+    const relative = 1 + 1e-9;
+    for (const part of blocks) {
+      const block = part.segment.vectors!;
+      block.setQuery(query, int8);
+      const dots = block.scan();
+      const { norms, scales, errors } = block;
+      const dead = part.dead;
+      const rows: number[] = [];
+      const upper: number[] = [];
+      const qScale = int8.scale;
+      const qNorm = query.norm;
+      const qApprox = int8.approxNorm;
+      const qError = int8.error;
+      for (let row = 0; row < dots.length; row += 1) {
+        const norm = norms[row]!;
+        if (!(norm >= 0) || (dead !== null && dead[row] === 1)) continue;
+        let high: number;
+        let low: number;
+        if (norm === 0) {
+          // A zero vector scores exactly 0.
+          high = 0;
+          low = 0;
+        } else {
+          const scale = 1 / (qNorm * norm);
+          const approximate = qScale * scales[row]! * dots[row]! * scale;
+          const bound = (qApprox * errors[row]! + qError * norm) * scale * relative + 1e-12;
+          high = approximate + bound;
+          low = approximate - bound;
+        }
+        if (lower.full && high < lower.min) continue;
+        rows.push(row);
+        upper.push(high);
+        if ((!lower.full || low > lower.min) && (filter === undefined || filter(part.base + row))) lower.push(low);
+      }
+      candidates.push({ part, rows, upper });
+    }
+    // Scores clamp to 1: rows whose bound reaches 1 may tie at 1 and are ordered by id, so they all stay in.
+    const threshold = lower.full ? Math.min(lower.min, 1 - 1e-6) : Number.NEGATIVE_INFINITY;
+    const heap = new TopK(limit, this.size, (slot) => this.id(slot));
+    for (const { part, rows, upper } of candidates) {
+      const block = part.segment.vectors!;
+      block.setQuery(query, null);
+      for (let i = 0; i < rows.length; i += 1) {
+        if (upper[i]! < threshold) continue;
+        const row = rows[i]!;
+        const slot = part.base + row;
+        if (filter !== undefined && !filter(slot)) continue;
+        const score = cosineFromDot(block.exactDot(row), query.norm, block.norms[row]!);
+        if (heap.admits(score, slot)) heap.push(score, slot);
+      }
+    }
+    return heap.sorted();
+  }
+
+  /** The exact scan: every row's f32 vector scored (where the int8 pass cannot run). */
+  #exactDenseTopK(query: DenseQuery, limit: number, filter: SlotFilter | undefined): (ScoredId & { slot: number })[] {
     const heap = new TopK(limit, this.size, (slot) => this.id(slot));
     for (const part of this.#parts) {
-      const { rows, arena } = part.segment;
+      const block = part.segment.vectors;
+      if (block === null) continue;
       const dead = part.dead;
-      const useArena = arena !== null && arena.dimension === query.values.length;
-      if (useArena) arena.setQuery(query.values);
-      for (let row = 0; row < rows.length; row += 1) {
-        if (dead !== null && dead[row] === 1) continue;
-        const dense = rows[row]!.dense;
-        if (dense === null) continue;
-        const score = useArena ? cosineFromDot(arena.dot(row), query.norm, dense.norm) : denseCosine(query, dense);
+      const sameDimension = block.dimension === query.values.length;
+      if (sameDimension) block.setQuery(query, null);
+      for (let row = 0; row < block.rows; row += 1) {
+        const norm = block.norms[row]!;
+        if (!(norm >= 0) || (dead !== null && dead[row] === 1)) continue;
+        const score = sameDimension ? cosineFromDot(block.exactDot(row), query.norm, norm) : denseCosine(query, block.vector(row)!);
         const slot = part.base + row;
         // The filter runs only for chunks that would enter the top k, which is the same set of results.
         if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
@@ -365,8 +474,10 @@ export class Snapshot {
     filter: SlotFilter | undefined,
     visible: Uint8Array | null,
   ): (ScoredId & { slot: number })[] {
-    const scores = new Float64Array(this.slots);
-    const seen = new Uint8Array(this.slots);
+    if (this.#scratch === null || this.#scratch.scores.length < this.slots) {
+      this.#scratch = { scores: new Float64Array(this.slots), seen: new Uint8Array(this.slots) };
+    }
+    const { scores, seen } = this.#scratch;
     const touched: number[] = [];
     const classes = this.#parts.map((part) => [...this.#classesToRead(part.segment, visible)]);
     for (let t = 0; t < query.indices.length; t += 1) {
@@ -394,9 +505,17 @@ export class Snapshot {
       }
     }
     const heap = new TopK(limit, touched.length, (slot) => this.id(slot));
-    for (const slot of touched) {
-      const score = scores[slot]!;
-      if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
+    try {
+      for (const slot of touched) {
+        const score = scores[slot]!;
+        if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
+      }
+    } finally {
+      // Leave the scratch arrays zeroed for the next query.
+      for (const slot of touched) {
+        scores[slot] = 0;
+        seen[slot] = 0;
+      }
     }
     return heap.sorted();
   }
@@ -408,24 +527,17 @@ export class Snapshot {
   }
 }
 
-/** Rows of a part that are live, in row order. */
-function liveRows(part: Omit<Part, 'base'>): StoredRow[] {
-  const rows = part.segment.rows;
-  if (part.dead === null) return [...rows];
-  return rows.filter((_, row) => part.dead![row] === 0);
-}
-
 /**
  * Drops parts with no live rows, rewrites parts that are mostly dead, and merges the newest parts while the
  * last is at least half the size of the one before (so segment sizes grow geometrically and each row is
  * copied a logarithmic number of times), up to SEGMENT_ROWS.
  */
-function compactParts(input: readonly Omit<Part, 'base'>[]): Omit<Part, 'base'>[] {
-  const parts: Omit<Part, 'base'>[] = [];
+function compactParts(classes: AclClasses, input: readonly Unplaced[]): Unplaced[] {
+  const parts: Unplaced[] = [];
   for (const part of input) {
     if (part.live === 0) continue;
     if (part.dead !== null && part.live * 2 < part.segment.size) {
-      const segment = new Segment(liveRows(part));
+      const segment = Segment.merge(classes, [part]);
       parts.push({ segment, dead: null, live: segment.size });
     } else {
       parts.push(part);
@@ -434,10 +546,9 @@ function compactParts(input: readonly Omit<Part, 'base'>[]): Omit<Part, 'base'>[
       const b = parts[parts.length - 1]!;
       const a = parts[parts.length - 2];
       if (a === undefined || a.live + b.live > SEGMENT_ROWS || b.live * 2 < a.live) break;
-      const segment = new Segment([...liveRows(a), ...liveRows(b)]);
+      const segment = Segment.merge(classes, [a, b]);
       parts.splice(parts.length - 2, 2, { segment, dead: null, live: segment.size });
     }
   }
   return parts;
 }
-

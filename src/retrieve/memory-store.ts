@@ -9,9 +9,9 @@ import { matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
 import { maximalMarginalRelevance } from './mmr.js';
 import { AclClasses } from './acl-classes.js';
-import { denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector } from './memory-index.js';
-import type { StoredRow } from './memory-segment.js';
-import { Snapshot, type SnapshotChanges } from './memory-snapshot.js';
+import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './memory-index.js';
+import { Segment, type NewRow } from './memory-segment.js';
+import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './memory-snapshot.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
   AddDocumentsOptions,
@@ -30,7 +30,7 @@ import type {
 } from './types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
-import { MEMORY_STORE_SCHEMA, readStoreFile, writeStoreFile, type StoreFile } from './memory-file.js';
+import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './memory-file.js';
 import { withStoreLock, type StoreLockOptions } from './store-lock.js';
 import { stat } from 'node:fs/promises';
 import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
@@ -209,7 +209,7 @@ export class MemoryHybridStore implements Store {
     // so this is still the current version when the plan is committed.
     const base = this.#snapshot;
 
-    const staged: { record: ChunkRecord; sparse: SparseVector; dense: DenseVector | null }[] = [];
+    const staged: { record: ChunkRecord; sparse: SparseVector; dense: Float32Array | null }[] = [];
     const removed: number[] = [];
     const emptySources = new Map<string, { version?: string } | null>();
     let added = 0;
@@ -217,13 +217,13 @@ export class MemoryHybridStore implements Store {
     let removedCount = 0;
     // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them).
     const existingBySource = new Map<string, Map<string, number>>();
-    const vectorsByHash = new Map<string, DenseVector>();
+    const vectorsByHash = new Map<string, Float32Array>();
     for (const doc of docs) {
       const existing = new Map<string, number>();
       for (const slot of base.sourceSlots(doc.id)) {
-        const row = base.row(slot);
-        existing.set(row.record.id, slot);
-        if (row.dense) vectorsByHash.set(row.record.textSha256, row.dense);
+        existing.set(base.id(slot), slot);
+        const dense = base.dense(slot);
+        if (dense) vectorsByHash.set(base.textSha256(slot), dense.values);
       }
       existingBySource.set(doc.id, existing);
     }
@@ -236,10 +236,11 @@ export class MemoryHybridStore implements Store {
       const needs = new Set<string>();
       for (const record of records) {
         const slot = existing.get(record.id);
-        const before = slot === undefined ? undefined : base.row(slot);
-        if (before) record.indexedAt = before.record.indexedAt;
-        const needsVector = this.#embeddings !== undefined && !(before?.dense ?? vectorsByHash.get(record.textSha256));
-        if (before && !needsVector && sameRecord(before.record, record)) {
+        const before = slot === undefined ? undefined : base.record(slot);
+        const beforeDense = slot === undefined ? null : (base.dense(slot)?.values ?? null);
+        if (before) record.indexedAt = before.indexedAt;
+        const needsVector = this.#embeddings !== undefined && !(beforeDense ?? vectorsByHash.get(record.textSha256));
+        if (before && !needsVector && sameRecord(before, record)) {
           unchanged += 1;
           continue;
         }
@@ -248,8 +249,8 @@ export class MemoryHybridStore implements Store {
         staged.push({
           record,
           // Both vectors depend only on the text, which a chunk id pins.
-          sparse: before?.sparse ?? encodeBm25Document(record.text),
-          dense: before?.dense ?? vectorsByHash.get(record.textSha256) ?? null,
+          sparse: encodeBm25Document(record.text),
+          dense: beforeDense ?? vectorsByHash.get(record.textSha256) ?? null,
         });
         if (needsVector) {
           toEmbed.set(record.textSha256, record.text);
@@ -284,10 +285,10 @@ export class MemoryHybridStore implements Store {
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
       dimension = checkEmbedderVectors(vectors, batch.length, 'embedDocuments', dimension);
-      batch.forEach(([hash], index) => vectorsByHash.set(hash, toDenseVector(vectors[index]!)));
+      batch.forEach(([hash], index) => vectorsByHash.set(hash, Float32Array.from(vectors[index]!)));
       report();
     }
-    const rows: StoredRow[] = staged.map((entry) => ({
+    const rows: NewRow[] = staged.map((entry) => ({
       record: entry.record,
       sparse: entry.sparse,
       dense: entry.dense ?? (this.#embeddings ? (vectorsByHash.get(entry.record.textSha256) ?? null) : null),
@@ -321,7 +322,7 @@ export class MemoryHybridStore implements Store {
     const { fused, queryVector, slots } = await this.#rank(snapshot, request);
     return fused.map(({ id, score }) => {
       const slot = slots.get(id)!;
-      return chunkToCandidate(snapshot.row(slot).record, score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
+      return chunkToCandidate(snapshot.record(slot), score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
     });
   }
 
@@ -332,7 +333,7 @@ export class MemoryHybridStore implements Store {
   async rankings(request: SearchRequest): Promise<Rankings> {
     const snapshot = this.#snapshot;
     const ranked = await this.#rank(snapshot, request);
-    const sourceIdOf = (id: string) => snapshot.row(ranked.slots.get(id)!).record.sourceId;
+    const sourceIdOf = (id: string) => snapshot.sourceId(ranked.slots.get(id)!);
     return {
       mode: ranked.mode,
       dense: ranked.dense === null ? null : toRankedChunks(ranked.dense, ranked.limit, sourceIdOf),
@@ -475,14 +476,16 @@ export class MemoryHybridStore implements Store {
       pool = snapshot.liveSlots(visible);
     }
     const sources = req.sourceIds === undefined ? undefined : new Set(req.sourceIds);
-    const records: ChunkRecord[] = [];
+    // Filtered and ordered on records without their text; only the chunks returned get theirs.
+    const filterNeedsText = req.filter !== undefined && /"key"\s*:\s*"(?:text|textSha256)\b/.test(JSON.stringify(req.filter));
+    const slotOf = new Map<ChunkRecord, number>();
     for (const slot of pool) {
-      const { record } = snapshot.row(slot);
+      const record = snapshot.record(slot, false);
       if (sources !== undefined && !sources.has(record.sourceId)) continue;
-      if (userFilter !== undefined && !matchesFilter(userFilter, record)) continue;
-      records.push(record);
+      if (userFilter !== undefined && !matchesFilter(userFilter, filterNeedsText ? snapshot.record(slot) : record)) continue;
+      slotOf.set(record, slot);
     }
-    return orderChunks(records, req.sourceIds, req.limit).map((record) => structuredClone(record));
+    return orderChunks([...slotOf.keys()], req.sourceIds, req.limit).map((record) => snapshot.record(slotOf.get(record)!));
   }
 
   /**
@@ -543,10 +546,18 @@ export class MemoryHybridStore implements Store {
    * used unless given).
    */
   static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
-    const file = await readStoreFile(path);
-    const store = new MemoryHybridStore({ chunkTokens: file.chunkTokens, ...options });
-    store.#restore(file, path);
-    return store;
+    let store: MemoryHybridStore | undefined;
+    let restore: Restorer | undefined;
+    await readStoreFile(path, {
+      header: (header) => {
+        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options });
+        restore = store.#restorer(header, path);
+      },
+      source: (source) => restore!.source(source),
+      chunk: (chunk) => restore!.chunk(chunk),
+    });
+    restore!.finish();
+    return store!;
   }
 
   /**
@@ -578,72 +589,96 @@ export class MemoryHybridStore implements Store {
     );
   }
 
-  #toFile(snapshot: Snapshot): StoreFile {
+  #toFile(snapshot: Snapshot): StoreFileContents {
     const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    const sources = snapshot.sources().map(({ sourceId, version }) => {
-      // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
-      const ids = snapshot
-        .sourceSlots(sourceId)
-        .map((slot) => snapshot.row(slot).record)
-        .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
-        .map((record) => record.id);
-      return { sourceId, ...(version === undefined ? {} : { version }), ids };
-    });
-    return {
-      schema: MEMORY_STORE_SCHEMA,
+    const summaries = snapshot.sources();
+    const header: StoreFileHeader = {
       chunkTokens: this.#chunkTokens,
       dimension: snapshot.dimension,
       embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
-      sources,
-      chunks: snapshot
-        .liveSlots()
-        .map((slot) => snapshot.row(slot))
-        .sort((a, b) => byId(a.record.id, b.record.id))
-        // Canonical key order, so a loaded store saves the same bytes.
-        .map((row) => ({
-          record: canonicalize(row.record) as ChunkRecord,
-          sparse: row.sparse,
-          dense: row.dense ? Array.from(row.dense.values) : null,
-        })),
+      sources: summaries.length,
+      chunks: snapshot.size,
+    };
+    return {
+      header,
+      *sources(): Iterable<StoreFileSource> {
+        for (const { sourceId, version } of summaries) {
+          // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
+          const ids = snapshot
+            .sourceSlots(sourceId)
+            .map((slot) => snapshot.record(slot, false))
+            .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
+            .map((record) => record.id);
+          yield { sourceId, ...(version === undefined ? {} : { version }), ids };
+        }
+      },
+      // Chunks in slot order, a segment at a time (its BM25 vectors read back from its postings).
+      *chunks(): Iterable<StoreFileChunk> {
+        for (const { segment, dead } of snapshot.parts()) {
+          const sparse = segment.sparseRows();
+          for (let row = 0; row < segment.size; row += 1) {
+            if (dead !== null && dead[row] === 1) continue;
+            const from = sparse.offsets[row]!;
+            const to = sparse.offsets[row + 1]!;
+            yield {
+              record: segment.record(row),
+              sparse: { indices: Array.from(sparse.indices.subarray(from, to)), values: Array.from(sparse.values.subarray(from, to)) },
+              dense: segment.vectors?.has(row) ? segment.vectors.values(row) : null,
+            };
+          }
+        }
+      },
     };
   }
 
-  #restore(file: StoreFile, path: string): void {
+  /** Builds the store from a file's parts as they are read: segments of SEGMENT_ROWS rows, checked as they come. */
+  #restorer(header: StoreFileHeader, path: string): Restorer {
     const corrupt = (message: string): never => {
       throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
     };
-    const rows = new Map<string, StoredRow>();
-    for (const entry of file.chunks) {
-      const { record, sparse, dense } = entry;
-      if (rows.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
-      if (sparse.indices.length !== sparse.values.length) corrupt(`chunk ${record.id} has a malformed sparse vector`);
-      for (let i = 1; i < sparse.indices.length; i += 1) {
-        if (sparse.indices[i]! <= sparse.indices[i - 1]!) corrupt(`chunk ${record.id} has unsorted sparse indices`);
-      }
-      if (dense && dense.length !== file.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-      rows.set(record.id, {
-        record: record as ChunkRecord,
-        sparse,
-        dense: dense ? toDenseVector(dense) : null,
-        aclClass: this.#classes.classOf(record.acl),
-      });
-    }
-    const seen = new Set<string>();
+    /** Listed chunk id → its source (false once the chunk was read). */
+    const listed = new Map<string, string | false>();
+    const seenSources = new Set<string>();
     const emptySources = new Map<string, { version?: string }>();
-    let listed = 0;
-    for (const source of file.sources) {
-      if (seen.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
-      seen.add(source.sourceId);
-      for (const id of source.ids) {
-        if (rows.get(id)?.record.sourceId !== source.sourceId) corrupt(`source ${source.sourceId} lists unknown chunk ${id}`);
-      }
-      listed += source.ids.length;
-      if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
-    }
-    if (listed !== rows.size) corrupt('chunks and sources disagree');
-    this.#snapshot = Snapshot.of(this.#classes, [...rows.values()], emptySources, file.dimension);
-    this.#vectorModel = file.dimension === null ? undefined : (file.embeddingModel ?? null);
+    const segments: Segment[] = [];
+    let pending: NewRow[] = [];
+    const flush = () => {
+      if (pending.length > 0) segments.push(Segment.fromRows(this.#classes, pending));
+      pending = [];
+    };
+    return {
+      source: (source: StoreFileSource) => {
+        if (seenSources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
+        seenSources.add(source.sourceId);
+        for (const id of source.ids) {
+          if (listed.has(id)) corrupt(`chunk ${id} is listed twice`);
+          listed.set(id, source.sourceId);
+        }
+        if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
+      },
+      chunk: ({ record, sparse, dense }: StoreFileChunk) => {
+        const owner = listed.get(record.id);
+        if (owner === false) corrupt(`chunk ${record.id} appears twice`);
+        if (owner !== record.sourceId) corrupt(`chunk ${record.id} is not listed by its source ${record.sourceId}`);
+        listed.set(record.id, false);
+        if (dense !== null && dense.length !== header.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
+        pending.push({ record, sparse, dense, aclClass: this.#classes.classOf(record.acl) });
+        if (pending.length >= SEGMENT_ROWS) flush();
+      },
+      finish: () => {
+        for (const [id, owner] of listed) if (owner !== false) corrupt(`source ${owner} lists unknown chunk ${id}`);
+        flush();
+        this.#snapshot = Snapshot.ofSegments(this.#classes, segments, emptySources, header.dimension);
+        this.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
+      },
+    };
   }
+}
+
+interface Restorer {
+  source(source: StoreFileSource): void;
+  chunk(chunk: StoreFileChunk): void;
+  finish(): void;
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
