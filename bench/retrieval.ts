@@ -4,7 +4,7 @@
  * choose the hybrid defaults. With --synthetic: latency and memory on a 100k-chunk synthetic corpus instead.
  *
  *   npx tsx bench/retrieval.ts [--limit-queries N] [--qdrant] [--write]
- *   npx tsx bench/retrieval.ts --synthetic [--chunks 100000] [--write]
+ *   npx tsx bench/retrieval.ts --synthetic [--chunks 100000] [--words 100-180] [--no-plain-scan] [--write [--section NAME]]
  *   npx tsx bench/retrieval.ts --ingest [--write]     (SciFact ingest speed alone, lexical and with vectors)
  *
  * Needs the cached embeddings (bash bench/setup-python.sh && .venv-bench/bin/python bench/python/embed.py) and
@@ -35,6 +35,9 @@ const { values: args } = parseArgs({
     synthetic: { type: 'boolean', default: false },
     ingest: { type: 'boolean', default: false },
     chunks: { type: 'string', default: '100000' },
+    words: { type: 'string' },
+    section: { type: 'string' },
+    'no-plain-scan': { type: 'boolean', default: false },
     write: { type: 'boolean', default: false },
   },
 });
@@ -461,9 +464,13 @@ async function main(): Promise<void> {
     return;
   }
   if (args.synthetic) {
-    const md = await runSynthetic({ chunks: Number(args.chunks) });
+    const words = args.words === undefined ? undefined : (args.words.split('-').map(Number) as [number, number]);
+    if (words !== undefined && (words.length !== 2 || !words.every((w) => Number.isInteger(w) && w > 0) || words[0] > words[1])) {
+      throw new Error('--words takes MIN-MAX, e.g. --words 24-24');
+    }
+    const md = await runSynthetic({ chunks: Number(args.chunks), ...(words ? { words } : {}), plainScan: !args['no-plain-scan'] });
     process.stdout.write(`${md}\n`);
-    if (args.write) writeSection('retrieval-synthetic', md);
+    if (args.write) writeSection(args.section ?? 'retrieval-synthetic', md);
     return;
   }
   const md = await runSciFact();

@@ -70,7 +70,12 @@ export type {
   RankedChunk,
 } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
-export type { MemoryHybridStoreOptions, SourceInfo } from './retrieve/memory-store.js';
+export type { MemoryHybridStoreOptions, MemoryStoreUpdateOptions, SourceInfo } from './retrieve/memory-store.js';
+export { ReloadingStore } from './retrieve/reloading-store.js';
+export type { ReloadingStoreOptions } from './retrieve/reloading-store.js';
+export { DEFAULT_LOCK_WAIT_MS, StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from './retrieve/store-lock.js';
+export type { StoreLockHolder, StoreLockOptions } from './retrieve/store-lock.js';
+export { removeStaleTemporaries } from './retrieve/memory-file.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './tokenize/bm25.js';
 export { embeddingModelName } from './retrieve/embeddings.js';
 export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embeddings.js';

@@ -210,6 +210,14 @@ describe('the BM25 score side channel (idfCorpus)', () => {
     expect(ids(withRestricted.body)).toEqual(ids(without.body));
   });
 
+  it('by default (no idfCorpus given) every probe answers each caller as a store without what they may not read', async () => {
+    const byDefault = await serverOver(await fixtureStore({ restricted: true }));
+    for (const caller of CALLERS) {
+      const reference = await serverOver(await storeOf(caller.reads, 'visible'));
+      for (const p of PROBES) expect(await ask(byDefault, p, caller.headers), `${caller.name}: ${p.name}`).toEqual(await ask(reference, p, caller.headers));
+    }
+  }, 120_000);
+
   it('with idfCorpus "visible", the answer is byte-identical to a store without the restricted chunks', async () => {
     const withRestricted = await ask(await serverOver(await fixtureStore({ restricted: true, idfCorpus: 'visible' })), probe, {});
     const without = await ask(await serverOver(await storeOf([], 'visible')), probe, {});

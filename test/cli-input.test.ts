@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readSavedSync } from './helpers/store-files.js';
 import { decodeText } from '../src/sources/text.js';
 import { runCli } from './helpers/cli.js';
 
@@ -34,7 +35,7 @@ describe('ingest refuses what is not UTF-8 text', () => {
     ]);
     expect(out.stdout).toMatch(/^Ingested 2 files into .*mixed-store: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\nSkipped 3 files: 2 binary, 1 not UTF-8\.\n$/);
 
-    const saved = JSON.parse(readFileSync(join(store, 'store.json'), 'utf8')) as { chunks: { record: { sourceId: string; title?: string; section: string[]; text: string } }[] };
+    const saved = readSavedSync(join(store, 'store.json'));
     const bom = saved.chunks.find((c) => c.record.sourceId === 'mixed/bom.md')!.record;
     expect(bom.title).toBe('Heading after a BOM');
     expect(bom.section).toEqual(['Heading after a BOM']);
@@ -85,7 +86,7 @@ describe('ingest and symbolic links', () => {
   }
 
   const sources = (store: string) =>
-    (JSON.parse(readFileSync(join(store, 'store.json'), 'utf8')) as { sources: { sourceId: string }[] }).sources.map((s) => s.sourceId);
+    readSavedSync(join(store, 'store.json')).sources.map((s) => s.sourceId);
 
   it('by default follows none that leave the folder, never loops, and skips dangling links with a warning', async () => {
     const { root } = linkedTree('links');

@@ -8,6 +8,8 @@ import { cosineSimilarity, fuseDbsf, fuseRrf } from '../src/retrieve/fusion.js';
 import { MemoryHybridStore, hybridPrefetchLimit } from '../src/retrieve/memory-store.js';
 import type { IngestDocument, SearchMode } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { readSaved, writeSaved, writeV1 } from './helpers/store-files.js';
+import { V1_DOCS, V1_NOW } from './helpers/v1-corpus.js';
 
 const fsControl = vi.hoisted(() => ({ failRename: false }));
 vi.mock('node:fs/promises', async (importOriginal) => {
@@ -277,8 +279,13 @@ describe('filters and access control inside the search', () => {
     await visible.addDocuments([...corpus, secret]);
     expect(await visible.search({ text, mode: 'lexical', principals: ['sales'] })).toEqual(baseline);
 
+    // The default is "visible" too.
+    const byDefault = new MemoryHybridStore({ now: clock() });
+    await byDefault.addDocuments([...corpus, secret]);
+    expect(await byDefault.search({ text, mode: 'lexical', principals: ['sales'] })).toEqual(baseline);
+
     // Qdrant's default (collection-wide statistics) counts every chunk.
-    const global = new MemoryHybridStore();
+    const global = new MemoryHybridStore({ idfCorpus: 'all' });
     await global.addDocuments([...corpus, secret]);
     const globalScores = (await global.search({ text, mode: 'lexical', principals: ['sales'] })).map((c) => c.score);
     expect(globalScores).not.toEqual(baseline.map((c) => c.score));
@@ -307,7 +314,7 @@ describe('ingest', () => {
     await store.addDocuments([v1]);
     const path = join(await mkdtemp(join(tmpdir(), 'litm-store-')), 'v.json');
     await store.save(path);
-    const firstIndexedAt = JSON.parse(await readFile(path, 'utf8')).chunks[0].record.indexedAt as string;
+    const firstIndexedAt = (await readSaved(path)).chunks[0]!.record.indexedAt;
 
     embeddings.embeddedTexts = [];
     // every chunk's payload gets the new version, one text changed
@@ -320,9 +327,7 @@ describe('ingest', () => {
     expect(results.every((c) => c.version === 'v2')).toBe(true);
 
     await store.save(path);
-    const records = (JSON.parse(await readFile(path, 'utf8')).chunks as { record: { text: string; indexedAt: string } }[]).map(
-      (c) => c.record,
-    );
+    const records = (await readSaved(path)).chunks.map((c) => c.record);
     const byText = new Map(records.map((r) => [r.text, r.indexedAt]));
     expect(byText.get('Alpha rules.')).toBe(firstIndexedAt);
     expect(byText.get('Gamma rules.')).toBe(firstIndexedAt);
@@ -471,6 +476,35 @@ describe('save and load', () => {
     expect((await readdir(dir)).sort()).toEqual(['again.json', 'store.json']);
   });
 
+  it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @2', async () => {
+    const fixture = join(import.meta.dirname, 'fixtures', 'memory-store-v1.json');
+    expect(JSON.parse(await readFile(fixture, 'utf8')).schema).toBe('litm-pack/memory-store@1');
+    const embeddings = new FakeEmbeddings({ dimension: 8 });
+    const loaded = await MemoryHybridStore.load(fixture, { embeddings });
+    const fresh = new MemoryHybridStore({ embeddings, now: V1_NOW, chunkTokens: 16 });
+    await fresh.addDocuments(V1_DOCS);
+    const sameAnswers = async (store: MemoryHybridStore) => {
+      expect(store.sources()).toEqual(fresh.sources());
+      expect(store.embedding).toEqual({ model: null, dimension: 8 });
+      for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
+        for (const principals of [undefined, [], ['hr'], ['leads']]) {
+          const request = { text: 'refunds receipt roadmap salary', mode, limit: 20, ...(principals ? { principals } : {}) };
+          expect(await store.search(request), `${mode} ${JSON.stringify(principals)}`).toEqual(await fresh.search(request));
+        }
+      }
+      const read = { sourceIds: ['hr/salaries.md', 'handbook/refunds.md', 'empty.md'], principals: ['hr'] };
+      expect(await store.getChunks(read)).toEqual(await fresh.getChunks(read));
+      expect(await store.getChunks({ filter: { must: [{ key: 'clusters', match: { any: ['support'] } }] } })).toEqual(
+        await fresh.getChunks({ filter: { must: [{ key: 'clusters', match: { any: ['support'] } }] } }),
+      );
+    };
+    await sameAnswers(loaded);
+    const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
+    await loaded.save(join(dir, 'store.json'));
+    expect((await readSaved(join(dir, 'store.json'))).header.schema).toBe('litm-pack/memory-store@2');
+    await sameAnswers(await MemoryHybridStore.load(join(dir, 'store.json'), { embeddings }));
+  });
+
   it('throws not_found for a missing file and corrupt for a damaged one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
     await expectCode(MemoryHybridStore.load(join(dir, 'nope.json')), 'not_found');
@@ -488,15 +522,29 @@ describe('save and load', () => {
     await store.addDocuments(corpus);
     const good = join(dir, 'good.json');
     await store.save(good);
-    const json = JSON.parse(await readFile(good, 'utf8'));
-    json.chunks[0].record.text += ' tampered';
+    const saved = await readSaved(good);
+    saved.chunks[0]!.record.text += ' tampered';
     const tampered = join(dir, 'tampered.json');
-    await writeFile(tampered, JSON.stringify(json));
+    await writeSaved(tampered, saved);
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toMatch(/line \d+: .*textSha256: does not match the text/);
+    // The same damage in a file of the earlier format.
+    await writeV1(tampered, saved);
     expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('textSha256');
 
-    json.chunks[0].record.text = 42;
-    await writeFile(tampered, JSON.stringify(json));
+    (saved.chunks[0]!.record as { text: unknown }).text = 42;
+    await writeSaved(tampered, saved);
     await expectCode(MemoryHybridStore.load(tampered), 'corrupt');
+
+    // A file cut short (a copy that stopped half-way) is caught by the header's counts.
+    const whole = await readFile(good, 'utf8');
+    const lines = whole.split('\n');
+    await writeFile(tampered, `${lines.slice(0, -3).join('\n')}\n`);
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('a cut file?');
+    // A vector of the wrong size.
+    const wrong = await readSaved(good);
+    wrong.chunks[0]!.dense = Buffer.alloc(12).toString('base64');
+    await writeSaved(tampered, wrong);
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toMatch(/line \d+: chunk .* has a vector of 3 values/);
   });
 
   it('a crash during save (rename fails) leaves the previous file intact and no temporary files', async () => {
@@ -537,5 +585,20 @@ describe('save and load', () => {
     expect(loading.message).toContain(join(dir, 'store.json'));
     const missing = await expectCode(MemoryHybridStore.load(join(dir, 'nothing.json')), 'not_found');
     expect(missing.message).toMatch(/No store file at .*nothing\.json/u);
+  });
+
+  it('creates missing folders on the way to the file', async () => {
+    const store = new MemoryHybridStore();
+    await store.addDocuments(corpus.slice(0, 1));
+    const path = join(await mkdtemp(join(tmpdir(), 'litm-store-')), 'missing', 'deeper', 's.json');
+    await store.save(path);
+    expect((await MemoryHybridStore.load(path)).size).toBe(store.size);
+  });
+
+  it('throws io_error when a folder on the way is a file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
+    await writeFile(join(dir, 'plain-file'), 'x');
+    const store = new MemoryHybridStore();
+    await expectCode(store.save(join(dir, 'plain-file', 's.json')), 'io_error');
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, isLitmPackError } from '../src/index.js';
+import { readSaved, writeV1 } from './helpers/store-files.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { WordEmbedding } from './helpers/word-embedding.js';
 
@@ -44,7 +45,7 @@ describe('MemoryHybridStore remembers the embedding model and dimension', () => 
     expect(store.embedding).toEqual({ model: 'model-a', dimension: 32 });
     const file = join(dir, 'named.json');
     await store.save(file);
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { embeddingModel: unknown; dimension: unknown };
+    const saved = (await readSaved(file)).header;
     expect(saved).toMatchObject({ embeddingModel: 'model-a', dimension: 32 });
 
     const same = await MemoryHybridStore.load(file, { embeddings: new NamedEmbeddings('model-a') });
@@ -70,8 +71,8 @@ describe('MemoryHybridStore remembers the embedding model and dimension', () => 
     await store.addDocuments(DOCS);
     const file = join(dir, 'old.json');
     await store.save(file);
-    const { embeddingModel: _dropped, ...old } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-    await writeFile(file, JSON.stringify(old));
+    // A litm-pack/memory-store@1 file without embeddingModel, as earlier versions wrote them.
+    await writeV1(file, await readSaved(file), { withModel: false });
     const loaded = await MemoryHybridStore.load(file, { embeddings: new NamedEmbeddings('model-b') });
     expect(loaded.embedding).toEqual({ model: null, dimension: 32 });
     expect((await loaded.search({ text: 'refunds' })).length).toBeGreaterThan(0);

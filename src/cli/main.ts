@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
+import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerInspect } from './commands/inspect.js';
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerInspect(program);
   registerServe(program);
   registerMcp(program);
+  registerCopy(program);
   return program;
 }
 

@@ -20,35 +20,43 @@ export interface OpenStoreOptions {
 }
 
 /**
- * `qdrant://host:port/collection` (or `qdrants://` for TLS) opens a Qdrant collection instead of a local
- * store; `QDRANT_API_KEY` supplies the key. The Qdrant module is loaded only then. An http(s) URL is what a user
- * copying `QDRANT_URL` types: refused with the form to use, never taken for a local path.
+ * Where a `qdrant://host:port/collection` (or `qdrants://` for TLS) spec points, with `QDRANT_API_KEY` as the
+ * key; null when `spec` is not one. An http(s) URL is what a user copying `QDRANT_URL` types: refused with the
+ * form to use, never taken for a local path.
  */
-export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
+export function qdrantTarget(spec: string, flag = '--store'): { url: string; collection: string; apiKey?: string } | null {
   const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
   if (!match) {
     const web = /^(https?):\/\/([^/]+)(?:\/([^/?#]+))?/i.exec(spec);
     if (web) {
       const scheme = web[1]!.toLowerCase() === 'https' ? 'qdrants' : 'qdrant';
-      throw new LitmPackError('invalid_input', `--store ${spec} is a web address; a Qdrant collection is named ${scheme}://${web[2]}/${web[3] ?? 'COLLECTION'}`);
+      throw new LitmPackError('invalid_input', `${flag} ${spec} is a web address; a Qdrant collection is named ${scheme}://${web[2]}/${web[3] ?? 'COLLECTION'}`);
     }
     if (spec.startsWith('qdrant')) {
       throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection (qdrants:// for TLS)`);
     }
     return null;
   }
-  const { QdrantHybridStore } = await import('../qdrant/index.js');
-  const url = `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`;
   const apiKey = process.env.QDRANT_API_KEY;
+  return {
+    url: `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`,
+    collection: decodeURIComponent(match[3] as string),
+    ...(apiKey ? { apiKey } : {}),
+  };
+}
+
+/** The Qdrant collection a `qdrant://` spec names (the Qdrant module is loaded only then); null otherwise. */
+export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
+  const target = qdrantTarget(spec);
+  if (target === null) return null;
+  const { QdrantHybridStore } = await import('../qdrant/index.js');
   // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
   // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
   const { embeddings, idfCorpus } = options;
   const dense = embeddings === undefined ? { vectorSize: 384 } : { embeddings };
   return new QdrantHybridStore({
-    url,
-    collection: decodeURIComponent(match[3] as string),
+    ...target,
     ...dense,
-    ...(apiKey ? { apiKey } : {}),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
   });
 }

@@ -70,7 +70,7 @@ export class QdrantConnection {
   readonly now: () => Date;
   readonly policy: CallPolicy;
   vectorSize: number | undefined;
-  /** The model the embeddings name (`embeddingModelName`), when they name one. */
+  /** The model the embeddings name (`embeddingModelName`), when they name one, or the `embeddingModel` option. */
   readonly embeddingModel: string | undefined;
   /** What the collection records about its dense vectors; undefined until read (ensureCollection, dense ingest). */
   recorded: RecordedEmbedding | undefined;
@@ -106,7 +106,7 @@ export class QdrantConnection {
     this.aclKey = defaults.aclKey;
     this.collection = parsed.collection;
     this.embeddings = parsed.embeddings;
-    this.embeddingModel = parsed.embeddings === undefined ? undefined : embeddingModelName(parsed.embeddings);
+    this.embeddingModel = parsed.embeddings === undefined ? parsed.embeddingModel : embeddingModelName(parsed.embeddings);
     this.vectorSize = parsed.vectorSize;
     this.fusion = parsed.fusion ?? { method: 'rrf' };
     this.prefetchLimit = parsed.prefetchLimit;
@@ -157,7 +157,7 @@ export class QdrantConnection {
   /** What this store would record: its model (when named) and the dense dimension. */
   ownEmbedding(dimension: number | undefined): RecordedEmbedding {
     const own: RecordedEmbedding = {};
-    if (this.embeddings !== undefined && this.embeddingModel !== undefined) own.model = this.embeddingModel;
+    if (this.embeddingModel !== undefined) own.model = this.embeddingModel;
     if (dimension !== undefined) own.dimension = dimension;
     return own;
   }

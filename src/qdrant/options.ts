@@ -24,6 +24,11 @@ export const QdrantHybridStoreOptionsSchema = z
     collection: z.string().min(1, 'collection must be a non-empty string'),
     /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
     embeddings: EmbeddingsSchema.optional(),
+    /**
+     * The model that made the dense vectors, when they come without `embeddings` (a copy of stored vectors):
+     * recorded in a new collection's metadata, and checked against what an existing one records.
+     */
+    embeddingModel: z.string().min(1).optional(),
     /** Dense vector size for `ensureCollection` (otherwise the embeddings are probed once). */
     vectorSize: z.number().int().positive().max(65_536).optional(),
     /** Payload shape of the collection: `litm` (written by this store) or another tool's. */
@@ -111,6 +116,13 @@ export const QdrantHybridStoreOptionsSchema = z
         code: 'custom',
         path: ['writeConsistencyFactor'],
         message: 'writeConsistencyFactor cannot exceed replicationFactor (a write could never be confirmed)',
+      });
+    }
+    if (options.embeddingModel !== undefined && options.embeddings !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['embeddingModel'],
+        message: 'embeddingModel names the model of vectors given without embeddings; with embeddings, their own name is used',
       });
     }
     if (options.apiKey !== undefined && options.client !== undefined) {

@@ -16,6 +16,7 @@ import { add } from './ingest.js';
 import { dropTenant, ensureCollection, type EnsureCollectionResult } from './manage.js';
 import type { QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS } from './presets.js';
+import { countPoints, deleteChunksExcept, putChunks, type PutChunksResult, type StoredChunk } from './points.js';
 import { deleteSources, getChunks } from './reads.js';
 import { runReindex, type ReindexOperations, type ReindexRequest, type ReindexResult } from './reindex.js';
 import {
@@ -213,6 +214,25 @@ export class QdrantHybridStore implements Store {
    */
   deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
     return this.#queued(() => deleteSources(this.#c, sourceIds, options));
+  }
+
+  /**
+   * Writes chunk records with their vectors as they are: no chunking, no embedding (what `copyToQdrant` moves a
+   * store with). A point that already holds exactly its record is left alone; the others are upserted (point id =
+   * UUIDv5 of the chunk id, payload = the record, dense vector and BM25 vector as given). Queued like writes.
+   */
+  putChunks(chunks: readonly StoredChunk[], options: { signal?: AbortSignal } = {}): Promise<PutChunksResult> {
+    return this.#queued(() => putChunks(this.#c, chunks, options.signal));
+  }
+
+  /** Deletes the points of these sources whose chunk ids are not listed (one scroll, one delete). Queued like writes. */
+  deleteChunksExcept(sources: readonly { sourceId: string; ids: readonly string[] }[], options: { signal?: AbortSignal } = {}): Promise<number> {
+    return this.#queued(() => deleteChunksExcept(this.#c, sources, options.signal));
+  }
+
+  /** Points of this store (its tenant's, with tenancy), counted exactly. */
+  countPoints(options: { signal?: AbortSignal } = {}): Promise<number> {
+    return countPoints(this.#c, options.signal);
   }
 
   /** Writes run one after another, in the order they were asked for. */

@@ -1,15 +1,11 @@
 import { compareScored, type ScoredId } from './fusion.js';
-import type { SparseVector } from './types.js';
 
 /**
- * The search structures behind `MemoryHybridStore`: every chunk gets a slot; dense vectors are Float32 with
- * their norm computed once, and the BM25 vectors are inverted into postings (term → slots and weights), so a
- * lexical query only reads the postings of its own terms. Both arms keep a bounded heap of the best `limit`
- * items instead of sorting everything. Scores are computed exactly as `cosineSimilarity` and `bm25Score` do
- * (fusion.ts), ties ordered as `compareScored`.
+ * Vector maths behind `MemoryHybridStore`: dense vectors are Float32 with their norm computed once, stored per
+ * segment in one WebAssembly memory beside an int8 copy; dot products run in WebAssembly SIMD where the runtime
+ * has it; the arms keep a bounded heap of the best `limit` items instead of sorting everything. Scores are
+ * computed exactly as `cosineSimilarity` does (fusion.ts), ties ordered as `compareScored`.
  */
-
-const f32 = Math.fround;
 
 /**
  * A stored embedding: Float32 components (half the memory of number arrays; Qdrant stores f32 too) and their
@@ -18,13 +14,6 @@ const f32 = Math.fround;
 export interface DenseVector {
   readonly values: Float32Array;
   readonly norm: number;
-}
-
-/** What the index needs of a stored chunk. Chunks are keyed by `record.id`. */
-export interface IndexedEntry {
-  readonly record: { readonly id: string };
-  readonly sparse: SparseVector;
-  readonly dense: DenseVector | null;
 }
 
 /** A query vector prepared once for scoring against many stored vectors. */
@@ -58,13 +47,13 @@ export function denseCosine(query: DenseQuery, vector: DenseVector): number {
   return cosineFromDot(dot(query.values, vector.values), query.norm, vector.norm);
 }
 
-function cosineFromDot(dotProduct: number, queryNorm: number, vectorNorm: number): number {
+export function cosineFromDot(dotProduct: number, queryNorm: number, vectorNorm: number): number {
   if (queryNorm === 0 || vectorNorm === 0) return 0;
   return Math.min(1, Math.max(-1, dotProduct / (queryNorm * vectorNorm)));
 }
 
 /** Σ q[i]·v[i] in four partial sums: elements 4k, 4k+1, 4k+2, 4k+3, added as (s0 + s1) + (s2 + s3). */
-function dot(q: Float64Array, v: Float32Array): number {
+export function dot(q: ArrayLike<number>, v: ArrayLike<number>): number {
   const n = q.length;
   const unrolled = n - (n & 3);
   let s0 = 0;
@@ -82,13 +71,40 @@ function dot(q: Float64Array, v: Float32Array): number {
   return s0 + s1 + (s2 + s3);
 }
 
+// -------------------------------------------------------------------------------------------------
+// Int8 copies: a fast first pass whose error is bounded, so the exact ranking can be recovered from it
+
 /**
- * `dot` in WebAssembly SIMD, for dimensions that are a multiple of 4: the same products and the same four
- * partial sums (lanes of two f64x2 accumulators), so the result is bit-identical, in about half the time.
- * The query (f64) sits at offset 0 of the imported memory, vector slots (f32) after it. `DOT_WASM` is this
- * text assembled (a test re-assembles it with wabt and compares the bytes).
+ * A vector scaled into int8 (symmetric, per vector: `scale · q[i]` approximates `v[i]`, with q in [-127, 127]),
+ * with the norm of what the approximation leaves out (`error = ‖v − scale·q‖`, computed in double precision).
+ * For any query u, `|u·v − scale·(u·q)| ≤ ‖u‖·error` (Cauchy–Schwarz), which is what makes the first pass safe.
  */
-export const DOT_WAT = `(module
+export function quantize(values: ArrayLike<number>, into: Int8Array): { scale: number; error: number; approxNorm: number } {
+  let max = 0;
+  for (let i = 0; i < values.length; i += 1) max = Math.max(max, Math.abs(values[i]!));
+  const scale = max / 127;
+  let error = 0;
+  let approx = 0;
+  for (let i = 0; i < values.length; i += 1) {
+    const q = scale === 0 ? 0 : Math.max(-127, Math.min(127, Math.round(values[i]! / scale)));
+    into[i] = q;
+    const rest = values[i]! - scale * q;
+    error += rest * rest;
+    approx += scale * q * (scale * q);
+  }
+  for (let i = values.length; i < into.length; i += 1) into[i] = 0;
+  return { scale, error: Math.sqrt(error), approxNorm: Math.sqrt(approx) };
+}
+
+/**
+ * The WebAssembly module of the vector kernels. `dot`: Σ q[i]·v[i] of an f64 query and an f32 vector whose
+ * length is a multiple of 4, with the same products and the same four partial sums as `dot` above (lanes of two
+ * f64x2 accumulators), so the result is bit-identical. `scan8`: for `rows` int8 vectors of `stride` bytes (a
+ * multiple of 32, zero-padded) the exact i32 dot product with an int8 query, one i32 per row at `out`; products
+ * are at most 127² so two of them add up in an i16 lane without overflow. `VECTOR_WASM` is this text assembled
+ * (a test re-assembles it with wabt and compares the bytes).
+ */
+export const VECTOR_WAT = `(module
   (import "env" "memory" (memory 1))
   (func (export "dot") (param $q i32) (param $v i32) (param $n i32) (result f64)
     (local $end i32) (local $a v128) (local $b v128)
@@ -102,17 +118,42 @@ export const DOT_WAT = `(module
         (local.set $q (i32.add (local.get $q) (i32.const 32)))
         (br_if 0 (i32.lt_u (local.tee $v (i32.add (local.get $v) (i32.const 16))) (local.get $end)))))
     (f64.add (f64.add (f64x2.extract_lane 0 (local.get $a)) (f64x2.extract_lane 1 (local.get $a)))
-             (f64.add (f64x2.extract_lane 0 (local.get $b)) (f64x2.extract_lane 1 (local.get $b))))))`;
+             (f64.add (f64x2.extract_lane 0 (local.get $b)) (f64x2.extract_lane 1 (local.get $b)))))
+  (func (export "scan8") (param $q i32) (param $v i32) (param $rows i32) (param $stride i32) (param $out i32)
+    (local $end i32) (local $i i32) (local $a v128) (local $b v128) (local $x v128) (local $y v128)
+    (local.set $end (i32.add (local.get $out) (i32.shl (local.get $rows) (i32.const 2))))
+    (block $done
+      (br_if $done (i32.ge_u (local.get $out) (local.get $end)))
+      (loop $row
+        (local.set $a (v128.const i32x4 0 0 0 0))
+        (local.set $b (v128.const i32x4 0 0 0 0))
+        (local.set $i (i32.const 0))
+        (loop $col
+          (local.set $x (v128.load (i32.add (local.get $q) (local.get $i))))
+          (local.set $y (v128.load (i32.add (local.get $v) (local.get $i))))
+          (local.set $a (i32x4.add (local.get $a)
+            (i32x4.extadd_pairwise_i16x8_s (i16x8.add (i16x8.extmul_low_i8x16_s (local.get $x) (local.get $y))
+                                                      (i16x8.extmul_high_i8x16_s (local.get $x) (local.get $y))))))
+          (local.set $x (v128.load offset=16 (i32.add (local.get $q) (local.get $i))))
+          (local.set $y (v128.load offset=16 (i32.add (local.get $v) (local.get $i))))
+          (local.set $b (i32x4.add (local.get $b)
+            (i32x4.extadd_pairwise_i16x8_s (i16x8.add (i16x8.extmul_low_i8x16_s (local.get $x) (local.get $y))
+                                                      (i16x8.extmul_high_i8x16_s (local.get $x) (local.get $y))))))
+          (br_if $col (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 32))) (local.get $stride))))
+        (local.set $a (i32x4.add (local.get $a) (local.get $b)))
+        (i32.store (local.get $out) (i32.add (i32.add (i32x4.extract_lane 0 (local.get $a)) (i32x4.extract_lane 1 (local.get $a)))
+                                             (i32.add (i32x4.extract_lane 2 (local.get $a)) (i32x4.extract_lane 3 (local.get $a)))))
+        (local.set $v (i32.add (local.get $v) (local.get $stride)))
+        (br_if $row (i32.lt_u (local.tee $out (i32.add (local.get $out) (i32.const 4))) (local.get $end)))))))`;
 
-export const DOT_WASM =
-  'AGFzbQEAAAABCAFgA39/fwF8Ag8BA2VudgZtZW1vcnkCAAEDAgEABwcBA2RvdAAACnkBdwIBfwJ7IAEgAkECdGohAwJAIAEgA08NAANAIAQgAP0AAwAgAf1dAgD9X/3yAf3wASEEIAUgAP0AAxAgAf1dAgj9X/3yAf3wASEFIABBIGohACABQRBqIgEgA0kNAAsLIAT9IQAgBP0hAaAgBf0hACAF/SEBoKAL';
+export const VECTOR_WASM =
+  'AGFzbQEAAAABEAJgA39/fwF8YAV/f39/fwACDwEDZW52Bm1lbW9yeQIAAQMDAgABBw8CA2RvdAAABXNjYW44AAEK6wICdwIBfwJ7IAEgAkECdGohAwJAIAEgA08NAANAIAQgAP0AAwAgAf1dAgD9X/3yAf3wASEEIAUgAP0AAxAgAf1dAgj9X/3yAf3wASEFIABBIGohACABQRBqIgEgA0kNAAsLIAT9IQAgBP0hAaAgBf0hACAF/SEBoKAL8AECAn8EeyAEIAJBAnRqIQUCQCAEIAVPDQADQP0MAAAAAAAAAAAAAAAAAAAAACEH/QwAAAAAAAAAAAAAAAAAAAAAIQhBACEGA0AgACAGav0ABAAhCSABIAZq/QAEACEKIAcgCSAK/ZwBIAkgCv2dAf2OAf1+/a4BIQcgACAGav0ABBAhCSABIAZq/QAEECEKIAggCSAK/ZwBIAkgCv2dAf2OAf1+/a4BIQggBkEgaiIGIANJDQALIAcgCP2uASEHIAQgB/0bACAH/RsBaiAH/RsCIAf9GwNqajYCACABIANqIQEgBEEEaiIEIAVJDQALCws=';
 
 const PAGE = 65_536;
 
 // The slice of the WebAssembly JS API used here (the Node typings in use do not declare it).
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
 }
 interface WasmApi {
   validate(bytes: Uint8Array): boolean;
@@ -121,260 +162,219 @@ interface WasmApi {
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
 }
 const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
-let dotModule: object | null | undefined;
+let vectorModule: object | null | undefined;
 
-function compiledDot(): object | null {
-  if (dotModule === undefined) {
-    const bytes = Buffer.from(DOT_WASM, 'base64');
-    // Runtimes without WebAssembly SIMD use the plain loop.
-    dotModule = wasm !== undefined && wasm.validate(bytes) ? new wasm.Module(bytes) : null;
+function compiledKernels(): object | null {
+  if (vectorModule === undefined) {
+    const bytes = Buffer.from(VECTOR_WASM, 'base64');
+    // Runtimes without WebAssembly SIMD use plain loops.
+    vectorModule = wasm !== undefined && wasm.validate(bytes) ? new wasm.Module(bytes) : null;
   }
-  return dotModule;
+  return vectorModule;
 }
 
-/** A copy of the stored vectors, one slot each, in WebAssembly memory for the SIMD `dot`. */
-class VectorArena {
-  readonly dimension: number;
-  readonly #memory: WasmMemory;
-  readonly #dot: (query: number, vector: number, length: number) => number;
-  readonly #base: number;
+const align = (bytes: number, to: number) => Math.ceil(bytes / to) * to;
 
-  private constructor(dimension: number, api: WasmApi, module: object) {
-    this.dimension = dimension;
-    this.#base = Math.ceil((dimension * 8) / 16) * 16;
-    this.#memory = new api.Memory({ initial: Math.ceil((this.#base + 1024 * dimension * 4) / PAGE) });
-    const instance = new api.Instance(module, { env: { memory: this.#memory } });
-    this.#dot = instance.exports.dot as (query: number, vector: number, length: number) => number;
+/** Byte offsets handed out in order, each aligned: how a segment lays out its columns in one memory. */
+export class Layout {
+  size = 0;
+  take(bytes: number, alignment = 16): number {
+    const offset = align(this.size, alignment);
+    this.size = offset + bytes;
+    return offset;
+  }
+}
+
+type Kernels = {
+  dot: (query: number, vector: number, length: number) => number;
+  scan8: (query: number, vectors: number, rows: number, stride: number, out: number) => void;
+};
+
+/**
+ * The one memory a segment keeps everything in (vectors, texts, hashes, indexes, postings): a WebAssembly memory
+ * where the runtime has SIMD, so the kernels run on it, else an ArrayBuffer. One allocation per segment, freed at
+ * once when the segment goes: many small buffers would be allocated and freed around each other as segments merge,
+ * and the allocator could not give the pages back.
+ */
+export class SegmentMemory {
+  readonly buffer: ArrayBuffer;
+  readonly kernels: Kernels | null;
+
+  private constructor(buffer: ArrayBuffer, kernels: Kernels | null) {
+    this.buffer = buffer;
+    this.kernels = kernels;
   }
 
-  static create(dimension: number): VectorArena | null {
-    const module = dimension > 0 && dimension % 4 === 0 ? compiledDot() : null;
-    return module && wasm ? new VectorArena(dimension, wasm, module) : null;
+  /** Whether memories get the kernels (WebAssembly SIMD runs here). */
+  static get hasKernels(): boolean {
+    return compiledKernels() !== null;
   }
 
-  /** Copies `values` into `slot`; false when the memory cannot grow that far (the caller falls back). */
-  write(slot: number, values: Float32Array): boolean {
-    const offset = this.#base + slot * this.dimension * 4;
-    const end = offset + this.dimension * 4;
-    const size = this.#memory.buffer.byteLength;
-    if (end > size) {
-      const pages = Math.max(Math.ceil((end - size) / PAGE), Math.ceil(size / PAGE / 2));
+  static allocate(bytes: number): SegmentMemory {
+    const module = compiledKernels();
+    // A WebAssembly memory holds at most 4 GiB (65,536 pages).
+    if (module !== null && wasm !== undefined && bytes <= 65_536 * PAGE) {
       try {
-        this.#memory.grow(pages);
+        const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+        const { exports } = new wasm.Instance(module, { env: { memory } });
+        return new SegmentMemory(memory.buffer, { dot: exports.dot as Kernels['dot'], scan8: exports.scan8 as Kernels['scan8'] });
       } catch {
-        return false;
+        // No room for one more WebAssembly memory: an ArrayBuffer still answers, with the JavaScript loops.
       }
     }
-    new Float32Array(this.#memory.buffer, offset, this.dimension).set(values);
-    return true;
-  }
-
-  setQuery(values: Float64Array): void {
-    new Float64Array(this.#memory.buffer, 0, this.dimension).set(values);
-  }
-
-  /** Dot product of the query last set with the vector in `slot`. */
-  dot(slot: number): number {
-    return this.#dot(0, this.#base + slot * this.dimension * 4, this.dimension);
+    return new SegmentMemory(new ArrayBuffer(Math.max(1, bytes)), null);
   }
 }
 
-/** Growable parallel arrays: the slots that hold one term and their document weights (already f32). */
-class Postings {
-  slots = new Int32Array(4);
-  weights = new Float32Array(4);
-  length = 0;
-  /** Document frequency: live chunks holding the term (postings of removed slots stay until compaction). */
-  live = 0;
-
-  push(slot: number, weight: number): void {
-    if (this.length === this.slots.length) {
-      const capacity = this.length * 2;
-      const slots = new Int32Array(capacity);
-      slots.set(this.slots);
-      const weights = new Float32Array(capacity);
-      weights.set(this.weights);
-      this.slots = slots;
-      this.weights = weights;
-    }
-    this.slots[this.length] = slot;
-    this.weights[this.length] = weight;
-    this.length += 1;
-  }
+/** Where a segment's vectors live in its memory (planned before the memory is allocated). */
+export interface VectorPlan {
+  readonly dimension: number;
+  readonly rows: number;
+  readonly stride: number;
+  readonly query: number;
+  readonly query8: number;
+  readonly out: number;
+  readonly f32: number;
+  readonly i8: number;
+  readonly norms: number;
+  readonly scales: number;
+  readonly errors: number;
+  /** Whether the int8 copy is kept (the kernels run). */
+  readonly int8: boolean;
 }
 
-/** A predicate over slots, evaluated at most once per slot per query. */
-export type SlotFilter = (slot: number) => boolean;
+/** The int8 query of a dense search, and what the bound on its own rounding needs. */
+export interface Int8Query {
+  readonly values: Int8Array;
+  readonly scale: number;
+  /** ‖scale·q‖ and ‖u − scale·q‖ of the query u. */
+  readonly approxNorm: number;
+  readonly error: number;
+}
 
-export class MemoryIndex<E extends IndexedEntry> {
-  /** Slot → entry; `undefined` marks a removed chunk until the next compaction. */
-  #entries: (E | undefined)[] = [];
-  #slotById = new Map<string, number>();
-  /** Per sparse index: its postings and document frequency (one lookup per term when a chunk is added). */
-  #postings = new Map<number, Postings>();
-  #dead = 0;
-  /** Undecided until the first vector arrives; null when vectors are scored in plain JavaScript. */
-  #arena: VectorArena | null | undefined;
+export function quantizeQuery(query: DenseQuery, stride: number): Int8Query {
+  const values = new Int8Array(stride);
+  const { scale, error, approxNorm } = quantize(query.values, values);
+  return { values, scale, error, approxNorm };
+}
 
-  get size(): number {
-    return this.#slotById.size;
-  }
+/**
+ * The vectors of one segment, which never changes: Float32 values, their norms (NaN for a row without a
+ * vector), and (where the kernels run) an int8 copy with each row's scale and error, laid out in the segment's
+ * memory: the f64 query, the int8 query, one i32 per row for `scan8`, the f32 rows, the int8 rows.
+ */
+export class VectorBlock {
+  readonly dimension: number;
+  readonly rows: number;
+  /** Bytes per int8 row (the dimension rounded up to 32). */
+  readonly stride: number;
+  readonly norms: Float64Array;
+  readonly scales: Float64Array;
+  readonly errors: Float64Array;
+  readonly #buffer: ArrayBuffer;
+  readonly #plan: VectorPlan;
+  readonly #f32: Float32Array;
+  readonly #i8: Int8Array;
+  readonly #dot: Kernels['dot'] | null;
+  readonly #scan8: Kernels['scan8'] | null;
 
-  documentFrequency(index: number): number {
-    return this.#postings.get(index)?.live ?? 0;
-  }
-
-  /** Adds `entry`, or replaces the chunk with its id (keeping its postings when the sparse vector is the same). */
-  set(entry: E): void {
-    const id = entry.record.id;
-    const slot = this.#slotById.get(id);
-    if (slot !== undefined) {
-      const previous = this.#entries[slot]!;
-      if (previous.sparse === entry.sparse) {
-        this.#entries[slot] = entry;
-        if (entry.dense && entry.dense !== previous.dense) this.#writeVector(slot, entry.dense);
-        return;
-      }
-      this.delete(id);
-    }
-    this.#append(entry);
-  }
-
-  delete(id: string): void {
-    const slot = this.#slotById.get(id);
-    if (slot === undefined) return;
-    const entry = this.#entries[slot]!;
-    this.#slotById.delete(id);
-    this.#entries[slot] = undefined;
-    for (const index of entry.sparse.indices) {
-      const postings = this.#postings.get(index);
-      if (postings !== undefined) postings.live -= 1;
-    }
-    // Postings of removed slots are skipped at query time and dropped here once they are many.
-    this.#dead += 1;
-    if (this.#dead > 1024 && this.#dead * 2 > this.#entries.length) this.#compact();
-  }
-
-  /** Gives `entry` the next slot and adds it to its terms' postings and frequencies. */
-  #append(entry: E): void {
-    const slot = this.#entries.length;
-    this.#entries.push(entry);
-    this.#slotById.set(entry.record.id, slot);
-    if (entry.dense) this.#writeVector(slot, entry.dense);
-    const { indices, values } = entry.sparse;
-    for (let i = 0; i < indices.length; i += 1) {
-      let postings = this.#postings.get(indices[i]!);
-      if (postings === undefined) {
-        postings = new Postings();
-        this.#postings.set(indices[i]!, postings);
-      }
-      postings.push(slot, values[i]!);
-      postings.live += 1;
-    }
-  }
-
-  #writeVector(slot: number, dense: DenseVector): void {
-    if (this.#arena === undefined) this.#arena = VectorArena.create(dense.values.length);
-    if (this.#arena === null) return;
-    if (this.#arena.dimension !== dense.values.length || !this.#arena.write(slot, dense.values)) this.#arena = null;
-  }
-
-  #compact(): void {
-    const live = this.#entries.filter((entry): entry is E => entry !== undefined);
-    this.#entries = [];
-    this.#slotById = new Map();
-    this.#postings = new Map();
-    this.#dead = 0;
-    for (const entry of live) this.#append(entry);
-  }
-
-  /** A per-query cache of `predicate` over slots. */
-  slotFilter(predicate: (entry: E) => boolean): SlotFilter {
-    const verdicts = new Int8Array(this.#entries.length); // 0 unknown, 1 yes, 2 no
-    return (slot) => {
-      const known = verdicts[slot]!;
-      if (known !== 0) return known === 1;
-      const ok = predicate(this.#entries[slot]!);
-      verdicts[slot] = ok ? 1 : 2;
-      return ok;
+  /** Reserves the vectors' place in `layout`. */
+  static plan(layout: Layout, dimension: number, rows: number): VectorPlan {
+    const int8 = SegmentMemory.hasKernels;
+    const stride = align(Math.max(dimension, 1), 32);
+    return {
+      dimension,
+      rows,
+      stride,
+      int8,
+      query: layout.take(dimension * 8),
+      query8: int8 ? layout.take(stride) : 0,
+      out: int8 ? layout.take(rows * 4) : 0,
+      f32: layout.take(rows * dimension * 4),
+      i8: int8 ? layout.take(rows * stride) : 0,
+      norms: layout.take(rows * 8, 8),
+      scales: int8 ? layout.take(rows * 8, 8) : 0,
+      errors: int8 ? layout.take(rows * 8, 8) : 0,
     };
   }
 
-  /** Number of live chunks that pass `filter`. */
-  countMatching(filter: SlotFilter): number {
-    let count = 0;
-    for (let slot = 0; slot < this.#entries.length; slot += 1) {
-      if (this.#entries[slot] !== undefined && filter(slot)) count += 1;
-    }
-    return count;
+  constructor(memory: SegmentMemory, plan: VectorPlan) {
+    const int8 = plan.int8 && memory.kernels !== null;
+    this.dimension = plan.dimension;
+    this.rows = plan.rows;
+    this.stride = plan.stride;
+    this.#buffer = memory.buffer;
+    this.#plan = plan;
+    this.norms = new Float64Array(memory.buffer, plan.norms, plan.rows).fill(Number.NaN);
+    this.scales = int8 ? new Float64Array(memory.buffer, plan.scales, plan.rows) : new Float64Array(0);
+    this.errors = int8 ? new Float64Array(memory.buffer, plan.errors, plan.rows) : new Float64Array(0);
+    this.#f32 = new Float32Array(memory.buffer, plan.f32, plan.rows * plan.dimension);
+    this.#i8 = int8 ? new Int8Array(memory.buffer, plan.i8, plan.rows * plan.stride) : new Int8Array(0);
+    this.#dot = memory.kernels !== null && plan.dimension % 4 === 0 ? memory.kernels.dot : null;
+    this.#scan8 = int8 ? memory.kernels!.scan8 : null;
   }
 
-  /** Number of live chunks containing `index` that pass `filter`. */
-  documentFrequencyMatching(index: number, filter: SlotFilter): number {
-    const postings = this.#postings.get(index);
-    if (postings === undefined) return 0;
-    let count = 0;
-    for (let p = 0; p < postings.length; p += 1) {
-      const slot = postings.slots[p]!;
-      if (this.#entries[slot] !== undefined && filter(slot)) count += 1;
-    }
-    return count;
+  /** Whether the int8 first pass can run. */
+  get scans(): boolean {
+    return this.#scan8 !== null;
   }
 
-  /** Best `limit` chunks by cosine with `query` (chunks without a vector are skipped), best first. */
-  denseTopK(query: DenseQuery, limit: number, filter: SlotFilter | undefined): ScoredId[] {
-    const heap = new TopK(limit, this.#entries);
-    const entries = this.#entries;
-    const arena = this.#arena?.dimension === query.values.length ? this.#arena : undefined;
-    arena?.setQuery(query.values);
-    for (let slot = 0; slot < entries.length; slot += 1) {
-      const dense = entries[slot]?.dense;
-      if (dense == null) continue;
-      const score = arena ? cosineFromDot(arena.dot(slot), query.norm, dense.norm) : denseCosine(query, dense);
-      // The filter runs only for chunks that would enter the top k, which is the same set of results.
-      if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
+  /** Stores `values` as the vector of `row` (f32), with its norm and int8 copy. */
+  set(row: number, values: ArrayLike<number>): void {
+    const f32 = this.#f32.subarray(row * this.dimension, (row + 1) * this.dimension);
+    f32.set(values);
+    this.norms[row] = Math.sqrt(sumOfSquares(f32));
+    if (this.#scan8 !== null) {
+      const { scale, error } = quantize(f32, this.#i8.subarray(row * this.stride, (row + 1) * this.stride));
+      this.scales[row] = scale;
+      this.errors[row] = error;
     }
-    return heap.sorted();
   }
 
-  /**
-   * Best `limit` chunks that share a term with `query`, scored as `bm25Score` (query terms in ascending index
-   * order, f32 at every step), best first.
-   */
-  lexicalTopK(query: SparseVector, idf: (index: number) => number, limit: number, filter: SlotFilter | undefined): ScoredId[] {
-    const entries = this.#entries;
-    const scores = new Float64Array(entries.length);
-    const seen = new Uint8Array(entries.length);
-    const touched: number[] = [];
-    for (let t = 0; t < query.indices.length; t += 1) {
-      const index = query.indices[t]!;
-      const postings = this.#postings.get(index);
-      if (postings === undefined) continue;
-      const queryWeight = f32(f32(query.values[t]!) * idf(index));
-      const { slots, weights, length } = postings;
-      for (let p = 0; p < length; p += 1) {
-        const slot = slots[p]!;
-        if (entries[slot] === undefined) continue;
-        if (seen[slot] === 0) {
-          seen[slot] = 1;
-          touched.push(slot);
-        }
-        scores[slot] = f32(scores[slot]! + f32(weights[p]! * queryWeight));
-      }
+  /** Copies row `fromRow` of `from` (same dimension) as it is. */
+  copy(row: number, from: VectorBlock, fromRow: number): void {
+    this.norms[row] = from.norms[fromRow]!;
+    if (Number.isNaN(from.norms[fromRow]!)) return;
+    const d = this.dimension;
+    this.#f32.set(from.#f32.subarray(fromRow * d, (fromRow + 1) * d), row * d);
+    if (this.#scan8 !== null && from.#scan8 !== null) {
+      this.#i8.set(from.#i8.subarray(fromRow * from.stride, (fromRow + 1) * from.stride), row * this.stride);
+      this.scales[row] = from.scales[fromRow]!;
+      this.errors[row] = from.errors[fromRow]!;
+    } else if (this.#scan8 !== null) {
+      this.set(row, from.#f32.subarray(fromRow * d, (fromRow + 1) * d));
     }
-    const heap = new TopK(limit, entries);
-    for (const slot of touched) {
-      const score = scores[slot]!;
-      if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
-    }
-    return heap.sorted();
   }
 
-  /** Cosine of `query` with the chunk `id`, or undefined when it has no vector. */
-  cosineOf(id: string, query: DenseQuery): number | undefined {
-    const slot = this.#slotById.get(id);
-    const dense = slot === undefined ? undefined : this.#entries[slot]?.dense;
-    return dense ? denseCosine(query, dense) : undefined;
+  has(row: number): boolean {
+    return !Number.isNaN(this.norms[row]!);
+  }
+
+  /** The f32 values of a row (a view: read, never change). */
+  values(row: number): Float32Array {
+    return this.#f32.subarray(row * this.dimension, (row + 1) * this.dimension);
+  }
+
+  vector(row: number): DenseVector | null {
+    return this.has(row) ? { values: this.values(row), norm: this.norms[row]! } : null;
+  }
+
+  /** Sets the query for `exactDot` and `scan` (its int8 copy when the first pass runs). */
+  setQuery(query: DenseQuery, int8: Int8Query | null): void {
+    new Float64Array(this.#buffer, this.#plan.query, this.dimension).set(query.values);
+    if (int8 !== null && this.#scan8 !== null) new Int8Array(this.#buffer, this.#plan.query8, this.stride).set(int8.values);
+  }
+
+  /** The dot product of the query last set and a row's f32 vector: exactly `dot(query, values(row))`. */
+  exactDot(row: number): number {
+    if (this.#dot !== null) return this.#dot(this.#plan.query, this.#plan.f32 + row * this.dimension * 4, this.dimension);
+    return dot(new Float64Array(this.#buffer, this.#plan.query, this.dimension), this.values(row));
+  }
+
+  /** The exact i32 dot products of the int8 query last set with every int8 row (a view, valid until the next scan). */
+  scan(): Int32Array {
+    this.#scan8!(this.#plan.query8, this.#plan.i8, this.rows, this.stride, this.#plan.out);
+    return new Int32Array(this.#buffer, this.#plan.out, this.rows);
   }
 }
 
@@ -382,19 +382,23 @@ export class MemoryIndex<E extends IndexedEntry> {
  * Bounded min-heap of (score, slot) holding the best `limit` seen so far; the root is the worst kept item
  * under `compareScored` (lower score, or equal score and larger id).
  */
-class TopK {
+export class TopK {
   readonly #limit: number;
-  readonly #entries: readonly (IndexedEntry | undefined)[];
+  readonly #idOf: (slot: number) => string;
   readonly #scores: Float64Array;
   readonly #slots: Int32Array;
   #size = 0;
 
-  constructor(limit: number, entries: readonly (IndexedEntry | undefined)[]) {
+  constructor(limit: number, capacity: number, idOf: (slot: number) => string) {
     this.#limit = limit;
-    this.#entries = entries;
-    const capacity = Math.min(limit, entries.length);
-    this.#scores = new Float64Array(capacity);
-    this.#slots = new Int32Array(capacity);
+    this.#idOf = idOf;
+    const size = Math.max(0, Math.min(limit, capacity));
+    this.#scores = new Float64Array(size);
+    this.#slots = new Int32Array(size);
+  }
+
+  get size(): number {
+    return this.#size;
   }
 
   /** True when (score, slot) would be kept: the heap is not full or it beats the worst kept item. */
@@ -439,11 +443,12 @@ class TopK {
     this.#slots[i] = slot;
   }
 
-  /** The kept items, best first (score desc, then id asc). */
-  sorted(): ScoredId[] {
-    const items: ScoredId[] = [];
+  /** The kept items, best first (score desc, then id asc), with their slots. */
+  sorted(): (ScoredId & { slot: number })[] {
+    const items: (ScoredId & { slot: number })[] = [];
     for (let i = 0; i < this.#size; i += 1) {
-      items.push({ id: this.#entries[this.#slots[i]!]!.record.id, score: this.#scores[i]! });
+      const slot = this.#slots[i]!;
+      items.push({ id: this.#idOf(slot), score: this.#scores[i]!, slot });
     }
     return items.sort(compareScored);
   }
@@ -451,6 +456,55 @@ class TopK {
   /** True when (scoreA, slotA) ranks after (scoreB, slotB). */
   #worse(scoreA: number, slotA: number, scoreB: number, slotB: number): boolean {
     if (scoreA !== scoreB) return scoreA < scoreB;
-    return this.#entries[slotA]!.record.id > this.#entries[slotB]!.record.id;
+    return this.#idOf(slotA) > this.#idOf(slotB);
+  }
+}
+
+/** A min-heap of the `limit` largest numbers seen (the lower bounds of the int8 pass). */
+export class LargestK {
+  readonly #limit: number;
+  readonly #values: Float64Array;
+  #size = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+    this.#values = new Float64Array(Math.max(1, limit));
+  }
+
+  get full(): boolean {
+    return this.#size >= this.#limit;
+  }
+
+  /** The smallest kept value (the k-th largest once full). */
+  get min(): number {
+    return this.#size === 0 ? Number.NEGATIVE_INFINITY : this.#values[0]!;
+  }
+
+  push(value: number): void {
+    const values = this.#values;
+    if (this.#size < this.#limit) {
+      let i = this.#size;
+      this.#size += 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (values[parent]! <= value) break;
+        values[i] = values[parent]!;
+        i = parent;
+      }
+      values[i] = value;
+      return;
+    }
+    if (value <= values[0]!) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= this.#size) break;
+      const right = left + 1;
+      const child = right < this.#size && values[right]! < values[left]! ? right : left;
+      if (values[child]! >= value) break;
+      values[i] = values[child]!;
+      i = child;
+    }
+    values[i] = value;
   }
 }

@@ -5,10 +5,13 @@ import type { Candidate } from '../core/schemas.js';
 import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
 import { embeddingModelName } from './embeddings.js';
 import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocuments } from './chunk.js';
-import { aclFilter, combineFilters, matchesFilter, validateFilter, type EngineFilter } from './filter.js';
+import { matchesFilter, validateFilter, type EngineFilter } from './filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
 import { maximalMarginalRelevance } from './mmr.js';
-import { MemoryIndex, denseCosine, toDenseQuery, toDenseVector, type DenseQuery, type DenseVector, type SlotFilter } from './memory-index.js';
+import { AclClasses } from './acl-classes.js';
+import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './memory-index.js';
+import { Segment, type NewRow } from './memory-segment.js';
+import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './memory-snapshot.js';
 import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
 import type {
   AddDocumentsOptions,
@@ -27,7 +30,9 @@ import type {
 } from './types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
-import { MEMORY_STORE_SCHEMA, readStoreFile, writeStoreFile, type StoreFile } from './memory-file.js';
+import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './memory-file.js';
+import { withStoreLock, type StoreLockOptions } from './store-lock.js';
+import { stat } from 'node:fs/promises';
 import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
 export { EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
@@ -49,14 +54,22 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
   /** Texts per `embedDocuments` call (default 64). */
   embedBatchSize: z.number().int().positive().max(10_000).optional(),
   /**
-   * Population the BM25 IDF statistics are computed over. `all` (default) is Qdrant's default: every
-   * chunk in the store, whatever the filter or principals. `visible` counts only the chunks the request's
-   * principals may read (Qdrant 1.19: `params.idf = { corpus: aclFilter(principals) }`), so scores reveal
-   * nothing about restricted chunks' vocabulary. The caller's `filter` never narrows the IDF corpus.
+   * Population the BM25 IDF statistics are computed over. `visible` (default) counts only the chunks the
+   * request's principals may read (Qdrant 1.19: `params.idf = { corpus: aclFilter(principals) }`), so scores
+   * reveal nothing about restricted chunks' vocabulary; without principals, or in a store without ACLs, that is
+   * every chunk. `all` is Qdrant's default: every chunk in the store, whatever the filter or principals (what
+   * `QdrantHybridStore` computes). The caller's `filter` never narrows the IDF corpus.
    */
   idfCorpus: z.enum(['all', 'visible']).optional(),
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
+
+/** `MemoryHybridStore.update`'s options: the loaded store's, the lock's, and `create`. */
+export type MemoryStoreUpdateOptions = MemoryHybridStoreOptions &
+  StoreLockOptions & {
+    /** A missing file starts an empty store (ingest into a new store) instead of failing with `not_found`. */
+    create?: boolean;
+  };
 
 
 /**
@@ -73,12 +86,6 @@ export function hybridPrefetchLimit(limit: number, configured?: number): number 
   return Math.max(limit, configured ?? Math.max(limit * 4, 50));
 }
 
-interface StoredChunk {
-  record: ChunkRecord;
-  sparse: SparseVector;
-  dense: DenseVector | null;
-}
-
 /** A search's arms before they become candidates or rankings (`null`: the arm did not run). */
 interface RankedArms {
   mode: SearchMode;
@@ -88,12 +95,8 @@ interface RankedArms {
   /** The top `limit` of the fused ranking (the arm itself outside hybrid). */
   fused: ScoredId[];
   queryVector: DenseQuery | undefined;
-}
-
-interface SourceEntry {
-  version?: string;
-  /** Chunk ids in document order. */
-  ids: string[];
+  /** Slot of every id above, in the snapshot the search read. */
+  slots: ReadonlyMap<string, number>;
 }
 
 export interface SourceInfo {
@@ -119,12 +122,10 @@ export class MemoryHybridStore implements Store {
   readonly #prefetchLimit: number | undefined;
   readonly #embedBatchSize: number;
   readonly #idfCorpus: 'all' | 'visible';
+  readonly #classes = new AclClasses();
 
-  #chunks = new Map<string, StoredChunk>();
-  #sources = new Map<string, SourceEntry>();
-  /** Slots, postings and document frequencies over `#chunks`, kept in step with it. */
-  #index = new MemoryIndex<StoredChunk>();
-  #dimension: number | null = null;
+  /** The current version of the contents; a write swaps in the next one when it completes. */
+  #snapshot: Snapshot = Snapshot.empty(this.#classes);
   /**
    * The model that made the stored vectors, as a loaded store file records it (null: the file did not say).
    * Undefined while no vectors came from a file: vectors made here are this store's embeddings'.
@@ -140,59 +141,63 @@ export class MemoryHybridStore implements Store {
     this.#now = parsed.now ?? (() => new Date());
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
-    this.#idfCorpus = parsed.idfCorpus ?? 'all';
+    this.#idfCorpus = parsed.idfCorpus ?? 'visible';
   }
 
   /** The model and dimension of the stored vectors; null while the store holds none. */
   get embedding(): { model: string | null; dimension: number } | null {
-    if (this.#dimension === null) return null;
+    return this.#embeddingOf(this.#snapshot);
+  }
+
+  #embeddingOf(snapshot: Snapshot): { model: string | null; dimension: number } | null {
+    if (snapshot.dimension === null) return null;
     const model = this.#vectorModel !== undefined ? this.#vectorModel : this.#embeddings && embeddingModelName(this.#embeddings);
-    return { model: model ?? null, dimension: this.#dimension };
+    return { model: model ?? null, dimension: snapshot.dimension };
   }
 
   /**
    * Refuses embeddings that name another model than the one that made the stored vectors: their vectors would
    * be compared with vectors of another space and rank nonsense without any error.
    */
-  #checkEmbeddingModel(): void {
+  #checkEmbeddingModel(snapshot: Snapshot): void {
     const stored = this.#vectorModel;
     const current = this.#embeddings && embeddingModelName(this.#embeddings);
     if (typeof stored !== 'string' || current === undefined || current === stored) return;
     throw new LitmPackError(
       'config_mismatch',
-      `The store's vectors were made by the embedding model "${stored}" (dimension ${this.#dimension}); these embeddings use "${current}". Query with "${stored}", or ingest into a new store with "${current}"`,
-      { details: { storedModel: stored, model: current, dimension: this.#dimension } },
+      `The store's vectors were made by the embedding model "${stored}" (dimension ${snapshot.dimension}); these embeddings use "${current}". Query with "${stored}", or ingest into a new store with "${current}"`,
+      { details: { storedModel: stored, model: current, dimension: snapshot.dimension } },
     );
   }
 
   /** Number of chunks stored. */
   get size(): number {
-    return this.#chunks.size;
+    return this.#snapshot.size;
   }
 
   /** Sources ingested, sorted by id. */
   sources(): SourceInfo[] {
-    return [...this.#sources]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([sourceId, entry]) => {
-        const info: SourceInfo = { sourceId, chunks: entry.ids.length };
-        if (entry.version !== undefined) info.version = entry.version;
-        return info;
-      });
+    return this.#snapshot.sources();
   }
 
   /**
    * Chunks, embeds (in batches) and BM25-encodes `docs`, then replaces each source's chunks with the new
    * set in one step: chunks whose content is unchanged keep their `indexedAt` (and embedding), chunks no
-   * longer present are removed. Nothing changes if any step fails (validation, embedding, abort).
+   * longer present are removed. Nothing changes if any step fails (validation, embedding, abort). Searches
+   * and reads that started before the write completes read the store as it was when they started.
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
-    const run = this.#writes.then(() => {
-      this.#checkEmbeddingModel();
+    return this.#queued(() => {
+      this.#checkEmbeddingModel(this.#snapshot);
       return this.#add(docs, options);
     });
-    this.#writes = run.catch(() => undefined);
-    return run;
+  }
+
+  /** Writes run one after another, in the order they were asked for. */
+  #queued<T>(run: () => Promise<T> | T): Promise<T> {
+    const next = this.#writes.then(run);
+    this.#writes = next.catch(() => undefined);
+    return next;
   }
 
   async #add(input: unknown, rawOptions: AddDocumentsOptions): Promise<AddDocumentsResult> {
@@ -200,49 +205,66 @@ export class MemoryHybridStore implements Store {
     const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
     throwIfAborted(options.signal);
     const indexedAt = this.#now().toISOString();
+    // Plan against the current version; nothing is written until every vector is in hand. Writes are queued,
+    // so this is still the current version when the plan is committed.
+    const base = this.#snapshot;
 
-    // Plan against the current state; nothing is written until every vector is in hand.
-    const staged = new Map<string, StoredChunk>();
-    const stagedSources = new Map<string, SourceEntry>();
-    const removedIds: string[] = [];
+    const staged: { record: ChunkRecord; sparse: SparseVector; dense: Float32Array | null }[] = [];
+    const removed: number[] = [];
+    const emptySources = new Map<string, { version?: string } | null>();
     let added = 0;
     let unchanged = 0;
-    const vectorsByHash = new Map<string, DenseVector>();
-    for (const entry of this.#chunks.values()) {
-      if (entry.dense) vectorsByHash.set(entry.record.textSha256, entry.dense);
+    let removedCount = 0;
+    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them).
+    const existingBySource = new Map<string, Map<string, number>>();
+    const vectorsByHash = new Map<string, Float32Array>();
+    for (const doc of docs) {
+      const existing = new Map<string, number>();
+      for (const slot of base.sourceSlots(doc.id)) {
+        existing.set(base.id(slot), slot);
+        const dense = base.dense(slot);
+        if (dense) vectorsByHash.set(base.textSha256(slot), dense.values);
+      }
+      existingBySource.set(doc.id, existing);
     }
     const toEmbed = new Map<string, string>(); // textSha256 -> text
     const needsByDoc: Set<string>[] = [];
 
     for (const doc of docs) {
       const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
+      const existing = existingBySource.get(doc.id)!;
       const needs = new Set<string>();
       for (const record of records) {
-        const existing = this.#chunks.get(record.id);
-        if (existing) record.indexedAt = existing.record.indexedAt;
-        const needsVector = this.#embeddings !== undefined && !(existing?.dense ?? vectorsByHash.get(record.textSha256));
-        if (existing && !needsVector && sameRecord(existing.record, record)) {
+        const slot = existing.get(record.id);
+        const before = slot === undefined ? undefined : base.record(slot);
+        const beforeDense = slot === undefined ? null : (base.dense(slot)?.values ?? null);
+        if (before) record.indexedAt = before.indexedAt;
+        const needsVector = this.#embeddings !== undefined && !(beforeDense ?? vectorsByHash.get(record.textSha256));
+        if (before && !needsVector && sameRecord(before, record)) {
           unchanged += 1;
           continue;
         }
         added += 1;
-        staged.set(record.id, {
+        if (slot !== undefined) removed.push(slot);
+        staged.push({
           record,
           // Both vectors depend only on the text, which a chunk id pins.
-          sparse: existing?.sparse ?? encodeBm25Document(record.text),
-          dense: existing?.dense ?? vectorsByHash.get(record.textSha256) ?? null,
+          sparse: encodeBm25Document(record.text),
+          dense: beforeDense ?? vectorsByHash.get(record.textSha256) ?? null,
         });
         if (needsVector) {
           toEmbed.set(record.textSha256, record.text);
           needs.add(record.textSha256);
         }
       }
-      const newIds = records.map((r) => r.id);
-      const keep = new Set(newIds);
-      for (const id of this.#sources.get(doc.id)?.ids ?? []) if (!keep.has(id)) removedIds.push(id);
-      const entry: SourceEntry = { ids: newIds };
-      if (doc.version !== undefined) entry.version = doc.version;
-      stagedSources.set(doc.id, entry);
+      const keep = new Set(records.map((r) => r.id));
+      for (const [id, slot] of existing) {
+        if (keep.has(id)) continue;
+        removed.push(slot);
+        removedCount += 1;
+      }
+      if (records.length === 0) emptySources.set(doc.id, doc.version === undefined ? {} : { version: doc.version });
+      else if (base.isEmptySource(doc.id)) emptySources.set(doc.id, null);
       needsByDoc.push(needs);
     }
 
@@ -254,7 +276,7 @@ export class MemoryHybridStore implements Store {
         options.onProgress?.(reported, docs.length);
       }
     };
-    let dimension = this.#dimension;
+    let dimension = base.dimension;
     const pending = [...toEmbed];
     report();
     for (let start = 0; start < pending.length; start += this.#embedBatchSize) {
@@ -263,40 +285,44 @@ export class MemoryHybridStore implements Store {
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
       dimension = checkEmbedderVectors(vectors, batch.length, 'embedDocuments', dimension);
-      batch.forEach(([hash], index) => vectorsByHash.set(hash, toDenseVector(vectors[index]!)));
+      batch.forEach(([hash], index) => vectorsByHash.set(hash, Float32Array.from(vectors[index]!)));
       report();
     }
-    for (const entry of staged.values()) {
-      if (entry.dense === null && this.#embeddings) entry.dense = vectorsByHash.get(entry.record.textSha256) ?? null;
-    }
+    const rows: NewRow[] = staged.map((entry) => ({
+      record: entry.record,
+      sparse: entry.sparse,
+      dense: entry.dense ?? (this.#embeddings ? (vectorsByHash.get(entry.record.textSha256) ?? null) : null),
+      aclClass: this.#classes.classOf(entry.record.acl),
+    }));
 
-    // Commit synchronously: readers see the old state or the new one, never a mix.
-    for (const id of removedIds) this.#deleteChunk(id);
-    for (const [id, entry] of staged) {
-      this.#chunks.set(id, entry);
-      this.#index.set(entry);
-    }
-    for (const [sourceId, entry] of stagedSources) this.#sources.set(sourceId, entry);
-    this.#dimension = dimension;
-    return { added, unchanged, removed: removedIds.length };
+    // Commit in one step: readers see the old version or the new one, never a mix.
+    this.#commit(base, { added: rows, removed, emptySources, dimension });
+    return { added, unchanged, removed: removedCount };
   }
 
-  #deleteChunk(id: string): void {
-    if (!this.#chunks.delete(id)) return;
-    this.#index.delete(id);
+  #commit(base: Snapshot, changes: SnapshotChanges): void {
+    if (this.#snapshot !== base) {
+      // Cannot happen while writes are queued; a mistake here would silently lose a write.
+      throw new LitmPackError('io_error', 'MemoryHybridStore: a write was planned on a version that is no longer current');
+    }
+    if (changes.added.length === 0 && changes.removed.length === 0 && (changes.emptySources?.size ?? 0) === 0 && changes.dimension === base.dimension) {
+      return;
+    }
+    this.#snapshot = base.apply(changes);
   }
 
   /**
    * Searches like one Qdrant `points/query`: the filter and the principals' ACL restrict the candidates
    * before anything is ranked; hybrid runs a dense and a lexical prefetch of `prefetchLimit` each and fuses
    * them. Results are sorted by score desc, then id; `similarity` is the cosine with the stored (Float32)
-   * vector whenever dense ran.
+   * vector whenever dense ran. The search reads the store as it was when it started.
    */
   async search(request: SearchRequest): Promise<Candidate[]> {
-    const { fused, queryVector } = await this.#rank(request);
+    const snapshot = this.#snapshot;
+    const { fused, queryVector, slots } = await this.#rank(snapshot, request);
     return fused.map(({ id, score }) => {
-      const entry = this.#chunks.get(id)!;
-      return chunkToCandidate(entry.record, score, queryVector ? this.#index.cosineOf(id, queryVector) : undefined);
+      const slot = slots.get(id)!;
+      return chunkToCandidate(snapshot.record(slot), score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
     });
   }
 
@@ -305,8 +331,9 @@ export class MemoryHybridStore implements Store {
    * BM25 score; `null` when the arm did not run) beside the fused ranking `search` returns.
    */
   async rankings(request: SearchRequest): Promise<Rankings> {
-    const ranked = await this.#rank(request);
-    const sourceIdOf = (id: string) => this.#chunks.get(id)!.record.sourceId;
+    const snapshot = this.#snapshot;
+    const ranked = await this.#rank(snapshot, request);
+    const sourceIdOf = (id: string) => snapshot.sourceId(ranked.slots.get(id)!);
     return {
       mode: ranked.mode,
       dense: ranked.dense === null ? null : toRankedChunks(ranked.dense, ranked.limit, sourceIdOf),
@@ -315,7 +342,7 @@ export class MemoryHybridStore implements Store {
     };
   }
 
-  async #rank(request: SearchRequest): Promise<RankedArms> {
+  async #rank(snapshot: Snapshot, request: SearchRequest): Promise<RankedArms> {
     const req = parseOrThrow(SearchRequestSchema, request, 'search request', { aliases: LIMIT_ALIASES });
     const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
     const fusion = req.fusion ?? this.#fusion;
@@ -325,7 +352,6 @@ export class MemoryHybridStore implements Store {
         throw new LitmPackError(
           'unsupported_mode',
           'Dense search needs embeddings: construct MemoryHybridStore with { embeddings }, or use mode "lexical"',
-          { details: { requires: 'embeddings', parameter: 'mode' } },
         );
       }
       mode = 'lexical';
@@ -333,43 +359,44 @@ export class MemoryHybridStore implements Store {
     throwIfAborted(req.signal);
     const diversity = req.diversity ?? 0;
     if (diversity > 0 && !this.#embeddings) {
-      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct MemoryHybridStore with { embeddings }', {
-        details: { requires: 'embeddings', parameter: 'diversity' },
-      });
+      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct MemoryHybridStore with { embeddings }');
     }
 
     let queryVector: DenseQuery | undefined;
     if (mode !== 'lexical' || diversity > 0) {
-      this.#checkEmbeddingModel();
+      this.#checkEmbeddingModel(snapshot);
       const vector = await this.#embeddings!.embedQuery(req.text);
       throwIfAborted(req.signal);
-      checkEmbedderVectors([vector], 1, 'embedQuery', this.#dimension);
+      checkEmbedderVectors([vector], 1, 'embedQuery', snapshot.dimension);
       queryVector = toDenseQuery(vector);
     }
 
-    // From here on everything is synchronous: one consistent snapshot of the store.
-    const acl = req.principals === 'all' ? undefined : aclFilter(req.principals);
-    const engineFilter = combineFilters(userFilter as EngineFilter | undefined, acl);
-    // Evaluated inside each arm, before a chunk can be ranked; skipped entirely without filter and principals.
-    const visible =
-      engineFilter === undefined ? undefined : this.#index.slotFilter((entry) => matchesFilter(engineFilter, entry.record));
+    // The principals become one visibility bit per ACL class; the ACL is applied inside each arm, before a
+    // chunk can be ranked, and the lexical arm never reads the postings of classes the caller may not read.
+    const visible = this.#classes.visibility(req.principals);
+    const filter = snapshot.slotFilter(userFilter as EngineFilter | undefined, visible);
     const plainArmLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
     const pool = diversity > 0 ? diversityCandidates(req.limit, this.#prefetchLimit) : req.limit;
     const armLimit = Math.max(plainArmLimit, mode === 'hybrid' ? 0 : pool);
+    const slots = new Map<string, number>();
 
-    const denseArm = queryVector && mode !== 'lexical' ? this.#index.denseTopK(queryVector, armLimit, visible) : null;
+    const denseArm = queryVector && mode !== 'lexical' ? snapshot.denseTopK(queryVector, armLimit, filter) : null;
 
     let lexicalArm: ScoredId[] | null = null;
     if (mode !== 'dense') {
       const query = encodeBm25Query(req.text);
-      const idf = this.#idfFunction(query, acl);
-      lexicalArm = this.#index.lexicalTopK(query, idf, armLimit, visible);
+      const idf = this.#idfFunction(snapshot, visible);
+      lexicalArm = snapshot.lexicalTopK(query, idf, armLimit, filter, visible);
     }
+    for (const arm of [denseArm, lexicalArm] as ((ScoredId & { slot?: number })[] | null)[]) {
+      for (const item of arm ?? []) slots.set(item.id, item.slot!);
+    }
+    const plain = (list: ScoredId[] | null) => (list === null ? null : list.map(({ id, score }) => ({ id, score })));
 
     let ranked: ScoredId[];
     if (mode === 'hybrid') {
       // Arm order is prefetch order: dense first, lexical second (it fixes which weight applies where).
-      const arms = [denseArm ?? [], lexicalArm ?? []];
+      const arms = [plain(denseArm) ?? [], plain(lexicalArm) ?? []];
       ranked =
         fusion.method === 'rrf'
           ? fuseRrf(arms, {
@@ -378,11 +405,12 @@ export class MemoryHybridStore implements Store {
             })
           : fuseDbsf(arms);
     } else {
-      ranked = (mode === 'dense' ? denseArm : lexicalArm) ?? [];
+      ranked = plain(mode === 'dense' ? denseArm : lexicalArm) ?? [];
     }
-    const fused = diversity > 0 ? this.#diverse(ranked.slice(0, pool), queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
-    const arm = (list: ScoredId[] | null) => (list === null ? null : list.slice(0, plainArmLimit));
-    return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector };
+    const fused =
+      diversity > 0 ? this.#diverse(snapshot, ranked.slice(0, pool), slots, queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
+    const arm = (list: ScoredId[] | null) => (list === null ? null : plain(list)!.slice(0, plainArmLimit));
+    return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector, slots };
   }
 
   /**
@@ -390,9 +418,16 @@ export class MemoryHybridStore implements Store {
    * of the stored vectors; candidates without a vector are left out, as Qdrant leaves them out. The picked
    * ones keep the mode's score and come back in score order.
    */
-  #diverse(pool: ScoredId[], query: DenseQuery, diversity: number, limit: number): ScoredId[] {
+  #diverse(
+    snapshot: Snapshot,
+    pool: ScoredId[],
+    slots: ReadonlyMap<string, number>,
+    query: DenseQuery,
+    diversity: number,
+    limit: number,
+  ): ScoredId[] {
     const withVectors = pool
-      .map((scored) => ({ scored, vector: this.#chunks.get(scored.id)?.dense ?? null }))
+      .map((scored) => ({ scored, vector: snapshot.dense(slots.get(scored.id)!) }))
       .filter((c): c is { scored: ScoredId; vector: DenseVector } => c.vector !== null)
       .map((c) => ({ ...c, relevance: denseCosine(query, c.vector) }))
       // Qdrant picks from its nearest-rescored candidates: cosine order.
@@ -418,35 +453,39 @@ export class MemoryHybridStore implements Store {
   /**
    * Chunks by source, chunk id and/or filter (all given conditions AND the principals' ACL, as in
    * `search`), in source order: sources as listed in `sourceIds` (else by id), then by span. Returns
-   * copies of the stored records.
+   * copies of the stored records. A source or chunk the principals may not read costs what a missing one
+   * costs: its ACL class is checked before any record is read.
    */
   async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
+    const snapshot = this.#snapshot;
     const req = parseGetChunksRequest(request);
-    const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
+    const userFilter = req.filter === undefined ? undefined : (validateFilter(req.filter) as EngineFilter);
     throwIfAborted(req.signal);
-    const engineFilter = combineFilters(
-      userFilter as EngineFilter | undefined,
-      req.principals === 'all' ? undefined : aclFilter(req.principals),
-    );
+    const visible = this.#classes.visibility(req.principals);
     // Start from the narrowest index the request allows; a filter alone reads every chunk (in memory).
-    let pool: Iterable<StoredChunk>;
+    let pool: number[];
     if (req.ids !== undefined) {
-      pool = [...new Set(req.ids)].flatMap((id) => this.#chunks.get(id) ?? []);
+      pool = [];
+      for (const id of new Set(req.ids)) {
+        const slot = snapshot.findLive(id, visible);
+        if (slot >= 0) pool.push(slot);
+      }
     } else if (req.sourceIds !== undefined) {
-      pool = [...new Set(req.sourceIds)].flatMap((sourceId) =>
-        (this.#sources.get(sourceId)?.ids ?? []).map((id) => this.#chunks.get(id)!),
-      );
+      pool = [...new Set(req.sourceIds)].flatMap((sourceId) => snapshot.sourceSlots(sourceId, visible));
     } else {
-      pool = this.#chunks.values();
+      pool = snapshot.liveSlots(visible);
     }
     const sources = req.sourceIds === undefined ? undefined : new Set(req.sourceIds);
-    const records: ChunkRecord[] = [];
-    for (const { record } of pool) {
+    // Filtered and ordered on records without their text; only the chunks returned get theirs.
+    const filterNeedsText = req.filter !== undefined && /"key"\s*:\s*"(?:text|textSha256)\b/.test(JSON.stringify(req.filter));
+    const slotOf = new Map<ChunkRecord, number>();
+    for (const slot of pool) {
+      const record = snapshot.record(slot, false);
       if (sources !== undefined && !sources.has(record.sourceId)) continue;
-      if (engineFilter !== undefined && !matchesFilter(engineFilter, record)) continue;
-      records.push(record);
+      if (userFilter !== undefined && !matchesFilter(userFilter, filterNeedsText ? snapshot.record(slot) : record)) continue;
+      slotOf.set(record, slot);
     }
-    return orderChunks(records, req.sourceIds, req.limit).map((record) => structuredClone(record));
+    return orderChunks([...slotOf.keys()], req.sourceIds, req.limit).map((record) => snapshot.record(slotOf.get(record)!));
   }
 
   /**
@@ -454,42 +493,35 @@ export class MemoryHybridStore implements Store {
    * Returns how many of the sources existed and how many chunks went with them.
    */
   deleteSources(sourceIds: string[], options: { signal?: AbortSignal } = {}): Promise<DeleteSourcesResult> {
-    const run = this.#writes.then(() => {
+    return this.#queued(() => {
       const parsed = parseDeleteSources(sourceIds, options);
       throwIfAborted(parsed.signal);
+      const base = this.#snapshot;
       let sources = 0;
-      let chunks = 0;
+      const removed: number[] = [];
+      const emptySources = new Map<string, null>();
       for (const sourceId of parsed.sourceIds) {
-        const entry = this.#sources.get(sourceId);
-        if (entry === undefined) continue;
+        const slots = base.sourceSlots(sourceId);
+        const empty = base.isEmptySource(sourceId);
+        if (slots.length === 0 && !empty) continue;
         sources += 1;
-        chunks += entry.ids.length;
-        for (const id of entry.ids) this.#deleteChunk(id);
-        this.#sources.delete(sourceId);
+        removed.push(...slots);
+        if (empty) emptySources.set(sourceId, null);
       }
-      return { sources, chunks };
+      this.#commit(base, { added: [], removed, emptySources, dimension: base.dimension });
+      return { sources, chunks: removed.length };
     });
-    this.#writes = run.catch(() => undefined);
-    return run;
   }
 
   /** IDF per query term over the configured corpus (see `idfCorpus`). */
-  #idfFunction(query: SparseVector, acl: EngineFilter | undefined): (index: number) => number {
-    let documentCount = this.#chunks.size;
-    let frequency = (index: number) => this.#index.documentFrequency(index);
-    if (this.#idfCorpus === 'visible' && acl !== undefined) {
-      const readable: SlotFilter = this.#index.slotFilter((entry) => matchesFilter(acl, entry.record));
-      documentCount = this.#index.countMatching(readable);
-      const counts = new Map<number, number>(
-        query.indices.map((index) => [index, this.#index.documentFrequencyMatching(index, readable)]),
-      );
-      frequency = (index) => counts.get(index) ?? 0;
-    }
+  #idfFunction(snapshot: Snapshot, visible: Uint8Array | null): (index: number) => number {
+    const corpus = this.#idfCorpus === 'visible' ? visible : null;
+    const documentCount = snapshot.liveCount(corpus);
     const cache = new Map<number, number>();
     return (index) => {
       let idf = cache.get(index);
       if (idf === undefined) {
-        idf = bm25Idf(documentCount, frequency(index));
+        idf = bm25Idf(documentCount, snapshot.documentFrequency(index, corpus));
         cache.set(index, idf);
       }
       return idf;
@@ -501,10 +533,10 @@ export class MemoryHybridStore implements Store {
 
   /**
    * Writes the store to `path` (a file; missing folders are created) as JSON, atomically: a failure at any
-   * point leaves the previous file as it was.
+   * point leaves the previous file as it was. It writes the version current when it is called.
    */
   async save(path: string): Promise<void> {
-    await writeStoreFile(path, this.#snapshot());
+    await writeStoreFile(path, this.#toFile(this.#snapshot));
   }
 
   /**
@@ -514,71 +546,141 @@ export class MemoryHybridStore implements Store {
    * used unless given).
    */
   static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
-    const file = await readStoreFile(path);
-    const store = new MemoryHybridStore({ chunkTokens: file.chunkTokens, ...options });
-    store.#restore(file, path);
-    return store;
+    let store: MemoryHybridStore | undefined;
+    let restore: Restorer | undefined;
+    await readStoreFile(path, {
+      header: (header) => {
+        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options });
+        restore = store.#restorer(header, path);
+      },
+      source: (source) => restore!.source(source),
+      chunk: (chunk) => restore!.chunk(chunk),
+    });
+    restore!.finish();
+    return store!;
   }
 
-  #snapshot(): StoreFile {
+  /**
+   * Changes the store file at `path` safely while other processes may write it too: takes the file's lock
+   * (`withStoreLock`: a second writer waits up to `waitMs`, then gets `StoreLockedError` naming the holder),
+   * loads the file, runs `change(store)`, saves if anything changed (atomically: readers see the old file or the
+   * new one), and releases the lock. With `create: true` a missing file starts an empty store, saved even when
+   * `change` adds nothing. Returns what `change` returns; if it throws, nothing is saved.
+   *
+   * @example
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.addDocuments(docs), { create: true, waitMs: 30_000 });
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.deleteSources(['old.md']));
+   */
+  static async update<T>(path: string, change: (store: MemoryHybridStore) => Promise<T> | T, options: MemoryStoreUpdateOptions = {}): Promise<T> {
+    const { waitMs, signal, create, ...storeOptions } = options;
+    return withStoreLock(
+      path,
+      async () => {
+        const exists = create !== true || (await stat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT'));
+        const store = exists ? await MemoryHybridStore.load(path, storeOptions) : new MemoryHybridStore(storeOptions);
+        const loaded = store.#snapshot;
+        const result = await change(store);
+        // Writes `change` started without waiting for them belong to this update too.
+        await store.#writes;
+        if (!exists || store.#snapshot !== loaded) await store.save(path);
+        return result;
+      },
+      { ...(waitMs === undefined ? {} : { waitMs }), ...(signal === undefined ? {} : { signal }) },
+    );
+  }
+
+  #toFile(snapshot: Snapshot): StoreFileContents {
     const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    return {
-      schema: MEMORY_STORE_SCHEMA,
+    const summaries = snapshot.sources();
+    const header: StoreFileHeader = {
       chunkTokens: this.#chunkTokens,
-      dimension: this.#dimension,
-      embeddingModel: this.embedding?.model ?? null,
-      sources: [...this.#sources]
-        .sort(([a], [b]) => byId(a, b))
-        .map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }), ids: [...entry.ids] })),
-      chunks: [...this.#chunks.values()]
-        .sort((a, b) => byId(a.record.id, b.record.id))
-                // Canonical key order, so a loaded store saves the same bytes.
-        .map((entry) => ({
-          record: canonicalize(entry.record) as ChunkRecord,
-          sparse: entry.sparse,
-          dense: entry.dense ? Array.from(entry.dense.values) : null,
-        })),
+      dimension: snapshot.dimension,
+      embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
+      sources: summaries.length,
+      chunks: snapshot.size,
+    };
+    return {
+      header,
+      *sources(): Iterable<StoreFileSource> {
+        for (const { sourceId, version } of summaries) {
+          // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
+          const ids = snapshot
+            .sourceSlots(sourceId)
+            .map((slot) => snapshot.record(slot, false))
+            .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
+            .map((record) => record.id);
+          yield { sourceId, ...(version === undefined ? {} : { version }), ids };
+        }
+      },
+      // Chunks in slot order, a segment at a time (its BM25 vectors read back from its postings).
+      *chunks(): Iterable<StoreFileChunk> {
+        for (const { segment, dead } of snapshot.parts()) {
+          const sparse = segment.sparseRows();
+          for (let row = 0; row < segment.size; row += 1) {
+            if (dead !== null && dead[row] === 1) continue;
+            const from = sparse.offsets[row]!;
+            const to = sparse.offsets[row + 1]!;
+            yield {
+              record: segment.record(row),
+              sparse: { indices: Array.from(sparse.indices.subarray(from, to)), values: Array.from(sparse.values.subarray(from, to)) },
+              dense: segment.vectors?.has(row) ? segment.vectors.values(row) : null,
+            };
+          }
+        }
+      },
     };
   }
 
-  #restore(file: StoreFile, path: string): void {
+  /** Builds the store from a file's parts as they are read: segments of SEGMENT_ROWS rows, checked as they come. */
+  #restorer(header: StoreFileHeader, path: string): Restorer {
     const corrupt = (message: string): never => {
       throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
     };
-    const chunks = new Map<string, StoredChunk>();
-    for (const entry of file.chunks) {
-      const { record, sparse, dense } = entry;
-      if (chunks.has(record.id)) corrupt(`chunk ${record.id} appears twice`);
-      if (sparse.indices.length !== sparse.values.length) corrupt(`chunk ${record.id} has a malformed sparse vector`);
-      for (let i = 1; i < sparse.indices.length; i += 1) {
-        if (sparse.indices[i]! <= sparse.indices[i - 1]!) corrupt(`chunk ${record.id} has unsorted sparse indices`);
-      }
-      if (dense && dense.length !== file.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-      chunks.set(record.id, { record: record as ChunkRecord, sparse, dense: dense ? toDenseVector(dense) : null });
-    }
-    const sources = new Map<string, SourceEntry>();
-    for (const source of file.sources) {
-      if (sources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
-      for (const id of source.ids) {
-        if (chunks.get(id)?.record.sourceId !== source.sourceId) corrupt(`source ${source.sourceId} lists unknown chunk ${id}`);
-      }
-      const entry: SourceEntry = { ids: [...source.ids] };
-      if (source.version !== undefined) entry.version = source.version;
-      sources.set(source.sourceId, entry);
-    }
-    const listed = [...sources.values()].reduce((total, s) => total + s.ids.length, 0);
-    if (listed !== chunks.size) corrupt('chunks and sources disagree');
-    const index = new MemoryIndex<StoredChunk>();
-    for (const entry of chunks.values()) index.set(entry);
-    this.#chunks = chunks;
-    this.#sources = sources;
-    this.#index = index;
-    this.#dimension = file.dimension;
-    this.#vectorModel = file.dimension === null ? undefined : (file.embeddingModel ?? null);
+    /** Listed chunk id → its source (false once the chunk was read). */
+    const listed = new Map<string, string | false>();
+    const seenSources = new Set<string>();
+    const emptySources = new Map<string, { version?: string }>();
+    const segments: Segment[] = [];
+    let pending: NewRow[] = [];
+    const flush = () => {
+      if (pending.length > 0) segments.push(Segment.fromRows(this.#classes, pending));
+      pending = [];
+    };
+    return {
+      source: (source: StoreFileSource) => {
+        if (seenSources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
+        seenSources.add(source.sourceId);
+        for (const id of source.ids) {
+          if (listed.has(id)) corrupt(`chunk ${id} is listed twice`);
+          listed.set(id, source.sourceId);
+        }
+        if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
+      },
+      chunk: ({ record, sparse, dense }: StoreFileChunk) => {
+        const owner = listed.get(record.id);
+        if (owner === false) corrupt(`chunk ${record.id} appears twice`);
+        if (owner !== record.sourceId) corrupt(`chunk ${record.id} is not listed by its source ${record.sourceId}`);
+        listed.set(record.id, false);
+        if (dense !== null && dense.length !== header.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
+        pending.push({ record, sparse, dense, aclClass: this.#classes.classOf(record.acl) });
+        if (pending.length >= SEGMENT_ROWS) flush();
+      },
+      finish: () => {
+        for (const [id, owner] of listed) if (owner !== false) corrupt(`source ${owner} lists unknown chunk ${id}`);
+        flush();
+        this.#snapshot = Snapshot.ofSegments(this.#classes, segments, emptySources, header.dimension);
+        this.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
+      },
+    };
   }
+}
+
+interface Restorer {
+  source(source: StoreFileSource): void;
+  chunk(chunk: StoreFileChunk): void;
+  finish(): void;
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
   return canonicalStringify(a) === canonicalStringify(b);
 }
-

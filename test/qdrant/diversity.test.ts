@@ -18,7 +18,7 @@ let memory: MemoryHybridStore;
 beforeAll(async () => {
   qdrant = new QdrantHybridStore({ url, collection, embeddings: new TopicEmbeddings(), now });
   await qdrant.ensureCollection();
-  memory = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now });
+  memory = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now, idfCorpus: 'all' });
   await qdrant.addDocuments(topicCorpus());
   await memory.addDocuments(topicCorpus());
 });
@@ -107,7 +107,7 @@ describe('diversity inside a tenant', () => {
       await other.addDocuments(otherDocs);
       // IDF is per shard in Qdrant: a shard key holds one tenant, a payload-tenant collection holds them all
       // (the tenant is a filter). The memory store gets the same corpus for its IDF, and the same filter.
-      const reference = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now });
+      const reference = new MemoryHybridStore({ embeddings: new TopicEmbeddings(), now, idfCorpus: 'all' });
       await reference.addDocuments(tenancy === 'payload' ? [...ownDocs, ...otherDocs] : ownDocs);
       const tenantFilter = { must_not: [{ key: 'sourceId', match: { any: otherDocs.map((d) => d.id) } }] };
       for (const mode of ['dense', 'hybrid', 'lexical'] as const) {

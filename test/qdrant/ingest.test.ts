@@ -52,7 +52,7 @@ describe('batched ingest', () => {
       ingestConcurrency: 2,
     });
     await store.ensureCollection();
-    const memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), chunkTokens: 16, now: clock() });
+    const memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), chunkTokens: 16, now: clock(), idfCorpus: 'all' });
     calls.length = 0;
     const progress: number[] = [];
     const first = await store.addDocuments(corpus, { onProgress: (done) => progress.push(done) });

@@ -23,7 +23,8 @@ let memory: MemoryHybridStore;
 
 beforeAll(async () => {
   qdrant = new QdrantHybridStore({ url, collection, embeddings: new DistinctEmbeddings(), chunkTokens: 12, now: clock() });
-  memory = new MemoryHybridStore({ embeddings: new DistinctEmbeddings(), chunkTokens: 12, now: clock() });
+  // Qdrant computes BM25 IDF over the whole collection: the memory store's idfCorpus "all".
+  memory = new MemoryHybridStore({ embeddings: new DistinctEmbeddings(), chunkTokens: 12, now: clock(), idfCorpus: 'all' });
   await qdrant.ensureCollection();
   expect(await qdrant.addDocuments(corpus)).toEqual(await memory.addDocuments(corpus));
 });

@@ -127,7 +127,7 @@ describe('ingest', () => {
   it('is idempotent and replaces a source on a new version, with the same counts as the memory store', async () => {
     // Small chunks, so a document is several chunks and a new version shares some of them.
     const { store, embeddings } = await qdrantStore('ingest', { chunkTokens: 16 });
-    const memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock(), chunkTokens: 16 });
+    const memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock(), chunkTokens: 16, idfCorpus: 'all' });
 
     const first = await store.addDocuments(corpus);
     expect(first).toEqual(await memory.addDocuments(corpus));
@@ -394,7 +394,8 @@ describe('parity with MemoryHybridStore', () => {
 
   beforeAll(async () => {
     ({ store: qdrant } = await qdrantStore('parity', { chunkTokens: 16, embeddings: new DistinctEmbeddings() }));
-    memory = new MemoryHybridStore({ embeddings: new DistinctEmbeddings(), now: clock(), chunkTokens: 16 });
+    // Qdrant computes BM25 IDF over the whole collection: the memory store's idfCorpus "all".
+    memory = new MemoryHybridStore({ embeddings: new DistinctEmbeddings(), now: clock(), chunkTokens: 16, idfCorpus: 'all' });
     await qdrant.addDocuments([...corpus, secret]);
     await memory.addDocuments([...corpus, secret]);
   });
