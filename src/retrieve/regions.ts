@@ -96,7 +96,9 @@ export function regionRanges(
   while (i < units.length) {
     const first = units[i]!;
     if (!fits(first)) {
-      for (const piece of split(first)) emit(piece, first.region, first.region);
+      const parts = regions[first.region]!.parts;
+      if (parts !== undefined && parts.length > 0) pieces.push(...regionRanges(text, parts, fits, split));
+      else for (const piece of split(first)) emit(piece, first.region, first.region);
       i += 1;
       continue;
     }

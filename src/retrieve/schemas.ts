@@ -144,25 +144,41 @@ const finiteSeconds = z.number().refine(Number.isFinite, { message: 'must be a f
  * `section` from its region and computes its locator: `page`, `lines` counted from the region's `line`, and
  * `time` from the first to the last region of the chunk.
  */
-export const RegionSchema = z
-  .strictObject({
-    start: offset,
-    end: offset,
-    /** The section path of chunks in this region (a heading path, a symbol path such as `CircuitBreaker.record`). */
-    section: z.array(z.string()).optional(),
-    /** 1-based page of the source. */
-    page: z.number().int().positive().optional(),
-    /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
-    line: z.number().int().positive().optional(),
-    /** [startSeconds, endSeconds] of the region (a transcript cue). */
-    time: z.tuple([finiteSeconds, finiteSeconds]).optional(),
-    /** `paragraph` (default): blank lines separate units that merge up to the bound; `whole`: the region is one unit, split only when over the bound. */
-    unit: z.enum(['paragraph', 'whole']).optional(),
-    /** Neighbouring regions that both merge share a chunk while it fits (transcript cues). */
-    merge: z.boolean().optional(),
-  })
-  .refine((region) => region.end >= region.start, { message: 'region end must be >= start' });
-export type Region = z.infer<typeof RegionSchema>;
+const RegionObject = z.strictObject({
+  start: offset,
+  end: offset,
+  /** The section path of chunks in this region (a heading path, a symbol path such as `CircuitBreaker.record`). */
+  section: z.array(z.string()).optional(),
+  /** 1-based page of the source. */
+  page: z.number().int().positive().optional(),
+  /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
+  line: z.number().int().positive().optional(),
+  /** [startSeconds, endSeconds] of the region (a transcript cue). */
+  time: z.tuple([finiteSeconds, finiteSeconds]).optional(),
+  /** `paragraph` (default): blank lines separate units that merge up to the bound; `whole`: the region is one unit, split only when over the bound. */
+  unit: z.enum(['paragraph', 'whole']).optional(),
+  /** Neighbouring regions that both merge share a chunk while it fits (transcript cues). */
+  merge: z.boolean().optional(),
+  /**
+   * Where a `whole` region that does not fit is split: regions inside it (a class's members), chunked as
+   * regions themselves. Without them an over-long region is split at line, sentence and word boundaries.
+   */
+  get parts() {
+    return z.array(RegionObject).optional();
+  },
+});
+export const RegionSchema = RegionObject.refine((region) => region.end >= region.start, { message: 'region end must be >= start' });
+export interface Region {
+  start: number;
+  end: number;
+  section?: string[] | undefined;
+  page?: number | undefined;
+  line?: number | undefined;
+  time?: [number, number] | undefined;
+  unit?: 'paragraph' | 'whole' | undefined;
+  merge?: boolean | undefined;
+  parts?: Region[] | undefined;
+}
 
 /** A document to ingest: markdown or plain text (loaders turn other formats into these). */
 export const IngestDocumentSchema = z.strictObject({
