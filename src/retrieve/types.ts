@@ -4,6 +4,7 @@ import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument
 export type {
   AddDocumentsOptions,
   ChunkRecord,
+  Region,
   Fusion,
   GetChunksRequest,
   IngestDocument,

@@ -84,6 +84,8 @@ export const LoadDocumentsOptionsSchema = z.strictObject({
   maxMessages: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxMessages),
   /** Records read per JSON Lines or JSON file (default 100,000). */
   maxRecords: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxRecords),
+  /** Called for each file that gave documents, with how many (a mailbox gives one per message). */
+  onFile: fn<(file: { path: string; documents: number }) => void>('onFile').optional(),
   /** Called after each file is read, with the number read and the number found. */
   onProgress: fn<(done: number, total: number) => void>('onProgress').optional(),
   signal: AbortSignalSchema.optional(),
@@ -258,6 +260,7 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
       skip({ path: file.path, reason: 'empty', message: 'no text to index (only headings, front matter or blank lines)' });
     } else {
       for (const message of result.warnings ?? []) opts.onWarning?.({ path: file.path, message });
+      const before = documents.length;
       for (const doc of result.documents) {
         if (!hasText(doc)) continue;
         // Two files cannot give one id, but a loader's derived ids (a message's, a record's) could repeat one.
@@ -268,6 +271,7 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
         ids.add(doc.id);
         documents.push(withDefaults(doc, opts));
       }
+      if (documents.length > before) opts.onFile?.({ path: file.path, documents: documents.length - before });
     }
     opts.onProgress?.(index + 1, found.length);
   }
