@@ -223,6 +223,7 @@ export const emailLoader: Loader = {
     const seen = seenMessages(context);
     const documents: IngestDocument[] = [];
     const ids = new Set<string>();
+    let repeats = 0;
     for (const [index, bytes] of raw.entries()) {
       if (context.signal?.aborted) break;
       const where = mbox ? `message ${index + 1}` : 'the message';
@@ -244,6 +245,7 @@ export const emailLoader: Loader = {
         id = `${input.sourceId}/${(messageId ?? `message-${sha256Hex(new TextDecoder('latin1').decode(bytes)).slice(0, 12)}`).replace(/[/\\]/gu, '_')}`;
         if (ids.has(id)) {
           warnings.push(`${where} repeats the Message-ID ${messageId ?? id} and was left out`);
+          repeats += 1;
           continue;
         }
         ids.add(id);
@@ -252,6 +254,7 @@ export const emailLoader: Loader = {
         const earlier = seen.get(messageId);
         if (earlier !== undefined && earlier !== id) {
           warnings.push(`${where} (Message-ID ${messageId}) was already read as ${earlier} and was left out`);
+          repeats += 1;
           continue;
         }
         seen.set(messageId, id);
@@ -260,7 +263,11 @@ export const emailLoader: Loader = {
       documents.push(...outcome.documents);
       warnings.push(...outcome.warnings);
     }
-    if (documents.length === 0) return { skip: { reason: 'unreadable', message: warnings[0] ?? 'no message could be read' } };
+    if (documents.length === 0) {
+      // Every message already read elsewhere in this load: a copy, not a fault.
+      const reason = repeats > 0 && repeats === raw.length ? 'duplicate' : 'unreadable';
+      return { skip: { reason, message: warnings[0] ?? 'no message could be read' } };
+    }
     return { documents, ...(warnings.length > 0 ? { warnings } : {}) };
   },
 };

@@ -352,6 +352,7 @@ const COUNTED: Record<string, (n: number) => string> = {
   'no-text': (n) => `${n} without a text layer`,
   unreadable: (n) => `${n} unreadable`,
   'not-records': (n) => `${n} not records`,
+  duplicate: (n) => `${n} already read from another file`,
   'missing-library': (n) => `${n} needing a library that is not installed`,
 };
 
