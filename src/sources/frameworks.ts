@@ -21,7 +21,7 @@ export interface LangChainDocumentLike {
 export interface LlamaIndexNodeLike {
   id_?: string;
   text?: string;
-  getContent?: (mode?: unknown) => string;
+  getContent?: (...args: never[]) => string;
   metadata?: Record<string, unknown>;
   sourceNode?: { nodeId?: string } | undefined;
 }
@@ -122,7 +122,7 @@ export function fromLangChainDocuments(docs: readonly LangChainDocumentLike[], o
  */
 export function fromLlamaIndexDocuments(nodes: readonly LlamaIndexNodeLike[]): IngestDocument[] {
   const pieces = nodes.map((node, index): Piece => {
-    const text = typeof node?.getContent === 'function' ? node.getContent() : node?.text;
+    const text = typeof node?.text === 'string' ? node.text : typeof node?.getContent === 'function' ? node.getContent() : undefined;
     if (typeof text !== 'string') throw new LitmPackError('invalid_input', `fromLlamaIndexDocuments: node ${index} has no text`);
     const metadata = object(node.metadata) ?? {};
     const sourceId = string(node.sourceNode?.nodeId) ?? string(metadata.file_path) ?? string(metadata.source) ?? string(node.id_);

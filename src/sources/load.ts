@@ -281,9 +281,10 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
     });
   }
   if (documents.length === 0 && !opts.allowEmpty) {
-    const why = skipped.length > 0 ? ` (${describeSkipped(skipped).replace(/\.$/u, '')})` : '';
-    const kinds = [...byExtension.keys()].join('/');
-    throw new LitmPackError('invalid_input', `No ${kinds} files to ingest in ${paths.join(', ')}${why}`);
+    // The loaders' names, not their extensions: the default loaders read dozens of extensions.
+    const kinds = [...new Set(byExtension.values())].map((loader) => loader.name).join(', ');
+    const why = skipped.length > 0 ? describeSkipped(skipped).replace(/\.$/u, '') : `no file of a kind the loaders read (${kinds})`;
+    throw new LitmPackError('invalid_input', `No documents to ingest in ${paths.join(', ')} (${why})`);
   }
   // The same checks the stores make, before any store is touched.
   return parseIngestDocuments(documents);
