@@ -20,10 +20,12 @@ export {
   EncodingSchema,
   PACK_SCHEMA_ID,
   MAX_BUDGET_TOKENS,
+  LocatorSchema,
 } from './core/schemas.js';
 export type {
   Candidate,
   CandidateInput,
+  Locator,
   Pack,
   PackItem,
   Citation,
@@ -60,6 +62,7 @@ export type {
   MatchValue,
   IngestDocument,
   ChunkRecord,
+  Region,
   EmbeddingsLike,
   SparseVector,
   AddDocumentsResult,
@@ -94,6 +97,7 @@ export {
   FilterSchema,
   IngestDocumentSchema,
   ChunkRecordSchema,
+  RegionSchema,
 } from './retrieve/schemas.js';
 export {
   HttpReranker,
@@ -125,10 +129,21 @@ export {
 } from './pipeline/bundle.js';
 export type { Assembled, BundleRequest, PackCandidatesRequest, PipelineHooks } from './pipeline/bundle.js';
 export { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './pipeline/defaults.js';
-export { loadDocuments, defaultLoaders, describeSkipped, LoadDocumentsOptionsSchema } from './sources/load.js';
-export type { LoadDocumentsOptions, SkippedFile } from './sources/load.js';
-export { markdownLoader, textLoader } from './sources/text.js';
-export type { Loader, LoaderInput, LoaderResult, LoaderContext, SkipNotice } from './sources/loader.js';
+export { loadDocuments, defaultLoaders, describeSkipped, LoadDocumentsOptionsSchema, DEFAULT_LOAD_LIMITS } from './sources/load.js';
+export type { LoadDocumentsOptions, SkippedFile, LoadWarning } from './sources/load.js';
+export { markdownLoader, textLoader, decodeText } from './sources/text.js';
+export { htmlLoader } from './sources/html.js';
+export { pdfLoader } from './sources/pdf.js';
+export { codeLoader } from './sources/code.js';
+export { emailLoader, splitMbox } from './sources/email.js';
+export { transcriptLoader, parseCues } from './sources/transcript.js';
+export { recordsLoader, RecordsMappingSchema } from './sources/records.js';
+export type { RecordsMapping } from './sources/records.js';
+export { watchDocuments, applyFileChanges } from './sources/watch.js';
+export type { WatchDocumentsOptions, WatchBatch, DocumentWatcher } from './sources/watch.js';
+export { fromLangChainDocuments, fromLlamaIndexDocuments } from './sources/frameworks.js';
+export type { LangChainDocumentLike, LlamaIndexNodeLike } from './sources/frameworks.js';
+export type { Loader, LoaderInput, LoaderResult, LoaderContext, LoadLimits, SkipNotice } from './sources/loader.js';
 export {
   assembleBriefing,
   BriefingRequestSchema,

@@ -65,7 +65,7 @@ describe('ingest refuses what is not UTF-8 text', () => {
     writeFileSync(join(only, 'x.md'), Buffer.from([0, 1, 2, 3]));
     const none = await runCli(['ingest', 'only-binary', '--store', join(work, 'none-store')], undefined, { cwd: work });
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('No .md/.markdown/.txt files to ingest in only-binary (Skipped 1 file: 1 binary)');
+    expect(none.stderr).toContain('No documents to ingest in only-binary (Skipped 1 file: 1 binary)');
   });
 });
 

@@ -23,6 +23,19 @@ const candidateArb = fc.record(
     url: fc.option(hostileString, { nil: undefined }),
     section: fc.option(fc.array(hostileString, { maxLength: 3 }), { nil: undefined }),
     kind: fc.option(fc.constantFrom('insight', 'segment'), { nil: undefined }),
+    // Locators are numbers only; they share the header with every hostile field.
+    locator: fc.option(
+      fc.record(
+        {
+          page: fc.integer({ min: 1, max: 100_000 }),
+          lines: fc.tuple(fc.integer({ min: 1, max: 5000 }), fc.nat({ max: 50 })).map(([start, more]): [number, number] => [start, start + more]),
+          time: fc.tuple(fc.double({ min: 0, max: 20_000, noNaN: true }), fc.double({ min: 0, max: 600, noNaN: true })).map(([start, more]): [number, number] => [start, start + more]),
+        },
+        { requiredKeys: [] },
+      ),
+      { nil: undefined },
+    ),
+    parentId: fc.option(hostileNonEmpty, { nil: undefined }),
   },
   { requiredKeys: ['id', 'text', 'score'] },
 );

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
 import { compareCandidates } from '../core/pack.js';
-import type { Candidate, Citation, Degraded, ItemRole, Pack, PackItem } from '../core/schemas.js';
+import { LocatorSchema, type Candidate, type Citation, type Degraded, type ItemRole, type Locator, type Pack, type PackItem } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import { BundleSettingsShape, QuerySchema, packerShape, type BundleRequest } from '../pipeline/bundle.js';
 import { PIPELINE_DEFAULTS } from '../pipeline/defaults.js';
@@ -345,6 +345,14 @@ export function chunksToCandidates(chunks: readonly ForeignChunk[]): Candidate[]
     }
     const section = metadata.section ?? citation?.section;
     if (Array.isArray(section) && section.every((part) => typeof part === 'string')) candidate.section = section;
+    const locator = locatorFromMetadata(metadata, citation);
+    if (locator !== undefined) candidate.locator = locator;
     return candidate;
   });
+}
+
+/** A locator of ours in framework metadata (`locator`, or the one in a citation this package wrote); else none. */
+function locatorFromMetadata(metadata: Record<string, unknown>, citation?: Record<string, unknown>): Locator | undefined {
+  const own = LocatorSchema.safeParse(metadata.locator ?? citation?.locator);
+  return own.success && Object.keys(own.data).length > 0 ? own.data : undefined;
 }

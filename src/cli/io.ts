@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { LitmPackError } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
+import { locatorParts } from '../render/locator.js';
 import { visible, visibleLine } from './terminal.js';
 
 /** One line on stderr that does not stop the command. */
@@ -35,7 +36,7 @@ export function printPack(pack: Pack, json: boolean): void {
   process.stdout.write(`${visible(pack.context)}\n\n`);
   process.stdout.write(`Citations (${pack.budget.usedTokens}/${pack.budget.maxTokens} ${pack.budget.encoding} tokens, confidence ${pack.coverage.confidence}):\n`);
   for (const c of pack.citations) {
-    const where = [c.version ? `version ${c.version}` : '', c.span ? `chars ${c.span.start}-${c.span.end}` : '', c.section?.length ? `§ ${c.section.join(' > ')}` : '']
+    const where = [c.version ? `version ${c.version}` : '', c.span ? `chars ${c.span.start}-${c.span.end}` : '', c.section?.length ? `§ ${c.section.join(' > ')}` : '', ...locatorParts(c.locator)]
       .filter(Boolean)
       .join(', ');
     process.stdout.write(`  [${c.ref}] ${visibleLine(c.sourceId)}${where ? ` (${visibleLine(where)})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);

@@ -5,7 +5,8 @@ import { oneLine, quoteField, renderBlock, renderBriefingContext, renderCaveats,
 import { allocateSentences, selectEntries } from './allocate.js';
 import { meterFor } from './bundle.js';
 import { computeCoverage } from './coverage.js';
-import { fill, fitExactly, settingsFrom, type Entry, type Kept, type Layout } from './fill.js';
+import { fitExactly, settingsFrom, type Entry, type Kept, type Layout } from './fill.js';
+import { fillPreferringAttachments } from './parents.js';
 import { blockFor, compareCandidates, finish, rankCandidates, sortDegraded } from './finish.js';
 import {
   BriefingOptionsSchema,
@@ -49,7 +50,7 @@ export function caveatLines(
   const countOf = (reason: Dropped['reason']) => dropped.filter((d) => d.reason === reason).length;
   lines.push(
     `Not included: ${countOf('budget')} relevant items did not fit the budget; ` +
-      `${countOf('duplicate') + countOf('near-duplicate')} duplicates removed; ` +
+      `${countOf('duplicate') + countOf('near-duplicate') + countOf('attachment-preferred')} duplicates removed; ` +
       `${countOf('source-cap')} over the per-source cap; ${countOf('below-min-score')} below the minimum score.`,
   );
   const kinds = new Map<string, number>();
@@ -170,7 +171,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   );
   const reserved = frame + (includeCaveats ? 8 : 0);
   const planned = options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
-  const filled = fill(planned, settings, meter, reserved);
+  const filled = fillPreferringAttachments(planned, settings, meter, reserved);
   const allDropped = [...merged, ...filled.dropped];
   const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d, withFixed) => layout(k, d, includeCaveats && withFixed));
   return finish('briefing', options, meter, final, allDropped, slots);

@@ -2,7 +2,8 @@
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock, renderBundleContext } from '../render/render.js';
 import { allocateSentences, selectEntries } from './allocate.js';
-import { fill, fitExactly, settingsFrom, type Kept, type Layout } from './fill.js';
+import { fitExactly, settingsFrom, type Kept, type Layout } from './fill.js';
+import { fillPreferringAttachments } from './parents.js';
 import { blockFor, finish, rankCandidates } from './finish.js';
 import { orderForLongContext } from './layout.js';
 import { Meter } from './meter.js';
@@ -29,7 +30,7 @@ export function packBundle(input: BundleOptions): Pack {
   const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);
   const frame = meter.count(renderBundleContext(options.format, ['']));
   const ranked = options.compress === undefined ? rankedWhole : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
-  const { kept, dropped } = fill(ranked, settings, meter, frame);
+  const { kept, dropped } = fillPreferringAttachments(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
   // A bundle adds no fixed text: with nothing kept its context is empty.
   const layout = (keptNow: readonly Kept[]): Layout => {

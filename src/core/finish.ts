@@ -93,6 +93,8 @@ export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citati
     span: candidate.span,
     // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
     textSha256: sha256Hex(selection?.source ?? candidate.text),
+    locator: candidate.locator,
+    parentId: candidate.parentId,
   };
   if (withSpans) {
     citation.spans = keptSpans(kept);

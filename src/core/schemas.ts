@@ -15,6 +15,21 @@ export const SpanSchema = z
   .refine((span) => span.end >= span.start, { message: 'span.end must be >= span.start' });
 export type Span = z.infer<typeof SpanSchema>;
 
+const positiveInt = z.number().int().positive();
+const seconds = z.number().refine(Number.isFinite, { message: 'must be a finite number' }).pipe(z.number().min(0));
+
+/**
+ * Where a chunk sits in its source, as the source kind has it: `page` (1-based; a chunk's first page),
+ * `lines` ([start, end], 1-based, inclusive), `time` ([startSeconds, endSeconds]). Every field is optional and
+ * absent fields are left out of the canonical JSON, so chunks without a locator read and hash as before.
+ */
+export const LocatorSchema = z.strictObject({
+  page: positiveInt.optional(),
+  lines: z.tuple([positiveInt, positiveInt]).refine(([start, end]) => end >= start, { message: 'lines end must be >= start' }).optional(),
+  time: z.tuple([seconds, seconds]).refine(([start, end]) => end >= start, { message: 'time end must be >= start' }).optional(),
+});
+export type Locator = z.infer<typeof LocatorSchema>;
+
 /**
  * An ISO 8601 timestamp: a date (`2024-05-01`), or a date and time with `Z`, with an offset (`+02:00`) or
  * with neither. A date and time without an offset is read as UTC, as a date alone already is in JavaScript,
@@ -70,6 +85,13 @@ export const CandidateSchema = z.object({
     .optional(),
   /** Carried through to adapters; at most MAX_METADATA_DEPTH levels deep and MAX_METADATA_SIZE as JSON. */
   metadata: BoundedMetadataSchema.optional(),
+  /** Page, lines or time of the chunk in its source (shown in the header, kept in the citation). */
+  locator: LocatorSchema.optional(),
+  /**
+   * The source this one belongs to (an e-mail attachment names its message): when chunks of both would be
+   * kept, the attachment's is kept and the parent's dropped (`attachment-preferred`).
+   */
+  parentId: z.string().min(1).optional(),
 });
 export type Candidate = z.infer<typeof CandidateSchema>;
 /** What callers may pass (before defaults). */
@@ -264,6 +286,10 @@ export const CitationSchema = z.object({
   spans: z.array(SpanSchema).optional(),
   /** With sentence selection: sha256 (hex) of the item's text as kept (its sentences and elision markers). */
   keptTextSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** Page, lines or time of the chunk in its source, when the source kind has them. */
+  locator: LocatorSchema.optional(),
+  /** The source this one belongs to (an attachment's message). */
+  parentId: z.string().optional(),
 });
 export type Citation = z.infer<typeof CitationSchema>;
 
@@ -290,7 +316,11 @@ export const CoverageSchema = z.object({
 });
 export type Coverage = z.infer<typeof CoverageSchema>;
 
-export const DropReasonSchema = z.enum(['duplicate', 'near-duplicate', 'budget', 'source-cap', 'below-min-score']);
+/**
+ * `attachment-preferred`: a chunk of a source whose attachment (a source naming it as `parentId`) also had a
+ * chunk kept; the attachment's chunk is kept instead (`duplicateOf` names it), so the pair is cited once.
+ */
+export const DropReasonSchema = z.enum(['duplicate', 'near-duplicate', 'budget', 'source-cap', 'below-min-score', 'attachment-preferred']);
 export type DropReason = z.infer<typeof DropReasonSchema>;
 
 export const DroppedSchema = z.object({

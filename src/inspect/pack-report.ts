@@ -4,6 +4,7 @@
 import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { segmentContext, type ContextSegment } from './context.js';
 import { formatNumber, html, percent, type SafeHtml } from './html.js';
+import { locatorParts } from '../render/locator.js';
 import { page } from './page.js';
 import {
   InspectablePackSchema,
@@ -224,7 +225,9 @@ function citations(pack: InspectablePack, key: (ref: number) => string): SafeHtm
   const rows = pack.citations.map(
     (c) => html`<tr data-key="${key(c.ref)}" data-ref="${c.ref}">
 <td class="num"><a href="#${key(c.ref)}">[${c.ref}]</a></td>
-<td>${c.title !== undefined ? html`<div><b>${c.title}</b></div>` : ''}<div class="mono">${c.sourceId}</div>${c.url !== undefined ? html`<div>${link(c.url)}</div>` : ''}</td>
+<td>${c.title !== undefined ? html`<div><b>${c.title}</b></div>` : ''}<div class="mono">${c.sourceId}</div>${c.url !== undefined ? html`<div>${link(c.url)}</div>` : ''}${
+      c.locator !== undefined && locatorParts(c.locator).length > 0 ? html`<div class="locator" data-field="locator">${locatorParts(c.locator).join(', ')}</div>` : ''
+    }${c.parentId !== undefined ? html`<div class="meta" data-field="parentId">attachment of <span class="mono">${c.parentId}</span></div>` : ''}</td>
 <td class="mono">${c.chunkId}</td>
 <td>${c.version ?? '—'}</td>
 <td>${c.section !== undefined && c.section.length > 0 ? c.section.join(' › ') : '—'}</td>

@@ -1,5 +1,6 @@
 import type { BlockProvenance, ItemRole, PackFormat } from './formats.js';
 import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
+import { locatorParts } from './locator.js';
 
 export { escapeBody, oneLine, quoteField } from './escape.js';
 
@@ -26,6 +27,8 @@ function provenanceParts(format: PackFormat, candidate: BlockInput['candidate'])
   if (candidate.section !== undefined && candidate.section.length > 0) {
     parts.push(`section: ${candidate.section.map((part) => headerField(format, part)).join(' > ')}`);
   }
+  // Numbers only (see locator.ts): nothing in a locator needs quoting or escaping.
+  parts.push(...locatorParts(candidate.locator));
   return parts;
 }
 
@@ -47,6 +50,8 @@ export function renderBlock(format: PackFormat, block: BlockInput): string {
       // Parts are quoted when needed so that one part cannot pass for two.
       lines.push(`<section>${escapeXml(candidate.section.map((part) => quoteField(oneLine(part))).join(' > '))}</section>`);
     }
+    const locator = locatorParts(candidate.locator);
+    if (locator.length > 0) lines.push(`<locator>${locator.join(', ')}</locator>`);
     if (block.pointer) {
       lines.push(`<note>${pointerNote(block.pointer.tokens)}</note>`);
     } else {

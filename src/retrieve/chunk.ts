@@ -4,6 +4,7 @@ import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { type Candidate } from '../core/schemas.js';
 import { RUN_HEAD_CHARS, countUpTo, getTokenizer, maxTokenChars, runLimit, splitsAt } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+import { regionRanges, type RegionPiece } from './regions.js';
 import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';
 
 export { ChunkRecordSchema, IngestDocumentSchema } from './schemas.js';
@@ -113,8 +114,9 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   const counter = new RangeCounter(text, maxTokens, options.tokenizer);
   const fits = (range: Range, bytes?: number) => counter.fits(range, bytes);
 
-  const ranges: { range: Range; section: string[] }[] = [];
-  const units = parseUnits(text);
+  // A loader's regions (pages, definitions, cues) have their own pass (regions.ts); markdown has this one.
+  const ranges: RegionPiece[] = doc.regions === undefined ? [] : regionRanges(text, doc.regions, fits, (range) => splitRange(text, range, fits));
+  const units = doc.regions === undefined ? parseUnits(text) : [];
   let i = 0;
   while (i < units.length) {
     const first = units[i]!;
@@ -139,7 +141,7 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   // `kind` may also come from a string `metadata.kind` (how documents tiered themselves before `kind` existed).
   const kind = doc.kind ?? (typeof doc.metadata?.kind === 'string' ? doc.metadata.kind : undefined);
   const clusters = doc.clusters === undefined ? [] : [...new Set(doc.clusters)];
-  return ranges.map(({ range, section }) => {
+  return ranges.map(({ range, section, locator }) => {
     const chunkText = text.slice(range.start, range.end);
     const textSha256 = sha256Hex(chunkText);
     const occurrence = occurrences.get(textSha256) ?? 0;
@@ -162,6 +164,8 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
     if (clusters.length > 0) record.clusters = [...clusters];
     if (doc.acl !== undefined) record.acl = [...doc.acl];
     if (doc.metadata !== undefined) record.metadata = structuredClone(doc.metadata);
+    if (locator !== undefined) record.locator = structuredClone(locator);
+    if (doc.parentId !== undefined) record.parentId = doc.parentId;
     return record;
   });
 }
@@ -498,6 +502,8 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
   if (record.kind !== undefined) candidate.kind = record.kind;
   if (record.timestamp !== undefined) candidate.timestamp = record.timestamp;
   if (record.metadata !== undefined) candidate.metadata = structuredClone(record.metadata);
+  if (record.locator !== undefined) candidate.locator = structuredClone(record.locator);
+  if (record.parentId !== undefined) candidate.parentId = record.parentId;
   return candidate;
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { AbortSignalSchema } from '../base/abort.js';
 import { BoundedMetadataSchema } from '../base/metadata.js';
-import { TimestampSchema } from '../core/schemas.js';
+import { LocatorSchema, TimestampSchema } from '../core/schemas.js';
 import { isLangChainEmbeddings, isLlamaIndexEmbedding, toEmbeddingsLike, type EmbeddingsInput } from './embeddings.js';
 import type { Filter, Store } from './types.js';
 
@@ -142,6 +142,52 @@ const jsonValue: z.ZodType<unknown> = z.lazy(() =>
 /** Metadata stored in the payload and in saved files: plain JSON, the limits checked before its values. */
 const StoredMetadataSchema = BoundedMetadataSchema.pipe(z.record(z.string(), jsonValue));
 
+const offset = z.number().int().nonnegative();
+const finiteSeconds = z.number().refine(Number.isFinite, { message: 'must be a finite number' }).pipe(z.number().min(0));
+
+/**
+ * A span of a document's text with its place in the source, given by loaders of structured formats (pages,
+ * definitions, cues, HTML sections). With regions, the chunker reads only the text inside them, never lets a
+ * chunk cross from one region into another (except between neighbours that both `merge`), takes a chunk's
+ * `section` from its region and computes its locator: `page`, `lines` counted from the region's `line`, and
+ * `time` from the first to the last region of the chunk.
+ */
+const RegionObject = z.strictObject({
+  start: offset,
+  end: offset,
+  /** The section path of chunks in this region (a heading path, a symbol path such as `CircuitBreaker.record`). */
+  section: z.array(z.string()).optional(),
+  /** 1-based page of the source. */
+  page: z.number().int().positive().optional(),
+  /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
+  line: z.number().int().positive().optional(),
+  /** [startSeconds, endSeconds] of the region (a transcript cue). */
+  time: z.tuple([finiteSeconds, finiteSeconds]).optional(),
+  /** `paragraph` (default): blank lines separate units that merge up to the bound; `whole`: the region is one unit, split only when over the bound. */
+  unit: z.enum(['paragraph', 'whole']).optional(),
+  /** Neighbouring regions that both merge share a chunk while it fits (transcript cues). */
+  merge: z.boolean().optional(),
+  /**
+   * Where a `whole` region that does not fit is split: regions inside it (a class's members), chunked as
+   * regions themselves. Without them an over-long region is split at line, sentence and word boundaries.
+   */
+  get parts() {
+    return z.array(RegionObject).optional();
+  },
+});
+export const RegionSchema = RegionObject.refine((region) => region.end >= region.start, { message: 'region end must be >= start' });
+export interface Region {
+  start: number;
+  end: number;
+  section?: string[] | undefined;
+  page?: number | undefined;
+  line?: number | undefined;
+  time?: [number, number] | undefined;
+  unit?: 'paragraph' | 'whole' | undefined;
+  merge?: boolean | undefined;
+  parts?: Region[] | undefined;
+}
+
 /** A document to ingest: markdown or plain text (loaders turn other formats into these). */
 export const IngestDocumentSchema = z.strictObject({
   /** The source id (a file path, URL, ticket number...). */
@@ -165,7 +211,25 @@ export const IngestDocumentSchema = z.strictObject({
   clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
   /** Tier of every chunk of this document (`insight`, `segment`, or any string). */
   kind: z.string().min(1, 'kind must be a non-empty string').optional(),
-});
+  /** The source this document belongs to (an e-mail attachment names its message's id). */
+  parentId: z.string().min(1, 'parentId must be a non-empty string').optional(),
+  /**
+   * Structure from the loader (pages, definitions, cues): in text order, not overlapping, inside the text.
+   * Absent: the text is chunked as markdown (headings, paragraphs).
+   */
+  regions: z
+    .array(RegionSchema)
+    .superRefine((regions, ctx) => {
+      for (let i = 1; i < regions.length; i += 1) {
+        if (regions[i]!.start < regions[i - 1]!.end) ctx.addIssue({ code: 'custom', message: 'regions must be in text order and must not overlap', path: [i] });
+      }
+    })
+    .optional(),
+})
+  .refine((doc) => doc.regions === undefined || doc.regions.every((region) => region.end <= doc.text.length), {
+    message: 'regions must lie inside the text',
+    path: ['regions'],
+  });
 export type IngestDocument = z.infer<typeof IngestDocumentSchema>;
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -201,5 +265,9 @@ export const ChunkRecordSchema = z.strictObject({
   /** Clusters of the chunk's source. */
   clusters: z.array(z.string().min(1)).optional(),
   metadata: StoredMetadataSchema.optional(),
+  /** Page, lines or time of the chunk in its source (from the loader's regions). */
+  locator: LocatorSchema.optional(),
+  /** The source this chunk's source belongs to (an attachment's message). */
+  parentId: z.string().min(1).optional(),
 });
 export type ChunkRecord = z.infer<typeof ChunkRecordSchema>;

@@ -5,6 +5,7 @@ export type {
   Principals,
   AddDocumentsOptions,
   ChunkRecord,
+  Region,
   Fusion,
   GetChunksRequest,
   IngestDocument,

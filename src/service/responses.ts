@@ -1,7 +1,7 @@
 /** What the services answer, as zod schemas: the MCP tools' output schemas and the OpenAPI document use them. */
 import { z } from 'zod';
 import { SearchModeSchema } from '../retrieve/schemas.js';
-import { SpanSchema } from '../core/schemas.js';
+import { LocatorSchema, SpanSchema } from '../core/schemas.js';
 import { CitationCheckSchema } from '../verify/verify.js';
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
@@ -17,6 +17,10 @@ export const RagHitSchema = z.strictObject({
   version: z.string().optional(),
   section: z.array(z.string()).optional(),
   span: SpanSchema.optional(),
+  /** Page, lines or time of the chunk in its source, when its kind has them. */
+  locator: LocatorSchema.optional(),
+  /** The source this one is an attachment of. */
+  parent_id: z.string().optional(),
   /** sha256 of the chunk's full text (pins the citation to a version of the text). */
   text_sha256: sha256,
 });

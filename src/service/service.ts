@@ -217,6 +217,8 @@ export function ragContextOf(pack: Pack): RagContext {
     if (citation?.version !== undefined) hit.version = citation.version;
     if (citation?.section !== undefined) hit.section = citation.section;
     if (citation?.span !== undefined) hit.span = citation.span;
+    if (citation?.locator !== undefined) hit.locator = citation.locator;
+    if (citation?.parentId !== undefined) hit.parent_id = citation.parentId;
     return hit;
   });
   return { context: pack.context, hits, token_estimate: pack.budget.usedTokens, truncated: pack.truncated };

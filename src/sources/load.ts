@@ -13,12 +13,31 @@ import { AbortSignalSchema, throwIfAborted } from '../base/abort.js';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { parseIngestDocuments } from '../retrieve/chunk.js';
 import type { IngestDocument } from '../retrieve/schemas.js';
-import type { Loader, SkipNotice } from './loader.js';
+import { codeLoader } from './code.js';
+import { emailLoader } from './email.js';
+import { htmlLoader } from './html.js';
+import { DEFAULT_LOAD_LIMITS } from './limits.js';
+import type { LoadLimits, Loader, LoaderContext, SkipNotice } from './loader.js';
+import { pdfLoader } from './pdf.js';
+import { recordsLoader } from './records.js';
 import { markdownLoader, textLoader } from './text.js';
+import { transcriptLoader } from './transcript.js';
 
-/** The loaders `loadDocuments` uses unless told otherwise. */
+/**
+ * The loaders `loadDocuments` uses unless told otherwise: markdown and text, HTML, PDF, source code, e-mail
+ * (.eml, .mbox), WebVTT and SRT transcripts, and JSON records (`recordsLoader()` with its default field names).
+ * The PDF and code readers load their libraries on the first file of their kind.
+ */
 export function defaultLoaders(): Loader[] {
-  return [markdownLoader, textLoader];
+  return [markdownLoader, textLoader, htmlLoader, pdfLoader, codeLoader, emailLoader, transcriptLoader, recordsLoader()];
+}
+
+export { DEFAULT_LOAD_LIMITS } from './limits.js';
+
+/** Something a file was read without: a message left out, pages past the limit. */
+export interface LoadWarning {
+  path: string;
+  message: string;
 }
 
 /** A file or link that was not ingested, and why. */
@@ -55,6 +74,18 @@ export const LoadDocumentsOptionsSchema = z.strictObject({
   allowEmpty: z.boolean().default(false),
   /** Called for every file or link skipped, with the reason. */
   onSkip: fn<(skip: SkippedFile) => void>('onSkip').optional(),
+  /** Called for every file read only in part (a malformed message left out, pages past `maxPages`), with what was left out. */
+  onWarning: fn<(warning: LoadWarning) => void>('onWarning').optional(),
+  /** Files larger than this many bytes are skipped unread (default 25 MiB). */
+  maxFileBytes: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxFileBytes),
+  /** PDF pages read per file (default 2,000). */
+  maxPages: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxPages),
+  /** Messages read per mailbox (default 10,000). */
+  maxMessages: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxMessages),
+  /** Records read per JSON Lines or JSON file (default 100,000). */
+  maxRecords: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxRecords),
+  /** Called for each file that gave documents, with how many (a mailbox gives one per message). */
+  onFile: fn<(file: { path: string; documents: number }) => void>('onFile').optional(),
   /** Called after each file is read, with the number read and the number found. */
   onProgress: fn<(done: number, total: number) => void>('onProgress').optional(),
   signal: AbortSignalSchema.optional(),
@@ -204,8 +235,17 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
   };
   const found = await findFiles(paths, [...byExtension.keys()], opts.followSymlinks, skip);
   const documents: IngestDocument[] = [];
+  const limits: LoadLimits = { maxFileBytes: opts.maxFileBytes, maxPages: opts.maxPages, maxMessages: opts.maxMessages, maxRecords: opts.maxRecords };
+  const context: LoaderContext = { signal: opts.signal, limits, loaderFor: (extension) => byExtension.get(extension.toLowerCase()), state: new Map() };
+  const ids = new Set<string>();
   for (const [index, file] of found.entries()) {
     throwIfAborted(opts.signal);
+    const size = await sizeOf(file.path);
+    if (size > opts.maxFileBytes) {
+      skip({ path: file.path, reason: 'too-large', message: `${size} bytes, over the limit of ${opts.maxFileBytes} (maxFileBytes; --max-file-bytes)` });
+      opts.onProgress?.(index + 1, found.length);
+      continue;
+    }
     const bytes = await readSteady(file.path);
     if (bytes === null) {
       skip({ path: file.path, reason: 'changing', message: 'the file changed while it was read; ingest it again once it is written' });
@@ -214,11 +254,25 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
     }
     const extension = extname(file.path).toLowerCase();
     const loader = byExtension.get(extension)!;
-    const result = await loader.load({ path: file.path, sourceId: sourceIdOf(file.path, file.given, base), extension, bytes }, { signal: opts.signal });
+    const result = await loader.load({ path: file.path, sourceId: sourceIdOf(file.path, file.given, base), extension, bytes }, context);
     if ('skip' in result) skip({ path: file.path, ...result.skip });
-    else if (result.documents.every((doc) => !hasText(doc.text))) {
+    else if (result.documents.every((doc) => !hasText(doc))) {
       skip({ path: file.path, reason: 'empty', message: 'no text to index (only headings, front matter or blank lines)' });
-    } else documents.push(...result.documents.filter((doc) => hasText(doc.text)).map((doc) => withDefaults(doc, opts)));
+    } else {
+      for (const message of result.warnings ?? []) opts.onWarning?.({ path: file.path, message });
+      const before = documents.length;
+      for (const doc of result.documents) {
+        if (!hasText(doc)) continue;
+        // Two files cannot give one id, but a loader's derived ids (a message's, a record's) could repeat one.
+        if (ids.has(doc.id)) {
+          opts.onWarning?.({ path: file.path, message: `left out ${doc.id}: another document of this load has that id` });
+          continue;
+        }
+        ids.add(doc.id);
+        documents.push(withDefaults(doc, opts));
+      }
+      if (documents.length > before) opts.onFile?.({ path: file.path, documents: documents.length - before });
+    }
     opts.onProgress?.(index + 1, found.length);
   }
   if (opts.strict && skipped.length > 0) {
@@ -227,9 +281,10 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
     });
   }
   if (documents.length === 0 && !opts.allowEmpty) {
-    const why = skipped.length > 0 ? ` (${describeSkipped(skipped).replace(/\.$/u, '')})` : '';
-    const kinds = [...byExtension.keys()].join('/');
-    throw new LitmPackError('invalid_input', `No ${kinds} files to ingest in ${paths.join(', ')}${why}`);
+    // The loaders' names, not their extensions: the default loaders read dozens of extensions.
+    const kinds = [...new Set(byExtension.values())].map((loader) => loader.name).join(', ');
+    const why = skipped.length > 0 ? describeSkipped(skipped).replace(/\.$/u, '') : `no file of a kind the loaders read (${kinds})`;
+    throw new LitmPackError('invalid_input', `No documents to ingest in ${paths.join(', ')} (${why})`);
   }
   // The same checks the stores make, before any store is touched.
   return parseIngestDocuments(documents);
@@ -254,9 +309,21 @@ async function readSteady(path: string): Promise<Uint8Array | null> {
   return null;
 }
 
-/** Whether a document holds anything to index besides markdown headings and blank lines (what chunking keeps). */
-function hasText(text: string): boolean {
-  return /\S/u.test(text.replace(/^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$/gmu, ''));
+/**
+ * Whether a document holds anything to index (what chunking keeps): text in its regions, or for markdown,
+ * anything besides headings and blank lines.
+ */
+function hasText(doc: IngestDocument): boolean {
+  if (doc.regions !== undefined) return doc.regions.some((region) => /\S/u.test(doc.text.slice(region.start, region.end)));
+  return /\S/u.test(doc.text.replace(/^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$/gmu, ''));
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    throw notFound(path, error);
+  }
 }
 
 /** The options' clusters and kind on a document (its own clusters kept, its own kind first). */
@@ -281,6 +348,13 @@ const COUNTED: Record<string, (n: number) => string> = {
   changing: (n) => `${n} changing while read`,
   empty: (n) => `${n} with no text to index`,
   extension: (n) => `${n} of a kind no loader reads`,
+  'too-large': (n) => `${n} over the size limit`,
+  encrypted: (n) => `${n} encrypted`,
+  'no-text': (n) => `${n} without a text layer`,
+  unreadable: (n) => `${n} unreadable`,
+  'not-records': (n) => `${n} not records`,
+  duplicate: (n) => `${n} already read from another file`,
+  'missing-library': (n) => `${n} needing a library that is not installed`,
 };
 
 /** "Skipped 3 files: 1 binary, 2 not UTF-8." (empty when nothing was skipped). */

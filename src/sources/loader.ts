@@ -23,10 +23,35 @@ export interface SkipNotice {
   message: string;
 }
 
+/**
+ * The documents read, with `warnings` for what was read only in part (a malformed message left out, pages past
+ * the limit), or a skip notice.
+ */
 export type LoaderResult = { documents: IngestDocument[]; warnings?: string[] } | { skip: SkipNotice };
+
+/** Bounds on what one file may make loaders read (`loadDocuments` options; defaults in `DEFAULT_LOAD_LIMITS`). */
+export interface LoadLimits {
+  /** Files larger than this are skipped unread (`too-large`). */
+  maxFileBytes: number;
+  /** PDF pages read per file; the rest are left out with a warning. */
+  maxPages: number;
+  /** Messages read per mailbox; the rest are left out with a warning. */
+  maxMessages: number;
+  /** Records read per JSON Lines or JSON file; the rest are left out with a warning. */
+  maxRecords: number;
+}
 
 export interface LoaderContext {
   signal?: AbortSignal | undefined;
+  /** The limits of this load (built-in loaders honour them; a loader of your own may). */
+  limits?: LoadLimits;
+  /** The loader this load uses for an extension (`.pdf`): how a container (an e-mail) reads what it carries. */
+  loaderFor?: (extension: string) => Loader | undefined;
+  /**
+   * Scratch space shared by every file of one load, by key: e.g. the Message-IDs read so far, so a message
+   * found in two mailboxes is ingested once.
+   */
+  state?: Map<string, unknown>;
 }
 
 export interface Loader {

@@ -45,6 +45,29 @@ beforeAll(async () => {
   await copyFile(join(here, 'fixtures/types.ts'), join(project, 'types-cjs.cts'));
 });
 
+describe('the format loaders from the installed tarball', () => {
+  it('ingests a PDF (pdf.js) and a code file (tree-sitter WASM grammars) from ESM, CommonJS and the CLI', async () => {
+    const { makePdf } = await import('../helpers/real-files.js');
+    await mkdir(join(project, 'formats'), { recursive: true });
+    await writeFile(join(project, 'formats/manual.pdf'), await makePdf([['Introduction to the service.'], ['Refunds are paid within fourteen days.']], 'Manual'));
+    const python = ['import time', '', '', 'class Breaker:', '    """Opens after repeated failures."""', '', '    def record(self, ok):', '        """Record the outcome of a call."""', '        self.failures = 0 if ok else self.failures + 1', ''];
+    await writeFile(join(project, 'formats/breaker.py'), python.join('\n'));
+    for (const file of ['ingest-formats.mjs', 'ingest-formats.cjs']) await copyFile(join(here, 'fixtures', file), join(project, file));
+    const esm = JSON.parse(await node(['ingest-formats.mjs'])) as Record<string, unknown>;
+    expect(esm).toMatchObject({
+      ids: ['formats/breaker.py', 'formats/manual.pdf'],
+      warnings: [],
+      skipped: [],
+      pdf: { sourceId: 'formats/manual.pdf', locator: { page: 2 } },
+      code: { sourceId: 'formats/breaker.py', section: ['Breaker'], locator: { lines: [1, 9] } },
+    });
+    expect(esm.header).toMatch(/^\[1\] breaker\.py \(source: formats\/breaker\.py, version: [0-9a-f]{12}, section: Breaker, lines 1–9\)$/u);
+    expect(JSON.parse(await node(['ingest-formats.cjs']))).toEqual({ ids: ['formats/breaker.py', 'formats/manual.pdf'], pdf: { page: 2 }, code: [['Breaker'], { lines: [1, 9] }] });
+    const cli = await node([join(installed, 'dist/cli/main.js'), 'ingest', 'formats', '--store', 'formats-store', '--quiet']);
+    expect(cli).toMatch(/^Ingested 2 files into formats-store: \d+ chunks? added/u);
+  });
+});
+
 describe('the installed tarball at run time', () => {
   it('loads every entry with require() from CommonJS, with the same exports as import()', async () => {
     const required = JSON.parse(await node(['require-all.cjs'])) as Record<string, string[]>;

@@ -52,7 +52,8 @@ export function expectedOneLine(value: string): string {
 const stripBackslashes = (s: string) => s.replaceAll('\\', '');
 
 // ---------------------------------------------------------------------------------------------
-// Header lines: `[ref] TITLE (source: S, version: V, section: A > B)[ — pinned; not shown in full (N tokens ...)]`
+// Header lines: `[ref] TITLE (source: S, version: V, section: A > B, LOCATOR)[ — pinned; not shown in full (N tokens ...)]`,
+// LOCATOR being `p. N`, `line N` or `lines N–M`, `MM:SS–MM:SS` (or `H:MM:SS`), in that order, joined by ", ".
 // A value is bare (none of `( ) [ ] , " >`) or in double quotes with inner quotes doubled.
 
 export interface ParsedHeader {
@@ -61,7 +62,26 @@ export interface ParsedHeader {
   source: string;
   version?: string;
   section?: string[];
+  locator?: string;
   pointerTokens?: number;
+}
+
+const LOCATOR_PART = /^, (p\. \d+|lines? \d+(?:–\d+)?|(?:\d+:)?\d\d:\d\d–(?:\d+:)?\d\d:\d\d)/u;
+
+/** A citation's locator as a header shows it (the grammar above), or undefined. */
+export function expectedLocator(locator: Pack['citations'][number]['locator']): string | undefined {
+  if (locator === undefined) return undefined;
+  const clock = (seconds: number) => {
+    const whole = Math.floor(seconds);
+    const [h, m, s] = [Math.floor(whole / 3600), Math.floor((whole % 3600) / 60), whole % 60];
+    const mmss = `${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
+    return h > 0 ? `${h}:${mmss}` : mmss;
+  };
+  const parts: string[] = [];
+  if (locator.page !== undefined) parts.push(`p. ${locator.page}`);
+  if (locator.lines !== undefined) parts.push(locator.lines[0] === locator.lines[1] ? `line ${locator.lines[0]}` : `lines ${locator.lines[0]}–${locator.lines[1]}`);
+  if (locator.time !== undefined) parts.push(`${clock(locator.time[0])}–${clock(locator.time[1])}`);
+  return parts.length > 0 ? parts.join(', ') : undefined;
 }
 
 function readValue(line: string, at: number): { value: string; end: number } {
@@ -132,6 +152,12 @@ export function parseHeader(line: string): ParsedHeader {
     }
     header.section = parts;
   }
+  const locator: string[] = [];
+  for (let part = LOCATOR_PART.exec(line.slice(at)); part !== null; part = LOCATOR_PART.exec(line.slice(at))) {
+    locator.push(part[1]!);
+    at += part[0].length;
+  }
+  if (locator.length > 0) header.locator = locator.join(', ');
   at = expectLiteral(line, at, ')');
   const rest = line.slice(at);
   if (rest !== '') {
@@ -150,6 +176,8 @@ function expectedHeader(pack: Pack, index: number): ParsedHeader {
   if (citation.title !== undefined && expectedOneLine(citation.title) !== '') header.title = expectedOneLine(citation.title);
   if (citation.version !== undefined && expectedOneLine(citation.version) !== '') header.version = expectedOneLine(citation.version);
   if (citation.section !== undefined && citation.section.length > 0) header.section = citation.section.map(expectedOneLine);
+  const locator = expectedLocator(citation.locator);
+  if (locator !== undefined) header.locator = locator;
   if (item.pointer) header.pointerTokens = item.tokens;
   return header;
 }
@@ -551,6 +579,8 @@ export function checkXmlContext(pack: Pack, expectation: RenderExpectation = {})
     if (citation.section !== undefined && citation.section.length > 0) {
       fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
     }
+    const locator = expectedLocator(citation.locator);
+    if (locator !== undefined) fields.push(['locator', locator]);
     if (item.pointer) fields.push(['note', `pinned; not shown in full (${item.tokens} tokens did not fit the budget)`]);
     // (XML reads CR and CRLF as LF over the whole document, so a body's trailing CR joins the tag's line end)
     else fields.push(['document_content', xmlText(`\n${item.text}${item.truncated ? ' …' : ''}\n`)]);

@@ -61,3 +61,22 @@ describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', ()
     expect(stray.stderr).toMatch(/--alias goes with --reindex/);
   });
 });
+
+describe('the CLI on a Qdrant store: the mixed corpus', () => {
+  const mixed = `litm_cli_mixed_${randomUUID().slice(0, 8)}`;
+  afterAll(async () => {
+    await admin.deleteCollection(mixed).catch(() => undefined);
+  });
+
+  it('ingests every kind, and a bundle cites a PDF page, code lines, an e-mail and a transcript time', async () => {
+    const target = `qdrant://${url.host}/${mixed}`;
+    const ingest = await cli(['ingest', 'examples/mixed', '--store', target, '--quiet', '--id-field', 'key', '--text-field', 'description', '--title-field', 'summary']);
+    expect(ingest.stderr).toBe('');
+    expect(ingest.stdout).toMatch(/^Ingested 12 files \(16 sources\) into /u);
+    const bundle = await cli(['bundle', 'how are refund webhook retries spaced out, with backoff and jitter?', '--store', target, '--budget', '1200', '--json']);
+    expect(bundle.stderr).toBe('');
+    const pack = PackSchema.parse(JSON.parse(bundle.stdout));
+    const kinds = pack.citations.map((c) => (c.locator?.page ? 'page' : c.locator?.lines ? 'lines' : c.locator?.time ? 'time' : c.sourceId.includes('.mbox/') ? 'email' : 'other'));
+    for (const kind of ['page', 'lines', 'time', 'email']) expect(kinds).toContain(kind);
+  });
+});

@@ -3,10 +3,12 @@ import type { Command } from 'commander';
 import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
-import { describeSkipped, loadDocuments, sourceScope, type SkippedFile } from '../../sources/load.js';
+import { defaultLoaders, describeSkipped, loadDocuments, sourceScope, type LoadWarning, type SkippedFile } from '../../sources/load.js';
+import { recordsLoader, type RecordsMapping } from '../../sources/records.js';
+import { watchDocuments, type WatchBatch } from '../../sources/watch.js';
 import { warn } from '../io.js';
-import { visible } from '../terminal.js';
-import { embeddingsFrom, embeddingsOptions, list, storeOption, type EmbeddingsFlags } from '../options.js';
+import { visible, visibleLine } from '../terminal.js';
+import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
 import { loadOrCreateStore, openQdrant } from '../stores.js';
 import { listSourceIds } from './remove.js';
@@ -25,6 +27,45 @@ export interface IngestFlags extends EmbeddingsFlags {
   /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
   reindex?: boolean;
   alias?: string;
+  /** Records (.jsonl, .ndjson, .json): the fields holding each record's id, text and title, and those kept as metadata. */
+  idField?: string;
+  textField?: string;
+  titleField?: string;
+  metadataFields?: string[];
+  /** Files larger than this are skipped unread. */
+  maxFileBytes?: number;
+  /** Keep the store current as files change (until interrupted). */
+  watch?: boolean;
+}
+
+type ReadFlags = Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'prune' | 'idField' | 'textField' | 'titleField' | 'metadataFields' | 'maxFileBytes'> & { base?: string };
+
+/** The loaders for the flags: the defaults, with the records loader's field mapping when one is given. */
+function loadersFor(flags: ReadFlags) {
+  const mapping: RecordsMapping = {};
+  if (flags.idField !== undefined) mapping.idField = flags.idField;
+  if (flags.textField !== undefined) mapping.textField = flags.textField;
+  if (flags.titleField !== undefined) mapping.titleField = flags.titleField;
+  if (flags.metadataFields !== undefined) mapping.metadataFields = flags.metadataFields;
+  return Object.keys(mapping).length === 0 ? undefined : [...defaultLoaders(), recordsLoader(mapping)];
+}
+
+/** The `loadDocuments` options the flags give (loaders, limits, clusters, kind). */
+function loadOptionsFor(flags: ReadFlags) {
+  const loaders = loadersFor(flags);
+  return {
+    followSymlinks: flags.followSymlinks === true,
+    ...(loaders === undefined ? {} : { loaders }),
+    ...(flags.maxFileBytes === undefined ? {} : { maxFileBytes: flags.maxFileBytes }),
+    ...(flags.base === undefined ? {} : { base: flags.base }),
+    ...(flags.clusters === undefined ? {} : { clusters: flags.clusters }),
+    ...(flags.kind === undefined ? {} : { kind: flags.kind }),
+  };
+}
+
+/** One warning line per file read in part. */
+export function partialWarning(warning: LoadWarning): string {
+  return `read ${warning.path} in part: ${warning.message}`;
 }
 
 /** "1 file", "2 files". */
@@ -38,20 +79,22 @@ export function skipWarning(skip: SkippedFile): string {
 }
 
 /** The documents under `paths` (the library's `loadDocuments`), warning about each file skipped. */
-export async function readForIngest(paths: string[], flags: Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'prune'> & { base?: string }) {
+export async function readForIngest(paths: string[], flags: ReadFlags) {
   const skipped: SkippedFile[] = [];
+  let files = 0;
   const load = loadDocuments(paths, {
-    followSymlinks: flags.followSymlinks === true,
+    ...loadOptionsFor(flags),
+    onFile: () => {
+      files += 1;
+    },
     strict: flags.strict === true,
     // With --prune an emptied folder is no error: its sources are removed.
     allowEmpty: flags.prune === true,
-    ...(flags.base === undefined ? {} : { base: flags.base }),
-    ...(flags.clusters === undefined ? {} : { clusters: flags.clusters }),
-    ...(flags.kind === undefined ? {} : { kind: flags.kind }),
     onSkip: (skip) => {
       skipped.push(skip);
       warn(skipWarning(skip));
     },
+    onWarning: (warning) => warn(partialWarning(warning)),
   });
   const docs = await load.catch((error: unknown) => {
     // The library names its option; the command line names the flag.
@@ -60,7 +103,12 @@ export async function readForIngest(paths: string[], flags: Pick<IngestFlags, 'f
     }
     throw error;
   });
-  return { docs, skipped };
+  return { docs, skipped, files };
+}
+
+/** "3 files", or "2 files (5 sources)" when files held several (messages, attachments, records). */
+export function filesLine(files: number, sources: number): string {
+  return files === sources ? count(files, 'file') : `${count(files, 'file')} (${count(sources, 'source')})`;
 }
 
 /** Adds documents to an open store with a progress bar on a terminal; returns the counts line. */
@@ -91,7 +139,7 @@ function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: Em
 export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
   const embeddings = embeddingsFrom(flags);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const { docs, skipped } = await readForIngest(paths, flags);
+  const { docs, skipped, files } = await readForIngest(paths, flags);
   if (flags.reindex === true) {
     return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
   }
@@ -110,10 +158,49 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const counts = await addWithProgress(store, docs, flags.quiet === true);
   const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
   if (store instanceof MemoryHybridStore && file !== undefined) await store.save(file);
-  const lines = [`Ingested ${count(docs.length, 'file')} into ${flags.store}: ${counts}.`];
+  const lines = [`Ingested ${filesLine(files, docs.length)} into ${flags.store}: ${counts}.`];
   if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
   if (skipped.length > 0) lines.push(describeSkipped(skipped));
+  if (flags.watch === true) {
+    process.stdout.write(`${visible(lines.join('\n'))}\n`);
+    await watchIngest(paths, flags, store, file);
+    return '';
+  }
   return lines.join('\n');
+}
+
+/** What a batch of --watch did, on one line. */
+export function batchLine(batch: WatchBatch): string {
+  const parts = [`${count(batch.changed.length, 'file')} read`, `${count(batch.removed.length, 'file')} gone`];
+  const { added, deleted } = batch;
+  return `Updated: ${parts.join(', ')}: ${count(added.added, 'chunk')} added, ${added.unchanged} unchanged, ${added.removed + deleted.chunks} removed${deleted.sources > 0 ? ` (${count(deleted.sources, 'source')} deleted)` : ''}.`;
+}
+
+/**
+ * `--watch`: after the ingest, keeps the store current until interrupted (SIGINT or SIGTERM), one line per
+ * batch of changes; an embedded store is saved after each batch.
+ */
+async function watchIngest(paths: string[], flags: IngestFlags, store: Store, file: string | undefined): Promise<void> {
+  const save = store instanceof MemoryHybridStore && file !== undefined ? () => store.save(file) : undefined;
+  const watcher = await watchDocuments(paths, {
+    ...loadOptionsFor(flags),
+    store,
+    ...(save === undefined ? {} : { save }),
+    onSkip: (skip) => warn(skipWarning(skip)),
+    onWarning: (warning) => warn(partialWarning(warning)),
+    onBatch: (batch) => process.stdout.write(`${visibleLine(batchLine(batch))}\n`),
+    onError: (error) => warn(`a batch of changes was not applied: ${error instanceof Error ? error.message : String(error)}`),
+  });
+  warn(`watching ${paths.join(', ')} for changes (Ctrl-C stops)`);
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void watcher.close().then(done, done);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 /**
@@ -124,7 +211,8 @@ async function prune(store: Store, paths: string[], found: ReadonlySet<string>):
   const roots = await Promise.all(paths.map((path) => sourceScope(path)));
   const under = (sourceId: string) =>
     roots.some(({ prefix, folder }) =>
-      !folder ? sourceId === prefix : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
+      // A file covers its own source and those it holds (a mailbox's messages, a message's attachments, records).
+      !folder ? sourceId === prefix || sourceId.startsWith(`${prefix}/`) : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
     );
   const gone = (await listSourceIds(store)).filter((id) => under(id) && !found.has(id));
   if (gone.length === 0) return { sources: 0, chunks: 0 };
@@ -137,7 +225,7 @@ export function registerIngest(program: Command): void {
     storeOption(
       program
         .command('ingest')
-        .description('chunk and index .md/.markdown/.txt files and folders (UTF-8 text; source ids are paths relative to the working directory)')
+        .description('chunk and index files and folders: markdown, text, HTML, PDF, source code, e-mail (.eml, .mbox), WebVTT/SRT transcripts, JSON records (source ids are paths relative to the working directory)')
         .argument('<paths...>', 'files or folders'),
     ),
   )
@@ -149,8 +237,16 @@ export function registerIngest(program: Command): void {
     .option('--prune', 'remove sources under the given folders whose files are gone')
     .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
     .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
+    .option('--id-field <field>', 'records (.jsonl/.ndjson/.json): the field holding each record\'s id (default id)')
+    .option('--text-field <field>', 'records: the field holding the text to index (default text)')
+    .option('--title-field <field>', 'records: the field holding the title (default title)')
+    .option('--metadata-fields <list>', 'records: comma-separated fields kept as metadata', list)
+    .option('--max-file-bytes <n>', 'skip files larger than this (default 26214400, 25 MiB)', integer('--max-file-bytes', { min: 1 }))
+    .option('--watch', 'after the ingest, keep the store current as files are added, changed, renamed and deleted (until Ctrl-C)')
     .action(async (paths: string[], flags: IngestFlags) => {
       if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
-      process.stdout.write(`${visible(await ingest(paths, flags))}\n`);
+      if (flags.watch === true && flags.reindex === true) throw new LitmPackError('invalid_input', '--watch cannot go with --reindex');
+      const summary = await ingest(paths, flags);
+      if (summary !== '') process.stdout.write(`${visible(summary)}\n`);
     });
 }

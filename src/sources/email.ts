@@ -1,0 +1,273 @@
+/**
+ * The e-mail loader: .eml files (one message) and .mbox mailboxes (many), parsed by postal-mime (loaded on
+ * the first message). Each message is one source: a .eml file's own source id, and in a mailbox the file's id
+ * followed by `/` and the message's Message-ID (`inbox.mbox/CAF3x9@mail.acme.com`). Its headers (from, to,
+ * cc, date, subject, message id, in-reply-to, references, thread) are in `metadata.email`, its date is the
+ * document's timestamp, and its title is the header line `Email — alice@acme.com → you@acme.com —
+ * 2024-03-15 — subject: Contract renewal`. Attachments of a kind some loader of this load reads (text,
+ * markdown, HTML, PDF, code, transcripts, records, e-mail) are sources of their own, `<message>/<file name>`,
+ * with `parentId` naming the message: the packer then cites one of the pair (the attachment, see
+ * `attachment-preferred`). A message whose Message-ID was already read in this load (the same mail in two
+ * mailboxes) is left out with a warning, as is a message that cannot be parsed; the rest is read.
+ */
+import { extname } from 'node:path';
+import { sha256Hex } from '../base/canonical.js';
+import { TimestampSchema } from '../core/schemas.js';
+import type { IngestDocument } from '../retrieve/schemas.js';
+import { reasonOf, versionOfBytes } from './common.js';
+import { htmlDocument } from './html.js';
+import { DEFAULT_LOAD_LIMITS } from './limits.js';
+import type { Loader, LoaderContext, LoaderInput, LoaderResult } from './loader.js';
+
+// The postal-mime shapes read here.
+interface Address {
+  name?: string;
+  address?: string;
+  group?: Address[];
+}
+interface Attachment {
+  filename: string | null;
+  mimeType: string;
+  disposition?: string | null;
+  related?: boolean;
+  content: ArrayBuffer | Uint8Array | string;
+}
+interface ParsedEmail {
+  from?: Address;
+  to?: Address[];
+  cc?: Address[];
+  subject?: string;
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string;
+  date?: string;
+  text?: string;
+  html?: string;
+  attachments: Attachment[];
+}
+interface PostalMimeModule {
+  default: { parse(raw: Uint8Array | string, options?: Record<string, unknown>): Promise<ParsedEmail> };
+}
+
+let postalMime: Promise<PostalMimeModule> | undefined;
+const loadPostalMime = () => (postalMime ??= import('postal-mime') as unknown as Promise<PostalMimeModule>);
+
+/**
+ * The messages of an mbox file (mboxo and mboxrd): each starts at a `From ` line at the start of the file or
+ * after a blank line; `>From ` lines (escaped by the writer) are unescaped. Written here rather than taken
+ * from a package: the format is that one rule, and the npm mbox readers are stream wrappers around it.
+ */
+export function splitMbox(text: string): string[] {
+  const lines = text.split('\n');
+  const messages: string[] = [];
+  let current: string[] | null = null;
+  let previousBlank = true;
+  for (const raw of lines) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (previousBlank && line.startsWith('From ')) {
+      if (current !== null) messages.push(current.join('\n'));
+      current = [];
+    } else if (current !== null) {
+      current.push(/^>+From /u.test(line) ? raw.slice(1) : raw);
+    }
+    previousBlank = line.trim() === '';
+  }
+  if (current !== null) messages.push(current.join('\n'));
+  return messages.map((message) => message.replace(/\n+$/u, '\n')).filter((message) => message.trim() !== '');
+}
+
+const bare = (id: string | undefined) => id?.trim().replace(/^<|>$/gu, '') || undefined;
+
+function addresses(list: readonly Address[] | undefined): string[] {
+  const out: string[] = [];
+  for (const entry of list ?? []) {
+    if (entry.group !== undefined) out.push(...addresses(entry.group));
+    else if (entry.address) out.push(entry.address);
+    else if (entry.name) out.push(entry.name);
+  }
+  return out;
+}
+
+/** `Email — alice@acme.com → bob@acme.com +1 — 2024-03-15 — subject: Contract renewal` (parts that are missing left out). */
+export function emailTitle(from: string | undefined, to: readonly string[], date: string | undefined, subject: string | undefined): string {
+  const parts = ['Email'];
+  const recipients = to.length === 0 ? undefined : to.length === 1 ? to[0]! : `${to[0]} +${to.length - 1}`;
+  if (from !== undefined || recipients !== undefined) parts.push(`${from ?? '?'} → ${recipients ?? '?'}`);
+  if (date !== undefined) parts.push(date.slice(0, 10));
+  if (subject !== undefined && subject.trim() !== '') parts.push(`subject: ${subject.trim()}`);
+  return parts.join(' — ');
+}
+
+/** An attachment's file extension: from its name, else from its type. */
+function extensionOf(attachment: Attachment): string {
+  const byName = attachment.filename ? extname(attachment.filename).toLowerCase() : '';
+  if (byName !== '') return byName;
+  const byType: Record<string, string> = {
+    'text/plain': '.txt', 'text/markdown': '.md', 'text/html': '.html', 'application/pdf': '.pdf', 'text/vtt': '.vtt',
+    'application/x-subrip': '.srt', 'message/rfc822': '.eml', 'application/json': '.json',
+  };
+  return byType[attachment.mimeType.toLowerCase()] ?? '';
+}
+
+function bytesOf(content: Attachment['content']): Uint8Array {
+  if (typeof content === 'string') return new TextEncoder().encode(content);
+  return content instanceof Uint8Array ? content : new Uint8Array(content);
+}
+
+interface MessageOutcome {
+  documents: IngestDocument[];
+  warnings: string[];
+}
+
+/** One parsed message: its document and its attachments' documents. */
+async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInput, context: LoaderContext, version: string): Promise<MessageOutcome> {
+  const warnings: string[] = [];
+  const from = addresses(email.from === undefined ? [] : [email.from])[0];
+  const to = addresses(email.to);
+  const cc = addresses(email.cc);
+  const messageId = bare(email.messageId);
+  const references = (email.references ?? '').split(/\s+/u).map(bare).filter((ref): ref is string => ref !== undefined);
+  const inReplyTo = bare(email.inReplyTo);
+  // The thread is named by its first message: the first reference, else the message replied to, else itself.
+  const thread = references[0] ?? inReplyTo ?? messageId;
+  const timestamp = email.date !== undefined && TimestampSchema.safeParse(email.date).success ? email.date : undefined;
+  const headers: Record<string, unknown> = { from: from ?? null, to, cc, subject: email.subject ?? null, date: timestamp ?? email.date ?? null, messageId: messageId ?? null };
+  if (inReplyTo !== undefined) headers.inReplyTo = inReplyTo;
+  if (references.length > 0) headers.references = references;
+  if (thread !== undefined) headers.thread = thread;
+
+  let text = email.text ?? '';
+  let regions: IngestDocument['regions'];
+  if (text.trim() === '' && email.html !== undefined) {
+    const page = await htmlDocument(email.html, id, '');
+    text = page.text;
+    regions = page.regions;
+  }
+  text = text.replace(/\r\n?/gu, '\n').replace(/\s+$/u, '');
+  const title = emailTitle(from, to, timestamp, email.subject);
+  const names: string[] = [];
+  const documents: IngestDocument[] = [];
+  const message: IngestDocument = {
+    id,
+    text,
+    title,
+    version,
+    // The body is read as paragraphs, never as markdown headings (a quoted "# 1" is text).
+    regions: regions ?? [{ start: 0, end: text.length }],
+    metadata: { email: headers } as IngestDocument['metadata'],
+  };
+  if (timestamp !== undefined) message.timestamp = timestamp;
+  documents.push(message);
+
+  const used = new Set<string>();
+  for (const [index, attachment] of email.attachments.entries()) {
+    const extension = extensionOf(attachment);
+    const loader = extension === '' ? undefined : context.loaderFor?.(extension);
+    const name = attachment.filename?.replace(/[/\\]/gu, '_') || `attachment-${index + 1}${extension}`;
+    names.push(name);
+    if (loader === undefined) continue;
+    let key = name;
+    for (let n = 2; used.has(key); n += 1) key = `${n}-${name}`;
+    used.add(key);
+    const sourceId = `${id}/${key}`;
+    let result: LoaderResult;
+    try {
+      result = await loader.load({ path: `${input.path}/${name}`, sourceId, extension, bytes: bytesOf(attachment.content) }, context);
+    } catch (error) {
+      warnings.push(`attachment ${name} of ${messageId ?? id} could not be read: ${reasonOf(error)}`);
+      continue;
+    }
+    if ('skip' in result) {
+      warnings.push(`attachment ${name} of ${messageId ?? id} left out: ${result.skip.message}`);
+      continue;
+    }
+    warnings.push(...(result.warnings ?? []).map((warning) => `attachment ${name}: ${warning}`));
+    for (const doc of result.documents) {
+      const metadata = { ...(doc.metadata ?? {}), attachment: { filename: name, mimeType: attachment.mimeType }, email: headers };
+      const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata as IngestDocument['metadata'] };
+      attached.title = `${doc.title ?? name} — attachment — ${title.replace(/^Email — /u, '')}`;
+      if (timestamp !== undefined && attached.timestamp === undefined) attached.timestamp = timestamp;
+      documents.push(attached);
+    }
+  }
+  if (names.length > 0) headers.attachments = names;
+  return { documents, warnings };
+}
+
+/** The Message-IDs read so far in this load, and where. */
+function seenMessages(context: LoaderContext): Map<string, string> {
+  let seen = context.state?.get('email:message-ids') as Map<string, string> | undefined;
+  if (seen === undefined) {
+    seen = new Map();
+    context.state?.set('email:message-ids', seen);
+  }
+  return seen;
+}
+
+export const emailLoader: Loader = {
+  name: 'email',
+  extensions: ['.eml', '.mbox'],
+  async load(input, context): Promise<LoaderResult> {
+    const { default: PostalMime } = await loadPostalMime();
+    if (input.bytes.includes(0)) return { skip: { reason: 'binary', message: 'binary content (not a MIME message)' } };
+    const mbox = input.extension === '.mbox';
+    // Latin-1 keeps every byte as one character, so a message's 8-bit parts reach the parser unchanged.
+    const raw = mbox ? splitMbox(new TextDecoder('latin1').decode(input.bytes)).map((text) => Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)) : [input.bytes];
+    if (mbox && raw.length === 0) return { skip: { reason: 'unreadable', message: 'no messages (an mbox message starts with a "From " line)' } };
+    const maxMessages = context.limits?.maxMessages ?? DEFAULT_LOAD_LIMITS.maxMessages;
+    const warnings: string[] = [];
+    if (raw.length > maxMessages) {
+      warnings.push(`read the first ${maxMessages} of ${raw.length} messages (maxMessages)`);
+      raw.length = maxMessages;
+    }
+    const seen = seenMessages(context);
+    const documents: IngestDocument[] = [];
+    const ids = new Set<string>();
+    let repeats = 0;
+    for (const [index, bytes] of raw.entries()) {
+      if (context.signal?.aborted) break;
+      const where = mbox ? `message ${index + 1}` : 'the message';
+      let email: ParsedEmail;
+      try {
+        email = await PostalMime.parse(bytes, { attachmentEncoding: 'arraybuffer' });
+      } catch (error) {
+        warnings.push(`${where} could not be parsed and was left out: ${reasonOf(error)}`);
+        continue;
+      }
+      if (email.from === undefined && email.subject === undefined && email.messageId === undefined && !(email.text ?? '').trim()) {
+        warnings.push(`${where} has no headers and no text (not a message) and was left out`);
+        continue;
+      }
+      const messageId = bare(email.messageId);
+      let id = input.sourceId;
+      if (mbox) {
+        // Without a Message-ID, the message's own bytes name it (the same message gets the same id each time).
+        id = `${input.sourceId}/${(messageId ?? `message-${sha256Hex(new TextDecoder('latin1').decode(bytes)).slice(0, 12)}`).replace(/[/\\]/gu, '_')}`;
+        if (ids.has(id)) {
+          warnings.push(`${where} repeats the Message-ID ${messageId ?? id} and was left out`);
+          repeats += 1;
+          continue;
+        }
+        ids.add(id);
+      }
+      if (messageId !== undefined) {
+        const earlier = seen.get(messageId);
+        if (earlier !== undefined && earlier !== id) {
+          warnings.push(`${where} (Message-ID ${messageId}) was already read as ${earlier} and was left out`);
+          repeats += 1;
+          continue;
+        }
+        seen.set(messageId, id);
+      }
+      const outcome = await messageDocuments(email, id, input, context, mbox ? versionOfBytes(bytes) : versionOfBytes(input.bytes));
+      documents.push(...outcome.documents);
+      warnings.push(...outcome.warnings);
+    }
+    if (documents.length === 0) {
+      // Every message already read elsewhere in this load: a copy, not a fault.
+      const reason = repeats > 0 && repeats === raw.length ? 'duplicate' : 'unreadable';
+      return { skip: { reason, message: warnings[0] ?? 'no message could be read' } };
+    }
+    return { documents, ...(warnings.length > 0 ? { warnings } : {}) };
+  },
+};

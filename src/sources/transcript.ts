@@ -1,0 +1,108 @@
+/**
+ * The transcript loader: WebVTT (.vtt) and SubRip (.srt). Each cue becomes one line of the document's text
+ * and one region with its start and end time; the chunker merges neighbouring cues into segments up to the
+ * chunk bound, so every chunk is a run of whole cues with the time from its first cue's start to its last
+ * one's end. Documents are of kind `segment`.
+ *
+ * Parsed here rather than by a package: both formats are a timing line (`00:01:00.000 --> 00:01:05.000`) and
+ * text lines between blank lines, and what is needed (cue times, text with voice tags turned into names,
+ * nothing else) is less code than adapting a parser's cue objects; the WebVTT parsers on npm also cover
+ * styling and regions that ingest has no use for, and those that read SRT as well are stream-based.
+ */
+import type { IngestDocument, Region } from '../retrieve/schemas.js';
+import { fileTitle, versionOfBytes } from './common.js';
+import type { Loader, LoaderResult } from './loader.js';
+import { decodeText, notText } from './text.js';
+
+export interface Cue {
+  start: number;
+  end: number;
+  text: string;
+}
+
+// hh:mm:ss.mmm (hours optional in WebVTT); SRT writes a comma before the milliseconds.
+const TIME = String.raw`(?:(\d+):)?([0-5]?\d):([0-5]\d)(?:[.,](\d{1,3}))?`;
+const TIMING = new RegExp(`^\\s*${TIME}\\s*-->\\s*${TIME}`, 'u');
+
+function seconds(h: string | undefined, m: string, s: string, ms: string | undefined): number {
+  return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + (ms === undefined ? 0 : Number(ms.padEnd(3, '0')) / 1000);
+}
+
+/** `<v Alice>Hello</v>` → `Alice: Hello`; other tags (`<i>`, `<c.red>`, timestamps) dropped; entities of WebVTT decoded. */
+function cueText(lines: readonly string[]): string {
+  const joined = lines.join(' ');
+  const voice = /^<v(?:\.[^\s>]*)?\s+([^>]+)>/u.exec(joined);
+  const body = joined
+    .replace(/<[^>]*>/gu, '')
+    .replace(/&lt;/gu, '<')
+    .replace(/&gt;/gu, '>')
+    .replace(/&nbsp;/gu, '\u00a0')
+    .replace(/&lrm;|&rlm;/gu, '')
+    .replace(/&amp;/gu, '&')
+    .replace(/\s+/gu, ' ')
+    .trim();
+  return voice ? `${voice[1]!.trim()}: ${body}` : body;
+}
+
+/** The cues of a WebVTT or SRT file, in file order; `malformed` counts timing lines that could not be read. */
+export function parseCues(text: string): { cues: Cue[]; malformed: number } {
+  const lines = text.split(/\r\n|\r|\n/u);
+  const cues: Cue[] = [];
+  let malformed = 0;
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i]!;
+    // WebVTT blocks that are not cues: NOTE, STYLE and REGION blocks run to the next blank line.
+    if (/^(NOTE|STYLE|REGION)(\s|$)/u.test(line)) {
+      while (i < lines.length && lines[i]!.trim() !== '') i += 1;
+      continue;
+    }
+    const timing = TIMING.exec(line);
+    if (timing === null) {
+      if (line.includes('-->')) malformed += 1;
+      i += 1;
+      continue;
+    }
+    const [, h1, m1, s1, ms1, h2, m2, s2, ms2] = timing;
+    const start = seconds(h1, m1!, s1!, ms1);
+    const end = seconds(h2, m2!, s2!, ms2);
+    const body: string[] = [];
+    i += 1;
+    while (i < lines.length && lines[i]!.trim() !== '' && !TIMING.test(lines[i]!)) body.push(lines[i++]!);
+    const cue = cueText(body);
+    if (end < start) malformed += 1;
+    else if (cue !== '') cues.push({ start, end, text: cue });
+  }
+  return { cues, malformed };
+}
+
+/** A transcript document: one line per cue, one region per cue (they merge into segments when chunked). */
+export function transcriptDocument(id: string, cues: readonly Cue[], title: string): IngestDocument & { regions: Region[] } {
+  let text = '';
+  const regions: Region[] = [];
+  for (const cue of cues) {
+    if (text !== '') text += '\n';
+    const start = text.length;
+    text += cue.text;
+    regions.push({ start, end: text.length, time: [cue.start, cue.end], unit: 'whole', merge: true });
+  }
+  return { id, text, title, kind: 'segment', regions };
+}
+
+export const transcriptLoader: Loader = {
+  name: 'transcript',
+  extensions: ['.vtt', '.srt'],
+  load(input): LoaderResult {
+    const decoded = decodeText(input.bytes);
+    if ('problem' in decoded) return notText(decoded.problem);
+    if (input.extension === '.vtt' && !/^WEBVTT(?:[ \t]|$)/mu.test(decoded.text.slice(0, 64))) {
+      return { skip: { reason: 'unreadable', message: 'not WebVTT (the file must start with WEBVTT)' } };
+    }
+    const { cues, malformed } = parseCues(decoded.text);
+    if (cues.length === 0) return { skip: { reason: 'unreadable', message: 'no cues with a timing line (00:00:01.000 --> 00:00:04.000)' } };
+    const header = input.extension === '.vtt' ? /^WEBVTT[ \t]+-?[ \t]*(.+)$/mu.exec(decoded.text.split(/\r?\n/u)[0] ?? '')?.[1]?.trim() : undefined;
+    const doc = { ...transcriptDocument(input.sourceId, cues, header || fileTitle(input.path)), version: versionOfBytes(input.bytes) };
+    const warnings = malformed > 0 ? [`${malformed} cue timing line${malformed === 1 ? '' : 's'} could not be read and ${malformed === 1 ? 'was' : 'were'} left out`] : [];
+    return { documents: [doc], ...(warnings.length > 0 ? { warnings } : {}) };
+  },
+};

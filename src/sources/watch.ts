@@ -1,0 +1,240 @@
+/**
+ * `watchDocuments`: keeps a store current while the files under some paths are added, changed, renamed and
+ * deleted. chokidar reports the changes; they are gathered for `debounceMs` after the last one and applied as
+ * one batch by `applyFileChanges`: the changed files are read again (with `loadDocuments`, so with the same
+ * loaders, limits and source ids as an ingest), their documents added, the sources of deleted files (and of
+ * what they held: a mailbox's messages, a message's attachments, a file's records) removed, then the store
+ * saved once. A rename is a delete and an add. Batches run one at a time: the watcher is the one writer of
+ * its store, and `applyFileChanges` is the one function that loads, changes and saves it.
+ */
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { LitmPackError } from '../base/errors.js';
+import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/schemas.js';
+import type { AddDocumentsResult, DeleteSourcesResult, IngestDocument, Store } from '../retrieve/types.js';
+import { defaultLoaders, loadDocuments, sourceIdOf, type LoadDocumentsOptions, type LoadWarning, type SkippedFile } from './load.js';
+
+export interface WatchDocumentsOptions extends Omit<LoadDocumentsOptions, 'strict' | 'allowEmpty' | 'onProgress'> {
+  /** The store kept current (a `MemoryHybridStore`, a `QdrantHybridStore`...). */
+  store: Store;
+  /** Called once after each batch is applied (e.g. `() => store.save(file)` for an embedded store). */
+  save?: () => Promise<void>;
+  /** Quiet time after the last change before a batch is applied (default 300 ms). */
+  debounceMs?: number;
+  /** Called after each batch with what it did. */
+  onBatch?: (batch: WatchBatch) => void;
+  /** Called when a batch fails (the store is left as the last saved batch left it; later batches still run). */
+  onError?: (error: unknown) => void;
+}
+
+/** What one batch did. */
+export interface WatchBatch {
+  /** Files read again (added or changed). */
+  changed: string[];
+  /** Files gone (deleted, renamed away, or no longer readable). */
+  removed: string[];
+  documents: number;
+  added: AddDocumentsResult;
+  deleted: DeleteSourcesResult;
+  skipped: SkippedFile[];
+  warnings: LoadWarning[];
+}
+
+export interface DocumentWatcher {
+  /** Resolves once the initial scan is done and changes are being watched. */
+  readonly ready: Promise<void>;
+  /** Resolves when no batch is pending or running. */
+  idle(): Promise<void>;
+  /** Stops watching; a batch under way is finished first. */
+  close(): Promise<void>;
+}
+
+/** The source ids a store holds. */
+async function storedSourceIds(store: Store): Promise<string[]> {
+  const listing = store as Store & { sources?: () => { sourceId: string }[] };
+  if (typeof listing.sources === 'function') return listing.sources().map((source) => source.sourceId);
+  if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources, which watching needs (it has no getChunks)');
+  const chunks = await store.getChunks({ filter: { must: [] }, limit: GET_CHUNKS_MAX_LIMIT });
+  return [...new Set(chunks.map((chunk) => chunk.sourceId))];
+}
+
+/** Whether `id` is the source `file` or one it holds (`inbox.mbox/<message>`, `renewal.eml/terms.pdf`). */
+const heldBy = (id: string, file: string) => id === file || id.startsWith(`${file}/`);
+
+/** The path given to the watcher that `path` lies under (the longest), or undefined. */
+function rootOf(path: string, roots: readonly string[]): string | undefined {
+  const absolute = resolve(path);
+  let best: string | undefined;
+  for (const root of roots) {
+    const r = resolve(root);
+    if ((absolute === r || absolute.startsWith(r.endsWith(sep) ? r : r + sep)) && (best === undefined || r.length > resolve(best).length)) best = root;
+  }
+  return best;
+}
+
+/**
+ * Applies one batch of file changes to a store: reads `changed` again, removes the sources of `removed`
+ * (and of changed files that no longer give them), adds what was read, then calls `save` once. `roots` are
+ * the paths being watched (source ids are relative to `base`, or to the folder holding the root for a root
+ * outside it, as `loadDocuments` gives them). Nothing is written when reading fails.
+ */
+export async function applyFileChanges(
+  roots: readonly string[],
+  change: { changed: readonly string[]; removed: readonly string[] },
+  options: Omit<WatchDocumentsOptions, 'debounceMs' | 'onBatch' | 'onError'>,
+): Promise<WatchBatch> {
+  const { store, save, ...rest } = options;
+  const base = rest.base ?? process.cwd();
+  const skipped: SkippedFile[] = [];
+  const warnings: LoadWarning[] = [];
+  const docs: IngestDocument[] = [];
+  const gone = new Set<string>();
+  const reread = new Set<string>();
+  for (const path of change.removed) {
+    const root = rootOf(path, roots) ?? path;
+    gone.add(sourceIdOf(path, root, base));
+  }
+  for (const path of change.changed) {
+    const root = rootOf(path, roots) ?? path;
+    const id = sourceIdOf(path, root, base);
+    // A root outside `base` names its files from the folder that holds it, as an ingest of that root does.
+    const fromBase = relative(resolve(base), resolve(path));
+    const inside = fromBase !== '' && !fromBase.startsWith('..') && !isAbsolute(fromBase);
+    const found = await loadDocuments([path], {
+      ...rest,
+      base: inside ? base : dirname(resolve(root)),
+      allowEmpty: true,
+      onSkip: (skip) => {
+        skipped.push(skip);
+        rest.onSkip?.(skip);
+      },
+      onWarning: (warning) => {
+        warnings.push(warning);
+        rest.onWarning?.(warning);
+      },
+    }).catch((error: unknown) => {
+      // Gone between the event and the read: a delete.
+      if ((error as { code?: string }).code === 'not_found') return null;
+      throw error;
+    });
+    if (found === null || found.length === 0) gone.add(id);
+    else {
+      reread.add(id);
+      docs.push(...found);
+    }
+  }
+  const produced = new Set(docs.map((doc) => doc.id));
+  const stored = gone.size > 0 || reread.size > 0 ? await storedSourceIds(store) : [];
+  const stale = stored.filter((id) => !produced.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
+  const added = docs.length > 0 ? await store.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
+  let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };
+  if (stale.length > 0) {
+    if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources, which watching needs');
+    deleted = await store.deleteSources(stale);
+  }
+  await save?.();
+  return { changed: [...change.changed], removed: [...change.removed], documents: docs.length, added, deleted, skipped, warnings };
+}
+
+/**
+ * Watches `paths` and keeps `options.store` current (see the module comment). The files already there are
+ * not read (ingest them first); every later add, change, rename or delete is.
+ *
+ * @example
+ * await store.addDocuments(await loadDocuments(['docs/']));
+ * const watcher = await watchDocuments(['docs/'], { store, save: () => store.save('.litm-store/store.json') });
+ * // ... later
+ * await watcher.close();
+ */
+export async function watchDocuments(paths: readonly string[], options: WatchDocumentsOptions): Promise<DocumentWatcher> {
+  if (paths.length === 0) throw new LitmPackError('invalid_input', 'watchDocuments: give at least one file or folder');
+  for (const path of paths) {
+    await stat(path).catch((error: unknown) => {
+      throw new LitmPackError('not_found', `Cannot watch ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
+    });
+  }
+  const { debounceMs = 300, onBatch, onError, ...applyOptions } = options;
+  const extensions = new Set((options.loaders ?? defaultLoaders()).flatMap((loader) => loader.extensions.map((e) => e.toLowerCase())));
+  const { watch } = await import('chokidar');
+  const watcher = watch([...paths], {
+    ignoreInitial: true,
+    followSymlinks: options.followSymlinks === true,
+    // Hidden files and folders are not ingested, so they are not watched either.
+    ignored: (path: string, stats?: Stats) => {
+      const rel = relative(process.cwd(), path);
+      if (rel.split(sep).some((part) => part.startsWith('.') && part !== '.' && part !== '..')) return true;
+      return stats?.isFile() === true && !extensions.has(extname(path).toLowerCase());
+    },
+    // An editor's save (write a temp file, rename it over) and a copy in progress settle before they are read.
+    atomic: true,
+    awaitWriteFinish: { stabilityThreshold: Math.min(200, debounceMs), pollInterval: 50 },
+  });
+  const pending = new Map<string, 'changed' | 'removed'>();
+  const removedDirs = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let waiting = 0;
+  let closed = false;
+
+  const flush = () => {
+    timer = undefined;
+    if (pending.size === 0 && removedDirs.size === 0) return;
+    const batch = [...pending];
+    const dirs = [...removedDirs];
+    pending.clear();
+    removedDirs.clear();
+    waiting += 1;
+    running = running
+      .then(async () => {
+        const changed = batch.filter(([, kind]) => kind === 'changed').map(([path]) => path);
+        const removed = [...batch.filter(([, kind]) => kind === 'removed').map(([path]) => path), ...dirs];
+        const result = await applyFileChanges(paths, { changed, removed }, applyOptions);
+        onBatch?.(result);
+      })
+      .catch((error: unknown) => onError?.(error))
+      .finally(() => {
+        waiting -= 1;
+      });
+  };
+  const schedule = (path: string, kind: 'changed' | 'removed') => {
+    if (closed) return;
+    pending.set(path, kind);
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(flush, debounceMs);
+  };
+  watcher.on('add', (path) => schedule(path, 'changed'));
+  watcher.on('change', (path) => schedule(path, 'changed'));
+  watcher.on('unlink', (path) => schedule(path, 'removed'));
+  watcher.on('unlinkDir', (path) => {
+    if (closed) return;
+    removedDirs.add(path);
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(flush, debounceMs);
+  });
+  watcher.on('error', (error) => onError?.(error));
+  const ready = new Promise<void>((done) => watcher.once('ready', () => done()));
+  await ready;
+
+  const idle = async () => {
+    for (;;) {
+      const current = running;
+      await current;
+      if (timer === undefined && waiting === 0 && current === running) return;
+      await new Promise((done) => setTimeout(done, Math.max(10, debounceMs / 4)));
+    }
+  };
+  return {
+    ready,
+    idle,
+    async close() {
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        flush();
+      }
+      closed = true;
+      await watcher.close();
+      await running;
+    },
+  };
+}
