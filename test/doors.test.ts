@@ -23,6 +23,7 @@ import {
 import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle } from '../src/langchain/index.js';
 import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/index.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
+import { readSaved } from './helpers/store-files.js';
 import { runCli } from './helpers/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -136,7 +137,7 @@ describe('one ingest path', () => {
     const cliFile = join(storeDir, 'store.json');
     const cliText = await readFile(cliFile, 'utf8');
     // The CLI's store was written at some instant: the library's gets the same clock, so indexedAt agrees.
-    const indexedAt = (JSON.parse(cliText) as { chunks: { record: { indexedAt: string } }[] }).chunks[0]!.record.indexedAt;
+    const indexedAt = (await readSaved(cliFile)).chunks[0]!.record.indexedAt;
     const library = new MemoryHybridStore({ now: () => new Date(indexedAt) });
     await library.addDocuments(await loadDocuments(['examples/corpus'], { base: ROOT }));
     const libraryFile = join(work, 'library', 'store.json');

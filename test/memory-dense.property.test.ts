@@ -60,7 +60,7 @@ const scenario = fc
       deleted: fc.array(fc.nat(), { maxLength: 20 }),
       query: fc.oneof(fc.array(scalar, { minLength: dimension, maxLength: dimension }), fc.nat().map((n) => ({ copyOf: n }))),
       limit: fc.integer({ min: 1, max: 60 }),
-      principals: fc.constantFrom<string[] | undefined>(undefined, [], ['hr'], ['eng']),
+      principals: fc.constantFrom<string[] | 'all' | undefined>(undefined, 'all', [], ['hr'], ['eng']),
       filter: fc.constantFrom<Filter | undefined>(undefined, { must: [{ key: 'metadata.group', match: { value: 'a' } }] }, { must_not: [{ key: 'metadata.group', match: { value: 'b' } }] }),
     }),
   );
@@ -87,7 +87,8 @@ describe('dense search: the int8 first pass gives exactly the exact ranking', ()
         const queryVector = Array.isArray(s.query) ? s.query : rows[s.query.copyOf % rows.length]!.vector;
         embeddings.vectors.set('the query', queryVector);
         const query = toDenseQuery(queryVector);
-        const visible = (row: Row) => s.principals === undefined || row.acl === undefined || row.acl.some((p) => s.principals!.includes(p));
+        // No principals is the anonymous view (unrestricted rows only); 'all' is the full view.
+        const visible = (row: Row) => s.principals === 'all' || row.acl === undefined || row.acl.length === 0 || row.acl.some((p) => (s.principals ?? []).includes(p));
         const passes = (row: Row) => {
           const must = s.filter?.must as { match: { value: string } }[] | undefined;
           const mustNot = s.filter?.must_not as { match: { value: string } }[] | undefined;

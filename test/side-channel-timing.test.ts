@@ -30,7 +30,7 @@ beforeAll(async () => {
   };
   const open: IngestDocument[] = Array.from({ length: 200 }, (_, i) => ({ id: `public/${i}.md`, text: sentence(i, 'meadowlark') }));
   await store.addDocuments([restricted, ...open]);
-  restrictedIds = (await store.getChunks({ sourceIds: ['hr/restricted.md'] })).map((c) => c.id);
+  restrictedIds = (await store.getChunks({ sourceIds: ['hr/restricted.md'], principals: 'all' })).map((c) => c.id);
   expect(restrictedIds).toHaveLength(RESTRICTED_CHUNKS);
 }, 120_000);
 

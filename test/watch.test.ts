@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, applyFileChanges, loadDocuments, watchDocuments, type WatchBatch } from '../src/index.js';
 import { makeEmail, makeMbox } from './helpers/real-files.js';
+import { readSavedSync } from './helpers/store-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-watch-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -119,7 +120,7 @@ describe('litm-pack ingest --watch', () => {
       expect(out).toMatch(/^Ingested 1 file into st: 1 chunk added/u);
       writeFileSync(join(dir, 'notes/b.md'), '# B\n\nBravo paragraph.\n');
       await until('a batch line', () => /Updated: 1 file read, 0 files gone: 1 chunk added/u.test(out));
-      const saved = JSON.parse(readFileSync(join(dir, 'st/store.json'), 'utf8')) as { chunks: { record: { sourceId: string } }[] };
+      const saved = readSavedSync(join(dir, 'st/store.json'));
       expect(saved.chunks.map((c) => c.record.sourceId).sort()).toEqual(['notes/a.md', 'notes/b.md']);
     } finally {
       child.kill('SIGINT');

@@ -6,6 +6,7 @@ import { LitmPackError } from '../base/errors.js';
 import { warn } from './io.js';
 import { STORE_FILE_NAME } from '../retrieve/memory-file.js';
 import { MemoryHybridStore } from '../retrieve/memory-store.js';
+import { ReloadingStore } from '../retrieve/reloading-store.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';
 
 /** What `--help` says `--store` takes. */
@@ -61,6 +62,17 @@ export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   });
 }
 
+/** The store file `spec` names, which must exist (else `not_found` saying how to make it). */
+export async function existingStoreFile(spec: string): Promise<string> {
+  const file = await storeFile(spec);
+  try {
+    await stat(file);
+  } catch {
+    throw new LitmPackError('not_found', `No store at ${spec}: run "litm-pack ingest PATH... --store ${spec}" first`);
+  }
+  return file;
+}
+
 /**
  * The store file `spec` names: `spec` itself when it is a file or ends in `.json`, else `spec/store.json` (a
  * folder, existing or to be made).
@@ -77,12 +89,7 @@ export async function storeFile(spec: string): Promise<string> {
 
 /** The embedded store at `spec` for reading; it must exist. */
 export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
-  const file = await storeFile(spec);
-  try {
-    await stat(file);
-  } catch {
-    throw new LitmPackError('not_found', `No store at ${spec}: run "litm-pack ingest PATH... --store ${spec}" first`);
-  }
+  const file = await existingStoreFile(spec);
   const { embeddings, idfCorpus } = options;
   return MemoryHybridStore.load(file, {
     ...(embeddings === undefined ? {} : { embeddings }),
@@ -90,18 +97,35 @@ export async function loadStore(spec: string, options: OpenStoreOptions = {}): P
   });
 }
 
-/** The embedded store at `spec` for writing: loaded when its file exists, else a new one. */
-export async function loadOrCreateStore(spec: string, options: OpenStoreOptions = {}): Promise<{ store: MemoryHybridStore; file: string }> {
-  const file = await storeFile(spec);
-  let exists = true;
-  try {
-    await stat(file);
-  } catch {
-    exists = false;
-  }
-  if (exists) return { store: await loadStore(spec, options), file };
+/**
+ * Runs `change` on the embedded store file `file` as one load → change → save under the file's lock
+ * (`MemoryHybridStore.update`): a second writer (another ingest, remove or watch batch) waits its turn, up to
+ * ten seconds, then stops with a `timeout` error naming the process that holds the store. A missing file
+ * starts a new store; the file is written only when `change` changed the store.
+ */
+export async function updateStore<T>(file: string, change: (store: MemoryHybridStore) => Promise<T>, options: OpenStoreOptions = {}): Promise<T> {
   const { embeddings } = options;
-  return { store: new MemoryHybridStore(embeddings === undefined ? {} : { embeddings }), file };
+  return MemoryHybridStore.update(file, change, { ...(embeddings === undefined ? {} : { embeddings }), create: true });
+}
+
+/** How often a served store file is checked for a newer version (one `stat`), in ms. */
+export const SERVED_STORE_CHECK_MS = 500;
+
+/**
+ * The store `serve` and `mcp` answer from: a Qdrant collection, or the embedded store file followed as it
+ * changes (`ReloadingStore`): an `ingest` or `remove` while the server runs is seen within half a second; a
+ * version that cannot be read is reported and the last good one keeps serving.
+ */
+export async function openServedStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const qdrant = await openQdrant(spec, options);
+  if (qdrant !== null) return qdrant;
+  const { embeddings, idfCorpus } = options;
+  return ReloadingStore.open(await existingStoreFile(spec), {
+    ...(embeddings === undefined ? {} : { embeddings }),
+    ...(idfCorpus === undefined ? {} : { idfCorpus }),
+    checkIntervalMs: SERVED_STORE_CHECK_MS,
+    onReloadError: (error) => warn(`the store file changed but could not be read (still serving the previous version): ${error.message}`),
+  });
 }
 
 /** The store a read-only command (bundle, briefing, ...) works on; a local one must exist. */
@@ -114,7 +138,7 @@ export async function openStore(spec: string, options: OpenStoreOptions = {}): P
  * search then runs on BM25 alone and the confidence is `unknown`.
  */
 export function noteUnusedVectors(store: Store): void {
-  if (!(store instanceof MemoryHybridStore) || store.embedding === null) return;
+  if (!(store instanceof MemoryHybridStore || store instanceof ReloadingStore) || store.embedding === null) return;
   const { model, dimension } = store.embedding;
   warn(
     `the store holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}, but no --embeddings was given: searching with BM25 only (confidence unknown)`,

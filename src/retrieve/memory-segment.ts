@@ -34,6 +34,9 @@ interface Payload {
   readonly kind?: string;
   readonly clusters?: readonly string[];
   readonly metadata?: Record<string, unknown>;
+  /** Per chunk (a page, lines, a time range): interned with the rest, so chunks without one share as before. */
+  readonly locator?: NonNullable<ChunkRecord['locator']>;
+  readonly parentId?: string;
 }
 
 /** One ACL class's part of a segment, as views into the segment's memory. */
@@ -88,6 +91,8 @@ function payloadOf(record: ChunkRecord): Payload {
   if (record.kind !== undefined) payload.kind = record.kind;
   if (record.clusters !== undefined) payload.clusters = [...record.clusters];
   if (record.metadata !== undefined) payload.metadata = structuredClone(record.metadata);
+  if (record.locator !== undefined) payload.locator = structuredClone(record.locator);
+  if (record.parentId !== undefined) payload.parentId = record.parentId;
   return payload;
 }
 
@@ -556,6 +561,8 @@ export class Segment {
     const acl = this.classes.acl(this.aclClassOf[row]!);
     if (acl !== undefined) record.acl = [...acl];
     if (payload.metadata !== undefined) record.metadata = structuredClone(payload.metadata);
+    if (payload.locator !== undefined) record.locator = structuredClone(payload.locator);
+    if (payload.parentId !== undefined) record.parentId = payload.parentId;
     return record;
   }
 

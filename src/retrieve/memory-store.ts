@@ -352,6 +352,7 @@ export class MemoryHybridStore implements Store {
         throw new LitmPackError(
           'unsupported_mode',
           'Dense search needs embeddings: construct MemoryHybridStore with { embeddings }, or use mode "lexical"',
+          { details: { requires: 'embeddings', parameter: 'mode' } },
         );
       }
       mode = 'lexical';
@@ -359,7 +360,9 @@ export class MemoryHybridStore implements Store {
     throwIfAborted(req.signal);
     const diversity = req.diversity ?? 0;
     if (diversity > 0 && !this.#embeddings) {
-      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct MemoryHybridStore with { embeddings }');
+      throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct MemoryHybridStore with { embeddings }', {
+        details: { requires: 'embeddings', parameter: 'diversity' },
+      });
     }
 
     let queryVector: DenseQuery | undefined;

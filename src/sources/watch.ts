@@ -4,8 +4,9 @@
  * one batch by `applyFileChanges`: the changed files are read again (with `loadDocuments`, so with the same
  * loaders, limits and source ids as an ingest), their documents added, the sources of deleted files (and of
  * what they held: a mailbox's messages, a message's attachments, a file's records) removed, then the store
- * saved once. A rename is a delete and an add. Batches run one at a time: the watcher is the one writer of
- * its store, and `applyFileChanges` is the one function that loads, changes and saves it.
+ * saved once. A rename is a delete and an add. Batches run one at a time, and `applyFileChanges` is the one
+ * function that changes the store. With `update` each batch runs as one locked load → change → save of a store
+ * file (`MemoryHybridStore.update`), so an ingest or a remove by another process between two batches is kept.
  */
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -15,10 +16,19 @@ import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/schemas.js';
 import type { AddDocumentsResult, DeleteSourcesResult, IngestDocument, Store } from '../retrieve/types.js';
 import { defaultLoaders, loadDocuments, sourceIdOf, type LoadDocumentsOptions, type LoadWarning, type SkippedFile } from './load.js';
 
+/** Runs one batch's change of the store, e.g. `(change) => MemoryHybridStore.update(file, change)`. */
+export type StoreUpdate = <T>(change: (store: Store) => Promise<T>) => Promise<T>;
+
 export interface WatchDocumentsOptions extends Omit<LoadDocumentsOptions, 'strict' | 'allowEmpty' | 'onProgress'> {
-  /** The store kept current (a `MemoryHybridStore`, a `QdrantHybridStore`...). */
-  store: Store;
-  /** Called once after each batch is applied (e.g. `() => store.save(file)` for an embedded store). */
+  /** The store kept current (a `MemoryHybridStore`, a `QdrantHybridStore`...); give it or `update`. */
+  store?: Store;
+  /**
+   * Instead of `store`: how each batch gets the store it changes, e.g. `(change) => MemoryHybridStore.update(file,
+   * change)` for an embedded store file shared with other writers (each batch loads, changes and saves it under
+   * the file's lock).
+   */
+  update?: StoreUpdate;
+  /** Called once after each batch is applied to `store` (e.g. `() => store.save(file)`); not with `update`. */
   save?: () => Promise<void>;
   /** Quiet time after the last change before a batch is applied (default 300 ms). */
   debounceMs?: number;
@@ -50,12 +60,27 @@ export interface DocumentWatcher {
   close(): Promise<void>;
 }
 
+/** How a batch reaches its store: through `update`, or on `store` followed by `save`. */
+function storeUpdateOf(store: Store | undefined, update: StoreUpdate | undefined, save: (() => Promise<void>) | undefined): StoreUpdate {
+  if (update !== undefined) {
+    if (store !== undefined || save !== undefined) throw new LitmPackError('invalid_input', 'Give watchDocuments either store (and save) or update, not both');
+    return update;
+  }
+  if (store === undefined) throw new LitmPackError('invalid_input', 'watchDocuments needs the store to keep current: give store (and save), or update');
+  return async (change) => {
+    const result = await change(store);
+    await save?.();
+    return result;
+  };
+}
+
 /** The source ids a store holds. */
 async function storedSourceIds(store: Store): Promise<string[]> {
   const listing = store as Store & { sources?: () => { sourceId: string }[] };
   if (typeof listing.sources === 'function') return listing.sources().map((source) => source.sourceId);
   if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources, which watching needs (it has no getChunks)');
-  const chunks = await store.getChunks({ filter: { must: [] }, limit: GET_CHUNKS_MAX_LIMIT });
+  // The store's owner sees every source, whatever its ACL.
+  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
   return [...new Set(chunks.map((chunk) => chunk.sourceId))];
 }
 
@@ -84,7 +109,8 @@ export async function applyFileChanges(
   change: { changed: readonly string[]; removed: readonly string[] },
   options: Omit<WatchDocumentsOptions, 'debounceMs' | 'onBatch' | 'onError'>,
 ): Promise<WatchBatch> {
-  const { store, save, ...rest } = options;
+  const { store, update, save, ...rest } = options;
+  const withStore = storeUpdateOf(store, update, save);
   const base = rest.base ?? process.cwd();
   const skipped: SkippedFile[] = [];
   const warnings: LoadWarning[] = [];
@@ -125,15 +151,17 @@ export async function applyFileChanges(
     }
   }
   const produced = new Set(docs.map((doc) => doc.id));
-  const stored = gone.size > 0 || reread.size > 0 ? await storedSourceIds(store) : [];
-  const stale = stored.filter((id) => !produced.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
-  const added = docs.length > 0 ? await store.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
-  let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };
-  if (stale.length > 0) {
-    if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources, which watching needs');
-    deleted = await store.deleteSources(stale);
-  }
-  await save?.();
+  const { added, deleted } = await withStore(async (target) => {
+    const stored = gone.size > 0 || reread.size > 0 ? await storedSourceIds(target) : [];
+    const stale = stored.filter((id) => !produced.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
+    const added = docs.length > 0 ? await target.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
+    let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };
+    if (stale.length > 0) {
+      if (typeof target.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources, which watching needs');
+      deleted = await target.deleteSources(stale);
+    }
+    return { added, deleted };
+  });
   return { changed: [...change.changed], removed: [...change.removed], documents: docs.length, added, deleted, skipped, warnings };
 }
 
@@ -144,6 +172,8 @@ export async function applyFileChanges(
  * @example
  * await store.addDocuments(await loadDocuments(['docs/']));
  * const watcher = await watchDocuments(['docs/'], { store, save: () => store.save('.litm-store/store.json') });
+ * // or, with other writers of the same store file (each batch under the file's lock):
+ * // watchDocuments(['docs/'], { update: (change) => MemoryHybridStore.update('.litm-store/store.json', change) });
  * // ... later
  * await watcher.close();
  */
@@ -154,6 +184,7 @@ export async function watchDocuments(paths: readonly string[], options: WatchDoc
       throw new LitmPackError('not_found', `Cannot watch ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
     });
   }
+  storeUpdateOf(options.store, options.update, options.save);
   const { debounceMs = 300, onBatch, onError, ...applyOptions } = options;
   const extensions = new Set((options.loaders ?? defaultLoaders()).flatMap((loader) => loader.extensions.map((e) => e.toLowerCase())));
   const { watch } = await import('chokidar');

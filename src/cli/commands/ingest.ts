@@ -10,7 +10,7 @@ import { warn } from '../io.js';
 import { visible, visibleLine } from '../terminal.js';
 import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
-import { loadOrCreateStore, openQdrant } from '../stores.js';
+import { openQdrant, storeFile, updateStore } from '../stores.js';
 import { listSourceIds } from './remove.js';
 
 export interface IngestFlags extends EmbeddingsFlags {
@@ -117,11 +117,15 @@ export async function addWithProgress(store: Store, docs: IngestDocument[], quie
   bar?.start(docs.length, 0);
   try {
     const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
-    const total = store instanceof MemoryHybridStore ? ` (${count(store.size, 'chunk')} in all)` : '';
-    return `${count(result.added, 'chunk')} added, ${result.unchanged} unchanged, ${result.removed} removed${total}`;
+    return `${count(result.added, 'chunk')} added, ${result.unchanged} unchanged, ${result.removed} removed`;
   } finally {
     bar?.stop();
   }
+}
+
+/** " (N chunks in all)" for the embedded store, which knows its size; nothing for others. */
+export function totalOf(store: Store): string {
+  return store instanceof MemoryHybridStore ? ` (${count(store.size, 'chunk')} in all)` : '';
 }
 
 /** A local store opened for writing must get vectors for new chunks when it holds vectors already. */
@@ -143,27 +147,34 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   if (flags.reindex === true) {
     return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
   }
+  const ids = new Set(docs.map((d) => d.id));
+  // Adds, prunes, and says how large the store is after both.
+  const change = async (store: Store) => {
+    const counts = await addWithProgress(store, docs, flags.quiet === true);
+    const pruned = flags.prune === true ? await prune(store, paths, ids) : null;
+    return { counts: `${counts}${totalOf(store)}`, pruned };
+  };
   const qdrant = await openQdrant(flags.store, { embeddings });
-  let store: Store;
+  let done: { counts: string; pruned: DeleteSourcesResult | null };
   let file: string | undefined;
   if (qdrant !== null) {
     await qdrant.ensureCollection();
-    store = qdrant;
+    done = await change(qdrant);
   } else {
-    const local = await loadOrCreateStore(flags.store, { embeddings });
-    checkVectorsKept(local.store, flags.store, embeddings);
-    store = local.store;
-    file = local.file;
+    // One writer at a time: another ingest or remove of this store file waits for the lock (see updateStore).
+    file = await storeFile(flags.store);
+    done = await updateStore(file, async (local) => {
+      checkVectorsKept(local, flags.store, embeddings);
+      return change(local);
+    }, { embeddings });
   }
-  const counts = await addWithProgress(store, docs, flags.quiet === true);
-  const pruned = flags.prune === true ? await prune(store, paths, new Set(docs.map((d) => d.id))) : null;
-  if (store instanceof MemoryHybridStore && file !== undefined) await store.save(file);
+  const { counts, pruned } = done;
   const lines = [`Ingested ${filesLine(files, docs.length)} into ${flags.store}: ${counts}.`];
   if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
   if (skipped.length > 0) lines.push(describeSkipped(skipped));
   if (flags.watch === true) {
     process.stdout.write(`${visible(lines.join('\n'))}\n`);
-    await watchIngest(paths, flags, store, file);
+    await watchIngest(paths, flags, qdrant, file, embeddings);
     return '';
   }
   return lines.join('\n');
@@ -180,12 +191,13 @@ export function batchLine(batch: WatchBatch): string {
  * `--watch`: after the ingest, keeps the store current until interrupted (SIGINT or SIGTERM), one line per
  * batch of changes; an embedded store is saved after each batch.
  */
-async function watchIngest(paths: string[], flags: IngestFlags, store: Store, file: string | undefined): Promise<void> {
-  const save = store instanceof MemoryHybridStore && file !== undefined ? () => store.save(file) : undefined;
+async function watchIngest(paths: string[], flags: IngestFlags, qdrant: Store | null, file: string | undefined, embeddings: EmbeddingsLike | undefined): Promise<void> {
+  // An embedded store is loaded, changed and saved under its lock per batch, so other writers' changes stay.
+  const target =
+    qdrant !== null ? { store: qdrant } : { update: <T>(change: (store: Store) => Promise<T>) => updateStore(file!, change, { embeddings }) };
   const watcher = await watchDocuments(paths, {
     ...loadOptionsFor(flags),
-    store,
-    ...(save === undefined ? {} : { save }),
+    ...target,
     onSkip: (skip) => warn(skipWarning(skip)),
     onWarning: (warning) => warn(partialWarning(warning)),
     onBatch: (batch) => process.stdout.write(`${visibleLine(batchLine(batch))}\n`),

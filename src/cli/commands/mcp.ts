@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
-import { noteUnusedVectors, openStore } from '../stores.js';
+import { noteUnusedVectors, openServedStore } from '../stores.js';
 import { closeLogFile, openLogFile, serverRerank, serverRerankOptions, stopSignal, type ServerRerankFlags } from './serve.js';
 
 interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
@@ -21,7 +21,7 @@ export function registerMcp(program: Command): void {
     .action(async (flags: McpFlags) => {
       const rerank = serverRerank(flags);
       const embeddings = embeddingsFrom(flags);
-      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
       const { serveStdio } = await import('../../mcp/index.js');
       const log = flags.log === undefined ? undefined : await openLogFile(flags.log);

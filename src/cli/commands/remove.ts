@@ -4,18 +4,20 @@ import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { GET_CHUNKS_MAX_LIMIT } from '../../retrieve/store-requests.js';
 import type { DeleteSourcesResult, Store } from '../../retrieve/types.js';
 import { storeOption } from '../options.js';
-import { openStore, storeFile } from '../stores.js';
+import { existingStoreFile, openQdrant, updateStore } from '../stores.js';
 import { count } from './ingest.js';
 import { visibleLine } from '../terminal.js';
 
-/** Removes sources from a store and, for the embedded store, saves it. */
-export async function removeSources(store: Store, spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
-  if (typeof store.deleteSources !== 'function') {
-    throw new LitmPackError('unsupported', 'This store cannot delete sources');
-  }
-  const result = await store.deleteSources(sourceIds);
-  if (store instanceof MemoryHybridStore && result.sources > 0) await store.save(await storeFile(spec));
-  return result;
+/** Removes sources from a store: a Qdrant collection directly, the embedded store under its file's lock. */
+export async function removeSources(spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
+  const remove = async (store: Store) => {
+    if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
+    return store.deleteSources(sourceIds);
+  };
+  const qdrant = await openQdrant(spec);
+  if (qdrant !== null) return remove(qdrant);
+  // The store must exist: removing from nothing is a mistake in the path, not an empty store to create.
+  return updateStore(await existingStoreFile(spec), remove);
 }
 
 /** Every source id in the store (the embedded store lists them; others are read through getChunks). */
@@ -37,8 +39,7 @@ export function registerRemove(program: Command): void {
       .description('delete sources (every chunk of them) from the store')
       .argument('<sources...>', 'source ids as ingested (e.g. docs/policy.md)'),
   ).action(async (sources: string[], flags: { store: string }) => {
-    const store = await openStore(flags.store);
-    const result = await removeSources(store, flags.store, sources);
+    const result = await removeSources(flags.store, sources);
     const unique = new Set(sources).size;
     process.stdout.write(
       visibleLine(`Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +

@@ -7,7 +7,7 @@ import type { ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
 import { DEFAULT_RATE_LIMIT, exposureProblem } from '../../server/options.js';
-import { noteUnusedVectors, openStore } from '../stores.js';
+import { noteUnusedVectors, openServedStore } from '../stores.js';
 
 /** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
 export interface ServerRerankFlags {
@@ -172,7 +172,7 @@ export function registerServe(program: Command): void {
         return;
       }
       const embeddings = embeddingsFrom(flags);
-      const store = await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
+      const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
       const { startServer } = await import('../../server/server.js');
       const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
