@@ -24,7 +24,7 @@ const restricted: IngestDocument = {
 await store.addDocuments([restricted, ...Array.from({ length: 200 }, (_, i) => ({ id: `public/${i}.md`, text: sentence(i, 'meadowlark') }))]);
 // Ids as a request brings them: parsed from JSON (flat strings), restricted and missing alike.
 const asRequest = (list: string[]): string[] => JSON.parse(JSON.stringify(list)) as string[];
-const restrictedIds = (await store.getChunks({ sourceIds: ['hr/restricted.md'] })).slice(0, 50).map((c) => c.id);
+const restrictedIds = (await store.getChunks({ sourceIds: ['hr/restricted.md'], principals: 'all' })).slice(0, 50).map((c) => c.id);
 const ids = asRequest(restrictedIds);
 const missingIds = asRequest(restrictedIds.map((id) => id.replace('hr/restricted.md', 'hr/nothere.md')));
 const principals = ['sales'];

@@ -45,7 +45,7 @@ qdrant_example() {
 
 examples_passed=0
 examples_failed=0
-for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine sentence-selection verify-golden-packs briefing qdrant-hybrid mcp-client; do
+for example in eval-harness langchain-rag langchain-compressor llamaindex-query-engine sentence-selection verify-golden-packs briefing mixed-corpus qdrant-hybrid mcp-client; do
   if { if [ "$example" = qdrant-hybrid ]; then qdrant_example; else npx tsx "examples/$example.ts"; fi; } > "$results/example-$example.log" 2>&1; then
     echo "example $example: ok"
     examples_passed=$((examples_passed + 1))
