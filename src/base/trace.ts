@@ -4,9 +4,9 @@
  * active context, so under a server's request span (and with the application's context manager) they are its
  * children. Attributes are facts about a pack, never query text.
  */
-import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
-export type { Attributes, Span } from '@opentelemetry/api';
+export type { Attributes, Context, Span } from '@opentelemetry/api';
 
 /** The tracer name spans are recorded under (the package's name, as instrumentation scopes are named). */
 export const TRACER_NAME = 'litm-pack';
@@ -83,4 +83,19 @@ export function packAttributes(pack: PackFacts): Attributes {
 /** Marks a span failed without an exception (an HTTP answer of 5xx). */
 export function markFailed(span: Span, message: string): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });
+}
+
+/**
+ * A server span for an incoming request, whose parent is the trace its headers carry (`traceparent`, read by
+ * whatever propagator the application registered), and the context to run its handler in.
+ */
+export function startRequestSpan(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes): { span: Span; context: Context } {
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `run` with `ctx` active, so the spans it starts are children of that context's span. */
+export function withContext<T>(ctx: Context, run: () => T): T {
+  return context.with(ctx, run);
 }
