@@ -1,7 +1,9 @@
 // GET /metrics as a scraper sees it: known requests against a listening server, then exact counts, histogram
 // buckets and label sets; the log lines of the same requests agree with them; metrics behind the API's keys or
 // on a port of their own; two servers in one process keep their own figures.
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LitmPackError, MemoryHybridStore, type Pack } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
@@ -235,5 +237,36 @@ describe('where the metrics are served', () => {
     } finally {
       await Promise.all([first.close(), second.close()]);
     }
+  });
+});
+
+describe('examples/grafana-dashboard.json', () => {
+  interface Panel {
+    title: string;
+    targets?: { expr?: string }[];
+  }
+  const dashboard = JSON.parse(readFileSync(resolve(import.meta.dirname, '../examples/grafana-dashboard.json'), 'utf8')) as { panels: Panel[] };
+
+  it('queries only metrics the server exports, and covers every one of them', async () => {
+    const server = await startServer({ store, rateLimit: false });
+    let types: Map<string, string>;
+    try {
+      types = metricTypes((await scrape(`${server.url}/metrics`)).text);
+    } finally {
+      await server.close();
+    }
+    const queried = new Set<string>();
+    for (const panel of dashboard.panels) {
+      expect(panel.targets?.length, panel.title).toBeGreaterThan(0);
+      for (const target of panel.targets ?? []) {
+        for (const [name] of (target.expr ?? '').matchAll(/\blitm_pack_[a-z_]+/gu)) {
+          // A histogram is queried through its series: name_bucket, name_count, name_sum.
+          const family = /_(bucket|count|sum)$/u.test(name) && types.get(name.replace(/_(bucket|count|sum)$/u, '')) === 'histogram' ? name.replace(/_(bucket|count|sum)$/u, '') : name;
+          expect(types.has(family), `${panel.title}: ${name}`).toBe(true);
+          queried.add(family);
+        }
+      }
+    }
+    expect([...queried].sort()).toEqual([...types.keys()].sort());
   });
 });
