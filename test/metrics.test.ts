@@ -2,13 +2,16 @@
 // buckets and label sets; the log lines of the same requests agree with them; metrics behind the API's keys or
 // on a port of their own; two servers in one process keep their own figures.
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LitmPackError, MemoryHybridStore, type Pack } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
+import { runCli } from './helpers/cli.js';
 import { metricTypes, parseExposition, seriesOf, valueOf, type Sample } from './helpers/prometheus.js';
-import { KEYS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
+import { KEYS, fixtureKeys, fixtureStore, spawnServe } from './helpers/serve-fixtures.js';
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const DURATION_BUCKETS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
@@ -220,6 +223,28 @@ describe('where the metrics are served', () => {
       expect(forged).toBe(403);
     } finally {
       await server.close();
+    }
+  });
+
+  it('litm-pack serve --metrics-port: a listener of its own, named at start; --metrics-host alone is refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'litm-metrics-'));
+    try {
+      const storeDir = join(dir, 'store');
+      expect((await runCli(['ingest', 'examples/corpus', '--store', storeDir, '--quiet'])).code).toBe(0);
+      const serve = await spawnServe(['--store', storeDir, '--port', '0', '--metrics-port', '0'], { listening: /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/u });
+      try {
+        const { samples } = await scrape(serve.url);
+        expect(valueOf(samples, 'litm_pack_store_chunks')).toBeGreaterThan(0);
+        expect(valueOf(samples, 'litm_pack_store_sources')).toBe(7);
+      } finally {
+        serve.child.kill('SIGTERM');
+        expect(await serve.exited).toBe(0);
+      }
+      const alone = await runCli(['serve', '--store', storeDir, '--metrics-host', '127.0.0.1']);
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toContain('--metrics-host needs --metrics-port');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
