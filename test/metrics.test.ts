@@ -187,6 +187,28 @@ describe('tools, kinds, degraded stages and the dense arm', () => {
   });
 });
 
+describe('faults are not refusals', () => {
+  it('a store that rate-limits the server is a 503 fault, not a refused caller', async () => {
+    const limitedStore = {
+      addDocuments: () => Promise.reject(new LitmPackError('rate_limited', 'the store said 429')),
+      search: () => Promise.reject(new LitmPackError('rate_limited', 'the store said 429')),
+    };
+    const server = await startServer({ store: limitedStore, rateLimit: false });
+    try {
+      const answer = await fetch(`${server.url}/api/bundle?q=refunds`);
+      expect(answer.status).toBe(503);
+      expect(await answer.json()).toMatchObject({ code: 'rate_limited' });
+      const { samples } = await scrape(`${server.url}/metrics`);
+      expect(seriesOf(samples, 'litm_pack_http_requests_total')).toEqual(['{"route":"/api/bundle","status":"503","tool":""} 1']);
+      expect(seriesOf(samples, 'litm_pack_refused_total')).toEqual([]);
+      // A store that does not expose its size has no size gauges.
+      expect(samples.some((sample) => sample.name.startsWith('litm_pack_store_'))).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('where the metrics are served', () => {
   it('behind the API keys when they are required, with /healthz and /readyz left open', async () => {
     const server = await startServer({ store, apiKeys: fixtureKeys(), requireAuth: true });

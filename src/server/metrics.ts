@@ -28,8 +28,15 @@ export const METRIC_NAMES = Object.freeze({
   storeChunks: 'litm_pack_store_chunks',
 });
 
-/** The codes the guard refuses with, each a `reason` of the refused counter. */
-const REFUSAL_CODES: ReadonlySet<string> = new Set(['forbidden', 'unauthorized', 'rate_limited']);
+/**
+ * The guard's refusals, by code and the status it answers them with: each a `reason` of the refused counter. The
+ * status matters: a store that rate-limits the server is a 503 with code `rate_limited`, a fault, not a refusal.
+ */
+const REFUSALS: ReadonlyMap<string, number> = new Map([
+  ['forbidden', 403],
+  ['unauthorized', 401],
+  ['rate_limited', 429],
+]);
 
 /** A route label for a path that matched no route: the path itself would be an unbounded label. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -76,7 +83,7 @@ export class ServerMetrics {
     });
     this.#budgetRatio = new Histogram({
       name: METRIC_NAMES.budgetRatio,
-      help: "Used tokens over the budget of each pack served, by request kind",
+      help: 'Used tokens over the budget of each pack served, by request kind',
       labelNames: ['kind'],
       buckets: [0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 1],
       registers,
@@ -151,7 +158,7 @@ export class ServerMetrics {
     const labels = { route: this.#routes.has(line.route) ? line.route : UNMATCHED_ROUTE, tool: line.tool ?? '', status: String(line.status) };
     this.#requests.inc(labels);
     this.#duration.observe(labels, line.latencyMs / 1000);
-    if (line.code !== undefined && REFUSAL_CODES.has(line.code)) this.#refused.inc({ reason: line.code, caller: line.principal });
+    if (line.code !== undefined && REFUSALS.get(line.code) === line.status) this.#refused.inc({ reason: line.code, caller: line.principal });
     if (line.kind === undefined || line.budget === undefined || line.usedTokens === undefined) return;
     const kind = { kind: line.kind };
     this.#budgetRatio.observe(kind, line.budget > 0 ? line.usedTokens / line.budget : 0);
