@@ -132,7 +132,7 @@ describe('GET /api/openapi.json', () => {
     expect(response.statusCode).toBe(200);
     const doc = json(response.body) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>; components: { schemas: Record<string, object> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp', '/metrics', '/readyz']);
     const budget = doc.paths['/api/bundle']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(budget?.schema?.maximum).toBe(24_000);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');

@@ -23,8 +23,8 @@ import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { toCanonicalJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema, PrincipalsSchema, StoreSchema } from '../retrieve/schemas.js';
-import type { Principals } from '../retrieve/types.js';
+import { EmbeddingsSchema, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
+import type { Principals, SearchMode } from '../retrieve/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas } from '../service/requests.js';
@@ -63,6 +63,10 @@ export interface ToolCallEvent {
   tool: string;
   /** Absent when the call failed. */
   pack?: Pack;
+  /** The request kind of a tool that makes a pack: from the store (bundle, briefing) or from candidates (pack). */
+  kind?: 'bundle' | 'briefing' | 'pack';
+  /** The search mode of a call that searched the store. */
+  mode?: SearchMode;
   /** The error code when the call failed or was refused. */
   code?: string;
   query?: string;
@@ -150,6 +154,7 @@ function citationLinks(pack: Pack): ContentBlock[] {
 /** One tool: its listing and how a call with parsed arguments is answered. */
 interface Tool {
   title: string;
+  kind?: ToolCallEvent['kind'];
   description: string;
   input: z.ZodType;
   output: z.ZodType;
@@ -170,6 +175,7 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
     [
       'assemble_bundle',
       {
+        kind: 'bundle',
         title: 'Assemble a cited context bundle',
         description: TOOL_DESCRIPTIONS.assemble_bundle,
         input: schemas.bundle,
@@ -184,6 +190,7 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
     [
       'get_briefing',
       {
+        kind: 'briefing',
         title: 'Get a task briefing',
         description: TOOL_DESCRIPTIONS.get_briefing,
         input: schemas.briefing,
@@ -198,6 +205,7 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
     [
       'get_rag_context',
       {
+        kind: 'bundle',
         title: 'Get RAG context',
         description: TOOL_DESCRIPTIONS.get_rag_context,
         input: ragSchema,
@@ -216,6 +224,7 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
     [
       'pack_candidates',
       {
+        kind: 'pack',
         title: 'Pack candidates',
         description: TOOL_DESCRIPTIONS.pack_candidates,
         input: schemas.pack,
@@ -327,7 +336,15 @@ function protocolServer(
     try {
       const parsed = parseRequest(tool.input, raw ?? {});
       const { pack, result } = await tool.call(parsed as never, { ...context, signal: extra.signal });
-      caller.onToolCall?.({ tool: name, ...(pack === undefined ? {} : { pack }), ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
+      const mode = tool.kind === 'pack' ? undefined : SearchModeSchema.safeParse((parsed as { mode?: unknown }).mode).data;
+      caller.onToolCall?.({
+        tool: name,
+        ...(pack === undefined ? {} : { pack }),
+        ...(pack === undefined || tool.kind === undefined ? {} : { kind: tool.kind }),
+        ...(mode === undefined ? {} : { mode }),
+        ...(query === undefined ? {} : { query }),
+        latencyMs: performance.now() - started,
+      });
       return result;
     } catch (error) {
       // The caller's own cancellation is the protocol's business, not a tool error.

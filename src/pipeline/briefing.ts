@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
+import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing } from '../core/pack.js';
 import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
@@ -192,27 +193,31 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   const pinSet = new Set(resolved.pinIds);
   const selectable = candidates.filter((candidate) => !pinSet.has(candidate.id) && !pinSet.has(candidate.sourceId ?? candidate.id));
   const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded }, req.compress, req.signal);
-  const pack = packBriefing({
-    query: prompt ?? '',
-    candidates,
-    pins: [...resolved.pinIds],
-    precedence,
-    ...(req.tierWeights === undefined ? {} : { tierWeights: req.tierWeights }),
-    groundingCount: req.groundingCount,
-    entity: req.entity,
-    contradictions: req.contradictions,
-    gaps,
-    maxTokens: req.maxTokens,
-    encoding: req.encoding,
-    ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
-    format: req.format,
-    ...(req.maxPerSource === undefined ? {} : { maxPerSource: req.maxPerSource }),
-    ...(req.minScore === undefined ? {} : { minScore: req.minScore }),
-    dedupe: req.dedupe,
-    coverage: req.coverage,
-    minTruncatedTokens: req.minTruncatedTokens,
-    degraded: inputs.degraded,
-    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+  const pack = inSpanSync(SPAN_PACK, { 'litm_pack.kind': 'briefing', 'litm_pack.candidates': candidates.length }, (span) => {
+    const packed = packBriefing({
+      query: prompt ?? '',
+      candidates,
+      pins: [...resolved.pinIds],
+      precedence,
+      ...(req.tierWeights === undefined ? {} : { tierWeights: req.tierWeights }),
+      groundingCount: req.groundingCount,
+      entity: req.entity,
+      contradictions: req.contradictions,
+      gaps,
+      maxTokens: req.maxTokens,
+      encoding: req.encoding,
+      ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
+      format: req.format,
+      ...(req.maxPerSource === undefined ? {} : { maxPerSource: req.maxPerSource }),
+      ...(req.minScore === undefined ? {} : { minScore: req.minScore }),
+      dedupe: req.dedupe,
+      coverage: req.coverage,
+      minTruncatedTokens: req.minTruncatedTokens,
+      degraded: inputs.degraded,
+      ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+    });
+    span.setAttributes(packAttributes(packed));
+    return packed;
   });
   return { pack, candidates };
 }

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { AbortSignalSchema } from '../base/abort.js';
 import { parseOrThrow } from '../base/errors.js';
+import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing, packBundle } from '../core/pack.js';
 import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
@@ -117,7 +118,11 @@ export function packPrepared(
     degraded: inputs?.degraded ?? [],
     ...(compress === undefined ? {} : { compress }),
   };
-  return kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
+  return inSpanSync(SPAN_PACK, { 'litm_pack.kind': kind, 'litm_pack.candidates': candidates.length }, (span) => {
+    const pack = kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
+    span.setAttributes(packAttributes(pack));
+    return pack;
+  });
 }
 
 /** The packer's `compress` of a pipeline `compress` without its sentence vectors: BM25 alone. */

@@ -2,6 +2,7 @@
  * The retrieval half of every surface (CLI, retrievers, HTTP API, MCP tools): one path from a request to the
  * candidates a pack is built from, so the same request gives the same pack everywhere. Framework-neutral.
  */
+import { SPAN_SEARCH, SPAN_SENTENCES, inSpan } from '../base/trace.js';
 import { PackOptionsBaseSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
 import {
   PipelineCompressSchema,
@@ -64,7 +65,11 @@ export function toSearchRequest(request: RetrieveRequest): SearchRequest {
  * store are thrown, never a smaller pool; a failing reranker is bypassed and reported in `degraded`.
  */
 export async function retrieveCandidates(store: Store, request: RetrieveRequest): Promise<Retrieved> {
-  const candidates = await store.search(toSearchRequest(request));
+  const candidates = await inSpan(SPAN_SEARCH, { 'litm_pack.mode': request.mode, 'litm_pack.limit': request.limit }, async (span) => {
+    const found = await store.search(toSearchRequest(request));
+    span.setAttribute('litm_pack.candidates', found.length);
+    return found;
+  });
   return refineCandidates(request.text, candidates, { rerank: request.rerank, signal: request.signal });
 }
 
@@ -94,6 +99,14 @@ export async function preparePacking(
   compress: ParsedPipelineCompress | undefined,
   signal?: AbortSignal,
 ): Promise<PackInputs> {
-  const prepared = await prepareCompress(query, retrieved.candidates, compress, signal);
+  // A span only when sentences are selected: the vectors are prepared here, the selection runs in the pack span.
+  const prepared =
+    compress === undefined
+      ? await prepareCompress(query, retrieved.candidates, compress, signal)
+      : await inSpan(SPAN_SENTENCES, { 'litm_pack.sentence_vectors': compress.embeddings !== undefined }, async (span) => {
+          const result = await prepareCompress(query, retrieved.candidates, compress, signal);
+          span.setAttribute('litm_pack.degraded', result.degraded.map((d) => `${d.stage}:${d.code}`));
+          return result;
+        });
   return { compress: prepared.compress, degraded: [...retrieved.degraded, ...prepared.degraded] };
 }

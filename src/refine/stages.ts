@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 import { parseOrThrow } from '../base/errors.js';
+import { SPAN_RERANK, inSpan } from '../base/trace.js';
 import { isVector } from '../base/vectors.js';
 import { compareCandidates } from '../core/pack.js';
 import { CompressOptionsSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
@@ -66,6 +67,19 @@ export async function rerankPools(
   pools: readonly (readonly Candidate[])[],
   stage: ParsedRerankStage,
   signal?: AbortSignal,
+): Promise<{ pools: Candidate[][]; degraded: Degraded[] }> {
+  return inSpan(SPAN_RERANK, { 'litm_pack.top_n': stage.topN }, async (span) => {
+    const result = await rerankHeads(query, pools, stage, signal);
+    span.setAttribute('litm_pack.degraded', result.degraded.map((d) => `${d.stage}:${d.code}`));
+    return result;
+  });
+}
+
+async function rerankHeads(
+  query: string,
+  pools: readonly (readonly Candidate[])[],
+  stage: ParsedRerankStage,
+  signal: AbortSignal | undefined,
 ): Promise<{ pools: Candidate[][]; degraded: Degraded[] }> {
   const unchanged = () => pools.map((pool) => [...pool]);
   const heads = pools.map((pool) => [...pool].sort(compareCandidates).slice(0, stage.topN));

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
+import type { SearchMode } from '../retrieve/types.js';
 import type { ServiceLimits } from '../service/limits.js';
 import type { ErrorBody } from '../service/errors.js';
 import type { ServiceContext } from '../service/service.js';
@@ -13,14 +14,27 @@ import type { Caller } from './auth.js';
 import type { httpSchemas, ResponseFormat } from './http-requests.js';
 import type { ServerConfig } from './options.js';
 
-/** What a request's handlers learn, for its log line. */
+/** The request kinds that make a pack: from the store (bundle, briefing) or from the caller's candidates (pack). */
+export type PackKind = 'bundle' | 'briefing' | 'pack';
+
+/** What a request's handlers learn, for its log line (and the metrics and span read from that line). */
 export interface RequestState {
   caller: Caller;
   controller: AbortController;
   code?: string;
   tool?: string;
   pack?: Pack;
+  kind?: PackKind;
+  /** The search mode of a pack retrieved from the store. */
+  mode?: SearchMode;
   query?: string;
+}
+
+/** Records the pack a request made, with its kind and (when retrieved from the store) its search mode. */
+export function recordPack(state: RequestState, kind: PackKind, pack: Pack, mode?: SearchMode): void {
+  state.pack = pack;
+  state.kind = kind;
+  if (mode !== undefined) state.mode = mode;
 }
 
 export interface ServerContext {

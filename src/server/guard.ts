@@ -15,7 +15,8 @@ import { frameworkError, issueless, sendError, type RequestState } from './conte
 import type { ServerConfig } from './options.js';
 
 export const MCP_PATH = '/mcp';
-const OPEN_PATHS = new Set(['/healthz']);
+// Liveness and readiness: probes (a load balancer, Kubernetes) carry no key and must never be rate limited.
+const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
 /** Host names a loopback request carries; always allowed (no web page can make a browser send them for its own name). */
 export const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);

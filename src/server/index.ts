@@ -1,7 +1,8 @@
 // litm-pack/server: the HTTP API (Fastify) over a store, with the MCP tools at /mcp, and the service layer it
 // is built on (the same functions the MCP tools call). Loads Fastify; the package root does not.
 export { createServer, startServer, ServerOptionsSchema, DEFAULT_BODY_LIMIT } from './server.js';
-export type { ServerOptions, RunningServer, RequestLogLine, LogSink } from './server.js';
+export type { ServerOptions, RunningServer, ListenOptions, RequestLogLine, LogSink } from './server.js';
+export { METRIC_NAMES } from './metrics.js';
 export { ApiKeys, ApiKeysSchema, parseApiKeys } from './auth.js';
 export type { ApiKeysInput, Caller } from './auth.js';
 export { openApiDocument } from './openapi.js';

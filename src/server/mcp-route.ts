@@ -5,7 +5,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createMcpServers } from '../mcp/tools.js';
-import type { ServerContext } from './context.js';
+import { recordPack, type ServerContext } from './context.js';
 
 /** The calls a JSON-RPC body makes: one per request or notification, every message of a batch counted. */
 function callsIn(body: unknown): number {
@@ -35,7 +35,7 @@ export async function mcpRoute(app: FastifyInstance, options: ServerContext): Pr
       principals: state.caller.principals,
       onToolCall: (event) => {
         state.tool = event.tool;
-        if (event.pack !== undefined) state.pack = event.pack;
+        if (event.pack !== undefined) recordPack(state, event.kind ?? 'bundle', event.pack, event.mode);
         if (event.code !== undefined) state.code = event.code;
         if (event.query !== undefined) state.query = event.query;
       },

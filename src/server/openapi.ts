@@ -96,6 +96,17 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       '/healthz': {
         get: { summary: 'Liveness', security: [{}], responses: { '200': { description: 'Up', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } },
       },
+      '/readyz': {
+        get: {
+          summary: 'Readiness: the store answers a cheap read',
+          security: [{}],
+          responses: {
+            '200': { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } } },
+            '503': { description: 'Not ready: { status: "unready", error, code, issues } with the store\'s error code' },
+          },
+        },
+      },
+      '/metrics': { get: { summary: 'Prometheus metrics (text exposition format); absent when served on --metrics-port', responses: { '200': { description: 'Metrics' }, ...ERRORS } } },
       '/api/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/mcp': {
         post: { summary: 'MCP over Streamable HTTP (JSON-RPC; tools assemble_bundle, get_briefing, get_rag_context, pack_candidates, verify_citations)', responses: { '200': { description: 'JSON-RPC answer' }, ...ERRORS } },

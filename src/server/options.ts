@@ -120,6 +120,13 @@ export const ServerOptionsSchema = z.strictObject({
   rerank: RerankStageSchema.optional(),
   /** Serve the MCP tools over Streamable HTTP at /mcp. */
   mcp: z.boolean().default(true),
+  /**
+   * Serve `GET /metrics` (Prometheus text) on the API, behind the same guard as every route (keys when they are
+   * required, rate limits). `startServer({ metricsPort })` serves them on a listener of their own instead.
+   */
+  metrics: z.boolean().default(true),
+  /** `GET /readyz` answers 503 when the store has not answered its check within this long. */
+  readinessTimeoutMs: z.number().int().positive().max(600_000).default(5_000),
 });
 export type ServerOptions = z.input<typeof ServerOptionsSchema>;
 export type ServerConfig = z.output<typeof ServerOptionsSchema>;
@@ -139,12 +146,18 @@ export interface RequestLogLine {
   latencyMs: number;
   code?: string;
   tool?: string;
+  /** The request kind that made the pack: bundle, briefing (from the store) or pack (from candidates). */
+  kind?: 'bundle' | 'briefing' | 'pack';
+  /** The search mode of a pack retrieved from the store. */
+  mode?: string;
   budget?: number;
   usedTokens?: number;
   /** The budget bound: an item was cut or dropped because it did not fit. */
   budgetBound?: boolean;
   items?: number;
   confidence?: string;
+  /** Whether the dense arm answered (`coverage.denseAvailable`): false means the pack is lexical only. */
+  denseAvailable?: boolean;
   /** Optional stages that failed and were bypassed (`pack.degraded`), when any did. */
   degraded?: Pack['degraded'];
   query?: string;

@@ -62,6 +62,8 @@ interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
   maxBriefingBudget?: number;
   idfCorpus?: 'all' | 'visible';
   workers: number;
+  metricsPort?: number;
+  metricsHost?: string;
   allowedHosts?: string[];
   allowedOrigins?: string[];
   allowAnonymous?: boolean;
@@ -103,6 +105,11 @@ function checkServerFlags(flags: ServeFlags): void {
     // Each process would count on its own, so a client could make --workers times the rate: refused, not weakened.
     throw new LitmPackError('invalid_input', '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)');
   }
+  if (flags.workers > 1 && flags.metricsPort !== undefined) {
+    // Each process counts on its own and the port would answer from whichever took the scrape.
+    throw new LitmPackError('invalid_input', '--metrics-port needs --workers 1: each process keeps its own metrics');
+  }
+  if (flags.metricsHost !== undefined && flags.metricsPort === undefined) throw new LitmPackError('invalid_input', '--metrics-host needs --metrics-port');
 }
 
 /** Opens a log file for appending; a path that cannot be opened fails before anything is served. */
@@ -154,6 +161,8 @@ export function registerServe(program: Command): void {
     .option('--max-budget <tokens>', `largest bundle budget a request may ask for (default ${DEFAULT_LIMITS.bundleMaxBudget})`, integer('--max-budget'))
     .option('--briefing-budget <tokens>', `briefing budget when a request gives none (default ${DEFAULT_LIMITS.briefingDefaultBudget})`, integer('--briefing-budget'))
     .option('--max-briefing-budget <tokens>', `largest briefing budget a request may ask for (default ${DEFAULT_LIMITS.briefingMaxBudget})`, integer('--max-briefing-budget'))
+    .option('--metrics-port <n>', 'serve GET /metrics (Prometheus) on this port, without keys, instead of on the API port (0: any free port)', integer('--metrics-port', { min: 0, max: 65_535 }))
+    .option('--metrics-host <address>', 'address of the --metrics-port listener (default 127.0.0.1: this machine only)')
     .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('--workers'), 1)
     .action(async (flags: ServeFlags) => {
       checkServerFlags(flags);
@@ -180,6 +189,7 @@ export function registerServe(program: Command): void {
         store,
         port: flags.port,
         host: flags.host,
+        ...(flags.metricsPort === undefined ? {} : { metricsPort: flags.metricsPort, metricsHost: flags.metricsHost ?? '127.0.0.1' }),
         ...(apiKeys === undefined ? {} : { apiKeys }),
         ...(embeddings === undefined ? {} : { embeddings }),
         ...(rerank === undefined ? {} : { rerank }),
@@ -196,7 +206,8 @@ export function registerServe(program: Command): void {
         (apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +
         (flags.rerankUrl === undefined ? '' : `; reranking with ${flags.rerankUrl}`);
       if (cluster === undefined) {
-        process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp; ${auth})\n`);
+        const metricsAt = server.metricsUrl ?? `${server.url}/metrics`;
+        process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp, metrics at ${metricsAt}; ${auth})\n`);
       } else {
         process.send?.({ listening: server.url, auth });
       }

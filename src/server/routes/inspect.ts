@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { REPORT_CSP, renderPackReport } from '../../inspect/index.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBundle } from '../../service/service.js';
-import type { ServerContext } from '../context.js';
+import { recordPack, type ServerContext } from '../context.js';
 import { BUNDLE_QUERY_KINDS, HTTP_ALIASES, decodeQuery, toInspectRequest } from '../http-requests.js';
 
 export async function inspectRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -15,7 +15,7 @@ export async function inspectRoutes(app: FastifyInstance, ctx: ServerContext): P
     const state = ctx.stateOf(request);
     state.query = http.q;
     const pack = await serveBundle(toInspectRequest(http), ctx.serviceContextOf(request));
-    state.pack = pack;
+    recordPack(state, 'bundle', pack, http.mode);
     return sendReport(reply, pack);
   });
 

@@ -1,11 +1,48 @@
-/** What the API says about itself: `GET /healthz` (liveness) and `GET /api/openapi.json`. */
+/**
+ * What the API says about itself: `GET /healthz` (liveness: the process answers), `GET /readyz` (readiness: the
+ * store answers a cheap read) and `GET /api/openapi.json`. Both checks stay outside keys and rate limits (guard.ts).
+ */
 import type { FastifyInstance } from 'fastify';
+import { withTimeout } from '../../refine/contain.js';
+import type { Store } from '../../retrieve/types.js';
+import { errorAnswer } from '../../service/errors.js';
 import { packageVersion } from '../../service/version.js';
 import type { ServerContext } from '../context.js';
 import { openApiDocument } from '../openapi.js';
 
+/** A source id no store holds: the readiness read finds nothing, and costs a lookup. */
+const PROBE_SOURCE = 'litm-pack:readiness-probe';
+
+/**
+ * The cheapest read a store answers: chunks of one (absent) source, at most one, as an anonymous caller; a
+ * store without `getChunks` is asked for one lexical result. Qdrant is reached, a store file is checked
+ * (and reloaded if it changed); a fault is thrown with its code.
+ */
+async function checkStore(store: Store, signal: AbortSignal): Promise<void> {
+  if (typeof store.getChunks === 'function') {
+    await store.getChunks({ sourceIds: [PROBE_SOURCE], limit: 1, principals: [], signal });
+    return;
+  }
+  await store.search({ text: 'readiness', mode: 'lexical', limit: 1, principals: [], signal });
+}
+
 export async function metaRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.get('/healthz', async (_request, reply) => reply.type('application/json; charset=utf-8').send('{"status":"ok"}'));
+  const json = 'application/json; charset=utf-8';
+  app.get('/healthz', async (_request, reply) => reply.type(json).send('{"status":"ok"}'));
+
+  app.get('/readyz', async (request, reply) => {
+    const state = ctx.stateOf(request);
+    try {
+      await withTimeout('The store readiness check', ctx.config.readinessTimeoutMs, state.controller.signal, (signal) => checkStore(ctx.config.store, signal));
+    } catch (error) {
+      // The API's own error body (a store's message can name hosts or paths: only its code is told).
+      const { body } = errorAnswer(error);
+      state.code = body.code;
+      return reply.code(503).type(json).send(JSON.stringify({ status: 'unready', ...body }));
+    }
+    return reply.type(json).send('{"status":"ready"}');
+  });
+
   const openapi = JSON.stringify(openApiDocument(ctx.schemas, packageVersion()));
-  app.get('/api/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  app.get('/api/openapi.json', async (_request, reply) => reply.type(json).send(openapi));
 }

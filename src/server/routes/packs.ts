@@ -7,7 +7,7 @@ import { invalidInput } from '../../base/errors.js';
 import { toCanonicalJson } from '../../core/pack.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBriefing, serveBundle, servePack, serveRankings, serveVerify } from '../../service/service.js';
-import { sendPack, type ServerContext } from '../context.js';
+import { recordPack, sendPack, type ServerContext } from '../context.js';
 import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, HTTP_ALIASES, decodeQuery, toBriefingRequest, toBundleRequest } from '../http-requests.js';
 
 export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -28,11 +28,11 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
         context,
       );
       const pack = await serveBundle(serviceRequest, context);
-      state.pack = pack;
+      recordPack(state, 'bundle', pack, http.mode);
       return reply.type('application/json; charset=utf-8').send(`{"pack":${toCanonicalJson(pack)},"rankings":${JSON.stringify(rankings)}}`);
     }
     const pack = await serveBundle(serviceRequest, context);
-    state.pack = pack;
+    recordPack(state, 'bundle', pack, http.mode);
     return sendPack(reply, pack, http.format);
   };
 
@@ -42,7 +42,7 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     const state = ctx.stateOf(request);
     if (http.prompt !== undefined) state.query = http.prompt;
     const pack = await serveBriefing(toBriefingRequest(http), ctx.serviceContextOf(request), limits);
-    state.pack = pack;
+    recordPack(state, 'briefing', pack, http.mode);
     return sendPack(reply, pack, http.format);
   };
 
@@ -56,7 +56,7 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     const state = ctx.stateOf(request);
     state.query = parsed.query;
     const pack = await servePack(parsed, ctx.serviceContextOf(request));
-    state.pack = pack;
+    recordPack(state, 'pack', pack);
     return sendPack(reply, pack, 'json');
   });
 
