@@ -3,7 +3,7 @@
  * tenants' shard keys, dropping a tenant.
  */
 import { LitmPackError } from '../base/errors.js';
-import { checkCollection, embeddingMetadata, recordedEmbedding, type PayloadIndexSpec } from './collection.js';
+import { checkCollection, collectionVectors, embeddingMetadata, recordedEmbedding, type PayloadIndexSpec } from './collection.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
 import { LITM_PAYLOAD_INDEXES, buildCreateCollection } from './requests.js';
@@ -41,10 +41,10 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   if (!exists) {
     if (!writable) {
       throw new LitmPackError(
-        'bad_request',
+        'not_found',
         `Qdrant collection "${c.collection}" does not exist; the "${c.preset}" preset reads collections ` +
-          'another tool wrote and does not create them.',
-        { details: { collection: c.collection } },
+          'another tool wrote and does not create them: check the collection name.',
+        { details: { collection: c.collection, missing: 'collection' } },
       );
     }
     const size = await c.denseSize();
@@ -86,6 +86,7 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   }
   c.vectorSize = check.denseSize ?? c.vectorSize;
   c.recorded = recordedEmbedding(info);
+  c.layout = collectionVectors(info);
   // A client that drops `metadata` from the create body (the official one does) gets it written here.
   if (created && c.recorded.dimension === undefined) await c.recordEmbedding(signal);
   const indexesCreated: string[] = [];
