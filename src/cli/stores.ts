@@ -96,8 +96,10 @@ export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   const { QdrantHybridStore } = await import('../qdrant/index.js');
   // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
   // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
+  // Another tool's collection is never created, so it is not sized.
   const { embeddings, idfCorpus } = options;
-  const dense = embeddings === undefined ? { vectorSize: 384 } : { embeddings };
+  const creates = target.payloadPreset === undefined || target.payloadPreset === 'litm';
+  const dense = embeddings !== undefined ? { embeddings } : creates ? { vectorSize: 384 } : {};
   return new QdrantHybridStore({
     ...target,
     ...dense,

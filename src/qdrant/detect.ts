@@ -63,7 +63,7 @@ export function fitVectors(
     return new LitmPackError(
       'config_mismatch',
       `Qdrant collection "${collection}" has no ${missing} (it has ${has}; this store reads payloadPreset "${configured.preset}"): ` +
-        `${presetAdvice(presets)}, or open it with QdrantHybridStore.fromExistingCollection(), which reads the collection's vectors and payload`,
+        `${presetAdvice(presets)}, or with QdrantHybridStore.fromExistingCollection(), which reads its vectors and payload`,
       { details: { collection, requires: 'preset', missing, vectors: has, presets } },
     );
   };
