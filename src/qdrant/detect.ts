@@ -8,12 +8,15 @@ import { describeCollectionVectors, type CollectionVectors } from './collection.
 import { PAYLOAD_PRESETS, PRESET_DEFAULTS, type PayloadPreset } from './presets.js';
 import type { VectorNames } from './requests.js';
 
-/** The presets whose dense vector the collection has (their sparse vector, when they name one, it has too). */
+/**
+ * The presets whose default vectors the collection has: its dense vector, and its sparse vector or none when
+ * the preset writes none; failing that, the presets whose dense vector it has.
+ */
 export function presetsFitting(vectors: CollectionVectors): PayloadPreset[] {
   const fits = (preset: PayloadPreset, withSparse: boolean) => {
     const { denseVectorName, sparseVectorName } = PRESET_DEFAULTS[preset];
     if (!vectors.dense.some((v) => v.name === denseVectorName)) return false;
-    return !withSparse || sparseVectorName === null || vectors.sparse.includes(sparseVectorName);
+    return !withSparse || (sparseVectorName === null ? vectors.sparse.length === 0 : vectors.sparse.includes(sparseVectorName));
   };
   const exact = PAYLOAD_PRESETS.filter((preset) => fits(preset, true));
   // langchain-python writes its sparse vector only in hybrid mode: its dense-only collections fit it too.

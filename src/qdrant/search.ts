@@ -78,7 +78,7 @@ export function resolveMode(c: QdrantConnection, requested: SearchMode, vectors:
       'unsupported_mode',
       `${what} search needs a sparse BM25 vector, and collection "${c.collection}" is configured without one ` +
         `(payloadPreset "${c.preset}"). Set sparseVectorName to the collection's sparse vector, or use mode "dense".`,
-      { details: { mode: requested, collection: c.collection } },
+      { details: { mode: requested, collection: c.collection, requires: 'sparse' } },
     );
   if (requested === 'dense' || (requested === 'hybrid' && !hasSparse)) {
     if (c.embeddings === undefined) {

@@ -83,6 +83,12 @@ export function remedyFor(error: LitmPackError, door: 'cli' | 'service'): string
     return `Qdrant collection "${collection}" ${what}: another tool wrote it; give ` +
       (presets.length === 0 ? '--preset NAME' : presets.map((p) => `--preset ${p}`).join(' or '));
   }
+  if (error.details.requires === 'sparse' && collection !== undefined) {
+    return door === 'cli'
+      ? `Qdrant collection "${collection}" has no sparse (BM25) vector: search it with --mode dense and ` +
+          `--embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT}) of the model that wrote it`
+      : "this server's collection has no sparse (BM25) vector: use mode dense (with the server's embeddings of the collection's model)";
+  }
   if (error.details.requires !== 'embeddings') return undefined;
   const diversity = error.details.parameter === 'diversity';
   if (door === 'cli') {

@@ -111,6 +111,11 @@ describe('the CLI: --tenant, --acl and --preset on a qdrant:// store', () => {
     const wrong = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', `qdrant://${host}/${name}`, '--preset', 'langchain-js', '--quiet']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/addDocuments writes litm-pack payloads; this store reads a "langchain-js" collection/);
+    // Without embeddings the CLI searches BM25, which the collection has no vector for: said in the CLI's words.
+    const lexical = await cli(['bundle', 'engine oil', '--store', `qdrant://${host}/${name}`]);
+    expect(lexical.code).toBe(2);
+    expect(lexical.stderr).toMatch(/has no sparse \(BM25\) vector: search it with --mode dense and --embeddings URL --embed-model NAME/);
+    expect(lexical.stderr).not.toMatch(/sparseVectorName|Not existing vector name/);
     const bad = await cli(['bundle', 'q', '--store', `qdrant://${host}/${name}`, '--preset', 'nope']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Allowed choices are litm, langchain-js/);
