@@ -76,7 +76,7 @@ export class QdrantHybridStore implements Store {
     options: FromExistingCollectionOptions = {},
   ): Promise<QdrantHybridStore> {
     const { signal, ...rest } = options;
-    const probe = new QdrantHybridStore({ ...connection, ...rest, collection } as QdrantHybridStoreOptions);
+    const probe = new QdrantHybridStore({ ...connection, ...rest, collection });
     const c = probe.#c;
     const layout = await c.readCollectionOnce(signal);
     let preset = rest.payloadPreset;
@@ -89,8 +89,8 @@ export class QdrantHybridStore implements Store {
       );
       preset = presetOfCollection(layout, sample.points.length === 0 ? undefined : (sample.points[0]!.payload ?? null), collection);
     }
-    const detected = vectorNamesFor(layout, preset, collection);
-    return probe.#sibling({ ...detected, ...rest });
+    const given = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+    return probe.#sibling({ ...vectorNamesFor(layout, preset, collection), ...given });
   }
 
   /** The collection (or alias) this store reads and writes. */

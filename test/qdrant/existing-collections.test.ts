@@ -66,6 +66,20 @@ describe('a @langchain/qdrant collection', () => {
     await failure(store.getChunks({ sourceIds: ['doc-2.md'] }), 'unsupported');
   });
 
+  it('fromExistingCollection on a collection litm-pack wrote opens it as litm, with its tenancy when given', async () => {
+    const name = collectionName('own');
+    const own = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 16 }), tenancy: 'payload', tenant: 'acme' });
+    await own.ensureCollection();
+    await own.addDocuments([{ id: 'oil.md', text: texts[2]! }]);
+    const store = await QdrantHybridStore.fromExistingCollection({ url }, name, { embeddings: new FakeEmbeddings({ dimension: 16 }), tenancy: 'payload', tenant: 'acme', denseVectorName: undefined });
+    expect(store.toJSON()).toMatchObject({ payloadPreset: 'litm', denseVectorName: 'dense', sparseVectorName: 'bm25', tenant: 'acme' });
+    expect((await store.search({ text: 'engine oil' }))[0]).toMatchObject({ sourceId: 'oil.md' });
+    const empty = collectionName('empty');
+    await admin.createCollection(empty, { vectors: { size: 16, distance: 'Cosine' } });
+    const error = await failure(QdrantHybridStore.fromExistingCollection({ url }, empty), 'config_mismatch');
+    expect(error.message).toMatch(/is empty and its vectors fit "langchain-js" and "llamaindex".*give payloadPreset/);
+  });
+
   it('the same collection with the default preset and vector names given explicitly still names what it has', async () => {
     const embeddings = new FakeEmbeddings({ dimension: 16 });
     const name = await langchainCollection('named', embeddings);
