@@ -122,6 +122,10 @@ describe('the CLI: --tenant, --acl and --preset on a qdrant:// store', () => {
 
   it('--preset names the payload of a collection another tool wrote', async () => {
     const name = await langchainCollection('preset', new FakeEmbeddings({ dimension: 16 }));
+    const unnamed = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', `qdrant://${host}/${name}`, '--quiet']);
+    expect(unnamed.code).toBe(3); // config_mismatch: the collection is not what this store is configured for
+    expect(unnamed.stderr).toMatch(/has no dense vector "dense" \(it has dense: \(unnamed\) 16-d; sparse: none\): another tool wrote it; give --preset langchain-js or --preset llamaindex/);
+    expect(unnamed.stderr).not.toMatch(/denseVectorName/);
     const wrong = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', `qdrant://${host}/${name}`, '--preset', 'langchain-js', '--quiet']);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/addDocuments writes litm-pack payloads; this store reads a "langchain-js" collection/);
