@@ -64,6 +64,14 @@ describe('npm run demo (the main job on the embedded store)', () => {
     expect(out.stdout).toMatch(/^Ingested \d+ files into .*: [1-9]\d* chunks added/);
     expect(out.stdout).toMatch(/\n\[1\] .*\(source: lost-in-the-middle\.md/);
     expect(out.stdout).toMatch(/Citations \(\d+\/700 o200k_base tokens, confidence unknown\):\n {2}\[1\] lost-in-the-middle\.md/);
+    // Which rank sits where (best first, second best last), and why the confidence is unknown.
+    const positions = /\n {2}position((?: +\[\d+\])+)\n {2}rank +((?: *\d+)+)\n/.exec(out.stdout);
+    expect(positions).not.toBeNull();
+    const ranks = positions![2]!.trim().split(/ +/).map(Number);
+    expect(ranks[0]).toBe(1);
+    expect(ranks.at(-1)).toBe(2);
+    expect(out.stdout).toMatch(/best passage \(rank 1\) goes first and the second best last/);
+    expect(out.stdout).toMatch(/Confidence unknown: this store has no embeddings, so the search ran on BM25/);
   });
 });
 

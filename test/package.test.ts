@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import semver from 'semver';
@@ -10,6 +11,10 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   files: string[];
+  repository?: { type: string; url: string };
+  homepage?: string;
+  keywords?: string[];
+  engines: { node: string };
 };
 const installed = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -44,5 +49,36 @@ describe('package.json', () => {
   it('ships the sources its source maps point at, and no tests', () => {
     expect(manifest.files).toContain('src');
     expect(manifest.files.some((file) => file.startsWith('test'))).toBe(false);
+  });
+
+  it('names its repository, homepage and keywords for the registry page', () => {
+    expect(manifest.repository).toMatchObject({ type: 'git', url: expect.stringMatching(/^git\+https:\/\/github\.com\/.+\.git$/) });
+    expect(manifest.homepage).toMatch(/^https:\/\/github\.com\//);
+    expect(manifest.keywords).toEqual(expect.arrayContaining(['rag', 'qdrant', 'langchain', 'llamaindex']));
+  });
+
+  it('ships every image the README shows (the registry renders the README from the tarball)', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((src) => !/^https?:/.test(src));
+    expect(images).toContain('docs/inspect-demo.png');
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    // --ignore-scripts: the file list does not need the build that prepack runs.
+    const packed = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const [{ files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [{ files: { path: string }[] }];
+    const paths = new Set(files.map((file) => file.path));
+    for (const image of images) expect(paths.has(image), image).toBe(true);
+  });
+
+  it('installs on the oldest Node it supports without an engine warning: no locked package asks for a newer Node', () => {
+    // The oldest Node 20 the dev tools accept (vite asks for ^20.19.0); `npm ci` warns EBADENGINE for any package
+    // whose engines.node this does not satisfy.
+    const oldest = '20.19.0';
+    expect(semver.satisfies(oldest, manifest.engines.node)).toBe(true);
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; engines?: unknown }> };
+    const refusing = Object.entries(lock.packages)
+      .filter(([path, entry]) => path !== '' && typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
+      .filter(([, entry]) => !semver.satisfies(oldest, (entry.engines as { node: string }).node))
+      .map(([path, entry]) => `${path.replace(/^.*node_modules\//, '')}@${entry.version} (node ${(entry.engines as { node: string }).node})`);
+    expect(refusing).toEqual([]);
   });
 });

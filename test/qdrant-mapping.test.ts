@@ -47,6 +47,12 @@ function fakeClient(overrides: Partial<QdrantClientLike>): QdrantClientLike {
   return Object.assign(client, overrides);
 }
 
+/** What `getCollection` answers for a collection with these vectors (the store reads it before a search that embeds). */
+function collectionWith(vectors: Record<string, unknown>, sparse: Record<string, unknown> | null = { bm25: { modifier: 'idf' } }) {
+  return async () =>
+    ({ status: 'green', optimizer_status: 'ok', segments_count: 1, config: { params: { vectors, ...(sparse === null ? {} : { sparse_vectors: sparse }) } }, payload_schema: {} }) as unknown as Schemas['CollectionInfo'];
+}
+
 function expectCode(error: unknown, code: LitmPackErrorCode): LitmPackError {
   expect(isLitmPackError(error, code), `expected ${code}, got ${String(error)}`).toBe(true);
   return error as LitmPackError;
@@ -91,6 +97,10 @@ describe('hybrid request', () => {
   it('is one points/query/batch HTTP call: fused query + cosine re-score, filter inside every query and prefetch', async () => {
     const calls: { url: string; method: string; body: unknown }[] = [];
     const fetchMock = vi.fn(async (input: string | URL | Request, init?: RequestInit) => {
+      if ((init?.method ?? 'GET') === 'GET') {
+        calls.push({ url: String(input), method: 'GET', body: null });
+        return Response.json({ result: await collectionWith({ dense: { size: 8, distance: 'Cosine' } })(), status: 'ok', time: 0 });
+      }
       calls.push({ url: String(input), method: init?.method ?? 'GET', body: JSON.parse(String(init?.body)) });
       const points = [scored(pointIdForChunk(record.id), 0.5, { ...record })];
       return Response.json({ result: [{ points }, { points: [scored(pointIdForChunk(record.id), 0.8)] }], status: 'ok', time: 0 });
@@ -99,6 +109,13 @@ describe('hybrid request', () => {
     const embeddings = new FakeEmbeddings({ dimension: 8 });
     const store = new QdrantHybridStore({ url: 'http://qdrant.test:6333', collection: 'docs', embeddings });
     const text = 'parental leave weeks';
+    // The first search that embeds reads the collection once (its vectors and dimension); then one call each.
+    await store.search({ text, filter: userFilter, principals: ['hr', 'alice'] });
+    expect(calls.map((call) => `${call.method} ${call.url}`)).toEqual([
+      'GET http://qdrant.test:6333/collections/docs',
+      'POST http://qdrant.test:6333/collections/docs/points/query/batch',
+    ]);
+    calls.length = 0;
     const results = await store.search({ text, filter: userFilter, principals: ['hr', 'alice'] });
 
     expect(calls).toHaveLength(1);
@@ -142,6 +159,7 @@ describe('hybrid request', () => {
   it('uses the request fusion over the store default, and the unnamed vector has no `using`', async () => {
     const seen: unknown[] = [];
     const client = fakeClient({
+      getCollection: collectionWith({ size: 4, distance: 'Cosine' }),
       queryBatch: async (_collection, args) => {
         seen.push(args);
         return [{ points: [] }, { points: [] }];
@@ -187,6 +205,7 @@ describe('dense and lexical requests', () => {
   it('are one points/query each, with the filter inside; dense scores are the similarity', async () => {
     const queries: unknown[] = [];
     const client = fakeClient({
+      getCollection: collectionWith({ dense: { size: 4, distance: 'Cosine' } }),
       query: async (_collection, args): Promise<QueryResponse> => {
         queries.push(args);
         return { points: [scored(pointIdForChunk(record.id), 0.75, { ...record })] };
@@ -282,18 +301,26 @@ describe('modes', () => {
     expect(error.message).toMatch(/embeddings/);
   });
 
-  it('a collection without a sparse vector cannot serve lexical or hybrid, and says so', async () => {
+  it('a collection without a sparse vector cannot serve lexical, and says so; hybrid runs on the dense vector', async () => {
+    const queries: unknown[] = [];
     const store = new QdrantHybridStore({
-      client: fakeClient({}),
+      client: fakeClient({
+        getCollection: collectionWith({ size: 4, distance: 'Cosine' }, null),
+        query: async (_collection, args): Promise<QueryResponse> => {
+          queries.push(args);
+          return { points: [] };
+        },
+      }),
       collection: 'lc',
       payloadPreset: 'langchain-js',
       embeddings: new FakeEmbeddings({ dimension: 4 }),
     });
-    for (const mode of ['lexical', 'hybrid'] as const) {
-      const error = expectCode(await rejection(store.search({ text: 'cookies', mode })), 'unsupported_mode');
-      expect(error.message).toMatch(/sparse/);
-      expect(error.message).toMatch(/sparseVectorName/);
-    }
+    const error = expectCode(await rejection(store.search({ text: 'cookies', mode: 'lexical' })), 'unsupported_mode');
+    expect(error.message).toMatch(/sparse/);
+    expect(error.message).toMatch(/sparseVectorName/);
+    await store.search({ text: 'cookies', mode: 'hybrid' });
+    expect(queries).toMatchObject([{ query: new FakeEmbeddings({ dimension: 4 }).embed('cookies'), limit: 10 }]);
+    expect((await store.rankings({ text: 'cookies' })).mode).toBe('dense');
   });
 
   it('only the litm preset can be written', async () => {
@@ -568,9 +595,9 @@ describe('faults through the real client (fake fetch)', () => {
     expect(error.cause).toBeDefined();
   });
 
-  it('404 on a missing collection → bad_request naming the collection', async () => {
+  it('404 on a missing collection → not_found naming the collection (the caller\'s to fix, exit 2)', async () => {
     const { store } = storeWithFetch(() => qdrantError(404, "Not found: Collection `docs` doesn't exist!"));
-    const error = expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'bad_request');
+    const error = expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'not_found');
     expect(error.status).toBe(404);
     expect(error.message).toMatch(/collection "docs" does not exist/);
   });

@@ -37,7 +37,12 @@ describe('answers that are not what Qdrant specifies → bad_response naming the
   ];
   for (const { name, answer, field, mode = 'lexical' } of cases) {
     it(`search: ${name}`, async () => {
-      server.setHandler((_req, res) => sendJson(res, 200, answer));
+      server.setHandler((req, res) =>
+        // The collection is read once before the first search that embeds; its answer is a well-formed one.
+        req.method === 'GET'
+          ? qdrantOk(res, { config: { params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } } } })
+          : sendJson(res, 200, answer),
+      );
       const s = store(mode === 'hybrid' ? { embeddings: new FakeEmbeddings() } : {});
       const error = await failure(s.search({ text: 'green tea', mode }), 'bad_response');
       expect(error.message).toMatch(field);

@@ -14,7 +14,7 @@ export type LitmPackErrorCode =
   | 'unsupported_filter'
   /** A search mode the store or collection cannot serve (e.g. lexical without a sparse vector). */
   | 'unsupported_mode'
-  /** A file or store on disk that is missing or unreadable. */
+  /** A file or store on disk that is missing or unreadable, or a Qdrant collection that does not exist. */
   | 'not_found'
   /** A file that exists but is not what it should be (corrupt store, wrong schema version). */
   | 'corrupt'
@@ -27,11 +27,11 @@ export type LitmPackErrorCode =
   | 'aborted'
   /** The store answered 429; `retryAfterMs` says when to try again when the server said so. */
   | 'rate_limited'
-  /** The store rejected the request (4xx): wrong vector name, missing collection, bad body. */
+  /** The store rejected the request (4xx): a bad body, or a vector name the collection has not (when not caught before). */
   | 'bad_request'
   /** The store failed (5xx). */
   | 'server_error'
-  /** An existing collection or store does not match the configuration it is opened with. */
+  /** An existing collection or store does not match the configuration it is opened with (vectors, model, dimension). */
   | 'config_mismatch'
   /** The store answered something that is not what its API specifies (missing field, wrong type). */
   | 'bad_response'

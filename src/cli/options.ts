@@ -16,7 +16,8 @@ import type { ServiceContext } from '../service/service.js';
 import { ENCODINGS } from '../tokenize/types.js';
 import { parseOrThrow } from '../base/errors.js';
 import type { z } from 'zod';
-import { STORE_HELP, noteUnusedVectors, openStore } from './stores.js';
+import { PAYLOAD_PRESETS } from '../qdrant/presets.js';
+import { STORE_HELP, noteUnusedVectors, openStore, withQdrantSettings } from './stores.js';
 
 export const DEFAULT_STORE = '.litm-store';
 
@@ -175,8 +176,21 @@ export function rerankStage(
   );
 }
 
+/**
+ * `--store`, and for a qdrant:// store `--preset`, `--tenant` and `--tenancy`, folded into the store spec
+ * (`qdrant://host:6333/docs?preset=langchain-js`) before the command runs, so every way a command opens its
+ * store sees them.
+ */
 export function storeOption(command: Command): Command {
-  return command.option('--store <path>', STORE_HELP, DEFAULT_STORE);
+  return command
+    .option('--store <path>', STORE_HELP, DEFAULT_STORE)
+    .addOption(new Option('--preset <name>', 'qdrant:// only: the payload shape of a collection another tool wrote (default litm)').choices(PAYLOAD_PRESETS))
+    .option('--tenant <id>', 'qdrant:// only: the tenant whose chunks are read and written')
+    .addOption(new Option('--tenancy <mode>', 'qdrant:// only, with --tenant: how the collection keeps tenants (default payload)').choices(['payload', 'shard-key']))
+    .hook('preAction', (action) => {
+      const { store, preset, tenant, tenancy } = action.opts<{ store: string; preset?: string; tenant?: string; tenancy?: string }>();
+      action.setOptionValue('store', withQdrantSettings(store, { preset, tenant, tenancy }));
+    });
 }
 
 /** `--idf-corpus visible`: BM25 scores that reveal nothing about chunks the caller may not read. */

@@ -8,6 +8,7 @@ import { STORE_FILE_NAME } from '../retrieve/memory-file.js';
 import { MemoryHybridStore } from '../retrieve/memory-store.js';
 import { ReloadingStore } from '../retrieve/reloading-store.js';
 import type { EmbeddingsLike, Store } from '../retrieve/types.js';
+import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 
 /** What `--help` says `--store` takes. */
 export const STORE_HELP = `the store: a store file, the folder holding it (${STORE_FILE_NAME} inside it is used), or qdrant://host:6333/collection`;
@@ -20,13 +21,42 @@ export interface OpenStoreOptions {
   idfCorpus?: 'all' | 'visible' | undefined;
 }
 
+/** What a qdrant:// spec can say besides where the collection is (`?preset=...&tenant=...&tenancy=...`). */
+const QDRANT_SETTINGS = ['preset', 'tenant', 'tenancy'] as const;
+type QdrantSettings = Partial<Record<(typeof QDRANT_SETTINGS)[number], string>>;
+
+/**
+ * `spec` with `--preset`, `--tenant` and `--tenancy` as its query (`qdrant://host:6333/docs?tenant=acme`);
+ * `spec` itself when none is given. They name a Qdrant collection's settings: with another store they are refused.
+ */
+export function withQdrantSettings(spec: string, settings: QdrantSettings): string {
+  const given = QDRANT_SETTINGS.filter((key) => settings[key] !== undefined);
+  if (given.length === 0) return spec;
+  if (!/^qdrants?:\/\//.test(spec)) {
+    throw new LitmPackError('invalid_input', `${given.map((key) => `--${key}`).join(' and ')} apply to a Qdrant store (--store qdrant://host:6333/collection), not to ${spec}`);
+  }
+  if (settings.tenancy !== undefined && settings.tenant === undefined) throw new LitmPackError('invalid_input', '--tenancy goes with --tenant');
+  const query = new URLSearchParams(given.map((key): [string, string] => [key, settings[key]!]));
+  return `${spec}${spec.includes('?') ? '&' : '?'}${query.toString()}`;
+}
+
+/** Where a qdrant:// spec points and the store options it names. */
+export interface QdrantTarget {
+  url: string;
+  collection: string;
+  apiKey?: string;
+  payloadPreset?: PayloadPreset;
+  tenancy?: 'payload' | 'shard-key';
+  tenant?: string;
+}
+
 /**
  * Where a `qdrant://host:port/collection` (or `qdrants://` for TLS) spec points, with `QDRANT_API_KEY` as the
- * key; null when `spec` is not one. An http(s) URL is what a user copying `QDRANT_URL` types: refused with the
- * form to use, never taken for a local path.
+ * key and the settings of its query; null when `spec` is not one. An http(s) URL is what a user copying
+ * `QDRANT_URL` types: refused with the form to use, never taken for a local path.
  */
-export function qdrantTarget(spec: string, flag = '--store'): { url: string; collection: string; apiKey?: string } | null {
-  const match = /^qdrant(s?):\/\/([^/]+)\/([^/?#]+)\/?$/.exec(spec);
+export function qdrantTarget(spec: string, flag = '--store'): QdrantTarget | null {
+  const match = /^qdrant(s?):\/\/([^/?#]+)\/([^/?#]+)\/?(?:\?([^#]*))?$/.exec(spec);
   if (!match) {
     const web = /^(https?):\/\/([^/]+)(?:\/([^/?#]+))?/i.exec(spec);
     if (web) {
@@ -39,11 +69,24 @@ export function qdrantTarget(spec: string, flag = '--store'): { url: string; col
     return null;
   }
   const apiKey = process.env.QDRANT_API_KEY;
-  return {
+  const target: QdrantTarget = {
     url: `${match[1] === 's' ? 'https' : 'http'}://${match[2]}`,
     collection: decodeURIComponent(match[3] as string),
     ...(apiKey ? { apiKey } : {}),
   };
+  for (const [key, value] of new URLSearchParams(match[4] ?? '')) {
+    if (key === 'preset' && (PAYLOAD_PRESETS as readonly string[]).includes(value)) target.payloadPreset = value as PayloadPreset;
+    else if (key === 'tenancy' && (value === 'payload' || value === 'shard-key')) target.tenancy = value;
+    else if (key === 'tenant' && value !== '') target.tenant = value;
+    else {
+      throw new LitmPackError(
+        'invalid_input',
+        `Bad Qdrant store "${spec}": ${key}=${value} is not a setting (preset: ${PAYLOAD_PRESETS.join(', ')}; tenant: a name; tenancy: payload or shard-key)`,
+      );
+    }
+  }
+  if (target.tenant !== undefined) target.tenancy ??= 'payload';
+  return target;
 }
 
 /** The Qdrant collection a `qdrant://` spec names (the Qdrant module is loaded only then); null otherwise. */
@@ -53,8 +96,10 @@ export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   const { QdrantHybridStore } = await import('../qdrant/index.js');
   // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
   // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
+  // Another tool's collection is never created, so it is not sized.
   const { embeddings, idfCorpus } = options;
-  const dense = embeddings === undefined ? { vectorSize: 384 } : { embeddings };
+  const creates = target.payloadPreset === undefined || target.payloadPreset === 'litm';
+  const dense = embeddings !== undefined ? { embeddings } : creates ? { vectorSize: 384 } : {};
   return new QdrantHybridStore({
     ...target,
     ...dense,

@@ -120,6 +120,29 @@ function describeVectors(info: QdrantCollectionInfo): string {
   return `dense: ${dense.join(', ') || 'none'}; sparse: ${sparse.join(', ') || 'none'}`;
 }
 
+/** The vectors a collection has: each dense vector's name (`''` = the unnamed one) and size, the sparse names. */
+export interface CollectionVectors {
+  dense: { name: string; size: number }[];
+  sparse: string[];
+}
+
+export function collectionVectors(info: QdrantCollectionInfo): CollectionVectors {
+  const vectors: unknown = info.config.params.vectors;
+  const dense = isVectorParams(vectors)
+    ? [{ name: '', size: vectors.size }]
+    : Object.entries((vectors ?? {}) as Record<string, unknown>).flatMap(([name, params]) =>
+        isVectorParams(params) ? [{ name, size: params.size }] : [],
+      );
+  return { dense, sparse: Object.keys(info.config.params.sparse_vectors ?? {}) };
+}
+
+/** `dense: (unnamed) 1536-d; sparse: none`, as messages name a collection's vectors. */
+export function describeCollectionVectors(vectors: CollectionVectors): string {
+  const dense = vectors.dense.map((v) => `${v.name === '' ? '(unnamed)' : `"${v.name}"`} ${v.size}-d`);
+  const sparse = vectors.sparse.map((n) => `"${n}"`);
+  return `dense: ${dense.join(', ') || 'none'}; sparse: ${sparse.join(', ') || 'none'}`;
+}
+
 /**
  * Compares an existing collection with what the store needs and says what differs, in words that say how to
  * fix it (the option to change, or that the collection must be recreated).

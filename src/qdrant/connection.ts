@@ -13,7 +13,17 @@ import { embeddingModelName } from '../retrieve/embeddings.js';
 import { compareScored } from '../retrieve/fusion.js';
 import type { ChunkRecord, EmbeddingsLike, Fusion } from '../retrieve/types.js';
 import { callQdrant, type CallPolicy } from './call.js';
-import { checkCollection, embeddingMetadata, modelMismatch, recordedEmbedding, type ClusterSettings, type RecordedEmbedding } from './collection.js';
+import {
+  checkCollection,
+  collectionVectors,
+  embeddingMetadata,
+  modelMismatch,
+  recordedEmbedding,
+  type ClusterSettings,
+  type CollectionVectors,
+  type RecordedEmbedding,
+} from './collection.js';
+import type { ConfiguredVectors } from './detect.js';
 import { QdrantHybridStoreOptionsSchema, type QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS, payloadToChunkRecord, pointToCandidate, type PayloadPreset } from './presets.js';
 import type { VectorNames } from './requests.js';
@@ -74,7 +84,10 @@ export class QdrantConnection {
   readonly embeddingModel: string | undefined;
   /** What the collection records about its dense vectors; undefined until read (ensureCollection, dense ingest). */
   recorded: RecordedEmbedding | undefined;
-  
+  /** The collection's vectors, read with its record (see `learnCollection`); undefined until read. */
+  layout: CollectionVectors | undefined;
+  /** The vector names as configured, and whether the caller named them or the preset's defaults apply. */
+  readonly configured: ConfiguredVectors;
 
   constructor(options: QdrantHybridStoreOptions) {
     const parsed = parseOrThrow(QdrantHybridStoreOptionsSchema, options, 'QdrantHybridStore options');
@@ -102,6 +115,12 @@ export class QdrantConnection {
     this.vectors = {
       dense: parsed.denseVectorName ?? defaults.denseVectorName,
       sparse: parsed.sparseVectorName === undefined ? defaults.sparseVectorName : parsed.sparseVectorName,
+    };
+    this.configured = {
+      vectors: this.vectors,
+      preset: this.preset,
+      denseNamed: parsed.denseVectorName !== undefined,
+      sparseNamed: parsed.sparseVectorName !== undefined,
     };
     this.aclKey = defaults.aclKey;
     this.collection = parsed.collection;
@@ -190,8 +209,17 @@ export class QdrantConnection {
     }
   }
 
+  /** The collection's record and vectors, read once per store (a sibling store shares them). */
+  async readCollectionOnce(signal: AbortSignal | undefined): Promise<CollectionVectors> {
+    if (this.layout === undefined) {
+      this.learnCollection(await this.read('getCollection', () => this.client.getCollection(this.collection), CollectionInfoSchema, signal));
+    }
+    return this.layout!;
+  }
+
   learnCollection(info: CollectionInfoResponse): void {
     this.recorded = recordedEmbedding(info);
+    this.layout = collectionVectors(info);
     const check = checkCollection(info, { vectors: this.vectors, size: undefined, payloadIndexes: {} });
     this.vectorSize = check.denseSize ?? this.vectorSize;
   }

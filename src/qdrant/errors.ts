@@ -111,11 +111,12 @@ function fromHttpError(error: HttpErrorLike, context: QdrantCallContext): LitmPa
     });
   }
   if (status === 404 && /collection/i.test(qdrantMessage)) {
+    // The caller's to fix (a name, or a collection not made yet), like a missing store file: not a fault.
     return new LitmPackError(
-      'bad_request',
+      'not_found',
       `Qdrant collection "${context.collection}" does not exist (${context.operation}, 404): ${qdrantMessage}. ` +
         'Create it with ensureCollection() or check the collection name.',
-      { cause: error, status, details },
+      { cause: error, status, details: { ...details, missing: 'collection' } },
     );
   }
   if (status === 401 || status === 403) {

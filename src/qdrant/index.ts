@@ -2,7 +2,7 @@ export { QdrantHybridStore, POINT_ID_NAMESPACE, pointIdForChunk } from './qdrant
 export { copyToQdrant } from './copy.js';
 export type { CopyProgress, CopyResult, CopyToQdrantOptions } from './copy.js';
 export type { PutChunksResult, StoredChunk } from './points.js';
-export type { EnsureCollectionResult } from './qdrant-hybrid-store.js';
+export type { EnsureCollectionResult, FromExistingCollectionOptions, QdrantConnectionOptions } from './qdrant-hybrid-store.js';
 export { QdrantHybridStoreOptionsSchema } from './options.js';
 export type { QdrantHybridStoreOptions } from './options.js';
 export {

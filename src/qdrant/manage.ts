@@ -3,7 +3,16 @@
  * tenants' shard keys, dropping a tenant.
  */
 import { LitmPackError } from '../base/errors.js';
-import { checkCollection, embeddingMetadata, recordedEmbedding, type PayloadIndexSpec } from './collection.js';
+import {
+  checkCollection,
+  collectionVectors,
+  describeCollectionVectors,
+  embeddingMetadata,
+  recordedEmbedding,
+  type CollectionVectors,
+  type PayloadIndexSpec,
+} from './collection.js';
+import { presetsFitting } from './detect.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
 import { LITM_PAYLOAD_INDEXES, buildCreateCollection } from './requests.js';
@@ -41,10 +50,10 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   if (!exists) {
     if (!writable) {
       throw new LitmPackError(
-        'bad_request',
+        'not_found',
         `Qdrant collection "${c.collection}" does not exist; the "${c.preset}" preset reads collections ` +
-          'another tool wrote and does not create them.',
-        { details: { collection: c.collection } },
+          'another tool wrote and does not create them: check the collection name.',
+        { details: { collection: c.collection, missing: 'collection' } },
       );
     }
     const size = await c.denseSize();
@@ -81,11 +90,12 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
     throw new LitmPackError(
       'config_mismatch',
       `Qdrant collection "${c.collection}" does not match this store: ${check.mismatches.join('; ')}`,
-      { details: { collection: c.collection, mismatches: check.mismatches } },
+      { details: { collection: c.collection, mismatches: check.mismatches, ...missingVector(c, collectionVectors(info)) } },
     );
   }
   c.vectorSize = check.denseSize ?? c.vectorSize;
   c.recorded = recordedEmbedding(info);
+  c.layout = collectionVectors(info);
   // A client that drops `metadata` from the create body (the official one does) gets it written here.
   if (created && c.recorded.dimension === undefined) await c.recordEmbedding(signal);
   const indexesCreated: string[] = [];
@@ -101,6 +111,21 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   }
   if (c.scope.tenancy !== 'shard-key' || c.scope.tenant === undefined) return { created, indexesCreated };
   return { created, indexesCreated, shardKeyCreated: await ensureShardKey(c, c.scope.tenant, signal) };
+}
+
+/**
+ * When the collection lacks a vector the store names, what a door needs to say so in its own words: the
+ * vector missing, the ones it has, and the presets they fit (see `remedyFor`).
+ */
+function missingVector(c: QdrantConnection, vectors: CollectionVectors): Record<string, unknown> {
+  const { dense, sparse } = c.vectors;
+  const missing = !vectors.dense.some((v) => v.name === dense)
+    ? dense === '' ? 'unnamed dense vector' : `dense vector "${dense}"`
+    : sparse !== null && !vectors.sparse.includes(sparse)
+      ? `sparse vector "${sparse}"`
+      : undefined;
+  if (missing === undefined) return {};
+  return { requires: 'preset', missing, vectors: describeCollectionVectors(vectors), presets: presetsFitting(vectors) };
 }
 
 /**

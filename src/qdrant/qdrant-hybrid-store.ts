@@ -12,6 +12,7 @@ import type {
   Store,
 } from '../retrieve/types.js';
 import { QdrantConnection } from './connection.js';
+import { presetOfCollection, vectorNamesFor } from './detect.js';
 import { add } from './ingest.js';
 import { dropTenant, ensureCollection, type EnsureCollectionResult } from './manage.js';
 import type { QdrantHybridStoreOptions } from './options.js';
@@ -24,12 +25,21 @@ import {
   BooleanResultSchema,
   CollectionsResponseSchema,
   CountResultSchema,
+  ScrollResultSchema,
 } from './responses.js';
 import { rankings, search } from './search.js';
 import type { QdrantClientLike } from './types.js';
 
 export { POINT_ID_NAMESPACE, pointIdForChunk } from './connection.js';
 export type { EnsureCollectionResult } from './manage.js';
+
+/** Where `fromExistingCollection` finds Qdrant: a client, or a url (with its key). */
+export type QdrantConnectionOptions = Pick<QdrantHybridStoreOptions, 'client'> | Pick<QdrantHybridStoreOptions, 'url' | 'apiKey'>;
+
+/** The store's other options, for `fromExistingCollection` (the preset and vector names, when given, win). */
+export type FromExistingCollectionOptions = Omit<QdrantHybridStoreOptions, 'client' | 'url' | 'apiKey' | 'collection'> & {
+  signal?: AbortSignal;
+};
 
 /**
  * Hybrid dense + BM25 search on Qdrant with the same semantics as `MemoryHybridStore`: a named dense vector
@@ -49,6 +59,38 @@ export class QdrantHybridStore implements Store {
 
   constructor(options: QdrantHybridStoreOptions) {
     this.#c = new QdrantConnection(options);
+  }
+
+  /**
+   * A store for a collection that exists, whoever wrote it: one read of its config (named or unnamed dense
+   * vector, sparse vectors) and, without `payloadPreset`, one point's payload pick the preset and the vector
+   * names. A collection without a sparse vector searches dense only (hybrid included). Options given win.
+   *
+   * @example
+   * const store = await QdrantHybridStore.fromExistingCollection({ url }, 'langchain_docs', { embeddings });
+   * store.toJSON(); // { payloadPreset: 'langchain-js', denseVectorName: '', sparseVectorName: null, ... }
+   */
+  static async fromExistingCollection(
+    connection: QdrantConnectionOptions,
+    collection: string,
+    options: FromExistingCollectionOptions = {},
+  ): Promise<QdrantHybridStore> {
+    const { signal, ...rest } = options;
+    const probe = new QdrantHybridStore({ ...connection, ...rest, collection });
+    const c = probe.#c;
+    const layout = await c.readCollectionOnce(signal);
+    let preset = rest.payloadPreset;
+    if (preset === undefined) {
+      const sample = await c.read(
+        'scroll',
+        () => c.client.scroll(collection, { limit: 1, with_payload: true, with_vector: false, ...c.readArgs }),
+        ScrollResultSchema,
+        signal,
+      );
+      preset = presetOfCollection(layout, sample.points.length === 0 ? undefined : (sample.points[0]!.payload ?? null), collection);
+    }
+    const given = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+    return probe.#sibling({ ...vectorNamesFor(layout, preset, collection), ...given });
   }
 
   /** The collection (or alias) this store reads and writes. */
@@ -79,6 +121,7 @@ export class QdrantHybridStore implements Store {
     if (changes.collection === undefined) {
       // The same collection: what was read of it holds for the sibling too (no second read per tenant store).
       store.#c.recorded = this.#c.recorded;
+      store.#c.layout = this.#c.layout;
       store.#c.vectorSize ??= this.#c.vectorSize;
     }
     return store;

@@ -3,7 +3,7 @@
  * the ACL inside every query and prefetch.
  */
 import { z } from 'zod';
-import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { LitmPackError, isLitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
 import { encodeBm25Query } from '../tokenize/bm25.js';
 import { validateFilter } from '../retrieve/filter.js';
@@ -13,8 +13,9 @@ import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
 import { toRankedChunks } from '../retrieve/store-requests.js';
 import type { Fusion, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
 import type { QdrantConnection } from './connection.js';
-import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
-import { CollectionInfoSchema, QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
+import { fitVectors } from './detect.js';
+import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput, type VectorNames } from './requests.js';
+import { QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
 import { throwIfAborted } from './util.js';
 import { scopeFilter } from './tenancy.js';
 import type { QdrantFilter } from './types.js';
@@ -29,6 +30,8 @@ interface PreparedSearch {
   sparseVector: SparseVector | undefined;
   /** MMR's diversity (0: none). */
   diversity: number;
+  /** The vectors searched: the configured ones, fitted to the collection's when they were read (`fitVectors`). */
+  vectors: VectorNames;
 }
 
 /** What search and rankings share: validation, mode, fusion, the filter with the ACL, the query vectors. */
@@ -38,25 +41,22 @@ export async function prepareSearch(c: QdrantConnection, request: SearchRequest)
   c.checkTenant('search');
   const userFilter = req.filter === undefined ? undefined : validateFilter(req.filter);
   const fusion = req.fusion ?? c.fusion;
-  const mode = resolveMode(c, req.mode);
-  throwIfAborted(req.signal);
-  const filter = scopeFilter(c.scope, buildSearchFilter(userFilter, req.principals, c.aclKey));
   const diversity = req.diversity ?? 0;
   if (diversity > 0 && c.embeddings === undefined) {
     throw new LitmPackError('unsupported', 'diversity (MMR) needs dense vectors: construct QdrantHybridStore with { embeddings }', {
       details: { requires: 'embeddings', parameter: 'diversity' },
     });
   }
+  // A search that embeds its query reads the collection first, once per store (none when ensureCollection or
+  // an ingest has read it): its vector names, the dense size the query vector must have, the recorded model.
+  const embeds = c.embeddings !== undefined && (req.mode !== 'lexical' || diversity > 0);
+  const vectors = embeds ? fitVectors(c.configured, await c.readCollectionOnce(req.signal), c.collection, true) : c.vectors;
+  const mode = resolveMode(c, req.mode, vectors);
+  throwIfAborted(req.signal);
+  const filter = scopeFilter(c.scope, buildSearchFilter(userFilter, req.principals, c.aclKey));
   let denseVector: number[] | undefined;
   // MMR compares dense vectors in every mode.
   if (mode !== 'lexical' || diversity > 0) {
-    // An embedder that names its model is checked against the collection's record before its first query:
-    // one read per store, unless ensureCollection or an ingest has read the record already.
-    if (c.embeddingModel !== undefined && c.recorded === undefined) {
-      c.learnCollection(
-        await c.read('getCollection', () => c.client.getCollection(c.collection), CollectionInfoSchema, req.signal),
-      );
-    }
     c.checkEmbeddingModel();
     const vector = await c.embeddings!.embedQuery(req.text);
     throwIfAborted(req.signal);
@@ -64,17 +64,21 @@ export async function prepareSearch(c: QdrantConnection, request: SearchRequest)
     denseVector = vector;
   }
   const sparseVector = mode === 'dense' ? undefined : encodeBm25Query(req.text);
-  return { req, mode, fusion, filter, denseVector, sparseVector, diversity };
+  return { req, mode, fusion, filter, denseVector, sparseVector, diversity, vectors };
 }
 
-export function resolveMode(c: QdrantConnection, requested: SearchMode): SearchMode {
-  const hasSparse = c.vectors.sparse !== null;
+/**
+ * The mode a request runs in on these vectors. Without a sparse vector hybrid runs on the dense vector
+ * alone (`rankings` says `mode: "dense"`, `lexical: null`); without embeddings it runs on BM25 alone.
+ */
+export function resolveMode(c: QdrantConnection, requested: SearchMode, vectors: VectorNames = c.vectors): SearchMode {
+  const hasSparse = vectors.sparse !== null;
   const noSparse = (what: string): LitmPackError =>
     new LitmPackError(
       'unsupported_mode',
       `${what} search needs a sparse BM25 vector, and collection "${c.collection}" is configured without one ` +
         `(payloadPreset "${c.preset}"). Set sparseVectorName to the collection's sparse vector, or use mode "dense".`,
-      { details: { mode: requested, collection: c.collection } },
+      { details: { mode: requested, collection: c.collection, requires: 'sparse' } },
     );
   if (requested === 'dense' || (requested === 'hybrid' && !hasSparse)) {
     if (c.embeddings === undefined) {
@@ -85,7 +89,6 @@ export function resolveMode(c: QdrantConnection, requested: SearchMode): SearchM
         { details: { mode: requested, requires: 'embeddings', parameter: 'mode' } },
       );
     }
-    if (requested === 'hybrid') throw noSparse('Hybrid');
     return 'dense';
   }
   if (!hasSparse) throw noSparse('Lexical');
@@ -111,12 +114,14 @@ interface Answered {
  * `buildHybridQueryBatch` for how the true cosine comes back in it); MMR is `buildDiverseQuery`'s.
  */
 async function answer(c: QdrantConnection, prepared: PreparedSearch, withPayload: true | string[], arms: boolean): Promise<Answered> {
-  const { req, mode, fusion, filter, denseVector, sparseVector } = prepared;
+  const { req, mode, fusion, filter, denseVector, sparseVector, vectors } = prepared;
   const { signal, limit } = req;
   const query = async (body: Parameters<QdrantConnection['queryArgs']>[0]) =>
-    (await c.read('query', () => c.client.query(c.collection, c.queryArgs(body)), QueryResponseSchema, signal)).points;
+    (await explainVectorName(c, prepared, () => c.read('query', () => c.client.query(c.collection, c.queryArgs(body)), QueryResponseSchema, signal))).points;
   const batch = (body: Parameters<QdrantConnection['batchArgs']>[0]) =>
-    c.read('queryBatch', () => c.client.queryBatch(c.collection, c.batchArgs(body)), queryBatchResponseSchema(body.searches.length), signal);
+    explainVectorName(c, prepared, () =>
+      c.read('queryBatch', () => c.client.queryBatch(c.collection, c.batchArgs(body)), queryBatchResponseSchema(body.searches.length), signal),
+    );
   const unknown = () => undefined;
   // A query of stopwords only has no terms: nothing can match lexically (as in the memory store).
   if (mode === 'lexical' && sparseVector!.indices.length === 0) return { fused: [], similarity: unknown, dense: null, lexical: arms ? [] : null };
@@ -146,15 +151,15 @@ async function answer(c: QdrantConnection, prepared: PreparedSearch, withPayload
   }
   switch (mode) {
     case 'dense': {
-      const points = await query(buildDenseQuery(denseVector!, c.vectors.dense, { limit, filter, withPayload }));
+      const points = await query(buildDenseQuery(denseVector!, vectors.dense, { limit, filter, withPayload }));
       return { fused: points, similarity: (point) => point.score, dense: arms ? points : null, lexical: null };
     }
     case 'lexical': {
-      const points = await query(buildLexicalQuery(sparseVector!, c.vectors.sparse!, { limit, filter, withPayload }));
+      const points = await query(buildLexicalQuery(sparseVector!, vectors.sparse!, { limit, filter, withPayload }));
       return { fused: points, similarity: unknown, dense: null, lexical: arms ? points : null };
     }
     case 'hybrid': {
-      const input = { ...hybridInput(c, limit, denseVector!, sparseVector!, filter, fusion), withPayload };
+      const input = { ...hybridInput(c, limit, denseVector!, sparseVector!, filter, fusion, vectors), withPayload };
       if (arms) {
         const [fused, dense, lexical] = await batch(buildRankingsBatch(input));
         return { fused: fused!.points, similarity: unknown, dense: dense!.points, lexical: lexical!.points };
@@ -163,6 +168,24 @@ async function answer(c: QdrantConnection, prepared: PreparedSearch, withPayload
       const similarity = new Map(cosine!.points.map((point) => [String(point.id), point.score]));
       return { fused: fused!.points, similarity: (point) => similarity.get(String(point.id)), dense: null, lexical: null };
     }
+  }
+}
+
+/**
+ * A query Qdrant refuses for a vector name the collection does not have (a lexical search, which reads nothing
+ * first) is explained from the collection's vectors: `config_mismatch` naming them and the presets that fit.
+ * When the collection cannot be read either, Qdrant's own answer stands.
+ */
+async function explainVectorName<T>(c: QdrantConnection, prepared: PreparedSearch, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!isLitmPackError(error, 'bad_request') || !/Not existing vector name/i.test(error.message) || c.layout !== undefined) throw error;
+    const layout = await c.readCollectionOnce(prepared.req.signal).catch(() => undefined);
+    if (layout === undefined) throw error;
+    // A collection without any sparse vector: lexical search is `unsupported_mode`, said by resolveMode.
+    resolveMode(c, prepared.req.mode, fitVectors(c.configured, layout, c.collection, prepared.mode !== 'lexical' || prepared.diversity > 0));
+    throw error;
   }
 }
 
@@ -214,6 +237,7 @@ export function hybridInput(
   sparseVector: SparseVector,
   filter: QdrantFilter | undefined,
   fusion: Fusion,
+  vectors: VectorNames = c.vectors,
 ): HybridQueryInput {
   const armLimit = hybridPrefetchLimit(limit, c.prefetchLimit);
   return {
@@ -224,7 +248,7 @@ export function hybridInput(
     lexicalLimit: armLimit,
     filter,
     fusion,
-    vectors: { dense: c.vectors.dense, sparse: c.vectors.sparse! },
+    vectors: { dense: vectors.dense, sparse: vectors.sparse! },
     withPayload: true,
   };
 }
@@ -242,7 +266,7 @@ export function diverseInput(c: QdrantConnection, prepared: PreparedSearch, with
     diversity: prepared.diversity,
     filter: prepared.filter,
     fusion: prepared.fusion,
-    vectors: c.vectors,
+    vectors: prepared.vectors,
     withPayload,
   };
 }

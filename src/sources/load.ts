@@ -68,6 +68,8 @@ export const LoadDocumentsOptionsSchema = z.strictObject({
   clusters: z.array(z.string().min(1)).optional(),
   /** Kind of the documents that name none themselves. */
   kind: z.string().min(1).optional(),
+  /** Principals of the documents that name no `acl` themselves (front matter `acl:` wins). */
+  acl: z.array(z.string().min(1)).min(1).optional(),
   /** Any skipped file fails the load (`invalid_input`, listing them) instead of being reported. */
   strict: z.boolean().default(false),
   /** An empty result is no error (e.g. before pruning the sources of an emptied folder). */
@@ -326,13 +328,15 @@ async function sizeOf(path: string): Promise<number> {
   }
 }
 
-/** The options' clusters and kind on a document (its own clusters kept, its own kind first). */
+/** The options' clusters, kind and ACL on a document (its own clusters kept, its own kind and ACL first). */
 function withDefaults(doc: IngestDocument, opts: z.output<typeof LoadDocumentsOptionsSchema>): IngestDocument {
   const clusters = [...new Set([...(doc.clusters ?? []), ...(opts.clusters ?? [])])];
   const out: IngestDocument = { ...doc };
   if (clusters.length > 0) out.clusters = clusters;
   const kind = doc.kind ?? opts.kind;
   if (kind !== undefined) out.kind = kind;
+  const acl = doc.acl ?? opts.acl;
+  if (acl !== undefined) out.acl = acl;
   return out;
 }
 

@@ -211,11 +211,13 @@ describe('search', () => {
     expect(String(spy.mock.calls[0]![0])).toMatch(/\/points\/query\/batch$/);
   });
 
-  it('the client sees one queryBatch call for hybrid (counting wrapper)', async () => {
+  it('the client sees one queryBatch call for hybrid, after one read of the collection per store (counting wrapper)', async () => {
     const { client, calls } = countingClient(new QdrantClient({ url, checkCompatibility: false }));
     const counted = new QdrantHybridStore({ client, collection: store.collection, embeddings: new FakeEmbeddings() });
     await counted.search({ text: 'tomatoes sun' });
-    expect(calls).toEqual(['queryBatch']);
+    await counted.search({ text: 'tomatoes sun' });
+    await counted.search({ text: 'sourdough' });
+    expect(calls).toEqual(['getCollection', 'queryBatch', 'queryBatch', 'queryBatch']);
   });
 
   it('filters restrict every mode inside the engine query', async () => {
@@ -265,30 +267,32 @@ describe('faults', () => {
     await failure(store.search({ text: 'tea' }), 'timeout');
   });
 
-  it('an unknown collection → bad_request naming it, with the 404', async () => {
+  it('an unknown collection → not_found naming it, with the 404', async () => {
     const missing = `litm_${randomUUID().slice(0, 8)}_missing`;
     const store = new QdrantHybridStore({ url, collection: missing, embeddings: new FakeEmbeddings() });
     for (const mode of MODES) {
-      const error = await failure(store.search({ text: 'tea', mode }), 'bad_request');
+      const error = await failure(store.search({ text: 'tea', mode }), 'not_found');
       expect(error.status).toBe(404);
       expect(error.message).toContain(missing);
     }
   });
 
-  it('a wrong vector name → bad_request with Qdrant\'s message', async () => {
+  it('a wrong vector name → config_mismatch naming the vectors the collection has', async () => {
     const { store: good } = await qdrantStore('wrongname');
     await good.addDocuments([corpus[0]!]);
-    const store = new QdrantHybridStore({ url, collection: good.collection, sparseVectorName: 'nope', embeddings: new FakeEmbeddings() });
-    const error = await failure(store.search({ text: 'cookies', mode: 'lexical' }), 'bad_request');
-    expect(error.status).toBe(400);
-    expect(error.message).toMatch(/nope/);
+    for (const mode of MODES) {
+      const store = new QdrantHybridStore({ url, collection: good.collection, sparseVectorName: 'nope', embeddings: new FakeEmbeddings() });
+      const error = await failure(store.search({ text: 'cookies', mode }), 'config_mismatch');
+      expect(error.message, mode).toMatch(/has no sparse vector "nope" \(it has dense: "dense" 64-d; sparse: "bm25"/);
+      expect(error.message, mode).toMatch(/payloadPreset "litm"/);
+    }
   });
 });
 
 describe('collections other tools wrote (payload presets)', () => {
   const texts = ['Cookies need brown butter and chocolate.', 'Sourdough bread needs a lively starter.', 'Change the engine oil yearly.'];
 
-  it('langchain-js: unnamed dense vector, content + metadata; lexical and hybrid are unsupported_mode', async () => {
+  it('langchain-js: unnamed dense vector, content + metadata; lexical is unsupported_mode, hybrid runs dense-only', async () => {
     const name = collectionName('lcjs');
     const embeddings = new FakeEmbeddings();
     // What @langchain/qdrant's ensureCollection and addVectors send.
@@ -306,10 +310,9 @@ describe('collections other tools wrote (payload presets)', () => {
     const results = await store.search({ text: 'engine oil', mode: 'dense', limit: 2 });
     expect(results[0]).toMatchObject({ text: texts[2], sourceId: 'doc-2.md', metadata: { source: 'doc-2.md' } });
     expect(results[0]!.similarity).toBeCloseTo(results[0]!.score, 6);
-    for (const mode of ['lexical', 'hybrid'] as const) {
-      const error = await failure(store.search({ text: 'engine oil', mode }), 'unsupported_mode');
-      expect(error.message).toMatch(/without one/);
-    }
+    const error = await failure(store.search({ text: 'engine oil', mode: 'lexical' }), 'unsupported_mode');
+    expect(error.message).toMatch(/without one/);
+    expect(await store.search({ text: 'engine oil', mode: 'hybrid', limit: 2 })).toEqual(results);
   });
 
   it('langchain-python with a fastembed Qdrant/bm25 sparse vector: every mode, one request for hybrid', async () => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { LitmPackError } from '../../base/errors.js';
+import type { Pack } from '../../core/schemas.js';
 import { MemoryHybridStore } from '../../retrieve/memory-store.js';
 import { packageRoot } from '../../service/version.js';
 import { printPack } from '../io.js';
@@ -29,5 +30,31 @@ export function registerDemo(program: Command): void {
       process.stdout.write(`Ingested ${docs.length} files into a store in memory: ${counts}.\n\nQuestion: ${flags.question}\n\n`);
       const pack = await bundleFromFlags(flags.question, { ...flags, budget: flags.budget ?? DEMO_BUDGET, limit: DEMO_POOL }, store);
       printPack(pack, false);
+      process.stdout.write(`\n${howToRead(pack)}\n`);
     });
+}
+
+/**
+ * What a first reader of the demo needs to read its pack: which relevance rank sits at which position (the pack
+ * puts the best first and the second best last), and why the confidence is `unknown` when it is.
+ */
+export function howToRead(pack: Pack): string {
+  const byRef = [...pack.items].sort((a, b) => a.ref - b.ref);
+  const width = String(Math.max(byRef.length, 1)).length + 2;
+  const cell = (text: string) => text.padStart(width);
+  const lines = [
+    'How to read it:',
+    `  position ${byRef.map((item) => cell(`[${item.ref}]`)).join(' ')}`,
+    `  rank     ${byRef.map((item) => cell(String(item.rank))).join(' ')}`,
+    '  The best passage (rank 1) goes first and the second best last; the rest alternate inwards, weakest in the',
+    '  middle, where models attend least ("Lost in the Middle").',
+  ];
+  if (pack.coverage.confidence === 'unknown' && !pack.coverage.denseAvailable) {
+    lines.push(
+      '  Confidence unknown: this store has no embeddings, so the search ran on BM25 (words) alone and no passage has a',
+      '  dense similarity to calibrate against; it says nothing about how good the passages are. With embeddings',
+      '  (litm-pack ingest and bundle with --embeddings URL --embed-model NAME) it is strong, partial or weak.',
+    );
+  }
+  return lines.join('\n');
 }

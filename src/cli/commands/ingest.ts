@@ -22,6 +22,8 @@ export interface IngestFlags extends EmbeddingsFlags {
   clusters?: string[];
   /** Kind of the files whose front matter names none. */
   kind?: string;
+  /** Principals of the files whose front matter names no `acl`. */
+  acl?: string[];
   /** Remove sources under the ingested folders whose files are gone. */
   prune?: boolean;
   /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
@@ -38,7 +40,7 @@ export interface IngestFlags extends EmbeddingsFlags {
   watch?: boolean;
 }
 
-type ReadFlags = Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'prune' | 'idField' | 'textField' | 'titleField' | 'metadataFields' | 'maxFileBytes'> & { base?: string };
+type ReadFlags = Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'acl' | 'prune' | 'idField' | 'textField' | 'titleField' | 'metadataFields' | 'maxFileBytes'> & { base?: string };
 
 /** The loaders for the flags: the defaults, with the records loader's field mapping when one is given. */
 function loadersFor(flags: ReadFlags) {
@@ -50,7 +52,7 @@ function loadersFor(flags: ReadFlags) {
   return Object.keys(mapping).length === 0 ? undefined : [...defaultLoaders(), recordsLoader(mapping)];
 }
 
-/** The `loadDocuments` options the flags give (loaders, limits, clusters, kind). */
+/** The `loadDocuments` options the flags give (loaders, limits, clusters, kind, ACL). */
 function loadOptionsFor(flags: ReadFlags) {
   const loaders = loadersFor(flags);
   return {
@@ -60,6 +62,7 @@ function loadOptionsFor(flags: ReadFlags) {
     ...(flags.base === undefined ? {} : { base: flags.base }),
     ...(flags.clusters === undefined ? {} : { clusters: flags.clusters }),
     ...(flags.kind === undefined ? {} : { kind: flags.kind }),
+    ...(flags.acl === undefined ? {} : { acl: flags.acl }),
   };
 }
 
@@ -246,6 +249,7 @@ export function registerIngest(program: Command): void {
     .option('--follow-symlinks', 'follow symbolic links that lead outside the folders given (never in circles)')
     .option('--clusters <list>', 'comma-separated clusters every file joins (front matter `clusters:` adds more)', list)
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
+    .option('--acl <list>', 'comma-separated principals who may read the files whose front matter names no `acl:`', list)
     .option('--prune', 'remove sources under the given folders whose files are gone')
     .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
     .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
