@@ -155,6 +155,9 @@ describe('litm-pack copy', () => {
     expect(second.stdout).toContain(`0 written, ${memory.size} already there`);
     const bad = await runCli(['copy', '--from', dir, '--to', 'http://localhost:6333/docs']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--to must be a Qdrant collection, e\.g\. qdrant:\/\/localhost:6333\/docs/);
+    expect(bad.stderr).toMatch(/--to http:\/\/localhost:6333\/docs is a web address; a Qdrant collection is named qdrant:\/\/localhost:6333\/docs/);
+    const local = await runCli(['copy', '--from', dir, '--to', join(dir, 'elsewhere')]);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toMatch(/--to must be a Qdrant collection, e\.g\. qdrant:\/\/localhost:6333\/docs/);
   });
 });
