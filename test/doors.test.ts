@@ -107,6 +107,38 @@ describe('one request, one pack on every door', () => {
     expect(pack.citations.some((citation) => (citation.spans?.length ?? 0) > 0)).toBe(true);
   });
 
+  it('a bundle with a non-default order and header: the same vocabulary on every door', async () => {
+    const pack = oneHash({
+      library: (await assembleBundle({ store, query: QUERY, order: 'document', header: 'compact' })).pack,
+      cli: await cliPack(['bundle', QUERY, '--order', 'document', '--header', 'compact']),
+      http: await httpPack(`/api/bundle?q=${encodeURIComponent(QUERY)}&order=document&header=compact`),
+      mcp: await mcpPack('assemble_bundle', { query: QUERY, order: 'document', header: 'compact' }),
+      langchain: (await new LangChainBundle({ store, order: 'document', header: 'compact' }).retrieveWithCitations(QUERY)).pack,
+      llamaindex: (await new LlamaIndexBundle({ store, order: 'document', header: 'compact' }).retrieveWithCitations(QUERY)).pack,
+    });
+    expect(pack.header).toBe('compact');
+    // document order: each source's items together, sources in the order of their best item.
+    const sources = pack.items.map((item) => item.sourceId);
+    expect(sources.filter((source, index) => sources.indexOf(source) === index)).toEqual(
+      [...pack.items].sort((a, b) => a.rank - b.rank).map((item) => item.sourceId).filter((source, index, all) => all.indexOf(source) === index),
+    );
+    expect(pack.context).not.toContain('(source: ');
+    const litm = (await assembleBundle({ store, query: QUERY })).pack;
+    expect(pack.packHash).not.toBe(litm.packHash);
+  });
+
+  it('a briefing with a non-default header on every door', async () => {
+    const pack = oneHash({
+      library: (await assembleBriefing({ store, prompt: PROMPT, header: 'minimal' })).pack,
+      cli: await cliPack(['briefing', '--prompt', PROMPT, '--header', 'minimal']),
+      http: await httpPack(`/api/briefing?prompt=${encodeURIComponent(PROMPT)}&header=minimal`),
+      mcp: await mcpPack('get_briefing', { prompt: PROMPT, header: 'minimal' }),
+      langchain: (await new LangChainBriefing({ store, header: 'minimal' }).retrieveWithCitations(PROMPT)).pack,
+      llamaindex: (await new LlamaIndexBriefing({ store, header: 'minimal' }).retrieveWithCitations(PROMPT)).pack,
+    });
+    expect(pack.header).toBe('minimal');
+  });
+
   it('a briefing with no budget given: the table\'s default on every door', async () => {
     const pack = oneHash({
       library: (await assembleBriefing({ store, prompt: PROMPT })).pack,

@@ -168,8 +168,56 @@ export function parseHeader(line: string): ParsedHeader {
   return header as ParsedHeader;
 }
 
+/**
+ * Compact and minimal header lines: `[ref] NAME[ (LOCATOR)][ — pinned; ...]`, NAME a value (bare or quoted) and
+ * LOCATOR (compact only) its parts joined by ", ". Returned with NAME as `source`.
+ */
+export function parseShortHeader(line: string): ParsedHeader {
+  const marker = /^\[(\d+)\] /.exec(line);
+  if (marker === null) throw new Error(`not a header: ${JSON.stringify(line)}`);
+  let rest = line.slice(marker[0].length);
+  const header: Partial<ParsedHeader> = { ref: Number(marker[1]) };
+  const note = / — pinned; not shown in full \((\d+) tokens did not fit the budget\)$/u.exec(rest);
+  if (note !== null) {
+    header.pointerTokens = Number(note[1]);
+    rest = rest.slice(0, note.index);
+  }
+  const name = readValue(rest, 0);
+  const bare = rest[0] !== '"';
+  header.source = bare ? name.value.replace(/ $/u, '') : name.value;
+  let at = bare && name.value.endsWith(' ') ? name.end - 1 : name.end;
+  if (at < rest.length) {
+    at = expectLiteral(rest, at, ' (');
+    if (!rest.endsWith(')')) throw new Error(`expected ")" at the end of ${JSON.stringify(line)}`);
+    const parts = rest.slice(at, -1).split(', ');
+    for (const part of parts) {
+      if (LOCATOR_PART.exec(`, ${part}`)?.[1] !== part) throw new Error(`not a locator part: ${JSON.stringify(part)} in ${JSON.stringify(line)}`);
+    }
+    header.locator = parts.join(', ');
+    at = rest.length;
+    if (at !== rest.length) throw new Error(`unexpected text after the locator: ${JSON.stringify(line)}`);
+  }
+  return header as ParsedHeader;
+}
+
+/** The one name a compact or minimal header shows: the title, or the source when there is none or it is the source. */
+export function expectedName(citation: Pack['citations'][number]): { field: 'title' | 'source'; value: string } {
+  const source = expectedOneLine(citation.sourceId);
+  const title = citation.title === undefined ? '' : expectedOneLine(citation.title);
+  return title === '' || title === source ? { field: 'source', value: source } : { field: 'title', value: title };
+}
+
 /** The header fields an item must show, from its citation (which holds the candidate's own values). */
 function expectedHeader(pack: Pack, index: number): ParsedHeader {
+  if (pack.header !== 'full') {
+    const item = pack.items[index]!;
+    const citation = pack.citations[index]!;
+    const header: ParsedHeader = { ref: item.ref, source: expectedName(citation).value };
+    const locator = pack.header === 'compact' ? expectedLocator(citation.locator) : undefined;
+    if (locator !== undefined) header.locator = locator;
+    if (item.pointer) header.pointerTokens = item.tokens;
+    return header;
+  }
   const item = pack.items[index]!;
   const citation = pack.citations[index]!;
   const header: ParsedHeader = { ref: item.ref, source: expectedOneLine(citation.sourceId) };
@@ -183,7 +231,7 @@ function expectedHeader(pack: Pack, index: number): ParsedHeader {
 }
 
 function checkHeader(pack: Pack, index: number, line: string, markdown: boolean): void {
-  const parsed = parseHeader(line);
+  const parsed = pack.header === 'full' ? parseHeader(line) : parseShortHeader(line);
   const expected = expectedHeader(pack, index);
   // Markdown headers escape `[ ] < &` with backslashes (CommonMark drops them when it renders).
   const norm = (h: ParsedHeader): ParsedHeader =>
@@ -573,13 +621,19 @@ export function checkXmlContext(pack: Pack, expectation: RenderExpectation = {})
   documents.forEach((doc, index) => {
     const item = pack.items[index]!;
     const citation = pack.citations[index]!;
-    const fields: Array<[string, string]> = [['source', xmlText(expectedOneLine(citation.sourceId))]];
-    if (citation.title !== undefined && expectedOneLine(citation.title) !== '') fields.push(['title', xmlText(expectedOneLine(citation.title))]);
-    if (citation.version !== undefined && expectedOneLine(citation.version) !== '') fields.push(['version', xmlText(expectedOneLine(citation.version))]);
-    if (citation.section !== undefined && citation.section.length > 0) {
-      fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
+    const fields: Array<[string, string]> = [];
+    if (pack.header === 'full') {
+      fields.push(['source', xmlText(expectedOneLine(citation.sourceId))]);
+      if (citation.title !== undefined && expectedOneLine(citation.title) !== '') fields.push(['title', xmlText(expectedOneLine(citation.title))]);
+      if (citation.version !== undefined && expectedOneLine(citation.version) !== '') fields.push(['version', xmlText(expectedOneLine(citation.version))]);
+      if (citation.section !== undefined && citation.section.length > 0) {
+        fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
+      }
+    } else {
+      const name = expectedName(citation);
+      fields.push([name.field, xmlText(name.value)]);
     }
-    const locator = expectedLocator(citation.locator);
+    const locator = pack.header === 'minimal' ? undefined : expectedLocator(citation.locator);
     if (locator !== undefined) fields.push(['locator', locator]);
     if (item.pointer) fields.push(['note', `pinned; not shown in full (${item.tokens} tokens did not fit the budget)`]);
     // (XML reads CR and CRLF as LF over the whole document, so a body's trailing CR joins the tag's line end)
