@@ -48,7 +48,7 @@ export class Meter {
   constructor(
     readonly tokenizer: Tokenizer,
     readonly format: PackFormat,
-    readonly header: HeaderStyle = 'full',
+    readonly header: HeaderStyle,
   ) {
     this.#headerCache = cacheFor(headerCounts, tokenizer, () => new BoundedCache<string, number>(HEADER_CACHE_LIMIT));
   }

@@ -105,7 +105,7 @@ export const EncodingSchema = z.enum(ENCODINGS);
 export const HeaderSchema = z.enum(HEADER_STYLES);
 export type HeaderStyle = z.infer<typeof HeaderSchema>;
 /** The header a pack shows when none is asked for (chosen by measurement: BENCHMARKS.md, headers). */
-export const DEFAULT_HEADER: HeaderStyle = 'full';
+export const DEFAULT_HEADER: HeaderStyle = 'compact';
 
 /**
  * The order of a bundle's blocks. `litm` (Lost in the Middle): best first, second best last, and so on

@@ -87,7 +87,7 @@ function headerLine(format: PackFormat, block: BlockInput, title: string | undef
 }
 
 /** Renders one block. `body` is the item text before escaping. */
-export function renderBlock(format: PackFormat, block: BlockInput, header: HeaderStyle = 'full'): string {
+export function renderBlock(format: PackFormat, block: BlockInput, header: HeaderStyle): string {
   const { candidate } = block;
   const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? candidate.title : undefined;
   if (format === 'xml') return renderXmlBlock(block, title, header);
