@@ -20,7 +20,7 @@ export function meterFor(options: ParsedPackOptions): Meter {
  *
  * @example
  * const pack = packBundle({ query: 'how do refunds work?', candidates, maxTokens: 2000 });
- * pack.context;   // "[1] Refund policy (source: policy.md)\n..."
+ * pack.context;   // "[1] Refund policy\n..." (compact headers; `header: 'full'` adds source, version, section)
  * pack.citations; // [{ ref: 1, sourceId: 'policy.md', chunkId: '...', textSha256: '...' }, ...]
  */
 export function packBundle(input: BundleOptions): Pack {
