@@ -55,11 +55,11 @@ describe('markdown: content cannot make CommonMark blocks', () => {
     },
   );
 
-  it('a paragraph break in content keeps the item one block, as a hard line break', () => {
+  it('a blank line before a header lookalike keeps it inside the paragraph, as a hard line break', () => {
     const pack = packBundle({ query: 'q', candidates: [other('First paragraph.\n\n[2] Not a block (source: x)\n\nThird.')], maxTokens: 500 });
-    expect(pack.context).toBe('[1] notes.md\nFirst paragraph.\n\\\n\\[2] Not a block (source: x)\n\\\nThird.');
+    expect(pack.context).toBe('[1] notes.md\nFirst paragraph.\n\\\n\\[2] Not a block (source: x)\n\nThird.');
     const paragraphs = markdownIt.parse(pack.context, {}).filter((t) => t.type === 'paragraph_open');
-    expect(paragraphs).toHaveLength(1);
+    expect(paragraphs).toHaveLength(2);
     checkMarkdownContext(pack);
   });
 
@@ -88,6 +88,22 @@ describe('markdown: content cannot make CommonMark blocks', () => {
     expect(children.filter((t) => t.type === 'html_inline')).toEqual([]);
     expect(children.map((t) => t.content).join('')).toContain('&#10;[2]');
     checkMarkdownContext(pack);
+  });
+});
+
+describe('markdown: ordinary text pays no escapes', () => {
+  it('blank lines between paragraphs need no backslash; a line indented as code after one gets one', () => {
+    expect(escapeBody('markdown', 'One.\n\nTwo.\n \t\nThree.')).toBe('One.\n\nTwo.\n \t\nThree.');
+    expect(escapeBody('markdown', 'One.\n\n    code?\n\n\tcode?\n    not code')).toBe('One.\n\n\\    code?\n\n\\\tcode?\n    not code');
+    const pack = packBundle({ query: 'q', candidates: [other('One.\n\n    indented\n\nTwo.')], maxTokens: 500 });
+    expect(markdownIt.parse(pack.context, {}).map((t) => t.type)).not.toContain('code_block');
+    checkMarkdownContext(pack);
+  });
+
+  it('a # that cannot open a heading is left alone; one that can is escaped', () => {
+    const text = 'See issue\n#27 and\n#hashtag, or C#.\n####### seven is text too\n# Heading\n###\n##\tTab';
+    expect(escapeBody('markdown', text)).toBe('See issue\n#27 and\n#hashtag, or C#.\n####### seven is text too\n\\# Heading\n\\###\n\\##\tTab');
+    checkMarkdownContext(packBundle({ query: 'q', candidates: [other(text)], maxTokens: 500 }));
   });
 });
 

@@ -304,7 +304,7 @@ function checkRawLines(pack: Pack, markdown: boolean): RawLine[] {
     // (markdown: what a line-oriented reader takes for a block: a marker, heading, quote, underline or rule,
     // list item, fence or HTML tag)
     const markers = markdown
-      ? /^(?:\[|#|>|(?:=+|-+)[ \t]*$|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[A-Za-z/!?])/u
+      ? /^(?:\[|#{1,6}(?:[ \t]|$)|>|(?:=+|-+)[ \t]*$|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[A-Za-z/!?])/u
       : /^(?:\[|=)/u;
     expect(markers.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(false);
   }
@@ -433,6 +433,8 @@ function checkWithReferenceParser(pack: Pack, expected: readonly string[], cavea
       seen.push(`heading:${firstLineText(node)}`);
     } else if (node.type === 'paragraph') {
       const marker = /^\[(\d+)\] /u.exec(firstLineText(node));
+      // A paragraph without a header continues the item before it (content keeps its blank lines).
+      if (marker === null && /^paragraph:\[\d+\]$/u.test(seen.at(-1) ?? '')) continue;
       seen.push(`paragraph:${marker ? `[${marker[1]}]` : JSON.stringify(firstLineText(node).slice(0, 40))}`);
     } else if (node.type === 'list') {
       expect(node.listType).toBe('bullet');
@@ -476,7 +478,19 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   }
   if (pack.caveats !== null) expected.push('heading:Caveats', 'list');
   const inlineAfter = (token: Token) => tokens[tokens.indexOf(token) + 1]!;
-  const seen = top.map((t) => {
+  // A paragraph without a header continues the item before it (content keeps its blank lines): each item is
+  // its header's paragraph and the paragraphs up to the next header, heading or list.
+  const isHeaderParagraph = (t: Token) => t.type === 'paragraph_open' && /^\[\d+\] /u.test(inlineAfter(t).content);
+  const continuations = new Set<Token>();
+  const itemParagraphs: Token[][] = [];
+  top.forEach((t, index) => {
+    if (isHeaderParagraph(t)) itemParagraphs.push([t]);
+    else if (t.type === 'paragraph_open' && index > 0 && (isHeaderParagraph(top[index - 1]!) || continuations.has(top[index - 1]!))) {
+      continuations.add(t);
+      itemParagraphs.at(-1)!.push(t);
+    }
+  });
+  const seen = top.filter((t) => !continuations.has(t)).map((t) => {
     if (t.type === 'heading_open') {
       expect(t.markup, 'an ATX heading').toBe('##');
       return `heading:${inlineAfter(t).content}`;
@@ -493,9 +507,9 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   const withTables = markdownItWithTables.parse(pack.context, {});
   expect(withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'), 'GFM-style tables').toEqual([]);
 
-  // Each item's paragraph spans its whole block: header line, then every line of its body.
-  const paragraphs = top.filter((t) => t.type === 'paragraph_open');
-  paragraphs.forEach((open, index) => {
+  // Each item's paragraphs span its whole block: header line, then every line of its body.
+  itemParagraphs.forEach((group, index) => {
+    const open = group[0]!;
     const item = pack.items[index]!;
     const inline = inlineAfter(open);
     // The header line is plain: the first child is text opening with the marker, and before the first line
@@ -507,14 +521,15 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
     const headerChildren = firstBreak === -1 ? children : children.slice(0, firstBreak);
     for (const child of headerChildren) expect(['link_open', 'image', 'html_inline']).not.toContain(child.type);
 
-    const [from, to] = open.map!;
+    const [from] = open.map!;
+    const [, to] = group.at(-1)!.map!;
     const lines = sourceLines.slice(from, to);
     if (item.pointer) {
       expect(lines).toHaveLength(1);
       return;
     }
     const body = lines.slice(1).join('\n');
-    // Markdown escapes by inserting backslashes only (a blank line gets one, as a hard line break).
+    // Markdown escapes by inserting backslashes only.
     const expectedBody = normaliseForMarkdownIt(item.text + (item.truncated ? ' …' : ''));
     const trimEnd = (s: string) => stripBackslashes(s).replace(/[\n \t]*$/u, '');
     expect(trimEnd(body)).toBe(trimEnd(expectedBody));
