@@ -5,6 +5,10 @@
  * duplicates survive. Baselines: LangChain's EnsembleRetriever ranking cut to the budget, with and without
  * LangChain Python's LongContextReorder rule.
  *
+ * In the same run: header styles (full, compact, minimal) in markdown and xml, their framing tokens and gold
+ * recall (the default header was chosen on it), and rag-chunk-reorder (npm) as a peer at 256 to 2048 tokens,
+ * fitted to the budget and unfitted, beside our whole-item and sentence-selection packs.
+ *
  * A second section measures sentence selection (`compress: { mode: 'sentences' }`): HotpotQA with lexical
  * retrieval at 256 / 512 / 1024 tokens, with and without selection (both supporting paragraphs represented,
  * supporting-sentence recall, tokens, pack time), the grid its defaults were chosen on, and SciFact train
