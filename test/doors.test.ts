@@ -18,10 +18,14 @@ import {
   assembleBundle,
   loadDocuments,
   toCanonicalJson,
+  type CandidateInput,
   type Pack,
 } from '../src/index.js';
-import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle } from '../src/langchain/index.js';
-import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/index.js';
+import { Document } from '@langchain/core/documents';
+import { TextNode } from '@llamaindex/core/schema';
+import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle, LitmCompressor } from '../src/langchain/index.js';
+import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle, LitmPostprocessor } from '../src/llamaindex/index.js';
+import { packCandidates } from '../src/pipeline/bundle.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
 import { readSaved } from './helpers/store-files.js';
 import { runCli } from './helpers/cli.js';
@@ -125,6 +129,35 @@ describe('one request, one pack on every door', () => {
     expect(pack.context).not.toContain('(source: ');
     const litm = (await assembleBundle({ store, query: QUERY })).pack;
     expect(pack.packHash).not.toBe(litm.packHash);
+  });
+
+  it('packing given candidates with a non-default order and header: the library, the CLI, HTTP, MCP and both frameworks', async () => {
+    const candidates = JSON.parse(await readFile(join(ROOT, 'examples/candidates.json'), 'utf8')) as CandidateInput[];
+    const query = 'refunds';
+    const cli = await runCli(['pack', '--query', query, '--order', 'rank', '--header', 'minimal', 'examples/candidates.json']);
+    expect(cli.code, cli.stderr).toBe(0);
+    const response = await fetch(`${server.url}/api/pack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, candidates, order: 'rank', header: 'minimal' }),
+    });
+    expect(response.status).toBe(200);
+    const documents = candidates.map((c) => new Document({ pageContent: c.text, metadata: { ...c, source: c.sourceId ?? c.id } }));
+    const nodes = candidates.map((c) => ({ node: new TextNode({ text: c.text, id_: c.id, metadata: { ...c, source: c.sourceId ?? c.id } }), score: c.score }));
+    const pack = oneHash({
+      library: await packCandidates({ query, candidates, order: 'rank', header: 'minimal' }),
+      cli: PackSchema.parse(JSON.parse(cli.stdout)),
+      http: PackSchema.parse(await response.json()),
+      mcp: await mcpPack('pack_candidates', { query, candidates, order: 'rank', header: 'minimal' }),
+    });
+    expect(pack.items.map((item) => item.rank)).toEqual(pack.items.map((_, index) => index + 1));
+    expect(pack.header).toBe('minimal');
+    const langchain = await new LitmCompressor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).compressWithCitations(documents, query);
+    const llamaindex = await new LitmPostprocessor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).postprocessWithCitations(nodes, query);
+    for (const framework of [langchain.pack, llamaindex.pack]) {
+      expect(framework.header).toBe('minimal');
+      expect(framework.items.map((item) => item.rank)).toEqual(framework.items.map((_, index) => index + 1));
+    }
   });
 
   it('a briefing with a non-default header on every door', async () => {
