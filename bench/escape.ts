@@ -5,12 +5,13 @@
  *
  * Texts: SciFact abstracts from ../shared/data when present (else generated prose), and markdown chunks of
  * the repository's own docs cut by `chunkDocument` (headings, lists, code, blank lines: what ingested markdown
- * looks like). "changed" counts texts that escaping alters (their token hints no longer apply).
+ * looks like). "changed" counts texts that escaping alters (their token hints no longer apply); "tokens added"
+ * is what escaping costs in o200k_base tokens over the texts' own count (and as a share of it).
  * Usage: tsx bench/escape.ts [--rounds N]
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { escapeBody, type PackFormat } from '../src/index.js';
+import { escapeBody, getTokenizer, type PackFormat } from '../src/index.js';
 import { chunkDocument } from '../src/retrieve/chunk.js';
 
 const argIndex = process.argv.indexOf('--rounds');
@@ -60,6 +61,7 @@ const sets: Array<[string, string[]]> = [
   [existsSync(CORPUS) ? 'SciFact abstracts' : 'generated prose', abstracts()],
   ['markdown doc chunks', markdownChunks()],
 ];
+const tokenizer = getTokenizer('o200k_base');
 const rows: string[][] = [];
 for (const [name, texts] of sets) {
   const chars = Math.round(texts.reduce((sum, t) => sum + t.length, 0) / texts.length);
@@ -71,11 +73,27 @@ for (const [name, texts] of sets) {
       current = Math.min(current, nsPerText(escapeBody, format, texts));
     }
     const changed = texts.filter((t) => escapeBody(format, t) !== t).length;
-    rows.push([`${name} (${texts.length}, ~${chars} chars)`, format, previous.toFixed(0), current.toFixed(0), (current / previous).toFixed(2), `${changed}`]);
+    // The token cost of escaping: o200k_base tokens escapeBody adds, over the texts' own.
+    let plain = 0;
+    let added = 0;
+    for (const text of texts) {
+      const own = tokenizer.count(text);
+      plain += own;
+      added += tokenizer.count(escapeBody(format, text)) - own;
+    }
+    rows.push([
+      `${name} (${texts.length}, ~${chars} chars)`,
+      format,
+      previous.toFixed(0),
+      current.toFixed(0),
+      (current / previous).toFixed(2),
+      `${changed}`,
+      `${added} (${((100 * added) / plain).toFixed(2)}%)`,
+    ]);
   }
 }
 
-const header = ['texts', 'format', 'previous ns/text', 'escapeBody ns/text', 'ratio', 'changed'];
+const header = ['texts', 'format', 'previous ns/text', 'escapeBody ns/text', 'ratio', 'changed', 'tokens added'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`litm-pack bench:escape — best of ${ROUNDS} rounds, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

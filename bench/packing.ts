@@ -5,6 +5,10 @@
  * duplicates survive. Baselines: LangChain's EnsembleRetriever ranking cut to the budget, with and without
  * LangChain Python's LongContextReorder rule.
  *
+ * In the same run: header styles (full, compact, minimal) in markdown and xml, their framing tokens and gold
+ * recall (the default header was chosen on it), and rag-chunk-reorder (npm) as a peer at 256 to 2048 tokens,
+ * fitted to the budget and unfitted, beside our whole-item and sentence-selection packs.
+ *
  * A second section measures sentence selection (`compress: { mode: 'sentences' }`): HotpotQA with lexical
  * retrieval at 256 / 512 / 1024 tokens, with and without selection (both supporting paragraphs represented,
  * supporting-sentence recall, tokens, pack time), the grid its defaults were chosen on, and SciFact train
@@ -23,6 +27,8 @@ import type { Candidate, Pack } from '../src/core/schemas.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
 import type { Fusion } from '../src/retrieve/types.js';
 import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { Reorderer, type Chunk } from 'rag-chunk-reorder';
+import { HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
 import { buildLangChainBaseline, langchainPythonLongContextReorder } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { loadHotpot, loadSciFact, type HotpotParagraph, type HotpotQuestion } from './lib/datasets.js';
@@ -118,6 +124,35 @@ function cutToBudget(ranked: HotpotParagraph[], budget: number, reorder?: (kept:
   }
   const context = ordered.map((d) => d.text).join('\n\n');
   return { context, items, usedTokens: context.length === 0 ? 0 : tokenizer.count(context) };
+}
+
+/**
+ * rag-chunk-reorder (npm) with its defaults (scoreSpread), over the same ranked pool as ours. It has no
+ * exact budget of its own unless given a counter: fitted, its order is rendered with a one-line `[n] title`
+ * header per chunk, counted with the same tokenizer, and chunks are dropped from the end of its order until
+ * the whole fits; unfitted, every chunk it returns is kept (the overshoot is reported).
+ */
+const peer = new Reorderer();
+function peerPack(question: string, ranked: Candidate[], byId: Map<string, HotpotParagraph>, budget: number | null): PackedContext {
+  const ordered: Chunk[] = peer.reorderSync(ranked.map((c) => ({ id: c.id, text: c.text, score: c.score })), question);
+  const render = (chunks: Chunk[]) => chunks.map((c, i) => `[${i + 1}] ${byId.get(c.id)!.title}\n${c.text}`).join('\n\n');
+  let kept = ordered;
+  if (budget !== null) while (kept.length > 0 && tokenizer.count(render(kept)) > budget) kept = kept.slice(0, -1);
+  const items: PackedContext['items'] = [];
+  let offset = 0;
+  kept.forEach((chunk: Chunk, i: number) => {
+    const start = offset + `[${i + 1}] ${byId.get(chunk.id)!.title}\n`.length;
+    items.push({ item: byId.get(chunk.id)!, start, end: start + chunk.text.length });
+    offset = start + chunk.text.length + 2;
+  });
+  const context = render(kept);
+  return { context, items, usedTokens: context.length === 0 ? 0 : tokenizer.count(context) };
+}
+
+/** Tokens of a pack that are not passage text: headers, separators, wrappers (the context less its escaped bodies). */
+function framingTokens(pack: Pack): number {
+  const bodies = pack.items.reduce((sum, item) => sum + tokenizer.count(escapeBody(pack.format, item.text)), 0);
+  return Math.max(0, pack.budget.usedTokens - bodies);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,6 +299,19 @@ async function main(): Promise<void> {
   const key = (s: string, b: number) => `${s}@${b}`;
   for (const s of systems) for (const b of BUDGETS) scores.set(key(s, b), []);
 
+  const PEER_BUDGETS = [256, 512, 1024, 2048] as const;
+  const peerSystems = [
+    'litm-pack, whole items',
+    'litm-pack, sentence selection (BM25, defaults)',
+    'rag-chunk-reorder 0.1.7, fitted (drop from the end)',
+    'rag-chunk-reorder 0.1.7, unfitted',
+  ] as const;
+  const peerScores = new Map<string, QuestionScore[]>();
+  for (const s of peerSystems) for (const b of PEER_BUDGETS) peerScores.set(key(s, b), []);
+  const headerRuns = new Map<string, { both: number[]; framing: number; used: number; formats: number }>();
+  const FORMAT_NAMES = ['markdown', 'xml'] as const;
+  for (const h of HeaderSchema.options) for (const f of FORMAT_NAMES) for (const b of BUDGETS) headerRuns.set(`${h}/${f}@${b}`, { both: [], framing: 0, used: 0, formats: 0 });
+
   let done = 0;
   for (const question of questions) {
     const byId = new Map(question.items.map((i) => [i.id, i]));
@@ -302,6 +350,23 @@ async function main(): Promise<void> {
       scores
         .get(key(systems[4], budget))!
         .push(score(question, cutToBudget(ranked, budget, langchainPythonLongContextReorder)));
+      for (const header of HeaderSchema.options) {
+        for (const format of FORMAT_NAMES) {
+          const pack = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING, header, format });
+          const run = headerRuns.get(`${header}/${format}@${budget}`)!;
+          run.both.push(score(question, oursFromPack(pack, byId)).bothGold ? 1 : 0);
+          run.framing += framingTokens(pack);
+          run.used += pack.budget.usedTokens;
+        }
+      }
+    }
+    for (const budget of PEER_BUDGETS) {
+      const whole = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING });
+      const selected = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING, compress: { mode: 'sentences' } });
+      peerScores.get(key(peerSystems[0], budget))!.push(score(question, oursFromPack(whole, byId)));
+      peerScores.get(key(peerSystems[1], budget))!.push(score(question, oursFromPack(selected, byId)));
+      peerScores.get(key(peerSystems[2], budget))!.push(score(question, peerPack(question.question, candidates, byId, budget)));
+      peerScores.get(key(peerSystems[3], budget))!.push(score(question, peerPack(question.question, candidates, byId, null)));
     }
     done += 1;
     if (done % 25 === 0) progress(`  ${done}/${questions.length} questions`);
@@ -370,6 +435,8 @@ async function main(): Promise<void> {
     ),
   );
   lines.push('');
+  lines.push(...headerSection(headerRuns, questions.length));
+  lines.push(...peerSection(peerSystems, PEER_BUDGETS, peerScores, questions.length));
   lines.push(`Run took ${((now() - started) / 1000).toFixed(0)} s; ${loadNote()}.`);
   const md = lines.join('\n');
   process.stdout.write(`${md}\n`);
@@ -377,6 +444,78 @@ async function main(): Promise<void> {
     if (args['limit-questions'] || args.fusion) progress('not writing BENCHMARKS.md: --limit-questions or --fusion is an exploratory run');
     else writeSection('packing', md);
   }
+}
+
+function headerSection(runs: Map<string, { both: number[]; framing: number; used: number }>, questionCount: number): string[] {
+  const lines: string[] = [];
+  lines.push(`### Headers: framing tokens and gold recall by header style (${questionCount} questions, hybrid retrieval, whole items)`);
+  lines.push('');
+  lines.push(
+    '"Framing": the share of the context\'s tokens that are not passage text (headers, separators and, in xml, the ' +
+      'tags), i.e. the context\'s exact count less the escaped bodies counted alone, summed over packs. "Both gold" as above. ' +
+      'Rule, fixed before the run: the default is the style with the best both-gold rate summed over the three budgets and ' +
+      'both formats; within one question of it (1 pt here) the one that still shows the locator, then the least framing.',
+  );
+  lines.push('');
+  const rows: string[][] = [];
+  const totals = new Map<HeaderStyle, number>();
+  for (const header of HeaderSchema.options) {
+    for (const format of ['markdown', 'xml'] as const) {
+      for (const budget of BUDGETS) {
+        const run = runs.get(`${header}/${format}@${budget}`)!;
+        totals.set(header, (totals.get(header) ?? 0) + mean(run.both));
+        rows.push([String(budget), format, header, pct(mean(run.both)), pct(run.framing / run.used), fixed(run.framing / run.both.length, 0)]);
+      }
+    }
+  }
+  lines.push(markdownTable(['Budget', 'Format', 'Header', 'Both gold', 'Framing share', 'Framing tokens per pack'], rows));
+  lines.push('');
+  lines.push(
+    `Both gold summed over budgets and formats: ${HeaderSchema.options.map((h) => `${h} ${fixed((totals.get(h) ?? 0) * 100, 0)}`).join(', ')} (of 600).`,
+  );
+  lines.push('');
+  return lines;
+}
+
+function peerSection(
+  systems: readonly string[],
+  budgets: readonly number[],
+  scores: Map<string, QuestionScore[]>,
+  questionCount: number,
+): string[] {
+  const lines: string[] = [];
+  lines.push(`### Peers: rag-chunk-reorder at 256 / 512 / 1024 / 2048 tokens (${questionCount} questions, the same hybrid pool)`);
+  lines.push('');
+  lines.push(
+    'rag-chunk-reorder 0.1.7 (npm, `new Reorderer()`: its defaults, scoreSpread) reorders the same ranked pool our packer ' +
+      'gets. Fitted: its order rendered with a one-line `[n] title` header per chunk, counted with o200k_base, chunks ' +
+      'dropped from the end of its order until it fits. Unfitted: everything it returns; "Over budget" is the share of packs ' +
+      'above the budget and the mean overshoot in tokens. Ours: `packBundle` with the defaults, without and with ' +
+      '`compress: { mode: \'sentences\' }`.',
+  );
+  lines.push('');
+  const rows: string[][] = [];
+  const verdicts: string[][] = [];
+  for (const budget of budgets) {
+    const fitted = aggregate(systems[2]!, budget, scores.get(`${systems[2]}@${budget}`)!).bothGold;
+    for (const system of systems) {
+      const list = scores.get(`${system}@${budget}`)!;
+      const row = aggregate(system, budget, list);
+      const over = list.filter((q) => q.usedTokens > budget);
+      const overshoot = over.length === 0 ? 0 : mean(over.map((q) => q.usedTokens - budget));
+      rows.push([String(budget), system, pct(row.bothGold), pct(row.edgeShare), fixed(row.meanTokens, 0), fixed(row.meanItems, 1), `${pct(over.length / list.length)} (+${fixed(overshoot, 0)})`]);
+      if (system === systems[0] || system === systems[1]) {
+        verdicts.push([`${budget}: ${system} ≥ fitted peer`, `${pct(row.bothGold)} vs ${pct(fitted)}: ${row.bothGold >= fitted ? 'met' : 'missed'}`]);
+      }
+    }
+  }
+  lines.push(markdownTable(['Budget', 'System', 'Both gold', 'Gold at edges', 'Mean tokens', 'Mean items', 'Over budget'], rows));
+  lines.push('');
+  lines.push('#### Targets (both gold at least as often as the fitted peer)');
+  lines.push('');
+  lines.push(markdownTable(['Target', 'Result'], verdicts));
+  lines.push('');
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------

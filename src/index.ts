@@ -2,7 +2,7 @@
 // live under subpaths (litm-pack/langchain, litm-pack/llamaindex, litm-pack/qdrant) so importing the root
 // loads none of them.
 export { packBundle, packBriefing, toCanonicalJson, compareCandidates } from './core/pack.js';
-export { orderForLongContext } from './core/layout.js';
+export { orderForLongContext, orderBlocks } from './core/layout.js';
 export { computeCoverage, confidenceFor } from './core/coverage.js';
 export { canonicalStringify, sha256Hex } from './base/canonical.js';
 export { LitmPackError, isLitmPackError, ERROR_SURFACES } from './base/errors.js';
@@ -21,6 +21,10 @@ export {
   PACK_SCHEMA_ID,
   MAX_BUDGET_TOKENS,
   LocatorSchema,
+  HeaderSchema,
+  OrderSchema,
+  ORDERS,
+  DEFAULT_HEADER,
 } from './core/schemas.js';
 export type {
   Candidate,
@@ -37,6 +41,8 @@ export type {
   CompressOptions,
   ItemRole,
   PackFormat,
+  HeaderStyle,
+  BundleOrder,
   BundleOptions,
   BriefingOptions,
   BriefingSlots,

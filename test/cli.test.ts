@@ -62,7 +62,7 @@ describe('npm run demo (the main job on the embedded store)', () => {
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/^Ingested \d+ files into .*: [1-9]\d* chunks added/);
-    expect(out.stdout).toMatch(/\n\[1\] .*\(source: lost-in-the-middle\.md/);
+    expect(out.stdout).toMatch(/\n\[1\] \S.*\n/);
     expect(out.stdout).toMatch(/Citations \(\d+\/700 o200k_base tokens, confidence unknown\):\n {2}\[1\] lost-in-the-middle\.md/);
     // Which rank sits where (best first, second best last), and why the confidence is unknown.
     const positions = /\n {2}position((?: +\[\d+\])+)\n {2}rank +((?: *\d+)+)\n/.exec(out.stdout);

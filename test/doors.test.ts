@@ -18,10 +18,14 @@ import {
   assembleBundle,
   loadDocuments,
   toCanonicalJson,
+  type CandidateInput,
   type Pack,
 } from '../src/index.js';
-import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle } from '../src/langchain/index.js';
-import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/index.js';
+import { Document } from '@langchain/core/documents';
+import { TextNode } from '@llamaindex/core/schema';
+import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle, LitmCompressor } from '../src/langchain/index.js';
+import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle, LitmPostprocessor } from '../src/llamaindex/index.js';
+import { packCandidates } from '../src/pipeline/bundle.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
 import { readSaved } from './helpers/store-files.js';
 import { runCli } from './helpers/cli.js';
@@ -105,6 +109,67 @@ describe('one request, one pack on every door', () => {
       llamaindex: (await new LlamaIndexBundle({ store, compress: { mode: 'sentences' } }).retrieveWithCitations(QUERY)).pack,
     });
     expect(pack.citations.some((citation) => (citation.spans?.length ?? 0) > 0)).toBe(true);
+  });
+
+  it('a bundle with a non-default order and header: the same vocabulary on every door', async () => {
+    const pack = oneHash({
+      library: (await assembleBundle({ store, query: QUERY, order: 'document', header: 'compact' })).pack,
+      cli: await cliPack(['bundle', QUERY, '--order', 'document', '--header', 'compact']),
+      http: await httpPack(`/api/bundle?q=${encodeURIComponent(QUERY)}&order=document&header=compact`),
+      mcp: await mcpPack('assemble_bundle', { query: QUERY, order: 'document', header: 'compact' }),
+      langchain: (await new LangChainBundle({ store, order: 'document', header: 'compact' }).retrieveWithCitations(QUERY)).pack,
+      llamaindex: (await new LlamaIndexBundle({ store, order: 'document', header: 'compact' }).retrieveWithCitations(QUERY)).pack,
+    });
+    expect(pack.header).toBe('compact');
+    // document order: each source's items together, sources in the order of their best item.
+    const sources = pack.items.map((item) => item.sourceId);
+    expect(sources.filter((source, index) => sources.indexOf(source) === index)).toEqual(
+      [...pack.items].sort((a, b) => a.rank - b.rank).map((item) => item.sourceId).filter((source, index, all) => all.indexOf(source) === index),
+    );
+    expect(pack.context).not.toContain('(source: ');
+    const litm = (await assembleBundle({ store, query: QUERY })).pack;
+    expect(pack.packHash).not.toBe(litm.packHash);
+  });
+
+  it('packing given candidates with a non-default order and header: the library, the CLI, HTTP, MCP and both frameworks', async () => {
+    const candidates = JSON.parse(await readFile(join(ROOT, 'examples/candidates.json'), 'utf8')) as CandidateInput[];
+    const query = 'refunds';
+    const cli = await runCli(['pack', '--query', query, '--order', 'rank', '--header', 'minimal', 'examples/candidates.json']);
+    expect(cli.code, cli.stderr).toBe(0);
+    const response = await fetch(`${server.url}/api/pack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, candidates, order: 'rank', header: 'minimal' }),
+    });
+    expect(response.status).toBe(200);
+    const documents = candidates.map((c) => new Document({ pageContent: c.text, metadata: { ...c, source: c.sourceId ?? c.id } }));
+    const nodes = candidates.map((c) => ({ node: new TextNode({ text: c.text, id_: c.id, metadata: { ...c, source: c.sourceId ?? c.id } }), score: c.score }));
+    const pack = oneHash({
+      library: await packCandidates({ query, candidates, order: 'rank', header: 'minimal' }),
+      cli: PackSchema.parse(JSON.parse(cli.stdout)),
+      http: PackSchema.parse(await response.json()),
+      mcp: await mcpPack('pack_candidates', { query, candidates, order: 'rank', header: 'minimal' }),
+    });
+    expect(pack.items.map((item) => item.rank)).toEqual(pack.items.map((_, index) => index + 1));
+    expect(pack.header).toBe('minimal');
+    const langchain = await new LitmCompressor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).compressWithCitations(documents, query);
+    const llamaindex = await new LitmPostprocessor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).postprocessWithCitations(nodes, query);
+    for (const framework of [langchain.pack, llamaindex.pack]) {
+      expect(framework.header).toBe('minimal');
+      expect(framework.items.map((item) => item.rank)).toEqual(framework.items.map((_, index) => index + 1));
+    }
+  });
+
+  it('a briefing with a non-default header on every door', async () => {
+    const pack = oneHash({
+      library: (await assembleBriefing({ store, prompt: PROMPT, header: 'minimal' })).pack,
+      cli: await cliPack(['briefing', '--prompt', PROMPT, '--header', 'minimal']),
+      http: await httpPack(`/api/briefing?prompt=${encodeURIComponent(PROMPT)}&header=minimal`),
+      mcp: await mcpPack('get_briefing', { prompt: PROMPT, header: 'minimal' }),
+      langchain: (await new LangChainBriefing({ store, header: 'minimal' }).retrieveWithCitations(PROMPT)).pack,
+      llamaindex: (await new LlamaIndexBriefing({ store, header: 'minimal' }).retrieveWithCitations(PROMPT)).pack,
+    });
+    expect(pack.header).toBe('minimal');
   });
 
   it('a briefing with no budget given: the table\'s default on every door', async () => {

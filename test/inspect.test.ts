@@ -385,3 +385,23 @@ describe('litm-pack inspect', () => {
     expect(missing.stderr).toMatch(/Cannot read .*nope\.json: ENOENT/);
   });
 });
+
+describe('the truncated flag', () => {
+  const texts = (dom: ReturnType<typeof parseHtml>) => dom.byClass('flag').map(textContent);
+  const long = (i: number): CandidateInput => ({ id: `c${i}`, sourceId: `s${i}.md`, score: 1 - i / 10, text: `Passage ${i}. ${'Words that fill the budget quickly. '.repeat(20)}` });
+
+  it('is not shown when every item is whole and only candidates did not fit; the page says how many did not fit', () => {
+    const pack = packBundle({ query: 'q', candidates: [long(1), long(2), long(3)], maxTokens: 200, minTruncatedTokens: 10_000 });
+    expect(pack.items.every((item) => !item.truncated)).toBe(true);
+    expect(pack.truncated).toBe(true);
+    const flags = texts(parseHtml(renderPackReport(pack)));
+    expect(flags).not.toContain('truncated');
+    expect(flags).toContain(`${pack.dropped.filter((d) => d.reason === 'budget').length} did not fit`);
+  });
+
+  it('is shown when an item was cut', () => {
+    const pack = packBundle({ query: 'q', candidates: [long(1)], maxTokens: 120 });
+    expect(pack.items[0]?.truncated).toBe(true);
+    expect(texts(parseHtml(renderPackReport(pack)))).toContain('truncated');
+  });
+});

@@ -187,6 +187,7 @@ describe('citations', () => {
   it('pins each item to source, version, span and the sha256 of the full original text', () => {
     const text = 'Refunds are issued within 14 days. Contact support to start one.';
     const pack = packBundle({
+      header: 'full',
       query: 'refunds',
       maxTokens: 500,
       candidates: [{ id: 'policy#0', sourceId: 'policy.md', version: 'v3', title: 'Refunds', url: 'https://example.com/policy', section: ['Policy', 'Refunds'], span: { start: 10, end: 74 }, text, score: 1 }],

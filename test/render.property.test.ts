@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeBody, MemoryHybridStore, packBriefing, packBundle } from '../src/index.js';
+import { escapeBody, HeaderSchema, MemoryHybridStore, ORDERS, packBriefing, packBundle } from '../src/index.js';
 import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
 import { BriefingPackRetriever, BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { checkContext, LINE_TERMINATORS } from './helpers/context-structure.js';
@@ -58,6 +58,8 @@ const briefingArb = candidatesArb.chain((candidates) =>
   }),
 );
 
+const headerArb = fc.constantFrom(...HeaderSchema.options);
+const orderArb = fc.constantFrom(...ORDERS);
 const budgetArb = fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 300, max: 3000 }));
 const RUNS = { numRuns: 150 };
 
@@ -65,8 +67,8 @@ describe('rule 9: hostile content in any field cannot forge, close, renumber or 
   for (const format of FORMATS) {
     it(`bundle, ${format}`, () => {
       fc.assert(
-        fc.property(candidatesArb, budgetArb, (candidates, maxTokens) => {
-          checkContext(packBundle({ query: 'q', candidates, maxTokens, format }));
+        fc.property(candidatesArb, budgetArb, headerArb, orderArb, (candidates, maxTokens, header, order) => {
+          checkContext(packBundle({ query: 'q', candidates, maxTokens, format, header, order }));
         }),
         RUNS,
       );
@@ -74,8 +76,8 @@ describe('rule 9: hostile content in any field cannot forge, close, renumber or 
 
     it(`briefing, ${format}`, () => {
       fc.assert(
-        fc.property(briefingArb, budgetArb, (options, maxTokens) => {
-          const pack = packBriefing({ query: 'q', maxTokens, format, ...options });
+        fc.property(briefingArb, budgetArb, headerArb, (options, maxTokens, header) => {
+          const pack = packBriefing({ query: 'q', maxTokens, format, header, ...options });
           checkContext(pack, options);
         }),
         RUNS,
@@ -155,6 +157,7 @@ describe('escapeBody on its own, with many more inputs', () => {
           const pack = {
             kind: 'bundle',
             format,
+            header: 'full',
             context,
             caveats: null,
             briefing: null,

@@ -181,7 +181,7 @@ describe('sentence selection in packs', () => {
     const whole = packBundle({ query, maxTokens: 400, compress, candidates });
     expect(whole.items[0]?.text).toContain('The warranty of every product');
     // A budget that holds about two of the sentences: the warranty sentence stays, a repeated "refund" goes.
-    const header = tokenizer.count('[1] (source: a)\n');
+    const header = tokenizer.count('[1] a\n');
     const warranty = tokenizer.count(text.slice(text.indexOf('The warranty')));
     const tight = packBundle({ query, maxTokens: header + warranty + 12, compress, candidates });
     expect(tight.items[0]?.text).toContain('The warranty of every product');

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
 import { compareCandidates } from '../core/pack.js';
-import { LocatorSchema, type Candidate, type Citation, type Degraded, type ItemRole, type Locator, type Pack, type PackItem } from '../core/schemas.js';
+import { LocatorSchema, OrderSchema, type Candidate, type Citation, type Degraded, type ItemRole, type Locator, type Pack, type PackItem } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import { BundleSettingsShape, QuerySchema, packerShape, type BundleRequest } from '../pipeline/bundle.js';
 import { PIPELINE_DEFAULTS } from '../pipeline/defaults.js';
@@ -46,7 +46,7 @@ export type BriefingRetrieverOptions = z.input<typeof BriefingRetrieverOptionsSc
 export type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
 
 /** Options for packing documents/nodes that are already retrieved (compressor, postprocessor): a bundle's budget by default. */
-export const PackerOptionsSchema = z.strictObject(packerShape(PIPELINE_DEFAULTS.bundleBudget));
+export const PackerOptionsSchema = z.strictObject({ ...packerShape(PIPELINE_DEFAULTS.bundleBudget), order: OrderSchema.default('litm') });
 export type PackerOptions = z.input<typeof PackerOptionsSchema>;
 export type ParsedPackerOptions = z.output<typeof PackerOptionsSchema>;
 
@@ -97,6 +97,7 @@ export interface LitmMetadata {
   /** The pack this came from: enough to render it again exactly (`formatDocumentsAsContext`). */
   kind: Pack['kind'];
   format: Pack['format'];
+  header: Pack['header'];
   packHash: string;
   /** Optional stages that failed and were bypassed for this pack (`pack.degraded`); empty when none. */
   degraded: Degraded[];
@@ -179,6 +180,7 @@ export function packedEntries(pack: Pack, inputs: readonly Candidate[]): PackedE
         pointer: item.pointer,
         kind: pack.kind,
         format: pack.format,
+        header: pack.header,
         packHash: pack.packHash,
         degraded: structuredClone(pack.degraded),
       },
@@ -199,7 +201,7 @@ export function blockOf(entry: PackedEntry, candidate: Candidate): string {
     body: item.text,
     truncated: item.truncated && !item.pointer,
     pointer: item.pointer ? { tokens: item.tokens } : undefined,
-  });
+  }, litm.header);
 }
 
 /** `metadata.litm` of the briefing's caveats document/node, which follows the items. */
@@ -215,6 +217,7 @@ export function caveatsLitm(pack: Pack): LitmMetadata {
     pointer: false,
     kind: pack.kind,
     format: pack.format,
+    header: pack.header,
     packHash: pack.packHash,
     degraded: structuredClone(pack.degraded),
   };

@@ -5,6 +5,7 @@ import { toCanonicalJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import { locatorParts } from '../render/locator.js';
 import { visible, visibleLine } from './terminal.js';
+import { emptyContextHint } from '../service/hints.js';
 
 /** One line on stderr that does not stop the command. */
 export function warn(message: string): void {
@@ -29,6 +30,9 @@ export async function readUserFile(path: string): Promise<string> {
 }
 
 export function printPack(pack: Pack, json: boolean): void {
+  // An empty context is still a valid answer (exit 0); the note on stderr says why, so a script's stdout is unchanged.
+  const hint = emptyContextHint(pack);
+  if (hint !== null) process.stderr.write(`litm-pack: note: ${hint}\n`);
   if (json) {
     process.stdout.write(`${toCanonicalJson(pack)}\n`);
     return;

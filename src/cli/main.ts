@@ -20,6 +20,32 @@ import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
 import { remedyFor } from '../service/errors.js';
 import { visibleLine } from './terminal.js';
+import { LIMIT_ALIASES } from '../retrieve/schemas.js';
+
+/** `k`, `topK`, `top_k`, `similarityTopK` as they would be typed as flags: lower case, without `-` and `_`. */
+const LIMIT_FLAG_ALIASES = new Set(Object.keys(LIMIT_ALIASES).map((alias) => alias.toLowerCase().replace(/[-_]/gu, '')));
+
+/**
+ * Commands whose unknown flags that other tools use for "how many results" (`--k`, `--top-k`) are pointed at
+ * `--limit` (the candidate pool: the budget decides how many items are kept), where a spelling guess would
+ * find nothing or something unrelated.
+ */
+class LitmCommand extends Command {
+  override createCommand(name?: string): Command {
+    return new LitmCommand(name);
+  }
+
+  unknownOption(flag: string): void {
+    const name = flag.replace(/^-+/u, '').split('=')[0]!.toLowerCase().replace(/[-_]/gu, '');
+    if (flag.startsWith('--') && LIMIT_FLAG_ALIASES.has(name) && this.options.some((option) => option.long === '--limit')) {
+      this.error(
+        `error: unknown option '${flag}'\n(Did you mean --limit? It is the candidate pool searched before packing; --budget decides how many items are kept.)`,
+        { code: 'commander.unknownOption' },
+      );
+    }
+    (Command.prototype as unknown as { unknownOption(flag: string): void }).unknownOption.call(this, flag);
+  }
+}
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
 export const USAGE_EXIT_CODE = 2;
@@ -44,7 +70,7 @@ function exitCodeHelp(): string {
 }
 
 export function buildProgram(): Command {
-  const program = new Command('litm-pack')
+  const program = new LitmCommand('litm-pack')
     .description('Token-budgeted, Lost-in-the-Middle-ordered context packs with citations')
     .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')

@@ -4,7 +4,8 @@
 // (`--budget must be at most 24000`). `--help` prints the service's defaults and limits.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LitmPackError } from '../base/errors.js';
-import { FORMATS } from '../render/formats.js';
+import { FORMATS, HEADER_STYLES } from '../render/formats.js';
+import { DEFAULT_HEADER, ORDERS } from '../core/schemas.js';
 import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
 import { HttpReranker } from '../refine/rerank.js';
 import { RerankStageSchema, type ParsedRerankStage } from '../refine/stages.js';
@@ -106,6 +107,9 @@ function budgetHelp(kind: 'bundle' | 'briefing' | 'pack', limits: ServiceLimits 
 export interface PackFlags {
   budget?: string;
   format?: string;
+  header?: string;
+  /** Bundles only (a briefing's order is its zones). */
+  order?: string;
   encoding?: string;
   maxPerSource?: string;
   minScore?: string;
@@ -119,9 +123,11 @@ export interface PackFlags {
 }
 
 export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pack'): Command {
-  return command
+  const ordered = kind === 'briefing' ? command : command.option('--order <order>', `block order: ${ORDERS.join(', ')} (default litm)${kind === 'pack' ? '; bundles only' : ''}`);
+  return ordered
     .option('--budget <tokens>', budgetHelp(kind))
     .option('--format <format>', `context format: ${FORMATS.join(', ')} (default markdown)`)
+    .option('--header <style>', `block headers: ${HEADER_STYLES.join(', ')} (default ${DEFAULT_HEADER}); the citations keep every field`)
     .option('--encoding <encoding>', `tokenizer encoding: ${ENCODINGS.join(', ')} (default o200k_base)`)
     .option('--max-per-source <n>', 'at most n items from one source')
     .option('--min-score <score>', 'drop candidates scoring below this')
@@ -138,6 +144,8 @@ export function packingParameters(flags: PackFlags): Record<string, unknown> {
   return {
     budget: numeric(flags.budget),
     format: flags.format,
+    header: flags.header,
+    order: flags.order,
     encoding: flags.encoding,
     max_per_source: numeric(flags.maxPerSource),
     min_score: numeric(flags.minScore),

@@ -3,7 +3,7 @@
 import { escapeBody } from '../render/render.js';
 import type { Entry } from './fill.js';
 import { ELISION_TOKENS, SEPARATOR_TOKENS, sentenceTokens, type Meter } from './meter.js';
-import type { Candidate, ParsedBundleOptions } from './schemas.js';
+import type { Candidate, ParsedPackOptions } from './schemas.js';
 import { selectSentences } from './sentences.js';
 
 /**
@@ -81,7 +81,7 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
 }
 
 /** With `compress`, candidates show their selected sentences (pins stay whole); otherwise entries as they are. */
-export function selectEntries(entries: Entry[], options: ParsedBundleOptions): Entry[] {
+export function selectEntries(entries: Entry[], options: ParsedPackOptions): Entry[] {
   const { compress } = options;
   if (compress === undefined) return entries;
   const selections = selectSentences(

@@ -119,7 +119,7 @@ export function packBriefing(input: BriefingOptions): Pack {
       ...zones.grounding.map((k) => ({ kept: k, role: 'grounding' as const })),
       ...zones.evidence.map((k) => ({ kept: k, role: 'evidence' as const })),
     ];
-    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1)));
+    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1), options.header));
     const zoned: ZonedBlocks[] = [
       { role: 'grounding', blocks: blocks.slice(0, zones.grounding.length) },
       { role: 'evidence', blocks: blocks.slice(zones.grounding.length) },

@@ -5,22 +5,22 @@ import { allocateSentences, selectEntries } from './allocate.js';
 import { fitExactly, settingsFrom, type Kept, type Layout } from './fill.js';
 import { fillPreferringAttachments } from './parents.js';
 import { blockFor, finish, rankCandidates } from './finish.js';
-import { orderForLongContext } from './layout.js';
+import { orderBlocks } from './layout.js';
 import { Meter } from './meter.js';
-import { BundleOptionsSchema, type BundleOptions, type Pack, type ParsedBundleOptions } from './schemas.js';
+import { BundleOptionsSchema, type BundleOptions, type Pack, type ParsedPackOptions } from './schemas.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 
-export function meterFor(options: ParsedBundleOptions): Meter {
-  return new Meter(options.tokenizer ?? getTokenizer(options.encoding), options.format);
+export function meterFor(options: ParsedPackOptions): Meter {
+  return new Meter(options.tokenizer ?? getTokenizer(options.encoding), options.format, options.header);
 }
 
 /**
  * Packs candidates into a bundle: deduplicated, fitted to `maxTokens` exactly, in Lost-in-the-Middle
- * order (best first, second best last), with a citation per item.
+ * order (best first, second best last) unless `order` says otherwise, with a citation per item.
  *
  * @example
  * const pack = packBundle({ query: 'how do refunds work?', candidates, maxTokens: 2000 });
- * pack.context;   // "[1] Refund policy (source: policy.md)\n..."
+ * pack.context;   // "[1] Refund policy\n..." (compact headers; `header: 'full'` adds source, version, section)
  * pack.citations; // [{ ref: 1, sourceId: 'policy.md', chunkId: '...', textSha256: '...' }, ...]
  */
 export function packBundle(input: BundleOptions): Pack {
@@ -34,8 +34,8 @@ export function packBundle(input: BundleOptions): Pack {
   const allDropped = [...merged, ...dropped];
   // A bundle adds no fixed text: with nothing kept its context is empty.
   const layout = (keptNow: readonly Kept[]): Layout => {
-    const ordered = orderForLongContext(keptNow).map((k) => ({ kept: k, role: 'evidence' as const }));
-    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1)));
+    const ordered = orderBlocks(keptNow, options.order, (k) => k.entry.candidate).map((k) => ({ kept: k, role: 'evidence' as const }));
+    const blocks = ordered.map((o, index) => renderBlock(options.format, blockFor(o.kept, index + 1), options.header));
     return { ordered, context: renderBundleContext(options.format, blocks), caveats: null };
   };
   const result = fitExactly(kept, allDropped, meter, settings, layout);

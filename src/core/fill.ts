@@ -5,7 +5,7 @@ import { escapeBody } from '../render/render.js';
 import { Deduper } from './dedupe.js';
 import { ELLIPSIS_TOKENS, SEPARATOR_TOKENS, type Meter } from './meter.js';
 import type { ItemRole } from '../render/formats.js';
-import type { ParsedBundleOptions, Candidate, Dropped } from './schemas.js';
+import type { ParsedPackOptions, Candidate, Dropped } from './schemas.js';
 import type { Selection } from './sentences.js';
 import { characterCutPoints, cutPoints } from './text.js';
 
@@ -262,7 +262,7 @@ export function fitExactly(
 }
 
 
-export function settingsFrom(options: ParsedBundleOptions, pointersForPins: boolean): FillSettings {
+export function settingsFrom(options: ParsedPackOptions, pointersForPins: boolean): FillSettings {
   return {
     maxTokens: options.maxTokens,
     minTruncatedTokens: options.minTruncatedTokens,

@@ -15,7 +15,7 @@ import {
   type Dropped,
   type Pack,
   type PackItem,
-  type ParsedBundleOptions,
+  type ParsedPackOptions,
   type Span,
 } from './schemas.js';
 
@@ -121,7 +121,7 @@ export function keptSpans(kept: Kept): Span[] {
 
 export function finish(
   kind: Pack['kind'],
-  options: ParsedBundleOptions,
+  options: ParsedPackOptions,
   meter: Meter,
   result: { layout: Layout; usedTokens: number },
   dropped: Dropped[],
@@ -158,6 +158,7 @@ export function finish(
     kind,
     query: options.query,
     format: options.format,
+    header: options.header,
     context,
     items,
     citations,

@@ -3,7 +3,7 @@
 // piece counts, sentence counts), each bounded.
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 import { escapeBody, renderBlock } from '../render/render.js';
-import type { PackFormat } from '../render/formats.js';
+import type { HeaderStyle, PackFormat } from '../render/formats.js';
 import { countBySegments, countUpTo, maxTokenChars } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';
 import type { Candidate } from './schemas.js';
@@ -48,6 +48,7 @@ export class Meter {
   constructor(
     readonly tokenizer: Tokenizer,
     readonly format: PackFormat,
+    readonly header: HeaderStyle,
   ) {
     this.#headerCache = cacheFor(headerCounts, tokenizer, () => new BoundedCache<string, number>(HEADER_CACHE_LIMIT));
   }
@@ -102,7 +103,7 @@ export class Meter {
 
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */
   headerText(candidate: Candidate, pointer?: { tokens: number }): string {
-    return renderBlock(this.format, { ref: PLACEHOLDER_REF, candidate, body: '', truncated: false, pointer });
+    return renderBlock(this.format, { ref: PLACEHOLDER_REF, candidate, body: '', truncated: false, pointer }, this.header);
   }
 
   headerTokens(header: string): number {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import { BoundedMetadataSchema } from '../base/metadata.js';
-import { FORMATS, ZONE_ROLES } from '../render/formats.js';
+import { FORMATS, HEADER_STYLES, ZONE_ROLES } from '../render/formats.js';
 
 export const PACK_SCHEMA_ID = 'litm-pack/pack@1' as const;
 
@@ -101,6 +101,22 @@ export const FormatSchema = z.enum(FORMATS);
 export type PackFormat = z.infer<typeof FormatSchema>;
 export const EncodingSchema = z.enum(ENCODINGS);
 
+/** How much provenance each block's header shows (see `HEADER_STYLES`); the citations keep all of it. */
+export const HeaderSchema = z.enum(HEADER_STYLES);
+export type HeaderStyle = z.infer<typeof HeaderSchema>;
+/** The header a pack shows when none is asked for (chosen by measurement: BENCHMARKS.md, headers). */
+export const DEFAULT_HEADER: HeaderStyle = 'compact';
+
+/**
+ * The order of a bundle's blocks. `litm` (Lost in the Middle): best first, second best last, and so on
+ * inwards; `document`: sources in the order of their best item, a source's items in span order;
+ * `chronological`: by `timestamp`, oldest first, items without one after, ties in `litm` order; `rank`: best
+ * first, straight down. Which items are kept does not depend on it.
+ */
+export const ORDERS = ['litm', 'document', 'chronological', 'rank'] as const;
+export const OrderSchema = z.enum(ORDERS);
+export type BundleOrder = z.infer<typeof OrderSchema>;
+
 export const CoverageThresholdsSchema = z
   .strictObject({
     /** confidence is `strong` when the top similarity is at least this and at least `strongMinItems` items are kept. */
@@ -194,7 +210,7 @@ export const PackOptionsBaseSchema = z.strictObject({
     .refine((q) => q.trim().length > 0, { message: 'query must not be empty' }),
   candidates: z.array(CandidateSchema),
   maxTokens: z
-    .number({ message: 'maxTokens must be a number' })
+    .number({ error: (issue) => (issue.input === undefined ? 'maxTokens is required' : 'maxTokens must be a number') })
     .int('maxTokens must be a whole number')
     .min(1, 'maxTokens must be at least 1')
     .max(MAX_BUDGET_TOKENS, `maxTokens must be at most ${MAX_BUDGET_TOKENS}`),
@@ -202,6 +218,8 @@ export const PackOptionsBaseSchema = z.strictObject({
   /** A tokenizer of your own; overrides `encoding`. */
   tokenizer: tokenizerSchema.optional(),
   format: FormatSchema.default('markdown'),
+  /** How much provenance each block's header shows: `full`, `compact` or `minimal` (the citations keep all of it). */
+  header: HeaderSchema.default(DEFAULT_HEADER),
   /** At most this many kept items from one source. */
   maxPerSource: z.number().int().positive().optional(),
   /** Candidates scoring below this are dropped with reason `below-min-score`. */
@@ -217,7 +235,13 @@ export const PackOptionsBaseSchema = z.strictObject({
   compress: CompressOptionsSchema.optional(),
 });
 
-export const BundleOptionsSchema = PackOptionsBaseSchema;
+/** Options as parsed, what bundles and briefings share. */
+export type ParsedPackOptions = z.output<typeof PackOptionsBaseSchema>;
+
+export const BundleOptionsSchema = PackOptionsBaseSchema.extend({
+  /** The order of the blocks (see `ORDERS`); a briefing's order is its zones. */
+  order: OrderSchema.default('litm'),
+});
 export type BundleOptions = z.input<typeof BundleOptionsSchema>;
 export type ParsedBundleOptions = z.output<typeof BundleOptionsSchema>;
 
@@ -345,6 +369,8 @@ export const PackSchema = z.object({
   kind: z.enum(['bundle', 'briefing']),
   query: z.string(),
   format: FormatSchema,
+  /** The header style `context` was rendered with. */
+  header: HeaderSchema,
   context: z.string(),
   items: z.array(PackItemSchema),
   citations: z.array(CitationSchema),

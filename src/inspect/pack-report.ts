@@ -55,9 +55,10 @@ export function packSection(pack: InspectablePack, raw: unknown, prefix: string)
 <span><b>${n}</b> item${n === 1 ? '' : 's'}</span>
 <span><b>${pack.budget.usedTokens}</b> / ${pack.budget.maxTokens} tokens</span>
 <span>format <b>${pack.format}</b></span>
+<span>header <b>${pack.header}</b></span>
 <span>encoding <b>${pack.budget.encoding}</b></span>
 <span>confidence ${confidenceBadge(pack.coverage.confidence)}</span>
-${pack.truncated ? html`<span class="flag warn">truncated</span>` : ''}
+${truncationFlags(pack)}
 <span class="mono" title="${pack.packHash}">packHash ${pack.packHash.slice(0, 16)}… ${hashCheck(raw, pack.packHash)}</span>
 </div>
 </header>
@@ -92,6 +93,18 @@ ${checks(pack)}
 
 // ---------------------------------------------------------------------------------------------
 // Pieces
+
+/**
+ * `pack.truncated` is true when an item was cut or a candidate was dropped for budget: the page says which,
+ * so a pack whose items are all whole is never flagged "truncated".
+ */
+function truncationFlags(pack: InspectablePack): SafeHtml | string {
+  const cut = pack.items.filter((item) => item.truncated && !item.pointer).length;
+  const unfitted = pack.dropped.filter((d) => d.reason === 'budget').length;
+  return html`${cut > 0 ? html`<span class="flag warn">truncated</span>` : ''}${
+    unfitted > 0 ? html`<span class="flag warn">${unfitted} did not fit</span>` : ''
+  }`;
+}
 
 function rankColour(rank: number, count: number): { background: string; color: string } {
   // rank 1 darkest, the last rank lightest: the LITM layout shows as dark edges and a light middle

@@ -12,6 +12,8 @@ export const InspectablePackSchema = z.looseObject({
   kind: z.string(),
   query: z.string(),
   format: z.string(),
+  /** Packs written before headers had styles were rendered in full. */
+  header: z.string().default('full'),
   context: z.string(),
   items: z.array(PackItemSchema.extend({ role: z.string(), pointer: z.boolean().default(false) }).loose()),
   citations: z.array(CitationSchema.loose()),

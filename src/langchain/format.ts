@@ -3,7 +3,7 @@ import { BaseStringPromptTemplate } from '@langchain/core/prompts';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
-import { FormatSchema, MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
+import { FormatSchema, HeaderSchema, LocatorSchema, MAX_BUDGET_TOKENS, type PackFormat } from '../core/schemas.js';
 import { renderBlock, renderBriefingContext, renderBundleContext } from '../render/render.js';
 import { documentsToCandidates } from './litm-compressor.js';
 import { PACKER_ALIASES, PackerOptionsSchema, parseQuery, type LitmMetadata } from '../adapters/packing.js';
@@ -25,6 +25,8 @@ const LitmMetadataSchema = z.object({
   pointer: z.boolean(),
   kind: z.enum(['bundle', 'briefing']),
   format: FormatSchema,
+  /** Documents of packs made before headers had styles were rendered in full. */
+  header: HeaderSchema.default('full'),
   packHash: z.string(),
 });
 const CitationFieldsSchema = z.object({
@@ -34,9 +36,10 @@ const CitationFieldsSchema = z.object({
   url: z.string().optional(),
   version: z.string().optional(),
   section: z.array(z.string()).optional(),
+  locator: LocatorSchema.optional(),
 });
 
-type Ours = { doc: DocumentInterface; litm: Pick<LitmMetadata, 'ref' | 'role' | 'tokens' | 'truncated' | 'pointer' | 'kind' | 'format'>; citation: z.infer<typeof CitationFieldsSchema> | undefined };
+type Ours = { doc: DocumentInterface; litm: Pick<LitmMetadata, 'ref' | 'role' | 'tokens' | 'truncated' | 'pointer' | 'kind' | 'format' | 'header'>; citation: z.infer<typeof CitationFieldsSchema> | undefined };
 
 /** One document of ours with its metadata read back; null when it is not one. */
 function readOurs(doc: DocumentInterface): (Ours & { packHash: string }) | null {
@@ -74,6 +77,7 @@ function renderOne({ doc, litm, citation }: Ours, format: PackFormat): string {
     url: citation.url,
     version: citation.version,
     section: citation.section,
+    locator: citation.locator,
   };
   return renderBlock(format, {
     ref: litm.ref,
@@ -81,7 +85,7 @@ function renderOne({ doc, litm, citation }: Ours, format: PackFormat): string {
     body: doc.pageContent,
     truncated: litm.truncated && !litm.pointer,
     pointer: litm.pointer ? { tokens: litm.tokens ?? 0 } : undefined,
-  });
+  }, litm.header);
 }
 
 function renderOurs(ours: readonly Ours[], format: PackFormat): string {
@@ -122,8 +126,8 @@ function formattingOptions(options: FormatDocumentsOptions | RunnableConfig): Fo
  * Formats documents for a prompt exactly as a pack's context renders them.
  * - Documents from one of our retrievers or `LitmCompressor` (one pack, with `metadata.litm` and
  *   `metadata.citation`) are rendered again as they are, in the order given, with their refs: the result
- *   equals `pack.context` when they are passed unchanged. Their pack's format is used; asking for another
- *   one throws (`unsupported`), as the caveats block cannot be re-rendered.
+ *   equals `pack.context` when they are passed unchanged. Their pack's format and header are used; asking
+ *   for others throws (`unsupported`), as the caveats block cannot be re-rendered.
  * - Any other documents are packed as a bundle with `options` (see `LitmCompressor`) and `pack.context`
  *   is returned. `maxTokens` defaults to the largest budget.
  *
@@ -152,6 +156,13 @@ export function formatDocumentsAsContext(
       throw new LitmPackError(
         'unsupported',
         `These documents were packed as ${format}; formatting them as ${given.format} is not supported (pack them again with format: '${given.format}')`,
+      );
+    }
+    const header = ours[0]?.litm.header ?? packer.header;
+    if (given.header !== undefined && given.header !== header) {
+      throw new LitmPackError(
+        'unsupported',
+        `These documents were packed with header ${header}; formatting them with header ${given.header} is not supported (pack them again with header: '${given.header}')`,
       );
     }
     return renderOurs(ours, format);

@@ -111,7 +111,7 @@ export const TOOL_DESCRIPTIONS = {
 
 /** get_rag_context's arguments: the bundle's, with the budget spelled `max_tokens`. */
 function ragContextSchema(limits: ServiceLimits) {
-  const { query, budget, mode, filter, limit, diversity, rerank, compress } = bundleRequestShape(limits);
+  const { query, budget, mode, filter, limit, diversity, rerank, compress, order, header } = bundleRequestShape(limits);
   return z.strictObject({
     query,
     max_tokens: budget.describe('Token budget of the context (exact).'),
@@ -121,6 +121,8 @@ function ragContextSchema(limits: ServiceLimits) {
     diversity,
     rerank,
     compress,
+    order,
+    header,
   });
 }
 

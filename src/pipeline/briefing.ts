@@ -208,6 +208,7 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
       encoding: req.encoding,
       ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
       format: req.format,
+      header: req.header,
       ...(req.maxPerSource === undefined ? {} : { maxPerSource: req.maxPerSource }),
       ...(req.minScore === undefined ? {} : { minScore: req.minScore }),
       dedupe: req.dedupe,

@@ -11,7 +11,7 @@ import { AbortSignalSchema } from '../base/abort.js';
 import { parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing, packBundle } from '../core/pack.js';
-import { CandidateSchema, PackOptionsBaseSchema, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
+import { CandidateSchema, OrderSchema, PackOptionsBaseSchema, type BundleOrder, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
 import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
@@ -64,6 +64,8 @@ export const BundleSettingsShape = {
   /** MMR in the store: 0 = pure relevance (default), 1 = maximum diversity (needs the store's embeddings). */
   diversity: DiversitySchema.optional(),
   ...packerShape(PIPELINE_DEFAULTS.bundleBudget),
+  /** The order of the blocks: `litm` (default), `document`, `chronological` or `rank`. */
+  order: OrderSchema.default('litm'),
 };
 
 export const BundleRequestSchema = z.strictObject({
@@ -89,6 +91,7 @@ function packerOptions(settings: PackerSettings) {
     maxTokens: settings.maxTokens,
     encoding: settings.encoding,
     format: settings.format,
+    header: settings.header,
     dedupe: settings.dedupe,
     coverage: settings.coverage,
     minTruncatedTokens: settings.minTruncatedTokens,
@@ -107,7 +110,7 @@ export function packPrepared(
   kind: 'bundle' | 'briefing',
   query: string,
   candidates: Candidate[],
-  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined },
+  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined; order?: BundleOrder | undefined },
   inputs?: PackInputs,
 ): Pack {
   const compress: CompressOptions | undefined = inputs === undefined ? bm25Only(settings.compress) : inputs.compress;
@@ -119,7 +122,10 @@ export function packPrepared(
     ...(compress === undefined ? {} : { compress }),
   };
   return inSpanSync(SPAN_PACK, { 'litm_pack.kind': kind, 'litm_pack.candidates': candidates.length }, (span) => {
-    const pack = kind === 'briefing' ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] }) : packBundle(options);
+    const pack =
+      kind === 'briefing'
+        ? packBriefing({ ...options, pins: [...(settings.pins ?? [])] })
+        : packBundle({ ...options, ...(settings.order === undefined ? {} : { order: settings.order }) });
     span.setAttributes(packAttributes(pack));
     return pack;
   });
@@ -184,11 +190,16 @@ export const PackCandidatesRequestSchema = z.strictObject({
   /** Briefing: source or chunk ids that open the grounding zone. */
   pins: z.array(z.string().min(1)).optional(),
   ...packerShape(PIPELINE_DEFAULTS.packBudget),
+  /** Bundle: the order of the blocks (a briefing's order is its zones). */
+  order: OrderSchema.optional(),
   signal: AbortSignalSchema.optional(),
   hooks: HooksSchema.optional(),
 }).superRefine((request, context) => {
   if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
     context.addIssue({ code: 'custom', path: ['pins'], message: 'pins apply to kind "briefing" only' });
+  }
+  if (request.kind === 'briefing' && request.order !== undefined) {
+    context.addIssue({ code: 'custom', path: ['order'], message: 'order applies to kind "bundle" only (a briefing is ordered by its zones)' });
   }
 });
 export type PackCandidatesRequest = z.input<typeof PackCandidatesRequestSchema>;

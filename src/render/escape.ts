@@ -34,19 +34,24 @@ const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
  * Markdown (CommonMark). An item is one paragraph: its header line, then its body. Inside a paragraph only
  * these constructs can start a block or turn the paragraph into something else (a setext heading, a table),
  * and each is escaped with a backslash, which CommonMark reads as the literal character:
- * - at the start of a line, after any blanks: `>` (block quote), `#` (ATX heading), `[` (a block marker
+ * - at the start of a line, after any blanks: `>` (block quote), one to six `#` before a space, a tab or the
+ *   line end (ATX heading; `#27` is text), `[` (a block marker
  *   lookalike, a link reference or footnote definition), `|` and `:` (table rows of GFM-style parsers);
  *   `=` `-` `*` `_` `+` before a space, a tab, the end of the line or (for `=` `-` `*` `_`) the same
  *   character (setext underlines, thematic breaks, list items; `-` also before `|` `:`, table delimiter
  *   rows); three backticks or tildes (code fences); a number of up to nine digits followed by `.` or `)`
  *   and a space, tab or line end (ordered list items; the `.` or `)` is escaped);
- * - a blank line (it would end the paragraph): a backslash is put on it, which CommonMark reads as a hard
- *   line break, so the content's paragraphs stay visibly apart inside the one block;
+ * - a blank line is left as it is: it ends a paragraph, and the content's next paragraph still belongs to
+ *   the block (only a header line starts one), except before a line that starts with `[`: there each blank
+ *   line gets a backslash (a hard line break), so that line stays inside the paragraph before it and cannot
+ *   open a paragraph that reads as a block header. After a blank line a paragraph is not being continued, so a
+ *   line indented four or more columns would open an indented code block: it gets a backslash at its very
+ *   start (CommonMark shows it; such lines are rare in prose and cost one token);
  * - anywhere, `<` that could open raw HTML, an HTML block or an autolink (`<a`, `</`, `<!--`, `<?`, `<!X`)
  *   and `&` that could form an entity or character reference (which could produce any character, a line
  *   break too). A backslash already in front of them counts: one more is added only when the run of
  *   backslashes before them is even (an odd run already escapes them).
- * Indented code cannot interrupt a paragraph, so indentation is left alone.
+ * Indented code cannot interrupt a paragraph, so indentation is otherwise left alone.
  */
 const HTML_START = /[A-Za-z/!?]/y;
 const REFERENCE_END = /#|[A-Za-z0-9]+;/y;
@@ -91,8 +96,14 @@ function markdownLineInsertion(text: string, at: number): number {
   const next = text.charCodeAt(i + 1);
   const spaceOrEnd = next === SPACE || next === TAB || endsLine(text, i + 1);
   switch (c) {
+    case HASH: {
+      // An ATX heading: one to six `#` before a space, a tab or the line end (`#27` and `#hashtag` are text).
+      let j = i;
+      while (j - i < 7 && text.charCodeAt(j) === HASH) j += 1;
+      const after = text.charCodeAt(j);
+      return j - i <= 6 && (after === SPACE || after === TAB || endsLine(text, j)) ? i : -1;
+    }
     case GT:
-    case HASH:
     case OPEN_BRACKET:
     case PIPE:
     case COLON:
@@ -110,7 +121,7 @@ function markdownLineInsertion(text: string, at: number): number {
       return next === c && text.charCodeAt(i + 2) === c ? i : -1;
     case LF:
     case CR:
-      return i; // a blank line: the backslash goes after its blanks
+      return -1; // a blank line: it may end the paragraph (see indentedAfterBlank)
     default: {
       let j = i;
       while (j - i < 10 && text.charCodeAt(j) >= 0x30 && text.charCodeAt(j) <= 0x39) j += 1;
@@ -180,13 +191,71 @@ function insertBackslashes(text: string, positions: number[]): string {
   return out + text.slice(from);
 }
 
+/**
+ * Whether the line at `at` follows a CommonMark blank line (spaces and tabs only) and is indented four or
+ * more columns (a tab reaches the next multiple of four): it would open an indented code block.
+ */
+function indentedAfterBlank(text: string, at: number): boolean {
+  let columns = 0;
+  for (let i = at; columns < 4; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === SPACE) columns += 1;
+    else if (c === TAB) columns += 4 - (columns % 4);
+    else return false;
+  }
+  // The line before: back over its line end (LF, CR or CRLF), then only spaces and tabs to the line before it.
+  let j = at - 1;
+  if (j < 0) return false;
+  if (text.charCodeAt(j) === LF && j > 0 && text.charCodeAt(j - 1) === CR) j -= 1;
+  if (text.charCodeAt(j) !== LF && text.charCodeAt(j) !== CR) return false;
+  for (j -= 1; j >= 0; j -= 1) {
+    const c = text.charCodeAt(j);
+    if (c === LF || c === CR) return true;
+    if (c !== SPACE && c !== TAB) return false;
+  }
+  // The text's first line is blank: the block's header line is before it, then this blank line.
+  return true;
+}
+
+/**
+ * The hard-line-break backslash for each blank line right before the line at `at` (after the blank's spaces
+ * and tabs), so that line stays inside the paragraph before it: a paragraph of its own opening with `[2]`
+ * would read as another block, escaped bracket or not.
+ */
+function blankLineBreaksBefore(text: string, at: number, positions: number[]): void {
+  let lineStart = at;
+  for (;;) {
+    let end = lineStart - 1; // the line end before `lineStart`
+    if (end < 0) return;
+    if (text.charCodeAt(end) === LF && end > 0 && text.charCodeAt(end - 1) === CR) end -= 1;
+    if (text.charCodeAt(end) !== LF && text.charCodeAt(end) !== CR) return;
+    let start = end;
+    while (start > 0 && (text.charCodeAt(start - 1) === SPACE || text.charCodeAt(start - 1) === TAB)) start -= 1;
+    const before = start - 1;
+    // Blank only when the line holds nothing but spaces and tabs: it starts the text or follows a line end.
+    if (before >= 0 && text.charCodeAt(before) !== LF && text.charCodeAt(before) !== CR) return;
+    positions.push(end);
+    lineStart = start;
+  }
+}
+
 function escapeMarkdown(text: string): string {
   const positions: number[] = [];
-  forEachLineStart(text, markdownMayStart, (at) => {
-    const insertion = markdownLineInsertion(text, at);
-    if (insertion !== -1) positions.push(insertion);
-  });
   let sorted = true;
+  forEachLineStart(text, markdownMayStart, (at) => {
+    if (indentedAfterBlank(text, at)) {
+      positions.push(at);
+      return;
+    }
+    const insertion = markdownLineInsertion(text, at);
+    if (insertion === -1) return;
+    if (text.charCodeAt(insertion) === OPEN_BRACKET) {
+      const before = positions.length;
+      blankLineBreaksBefore(text, at, positions);
+      if (positions.length > before) sorted = false;
+    }
+    positions.push(insertion);
+  });
   // indexOf is much faster than a pattern scan, and most texts hold neither character.
   for (const char of ['<', '&']) {
     const follows = char === '<' ? HTML_START : REFERENCE_END;
@@ -200,7 +269,10 @@ function escapeMarkdown(text: string): string {
       sorted = false;
     }
   }
-  if (!sorted) positions.sort((a, b) => a - b);
+  if (!sorted) {
+    positions.sort((a, b) => a - b);
+    return insertBackslashes(text, positions.filter((at, index) => index === 0 || positions[index - 1] !== at));
+  }
   return insertBackslashes(text, positions);
 }
 

@@ -5,6 +5,14 @@
 export const FORMATS = ['markdown', 'xml', 'text'] as const;
 export type PackFormat = (typeof FORMATS)[number];
 
+/**
+ * How much provenance a block's header shows. `full`: title, source, version, section and locator;
+ * `compact`: the title (or the source when there is no title or it is the source) and the locator;
+ * `minimal`: the title or the source. The citation sidecar keeps every field whatever the header shows.
+ */
+export const HEADER_STYLES = ['full', 'compact', 'minimal'] as const;
+export type HeaderStyle = (typeof HEADER_STYLES)[number];
+
 /** Zones of a briefing, in context order (a bundle's items are all `evidence`). */
 export const ZONE_ROLES = ['grounding', 'evidence'] as const;
 export type ItemRole = (typeof ZONE_ROLES)[number];

@@ -1,4 +1,4 @@
-import type { BlockProvenance, ItemRole, PackFormat } from './formats.js';
+import type { BlockProvenance, HeaderStyle, ItemRole, PackFormat } from './formats.js';
 import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
 import { locatorParts } from './locator.js';
 
@@ -36,12 +36,21 @@ function pointerNote(tokens: number): string {
   return `pinned; not shown in full (${tokens} tokens did not fit the budget)`;
 }
 
-/** Renders one block. `body` is the item text before escaping. */
-export function renderBlock(format: PackFormat, block: BlockInput): string {
+/**
+ * The one name a compact or minimal header shows: the title, or the source when there is no title or the
+ * title is the source (a file named after itself needs saying once).
+ */
+function nameOf(candidate: BlockInput['candidate'], title: string | undefined): { field: 'title' | 'source'; value: string } {
+  const source = candidate.sourceId ?? candidate.id;
+  if (title === undefined || oneLine(title) === oneLine(source)) return { field: 'source', value: source };
+  return { field: 'title', value: title };
+}
+
+function renderXmlBlock(block: BlockInput, title: string | undefined, header: HeaderStyle): string {
   const { candidate } = block;
-  const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? candidate.title : undefined;
-  if (format === 'xml') {
-    const lines = [`<document index="${block.ref}">`, `<source>${escapeXml(oneLine(candidate.sourceId ?? candidate.id))}</source>`];
+  const lines = [`<document index="${block.ref}">`];
+  if (header === 'full') {
+    lines.push(`<source>${escapeXml(oneLine(candidate.sourceId ?? candidate.id))}</source>`);
     if (title !== undefined) lines.push(`<title>${escapeXml(oneLine(title))}</title>`);
     if (candidate.version !== undefined && oneLine(candidate.version) !== '') {
       lines.push(`<version>${escapeXml(oneLine(candidate.version))}</version>`);
@@ -50,20 +59,41 @@ export function renderBlock(format: PackFormat, block: BlockInput): string {
       // Parts are quoted when needed so that one part cannot pass for two.
       lines.push(`<section>${escapeXml(candidate.section.map((part) => quoteField(oneLine(part))).join(' > '))}</section>`);
     }
-    const locator = locatorParts(candidate.locator);
-    if (locator.length > 0) lines.push(`<locator>${locator.join(', ')}</locator>`);
-    if (block.pointer) {
-      lines.push(`<note>${pointerNote(block.pointer.tokens)}</note>`);
-    } else {
-      lines.push('<document_content>', escapeBody(format, block.body) + (block.truncated ? ELLIPSIS : ''), '</document_content>');
-    }
-    lines.push('</document>');
-    return lines.join('\n');
+  } else {
+    const name = nameOf(candidate, title);
+    lines.push(`<${name.field}>${escapeXml(oneLine(name.value))}</${name.field}>`);
   }
-  const provenance = provenanceParts(format, candidate).join(', ');
-  const header = `[${block.ref}] ${title !== undefined ? `${headerField(format, title)} ` : ''}(${provenance})`;
-  if (block.pointer) return `${header} — ${pointerNote(block.pointer.tokens)}`;
-  return `${header}\n${escapeBody(format, block.body)}${block.truncated ? ELLIPSIS : ''}`;
+  const locator = header === 'minimal' ? [] : locatorParts(candidate.locator);
+  if (locator.length > 0) lines.push(`<locator>${locator.join(', ')}</locator>`);
+  if (block.pointer) {
+    lines.push(`<note>${pointerNote(block.pointer.tokens)}</note>`);
+  } else {
+    lines.push('<document_content>', escapeBody('xml', block.body) + (block.truncated ? ELLIPSIS : ''), '</document_content>');
+  }
+  lines.push('</document>');
+  return lines.join('\n');
+}
+
+/** The header line of a markdown or text block, as `header` asks (see HEADER_STYLES). */
+function headerLine(format: PackFormat, block: BlockInput, title: string | undefined, header: HeaderStyle): string {
+  const { candidate } = block;
+  if (header === 'full') {
+    const provenance = provenanceParts(format, candidate).join(', ');
+    return `[${block.ref}] ${title !== undefined ? `${headerField(format, title)} ` : ''}(${provenance})`;
+  }
+  const name = headerField(format, nameOf(candidate, title).value);
+  const locator = header === 'minimal' ? [] : locatorParts(candidate.locator);
+  return `[${block.ref}] ${name}${locator.length > 0 ? ` (${locator.join(', ')})` : ''}`;
+}
+
+/** Renders one block. `body` is the item text before escaping. */
+export function renderBlock(format: PackFormat, block: BlockInput, header: HeaderStyle): string {
+  const { candidate } = block;
+  const title = candidate.title !== undefined && oneLine(candidate.title) !== '' ? candidate.title : undefined;
+  if (format === 'xml') return renderXmlBlock(block, title, header);
+  const line = headerLine(format, block, title, header);
+  if (block.pointer) return `${line} — ${pointerNote(block.pointer.tokens)}`;
+  return `${line}\n${escapeBody(format, block.body)}${block.truncated ? ELLIPSIS : ''}`;
 }
 
 /** Caveat lines rendered as the final block of a briefing. Lines are computed facts, escaped like content. */

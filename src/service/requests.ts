@@ -4,7 +4,7 @@
  * caller spelled it (`budget must be a whole number`), because it is built from the issue's own path.
  */
 import { z } from 'zod';
-import { CandidateSchema, EncodingSchema, FormatSchema } from '../core/schemas.js';
+import { CandidateSchema, DEFAULT_HEADER, EncodingSchema, FormatSchema, HeaderSchema, OrderSchema } from '../core/schemas.js';
 import { SEARCH_MODES } from '../retrieve/schemas.js';
 
 export { SEARCH_MODES } from '../retrieve/schemas.js';
@@ -87,6 +87,10 @@ function packingShape(defaultBudget: number, maxBudget: number) {
   return {
     budget: wholeNumber(1, maxBudget).default(defaultBudget).describe('Token budget: the context never has more tokens than this (exact, counted with encoding).'),
     format: z.enum(FormatSchema.options, oneOf(FormatSchema.options)).default('markdown').describe('Format of the context text.'),
+    header: z
+      .enum(HeaderSchema.options, oneOf(HeaderSchema.options))
+      .default(DEFAULT_HEADER)
+      .describe('What each block\'s header shows: full (title, source, version, section, locator), compact (title or source, locator) or minimal (title or source). The citations keep every field.'),
     encoding: z.enum(EncodingSchema.options, oneOf(EncodingSchema.options)).default('o200k_base').describe('Tokenizer the budget is counted with.'),
     max_per_source: wholeNumber(1, 10_000).optional().describe('At most this many items from one source.'),
     min_score: number().optional().describe('Candidates scoring below this are dropped (reason below-min-score).'),
@@ -99,6 +103,13 @@ function packingShape(defaultBudget: number, maxBudget: number) {
   };
 }
 
+/** A bundle's block order (a briefing's order is its zones). */
+function order() {
+  return z
+    .enum(OrderSchema.options, oneOf(OrderSchema.options))
+    .describe('Order of the blocks: litm (best first, second best last; the default), document (sources by their best item, a source\'s items in span order), chronological (by timestamp, oldest first) or rank (best first, straight down).');
+}
+
 const unit = () => number().gt(0, says('must be greater than 0')).max(1, says('must be at most 1'));
 const similarity = () => number().min(-1, says('must be between -1 and 1')).max(1, says('must be between -1 and 1'));
 
@@ -107,6 +118,7 @@ export function bundleRequestShape(limits: ServiceLimits) {
     query: text(limits).describe('What to find context for.'),
     ...retrievalShape(limits),
     ...packingShape(limits.bundleDefaultBudget, limits.bundleMaxBudget),
+    order: order().default('litm'),
   };
 }
 
@@ -133,6 +145,7 @@ export function packRequestShape(limits: ServiceLimits) {
       .describe('Rerank the candidates with the server\'s reranker first (off by default, so the same input always gives the same bytes); true on a server without one is refused (unsupported).'),
     pins: stringList(limits.maxPins, 'pins').optional().describe('Briefing: source or chunk ids that open the grounding zone.'),
     ...packingShape(limits.packDefaultBudget, limits.packMaxBudget),
+    order: order().optional(),
     compress: z
       .enum(COMPRESS_MODES, oneOf(COMPRESS_MODES))
       .default('none')

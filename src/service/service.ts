@@ -4,7 +4,7 @@
  * request gives the same bytes on every surface. Retrieval goes through src/pipeline like the CLI's.
  */
 import { LitmPackError } from '../base/errors.js';
-import type { Candidate, Pack, PackFormat } from '../core/schemas.js';
+import type { Candidate, HeaderStyle, Pack, PackFormat } from '../core/schemas.js';
 import { assembleBundle, packCandidates } from '../pipeline/bundle.js';
 import { compressStage, type ParsedRerankStage } from '../refine/stages.js';
 import { validateFilter } from '../retrieve/filter.js';
@@ -64,6 +64,7 @@ function rerankFor(request: { rerank?: boolean | undefined }, context: Pick<Serv
 interface PackingParameters {
   budget: number;
   format: PackFormat;
+  header: HeaderStyle;
   encoding: EncodingName;
   max_per_source?: number | undefined;
   min_score?: number | undefined;
@@ -73,6 +74,7 @@ function packerOptions(request: PackingParameters) {
   return {
     maxTokens: request.budget,
     format: request.format,
+    header: request.header,
     encoding: request.encoding,
     ...(request.max_per_source === undefined ? {} : { maxPerSource: request.max_per_source }),
     ...(request.min_score === undefined ? {} : { minScore: request.min_score }),
@@ -99,6 +101,7 @@ export async function serveBundle(request: BundleRequest, context: ServiceContex
     ...(rerank === undefined ? {} : { rerank }),
     ...(compress === undefined ? {} : { compress }),
     ...packerOptions(request),
+    order: request.order,
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
   return pack;
@@ -151,6 +154,7 @@ export async function servePack(request: PackRequest, context: Pick<ServiceConte
     candidates: request.candidates as Candidate[],
     kind: request.kind,
     ...(request.pins === undefined ? {} : { pins: request.pins }),
+    ...(request.order === undefined ? {} : { order: request.order }),
     ...(request.dedupe === undefined ? {} : { dedupe: dedupeOption(request.dedupe) }),
     ...(request.coverage === undefined ? {} : { coverage: coverageOption(request.coverage) }),
     ...(request.compress === 'none' ? {} : { compress: { mode: request.compress } }),

@@ -168,8 +168,56 @@ export function parseHeader(line: string): ParsedHeader {
   return header as ParsedHeader;
 }
 
+/**
+ * Compact and minimal header lines: `[ref] NAME[ (LOCATOR)][ — pinned; ...]`, NAME a value (bare or quoted) and
+ * LOCATOR (compact only) its parts joined by ", ". Returned with NAME as `source`.
+ */
+export function parseShortHeader(line: string): ParsedHeader {
+  const marker = /^\[(\d+)\] /.exec(line);
+  if (marker === null) throw new Error(`not a header: ${JSON.stringify(line)}`);
+  let rest = line.slice(marker[0].length);
+  const header: Partial<ParsedHeader> = { ref: Number(marker[1]) };
+  const note = / — pinned; not shown in full \((\d+) tokens did not fit the budget\)$/u.exec(rest);
+  if (note !== null) {
+    header.pointerTokens = Number(note[1]);
+    rest = rest.slice(0, note.index);
+  }
+  const name = readValue(rest, 0);
+  const bare = rest[0] !== '"';
+  header.source = bare ? name.value.replace(/ $/u, '') : name.value;
+  let at = bare && name.value.endsWith(' ') ? name.end - 1 : name.end;
+  if (at < rest.length) {
+    at = expectLiteral(rest, at, ' (');
+    if (!rest.endsWith(')')) throw new Error(`expected ")" at the end of ${JSON.stringify(line)}`);
+    const parts = rest.slice(at, -1).split(', ');
+    for (const part of parts) {
+      if (LOCATOR_PART.exec(`, ${part}`)?.[1] !== part) throw new Error(`not a locator part: ${JSON.stringify(part)} in ${JSON.stringify(line)}`);
+    }
+    header.locator = parts.join(', ');
+    at = rest.length;
+    if (at !== rest.length) throw new Error(`unexpected text after the locator: ${JSON.stringify(line)}`);
+  }
+  return header as ParsedHeader;
+}
+
+/** The one name a compact or minimal header shows: the title, or the source when there is none or it is the source. */
+export function expectedName(citation: Pack['citations'][number]): { field: 'title' | 'source'; value: string } {
+  const source = expectedOneLine(citation.sourceId);
+  const title = citation.title === undefined ? '' : expectedOneLine(citation.title);
+  return title === '' || title === source ? { field: 'source', value: source } : { field: 'title', value: title };
+}
+
 /** The header fields an item must show, from its citation (which holds the candidate's own values). */
 function expectedHeader(pack: Pack, index: number): ParsedHeader {
+  if (pack.header !== 'full') {
+    const item = pack.items[index]!;
+    const citation = pack.citations[index]!;
+    const header: ParsedHeader = { ref: item.ref, source: expectedName(citation).value };
+    const locator = pack.header === 'compact' ? expectedLocator(citation.locator) : undefined;
+    if (locator !== undefined) header.locator = locator;
+    if (item.pointer) header.pointerTokens = item.tokens;
+    return header;
+  }
   const item = pack.items[index]!;
   const citation = pack.citations[index]!;
   const header: ParsedHeader = { ref: item.ref, source: expectedOneLine(citation.sourceId) };
@@ -183,7 +231,7 @@ function expectedHeader(pack: Pack, index: number): ParsedHeader {
 }
 
 function checkHeader(pack: Pack, index: number, line: string, markdown: boolean): void {
-  const parsed = parseHeader(line);
+  const parsed = pack.header === 'full' ? parseHeader(line) : parseShortHeader(line);
   const expected = expectedHeader(pack, index);
   // Markdown headers escape `[ ] < &` with backslashes (CommonMark drops them when it renders).
   const norm = (h: ParsedHeader): ParsedHeader =>
@@ -256,7 +304,7 @@ function checkRawLines(pack: Pack, markdown: boolean): RawLine[] {
     // (markdown: what a line-oriented reader takes for a block: a marker, heading, quote, underline or rule,
     // list item, fence or HTML tag)
     const markers = markdown
-      ? /^(?:\[|#|>|(?:=+|-+)[ \t]*$|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[A-Za-z/!?])/u
+      ? /^(?:\[|#{1,6}(?:[ \t]|$)|>|(?:=+|-+)[ \t]*$|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[A-Za-z/!?])/u
       : /^(?:\[|=)/u;
     expect(markers.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(false);
   }
@@ -385,6 +433,8 @@ function checkWithReferenceParser(pack: Pack, expected: readonly string[], cavea
       seen.push(`heading:${firstLineText(node)}`);
     } else if (node.type === 'paragraph') {
       const marker = /^\[(\d+)\] /u.exec(firstLineText(node));
+      // A paragraph without a header continues the item before it (content keeps its blank lines).
+      if (marker === null && /^paragraph:\[\d+\]$/u.test(seen.at(-1) ?? '')) continue;
       seen.push(`paragraph:${marker ? `[${marker[1]}]` : JSON.stringify(firstLineText(node).slice(0, 40))}`);
     } else if (node.type === 'list') {
       expect(node.listType).toBe('bullet');
@@ -428,7 +478,19 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   }
   if (pack.caveats !== null) expected.push('heading:Caveats', 'list');
   const inlineAfter = (token: Token) => tokens[tokens.indexOf(token) + 1]!;
-  const seen = top.map((t) => {
+  // A paragraph without a header continues the item before it (content keeps its blank lines): each item is
+  // its header's paragraph and the paragraphs up to the next header, heading or list.
+  const isHeaderParagraph = (t: Token) => t.type === 'paragraph_open' && /^\[\d+\] /u.test(inlineAfter(t).content);
+  const continuations = new Set<Token>();
+  const itemParagraphs: Token[][] = [];
+  top.forEach((t, index) => {
+    if (isHeaderParagraph(t)) itemParagraphs.push([t]);
+    else if (t.type === 'paragraph_open' && index > 0 && (isHeaderParagraph(top[index - 1]!) || continuations.has(top[index - 1]!))) {
+      continuations.add(t);
+      itemParagraphs.at(-1)!.push(t);
+    }
+  });
+  const seen = top.filter((t) => !continuations.has(t)).map((t) => {
     if (t.type === 'heading_open') {
       expect(t.markup, 'an ATX heading').toBe('##');
       return `heading:${inlineAfter(t).content}`;
@@ -445,9 +507,9 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   const withTables = markdownItWithTables.parse(pack.context, {});
   expect(withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'), 'GFM-style tables').toEqual([]);
 
-  // Each item's paragraph spans its whole block: header line, then every line of its body.
-  const paragraphs = top.filter((t) => t.type === 'paragraph_open');
-  paragraphs.forEach((open, index) => {
+  // Each item's paragraphs span its whole block: header line, then every line of its body.
+  itemParagraphs.forEach((group, index) => {
+    const open = group[0]!;
     const item = pack.items[index]!;
     const inline = inlineAfter(open);
     // The header line is plain: the first child is text opening with the marker, and before the first line
@@ -459,14 +521,15 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
     const headerChildren = firstBreak === -1 ? children : children.slice(0, firstBreak);
     for (const child of headerChildren) expect(['link_open', 'image', 'html_inline']).not.toContain(child.type);
 
-    const [from, to] = open.map!;
+    const [from] = open.map!;
+    const [, to] = group.at(-1)!.map!;
     const lines = sourceLines.slice(from, to);
     if (item.pointer) {
       expect(lines).toHaveLength(1);
       return;
     }
     const body = lines.slice(1).join('\n');
-    // Markdown escapes by inserting backslashes only (a blank line gets one, as a hard line break).
+    // Markdown escapes by inserting backslashes only.
     const expectedBody = normaliseForMarkdownIt(item.text + (item.truncated ? ' …' : ''));
     const trimEnd = (s: string) => stripBackslashes(s).replace(/[\n \t]*$/u, '');
     expect(trimEnd(body)).toBe(trimEnd(expectedBody));
@@ -573,13 +636,19 @@ export function checkXmlContext(pack: Pack, expectation: RenderExpectation = {})
   documents.forEach((doc, index) => {
     const item = pack.items[index]!;
     const citation = pack.citations[index]!;
-    const fields: Array<[string, string]> = [['source', xmlText(expectedOneLine(citation.sourceId))]];
-    if (citation.title !== undefined && expectedOneLine(citation.title) !== '') fields.push(['title', xmlText(expectedOneLine(citation.title))]);
-    if (citation.version !== undefined && expectedOneLine(citation.version) !== '') fields.push(['version', xmlText(expectedOneLine(citation.version))]);
-    if (citation.section !== undefined && citation.section.length > 0) {
-      fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
+    const fields: Array<[string, string]> = [];
+    if (pack.header === 'full') {
+      fields.push(['source', xmlText(expectedOneLine(citation.sourceId))]);
+      if (citation.title !== undefined && expectedOneLine(citation.title) !== '') fields.push(['title', xmlText(expectedOneLine(citation.title))]);
+      if (citation.version !== undefined && expectedOneLine(citation.version) !== '') fields.push(['version', xmlText(expectedOneLine(citation.version))]);
+      if (citation.section !== undefined && citation.section.length > 0) {
+        fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
+      }
+    } else {
+      const name = expectedName(citation);
+      fields.push([name.field, xmlText(name.value)]);
     }
-    const locator = expectedLocator(citation.locator);
+    const locator = pack.header === 'minimal' ? undefined : expectedLocator(citation.locator);
     if (locator !== undefined) fields.push(['locator', locator]);
     if (item.pointer) fields.push(['note', `pinned; not shown in full (${item.tokens} tokens did not fit the budget)`]);
     // (XML reads CR and CRLF as LF over the whole document, so a body's trailing CR joins the tag's line end)

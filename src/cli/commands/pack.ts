@@ -3,6 +3,7 @@ import { LitmPackError } from '../../base/errors.js';
 import { toCanonicalJson } from '../../core/pack.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
+import { emptyContextHint } from '../../service/hints.js';
 import { servePack } from '../../service/service.js';
 import { readStdin, readUserFile } from '../io.js';
 import { list, packOptions, packingParameters, rerankStage, serviceRequest, type PackFlags } from '../options.js';
@@ -37,6 +38,8 @@ export function registerPack(program: Command): void {
         ...(rerank === undefined ? {} : { rerank: true }),
       });
       const pack = await servePack(request, rerank === undefined ? {} : { rerank });
+      const hint = emptyContextHint(pack);
+      if (hint !== null) process.stderr.write(`litm-pack: note: ${hint}\n`);
       process.stdout.write(output === 'context' ? `${pack.context}\n` : `${toCanonicalJson(pack)}\n`);
     });
 }
