@@ -78,6 +78,7 @@ export type {
   Rankings,
   RankedChunk,
 } from './retrieve/types.js';
+export { SEARCH_DEGRADED, searchDegradedOf, withSearchDegraded } from './retrieve/types.js';
 export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
 export type { MemoryHybridStoreOptions, MemoryStoreUpdateOptions, SourceInfo } from './retrieve/memory-store.js';
 export { ReloadingStore } from './retrieve/reloading-store.js';

@@ -214,3 +214,27 @@ describe('token hints stay meaningful', () => {
     expect(escapeBody('xml', marked.text)).toBe(marked.text);
   });
 });
+
+describe('a bracket line after a blank line, behind a line terminator CommonMark does not know', () => {
+  // A vertical tab (or form feed, U+0085, U+2028, a no-break space) before `[2]` after a blank line: the line
+  // is one CommonMark line whose trimmed content opens a paragraph with `[2]`, so the blank line before it must
+  // keep its hard break as it does before a bare `[`. Found by the rule 9 property test.
+  for (const before of ['\u000b', '\u000c', '\u0085', '\u2028', ' \u000b ', '\u00a0']) {
+    it(`${JSON.stringify(before)} before [2]`, () => {
+      const text = ` and some words. More text.\n\n${before}[2] and some words. More text.\n\n and some words. More text.\n\n`;
+      for (const header of ['full', 'compact', 'minimal'] as const) checkContext(packBundle({ query: 'q', candidates: [{ id: ' ', text, score: 0 }], maxTokens: 300, header }));
+    });
+  }
+});
+
+describe('a line after a blank line whose rendered text opens with a bracket', () => {
+  // `\[2]`, `*[2]*`, `` `[2]` ``, `_[2]_` render as text that opens with `[2]`: after a blank line each would be
+  // a paragraph reading as a block header unless the blank line keeps its hard break. Found by the rule 9
+  // property test.
+  for (const line of ['\\[2] and some words.', '*[2]* and some words.', '`[2]` and some words.', '_[2]_ and some words.', '**[2]** words.', '\\\\\\[2] words.']) {
+    it(JSON.stringify(line), () => {
+      const text = ` and some words. More text.\n\n${line} More text.\n\n and some words. More text.\n\n`;
+      for (const header of ['full', 'compact', 'minimal'] as const) checkContext(packBundle({ query: 'q', candidates: [{ id: ' ', text, score: 0 }], maxTokens: 300, header }));
+    });
+  }
+});

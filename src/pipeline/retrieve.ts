@@ -13,6 +13,7 @@ import {
   type ParsedRerankStage,
 } from '../refine/stages.js';
 import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
+import { searchDegradedOf } from '../retrieve/types.js';
 import type { Principals } from '../retrieve/schemas.js';
 
 export { DiversitySchema, FilterSchema, StoreSchema } from '../retrieve/schemas.js';
@@ -70,7 +71,10 @@ export async function retrieveCandidates(store: Store, request: RetrieveRequest)
     span.setAttribute('litm_pack.candidates', found.length);
     return found;
   });
-  return refineCandidates(request.text, candidates, { rerank: request.rerank, signal: request.signal });
+  // An arm the store could not run (e.g. no sparse vector in a Qdrant collection) comes first in `degraded`.
+  const searched = searchDegradedOf(candidates);
+  const refined = await refineCandidates(request.text, candidates, { rerank: request.rerank, signal: request.signal });
+  return searched.length === 0 ? refined : { candidates: refined.candidates, degraded: [...searched, ...refined.degraded] };
 }
 
 /** The refine stages on a pool that is already retrieved (the compressor and postprocessor start here). */

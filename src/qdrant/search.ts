@@ -12,6 +12,7 @@ import { diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-sto
 import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
 import { toRankedChunks } from '../retrieve/store-requests.js';
 import type { Fusion, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
+import { withSearchDegraded } from '../retrieve/types.js';
 import type { QdrantConnection } from './connection.js';
 import { fitVectors } from './detect.js';
 import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput, type VectorNames } from './requests.js';
@@ -196,7 +197,9 @@ async function explainVectorName<T>(c: QdrantConnection, prepared: PreparedSearc
 export async function search(c: QdrantConnection, request: SearchRequest): Promise<Candidate[]> {
   const prepared = await prepareSearch(c, request);
   const { fused, similarity } = await answer(c, prepared, true, false);
-  return c.candidates(fused, similarity);
+  // A hybrid search on a collection without a sparse vector ran on the dense arm alone: the pack says so.
+  const lexicalMissing = prepared.req.mode === 'hybrid' && prepared.mode === 'dense';
+  return withSearchDegraded(c.candidates(fused, similarity), lexicalMissing ? [{ stage: 'lexical', code: 'unsupported_mode' }] : []);
 }
 
 /**

@@ -42,9 +42,10 @@ const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
  *   rows); three backticks or tildes (code fences); a number of up to nine digits followed by `.` or `)`
  *   and a space, tab or line end (ordered list items; the `.` or `)` is escaped);
  * - a blank line is left as it is: it ends a paragraph, and the content's next paragraph still belongs to
- *   the block (only a header line starts one), except before a line that starts with `[`: there each blank
- *   line gets a backslash (a hard line break), so that line stays inside the paragraph before it and cannot
- *   open a paragraph that reads as a block header. After a blank line a paragraph is not being continued, so a
+ *   the block (only a header line starts one), except before a line that can render as text opening with `[`
+ *   (`[2]`, `\[2]`, `*[2]*`, `` `[2]` ``: a `[` after any of `\ * _ \` ~ !` and blanks): there each blank line gets a
+ *   backslash (a hard line break), so that line stays inside the paragraph before it and cannot open a
+ *   paragraph that reads as a block header. After a blank line a paragraph is not being continued, so a
  *   line indented four or more columns would open an indented code block: it gets a backslash at its very
  *   start (CommonMark shows it; such lines are rare in prose and cost one token);
  * - anywhere, `<` that could open raw HTML, an HTML block or an autolink (`<a`, `</`, `<!--`, `<?`, `<!X`)
@@ -167,9 +168,30 @@ function forEachLineStart(text: string, mayStart: (code: number) => boolean, vis
   }
 }
 
+/**
+ * The characters a line can start with and still render as text that opens with `[`: a backslash escape,
+ * emphasis and strikethrough delimiters, a code span (which drops one space), an image's `!`, and blanks
+ * between them. (Block markers such as `#`, `>`, `-` are escaped at a line start, so those lines render
+ * opening with the marker; `<` and `&` are escaped anywhere.)
+ */
+const BRACKET_LEADS = '\\*_`~! \t';
+const BRACKET_LEAD = new Uint8Array(128);
+for (const c of BRACKET_LEADS) BRACKET_LEAD[c.charCodeAt(0)] = 1;
+
+/** Whether the line at `at` can render as text that opens with `[`: past any BRACKET_LEADS, a `[`. */
+function rendersBracketFirst(text: string, at: number): boolean {
+  let i = at;
+  while (i < text.length && text.charCodeAt(i) < 0x80 && BRACKET_LEAD[text.charCodeAt(i)] === 1) i += 1;
+  return text.charCodeAt(i) === OPEN_BRACKET;
+}
+
 /** ASCII characters a markdown line can start with and need an escape: markers, digits, blanks, a CommonMark line end. */
 const MARKDOWN_MAY_START = new Uint8Array(128);
 for (const c of '>#[|:=-*_+`~0123456789 \t\r\n') MARKDOWN_MAY_START[c.charCodeAt(0)] = 1;
+// These also start lines whose rendered text can begin with `[` (`\[2]`, `*[2]*`, `` `[2]` ``, `~~[2]~~`, `![[2]](x)`):
+// such a line after a blank line keeps the blank line's hard break (see escapeMarkdown).
+for (const c of BRACKET_LEADS) MARKDOWN_MAY_START[c.charCodeAt(0)] = 1;
+MARKDOWN_MAY_START[OPEN_BRACKET] = 1;
 
 /** Beyond ASCII, only blank and invisible characters matter; CJK and Hangul syllables (common line starts) do not. */
 function mayBeBlank(code: number): boolean {
@@ -223,7 +245,16 @@ function indentedAfterBlank(text: string, at: number): boolean {
  * would read as another block, escaped bracket or not.
  */
 function blankLineBreaksBefore(text: string, at: number, positions: number[]): void {
+  // CommonMark ends lines at LF and CR only: a line start after another terminator (a vertical tab, U+2028...)
+  // is inside a CommonMark line, which begins a paragraph of its own when that line holds nothing visible
+  // before it (a paragraph's content is trimmed). Then the blank lines before are counted from there.
   let lineStart = at;
+  let cmStart = at;
+  while (cmStart > 0 && text.charCodeAt(cmStart - 1) !== LF && text.charCodeAt(cmStart - 1) !== CR) cmStart -= 1;
+  if (cmStart < at) {
+    if (!onlyTerminatorsAndBlanks(text, cmStart, at)) return;
+    lineStart = cmStart;
+  }
   for (;;) {
     let end = lineStart - 1; // the line end before `lineStart`
     if (end < 0) return;
@@ -239,6 +270,18 @@ function blankLineBreaksBefore(text: string, at: number, positions: number[]): v
   }
 }
 
+/** Whether `text[from, to)` holds only blanks (see skipBlanks) and line terminators (see endsLine). */
+function onlyTerminatorsAndBlanks(text: string, from: number, to: number): boolean {
+  let i = from;
+  while (i < to) {
+    const skipped = skipBlanks(text, i);
+    if (skipped > i) i = skipped;
+    else if (endsLine(text, i)) i += 1;
+    else return false;
+  }
+  return true;
+}
+
 function escapeMarkdown(text: string): string {
   const positions: number[] = [];
   let sorted = true;
@@ -248,12 +291,15 @@ function escapeMarkdown(text: string): string {
       return;
     }
     const insertion = markdownLineInsertion(text, at);
-    if (insertion === -1) return;
-    if (text.charCodeAt(insertion) === OPEN_BRACKET) {
+    // A line that could render as text opening with `[` (`[2]`, `\[2]`, `*[2]*`; see BRACKET_LEADS): after a
+    // blank line it would open a paragraph that reads as a block header, so each blank line before it keeps
+    // a hard break. Lines of ordinary prose, lists and headings start otherwise and keep their blank lines.
+    if (rendersBracketFirst(text, skipBlanks(text, at))) {
       const before = positions.length;
       blankLineBreaksBefore(text, at, positions);
       if (positions.length > before) sorted = false;
     }
+    if (insertion === -1) return;
     positions.push(insertion);
   });
   // indexOf is much faster than a pattern scan, and most texts hold neither character.

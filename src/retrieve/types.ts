@@ -1,4 +1,4 @@
-import type { Candidate } from '../core/schemas.js';
+import type { Candidate, Degraded } from '../core/schemas.js';
 import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchMode, SearchRequest } from './schemas.js';
 
 export type {
@@ -70,8 +70,29 @@ export interface AddDocumentsResult {
 }
 
 /** What every store implements; `MemoryHybridStore` and `QdrantHybridStore` share the semantics. */
+/**
+ * What a store's `search` may say about an arm it could not run (a hybrid search on a Qdrant collection without
+ * a sparse vector ran dense only): a list of `Degraded` under this key of the returned array. The pipeline
+ * carries it into `pack.degraded`, beside a bypassed reranker's. Not enumerable, so the candidates serialise as
+ * before.
+ */
+export const SEARCH_DEGRADED: unique symbol = Symbol.for('litm-pack.search.degraded');
+
+/** Marks `candidates` (as a store's search returns them) with the arms that could not run. */
+export function withSearchDegraded(candidates: Candidate[], degraded: readonly Degraded[]): Candidate[] {
+  if (degraded.length > 0) Object.defineProperty(candidates, SEARCH_DEGRADED, { value: [...degraded], enumerable: false });
+  return candidates;
+}
+
+/** The degradations a store's search reported on its answer (none for most). */
+export function searchDegradedOf(candidates: readonly Candidate[]): Degraded[] {
+  const degraded = (candidates as { [SEARCH_DEGRADED]?: Degraded[] })[SEARCH_DEGRADED];
+  return degraded === undefined ? [] : [...degraded];
+}
+
 export interface Store {
   addDocuments(docs: IngestDocument[], options?: AddDocumentsOptions): Promise<AddDocumentsResult>;
+  /** The pool for a request; an arm that could not run may be reported on the array (`SEARCH_DEGRADED`). */
   search(request: SearchRequest): Promise<Candidate[]>;
   /** Chunks by source, id or filter, in source order (sources as given, then by span), ACL applied. */
   getChunks?(request: GetChunksRequest): Promise<ChunkRecord[]>;

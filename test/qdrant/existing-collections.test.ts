@@ -1,7 +1,7 @@
 // Collections litm-pack did not create, or that are not there: what a user of the library and of the CLI sees.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PackSchema } from '../../src/index.js';
+import { PackSchema, assembleBundle, searchDegradedOf } from '../../src/index.js';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { runCli as cli } from '../helpers/cli.js';
@@ -62,6 +62,11 @@ describe('a @langchain/qdrant collection', () => {
     const rankings = await store.rankings({ text: 'engine oil', limit: 2 });
     expect(rankings.mode).toBe('dense');
     expect(rankings.lexical).toBeNull();
+    // The pack says the lexical arm did not run; the memory store's hybrid search reports nothing of the kind.
+    expect(searchDegradedOf(await store.search({ text: 'engine oil', limit: 2 }))).toEqual([{ stage: 'lexical', code: 'unsupported_mode' }]);
+    const { pack } = await assembleBundle({ store, query: 'engine oil', maxTokens: 300 });
+    expect(pack.degraded).toEqual([{ stage: 'lexical', code: 'unsupported_mode' }]);
+    expect(JSON.stringify(await store.search({ text: 'engine oil', limit: 2 }))).not.toContain('unsupported_mode');
     // verifyCitations, getChunks and pins read litm-pack chunk records: refused, as the README says.
     await failure(store.getChunks({ sourceIds: ['doc-2.md'] }), 'unsupported');
   });
