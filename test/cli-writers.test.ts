@@ -110,3 +110,18 @@ describe('litm-pack serve follows its store file', () => {
     }
   }, 120_000);
 });
+
+describe('ingest --prune says what is left', () => {
+  it('the "in all" count is the store after the prune, not before it', async () => {
+    const docs = await folder('pruned', 4);
+    const store = join(work, 'prune-count', 'store.json');
+    expect((await runCli(['ingest', docs, '--store', store, '--quiet'], undefined, { cwd: work })).code).toBe(0);
+    await rm(join(docs, 'note-0.md'));
+    await rm(join(docs, 'note-1.md'));
+    const out = await runCli(['ingest', docs, '--store', store, '--quiet', '--prune'], undefined, { cwd: work });
+    expect(out.code).toBe(0);
+    const left = (await MemoryHybridStore.load(store)).size;
+    expect(out.stdout).toContain(`(${left} chunks in all)`);
+    expect(out.stdout).toMatch(/Pruned 2 sources whose files are gone/u);
+  });
+});
