@@ -4,7 +4,7 @@
 //   npx tsx examples/mixed-corpus.ts
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore, assembleBundle, defaultLoaders, loadDocuments, recordsLoader } from 'litm-pack';
+import { MemoryHybridStore, assembleBundle, defaultLoaders, loadDocuments, recordsLoader } from '../src/index.js';
 
 const corpus = join(dirname(fileURLToPath(import.meta.url)), 'mixed');
 const docs = await loadDocuments([corpus], {
