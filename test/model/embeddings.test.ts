@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OpenAIEmbedding } from '@llamaindex/openai';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { MemoryHybridStore, OpenAICompatibleEmbeddings, PackSchema, isLitmPackError, packBundle } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
+import { readSavedSync } from '../helpers/store-files.js';
 
 const base = inject('modelUrl');
 const MODEL = 'all-MiniLM-L6-v2';
@@ -78,8 +79,7 @@ describe('the CLI with --embeddings', () => {
     const ingest = await runCli(['ingest', 'examples/corpus', '--store', store, ...flags]);
     expect(ingest.stderr).toBe('');
     expect(ingest.code).toBe(0);
-    const saved = JSON.parse(readFileSync(join(store, 'store.json'), 'utf8')) as { embeddingModel: string; dimension: number };
-    expect(saved).toMatchObject({ embeddingModel: MODEL, dimension: 384 });
+    expect(readSavedSync(join(store, 'store.json')).header).toMatchObject({ embeddingModel: MODEL, dimension: 384 });
 
     // The environment works as the flags do.
     const bundle = await runCli(['bundle', 'Why put the best passage first and the second best last?', '--store', store, '--mode', 'hybrid', '--json'], undefined, {
