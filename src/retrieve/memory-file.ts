@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { LitmPackError, describeIssues } from '../base/errors.js';
 import { ChunkRecordSchema, type ChunkRecord } from './schemas.js';
+import { pidRunning } from './store-lock.js';
 import type { SparseVector } from './types.js';
 
 /** The schema this version writes. */
@@ -127,16 +128,6 @@ async function isFolder(path: string): Promise<boolean> {
     return (await stat(path)).isDirectory();
   } catch {
     return false;
-  }
-}
-
-function pidRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -53,14 +53,14 @@ function unitsOf(text: string, region: Region, index: number): Unit[] {
 }
 
 /** Offsets of the line starts of `text`, for line numbers by binary search. */
-function lineStarts(text: string): number[] {
+export function lineStarts(text: string): number[] {
   const starts = [0];
   for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
   return starts;
 }
 
 /** 0-based line of `offset` (the number of line starts at or before it, less one). */
-function lineOf(starts: readonly number[], offset: number): number {
+export function lineOf(starts: readonly number[], offset: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {

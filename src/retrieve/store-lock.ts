@@ -102,7 +102,8 @@ const HOST = hostname();
 /** Locks this process holds or is creating: token → lock path. */
 const held = new Map<string, string>();
 
-function pidRunning(pid: number): boolean {
+/** Whether a process with this pid runs on this host (EPERM: it exists but belongs to another user). */
+export function pidRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -11,6 +11,7 @@
  * The document's text is the file's text, so spans and lines are the file's own.
  */
 import { createRequire } from 'node:module';
+import { lineOf, lineStarts } from '../retrieve/regions.js';
 import type { IngestDocument, Region } from '../retrieve/schemas.js';
 import { fileTitle, isMissingModule, reasonOf } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
@@ -198,20 +199,10 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
   }
 }
 
-/** Offsets of line starts, for 1-based line numbers of offsets. */
+/** 1-based line numbers of offsets in `text`. */
 function lineCounter(text: string): (offset: number) => number {
-  const starts = [0];
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
-  return (offset) => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
-  };
+  const starts = lineStarts(text);
+  return (offset) => lineOf(starts, offset) + 1;
 }
 
 /** Where a node's region starts: at the comments (and attributes) right above it, with no blank line between. */
