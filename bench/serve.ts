@@ -8,6 +8,7 @@
  * warm-up that sends every query once per worker.
  *
  *   npm run bench:serve [-- --duration 60 --connections 32 --workers 1,2 --in-process-seconds 20] [--write]
+ *   npx tsx bench/serve.ts --workers 1 --cpu-prof /tmp/serve-profile   # a CPU profile of the server (.cpuprofile files)
  *
  * --write replaces the generated section `serve` of BENCHMARKS.md with the printed figures.
  *
@@ -39,6 +40,8 @@ const { values: flags } = parseArgs({
     'in-process-seconds': { type: 'string', default: '20' },
     'warmup-seconds': { type: 'string', default: '10' },
     write: { type: 'boolean', default: false },
+    /** Writes a V8 CPU profile of each server process into this folder (for finding where a request's time goes). */
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -150,7 +153,10 @@ function processTree(pid: number): number[] {
 function startServe(workers: number): Promise<{ child: ChildProcess; url: string; pids: number[] }> {
   const child = spawn(
     process.execPath,
-    [join(REPO_ROOT, 'dist', 'cli', 'main.js'), 'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
+    [
+      ...(flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']]),
+      join(REPO_ROOT, 'dist', 'cli', 'main.js'),
+      'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {

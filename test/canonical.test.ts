@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalStringify } from '../src/index.js';
+import { canonicalParts } from '../src/base/canonical.js';
 
 // The canonical form as first written (recursive map/filter/sort/join): the bytes packHash covers must not move.
 function reference(value: unknown): string {
@@ -41,5 +42,37 @@ describe('canonicalStringify', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('canonicalParts', () => {
+  it('writes an object as canonicalStringify does, and with one member more as if it had been there (property)', () => {
+    const record = fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('packHash', 'kind', 'query', 'a', 'z', '')), fc.jsonValue(), { maxKeys: 8 });
+    fc.assert(
+      fc.property(record, fc.oneof(fc.string(), fc.constantFrom('packHash', 'kind', 'query', '')), fc.jsonValue(), (r, key, value) => {
+        fc.pre(!Object.hasOwn(r, key));
+        const parts = canonicalParts(r);
+        expect(parts.json).toBe(canonicalStringify(r));
+        expect(parts.withMember(key, canonicalStringify(value))).toBe(canonicalStringify({ ...r, [key]: value }));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes a pack as toCanonicalJson does (the server sends the string written while hashing)', async () => {
+    const { packBundle, toCanonicalJson } = await import('../src/index.js');
+    const { packJson } = await import('../src/core/pack.js');
+    const pack = packBundle({
+      query: 'refunds',
+      candidates: [
+        { id: 'a', text: 'Refunds take 14 days.', score: 2, sourceId: 'policy.md' },
+        { id: 'b', text: 'Receipts are needed.', score: 1, sourceId: 'policy.md' },
+      ],
+      maxTokens: 200,
+    });
+    expect(packJson(pack)).toBe(toCanonicalJson(pack));
+    // A pack changed after packing is written as it is now (toCanonicalJson never reuses the string).
+    pack.items.pop();
+    expect(toCanonicalJson(pack)).not.toBe(packJson(pack));
   });
 });

@@ -1,7 +1,7 @@
 // Reading the user's input and printing packs.
 import { readFile } from 'node:fs/promises';
 import { LitmPackError } from '../base/errors.js';
-import { toCanonicalJson } from '../core/pack.js';
+import { packJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import { locatorParts } from '../render/locator.js';
 import { visible, visibleLine } from './terminal.js';
@@ -34,7 +34,7 @@ export function printPack(pack: Pack, json: boolean): void {
   const hint = emptyContextHint(pack);
   if (hint !== null) process.stderr.write(`litm-pack: note: ${hint}\n`);
   if (json) {
-    process.stdout.write(`${toCanonicalJson(pack)}\n`);
+    process.stdout.write(`${packJson(pack)}\n`);
     return;
   }
   process.stdout.write(`${visible(pack.context)}\n\n`);

@@ -1,6 +1,6 @@
 // packBriefing: pins first, then precedence, then the rest by (tier-weighted) score; zones (grounding,
 // evidence) and a closing caveats block of computed facts.
-import { parseOrThrow } from '../base/errors.js';
+import { parsePackOptions } from './candidates.js';
 import { oneLine, quoteField, renderBlock, renderBriefingContext, renderCaveats, type ZonedBlocks } from '../render/render.js';
 import { allocateSentences, selectEntries } from './allocate.js';
 import { meterFor } from './bundle.js';
@@ -73,7 +73,7 @@ export function caveatLines(
  * range, what did not fit). Pins that do not fit verbatim are cut, then shown as a one-line pointer.
  */
 export function packBriefing(input: BriefingOptions): Pack {
-  const options = parseOrThrow(BriefingOptionsSchema, input, 'packBriefing options');
+  const options = parsePackOptions(BriefingOptionsSchema, input, 'packBriefing options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, true);
   const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, options.pins);

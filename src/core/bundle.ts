@@ -1,5 +1,5 @@
 // packBundle: rank, (select sentences), fill, fit exactly, lay out in Lost-in-the-Middle order, finish.
-import { parseOrThrow } from '../base/errors.js';
+import { parsePackOptions } from './candidates.js';
 import { renderBlock, renderBundleContext } from '../render/render.js';
 import { allocateSentences, selectEntries } from './allocate.js';
 import { fitExactly, settingsFrom, type Kept, type Layout } from './fill.js';
@@ -24,7 +24,7 @@ export function meterFor(options: ParsedPackOptions): Meter {
  * pack.citations; // [{ ref: 1, sourceId: 'policy.md', chunkId: '...', textSha256: '...' }, ...]
  */
 export function packBundle(input: BundleOptions): Pack {
-  const options = parseOrThrow(BundleOptionsSchema, input, 'packBundle options');
+  const options = parsePackOptions(BundleOptionsSchema, input, 'packBundle options');
   const meter = meterFor(options);
   const settings = settingsFrom(options, false);
   const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);

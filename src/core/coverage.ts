@@ -42,13 +42,13 @@ export function computeCoverage(kept: readonly Candidate[], thresholds: Coverage
     if (newest === null || at > newest.at || (at === newest.at && candidate.indexedAt > newest.text)) newest = { at, text: candidate.indexedAt };
   }
   return {
-    itemCount: kept.length,
-    distinctSourceCount: new Set(kept.map((c) => c.sourceId ?? c.id)).size,
-    topSimilarity: top ?? -1,
     confidence: confidenceFor(top, kept.length, thresholds),
-    scoreP50: median(kept.map((c) => c.score)),
     dateRange: from !== null && to !== null ? { from: from.text, to: to.text } : null,
     denseAvailable: pool.some((c) => c.similarity !== undefined) || top !== null,
+    distinctSourceCount: new Set(kept.map((c) => c.sourceId ?? c.id)).size,
+    itemCount: kept.length,
     newestIndexedAt: newest?.text ?? null,
+    scoreP50: median(kept.map((c) => c.score)),
+    topSimilarity: top ?? -1,
   };
 }

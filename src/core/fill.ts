@@ -170,7 +170,7 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     // Duplicates are judged against kept items only: a copy of something that did not fit is not redundant.
     const verdict = deduper.check(candidate.text);
     if (verdict.kind !== 'new') {
-      dropped.push({ id: candidate.id, reason: verdict.kind, duplicateOf: verdict.of.entry.candidate.id });
+      dropped.push({ duplicateOf: verdict.of.entry.candidate.id, id: candidate.id, reason: verdict.kind });
       continue;
     }
     const { normalised, shingles } = verdict;

@@ -1,7 +1,7 @@
 // Ranking candidates (rule 7's total order), and the pack a fill ends in: items with refs and ranks,
 // a citation per item (rule 3's spans under selection), coverage, dropped and degraded in a fixed order,
 // and the hash of the canonical JSON.
-import { canonicalStringify, sha256Hex } from '../base/canonical.js';
+import { canonicalParts, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import type { BlockInput } from '../render/render.js';
 import { computeCoverage } from './coverage.js';
 import type { Entry, Kept, Layout } from './fill.js';
@@ -41,7 +41,7 @@ export function rankCandidates(candidates: readonly Candidate[], pins: readonly 
       continue;
     }
     if (compareCandidates(candidate, previous) < 0) best.set(candidate.id, candidate);
-    dropped.push({ id: candidate.id, reason: 'duplicate', duplicateOf: candidate.id });
+    dropped.push({ duplicateOf: candidate.id, id: candidate.id, reason: 'duplicate' });
   }
   const pinSet = new Set(pins);
   const ranked = [...best.values()].sort(compareCandidates).map((candidate) => {
@@ -66,7 +66,7 @@ export function sortDropped(dropped: Dropped[]): Dropped[] {
 /** One entry per stage and code, in a fixed order (rule 7: the same input gives the same bytes). */
 export function sortDegraded(degraded: readonly Degraded[]): Degraded[] {
   const key = (d: Degraded) => `${d.stage}\u0000${d.code}`;
-  const unique = new Map(degraded.map((d) => [key(d), { stage: d.stage, code: d.code }] as const));
+  const unique = new Map(degraded.map((d) => [key(d), { code: d.code, stage: d.stage }] as const));
   return [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
 }
 
@@ -83,23 +83,21 @@ export function blockFor(kept: Kept, ref: number): BlockInput {
 export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const { candidate, selection } = kept.entry;
   const citation: Citation = {
-    ref,
-    sourceId: candidate.sourceId ?? candidate.id,
     chunkId: candidate.id,
-    version: candidate.version,
-    title: candidate.title,
-    url: candidate.url,
-    section: candidate.section,
-    span: candidate.span,
-    // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
-    textSha256: sha256Hex(selection?.source ?? candidate.text),
+    keptTextSha256: withSpans ? sha256Hex(kept.body) : undefined,
     locator: candidate.locator,
     parentId: candidate.parentId,
+    ref,
+    section: candidate.section,
+    sourceId: candidate.sourceId ?? candidate.id,
+    span: candidate.span,
+    spans: withSpans ? keptSpans(kept) : undefined,
+    // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
+    textSha256: sha256Hex(selection?.source ?? candidate.text),
+    title: candidate.title,
+    url: candidate.url,
+    version: candidate.version,
   };
-  if (withSpans) {
-    citation.spans = keptSpans(kept);
-    citation.keptTextSha256 = sha256Hex(kept.body);
-  }
   return citation;
 }
 
@@ -134,17 +132,19 @@ export function finish(
       .sort(compareCandidates)
       .map((candidate, index) => [candidate.id, index + 1] as const),
   );
+  // Every object of a pack is built with its keys in code-unit order: canonical JSON then writes it in one
+  // JSON.stringify (see canonicalStringify), and the pack returned is the same either way.
   const items: PackItem[] = ordered.map(({ kept, role }, index) => ({
-    ref: index + 1,
     id: kept.entry.candidate.id,
-    sourceId: kept.entry.sourceId,
-    role,
+    pointer: kept.pointer !== undefined,
     rank: ranks.get(kept.entry.candidate.id) as number,
+    ref: index + 1,
+    role,
     score: kept.entry.candidate.score,
+    sourceId: kept.entry.sourceId,
     text: kept.body,
     tokens: kept.pointer !== undefined ? kept.pointer.tokens : kept.bodyTokens,
     truncated: kept.truncated || kept.entry.narrowed === true,
-    pointer: kept.pointer !== undefined,
   }));
   const citations = ordered.map(({ kept }, index) => citationFor(kept, index + 1, options.compress !== undefined));
   const coverage: Coverage = computeCoverage(
@@ -154,26 +154,41 @@ export function finish(
   );
   const sortedDropped = sortDropped(dropped);
   const body: Omit<Pack, 'packHash'> = {
-    schema: PACK_SCHEMA_ID,
-    kind,
-    query: options.query,
+    briefing,
+    budget: { encoding: meter.tokenizer.name, maxTokens: options.maxTokens, usedTokens: result.usedTokens },
+    caveats,
+    citations,
+    context,
+    coverage,
+    degraded: sortDegraded(options.degraded),
+    dropped: sortedDropped,
     format: options.format,
     header: options.header,
-    context,
     items,
-    citations,
-    coverage,
-    budget: { maxTokens: options.maxTokens, usedTokens: result.usedTokens, encoding: meter.tokenizer.name },
-    caveats,
-    briefing,
+    kind,
+    query: options.query,
+    schema: PACK_SCHEMA_ID,
     truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
-    dropped: sortedDropped,
-    degraded: sortDegraded(options.degraded),
   };
   // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
   // (no undefined members). The parsed copy serialises to the same string, so that string is hashed.
-  const json = canonicalStringify(body);
+  const { json, withMember } = canonicalParts(body as unknown as Record<string, unknown>);
   const clean = JSON.parse(json) as Omit<Pack, 'packHash'>;
-  return { ...clean, packHash: sha256Hex(json) };
+  const packHash = sha256Hex(json);
+  const pack: Pack = { ...clean, packHash };
+  packJsons.set(pack, withMember('packHash', JSON.stringify(packHash)));
+  return pack;
+}
+
+/** Each pack's canonical JSON as `finish` wrote it (see `packJson`). */
+const packJsons = new WeakMap<Pack, string>();
+
+/**
+ * A pack's canonical JSON, as `toCanonicalJson` writes it: for a pack as packing returned it, the string written
+ * while it was hashed (not serialised again). Only for code that never changes a pack after packing (the server,
+ * the MCP tools, the CLI); `toCanonicalJson`, which callers may apply to packs they changed, always serialises.
+ */
+export function packJson(pack: Pack): string {
+  return packJsons.get(pack) ?? canonicalStringify(pack);
 }
 

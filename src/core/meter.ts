@@ -31,6 +31,14 @@ const HEADER_CACHE_LIMIT = 50_000;
 const HEADER_CACHE_CHARS = 4_000;
 const headerCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
+/**
+ * Counts of context segments (a block's header line, its body's lines) per tokenizer, across packs: a context is
+ * recounted after every change of the exact fit, and the same blocks come back query after query, so most
+ * segments are counted once per process instead of once per pack. Bounded by the characters held.
+ */
+const SEGMENT_CACHE_CHARS = 8_000_000;
+const segmentCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
+
 /** Whole piece counts of escaped candidate texts per tokenizer, bounded by the characters of the texts held. */
 const BODY_BOUND_CACHE_CHARS = 8_000_000;
 const bodyBounds = new WeakMap<Tokenizer, BoundedCache<string, number>>();
@@ -74,13 +82,12 @@ export class Meter {
 
   /**
    * Exact count of an assembled context. Contexts are recounted after every change during the exact fit, and
-   * most of their lines are unchanged, so line segments' counts are remembered for the pack.
+   * most of their lines are unchanged, so line segments' counts are remembered (across packs: see `segmentCounts`).
    */
   countContext(context: string): number {
-    return countBySegments(this.tokenizer, context, this.#segments);
+    const segments = cacheFor(segmentCounts, this.tokenizer, () => new BoundedCache<string, number>(SEGMENT_CACHE_CHARS, (key) => key.length));
+    return countBySegments(this.tokenizer, context, segments);
   }
-
-  readonly #segments = new Map<string, number>();
 
   /** A lower bound on `count(text)`; the tokenizer may stop early once it is above `limit`. */
   lowerBound(text: string, limit = Infinity): number {

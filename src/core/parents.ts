@@ -30,7 +30,7 @@ export function fillPreferringAttachments(
     if (losers.length === 0) return { kept: result.kept, dropped: [...preferred, ...result.dropped] };
     const out = new Set(losers.map((kept) => kept.entry));
     for (const kept of losers) {
-      preferred.push({ id: kept.entry.candidate.id, reason: 'attachment-preferred', duplicateOf: attachment.get(kept.entry.sourceId)! });
+      preferred.push({ duplicateOf: attachment.get(kept.entry.sourceId)!, id: kept.entry.candidate.id, reason: 'attachment-preferred' });
     }
     current = current.filter((entry) => !out.has(entry));
   }

@@ -20,7 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
-import { toCanonicalJson } from '../core/pack.js';
+import { packJson } from '../core/pack.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
@@ -140,7 +140,7 @@ function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
 }
 
 /** The structured content of a pack: the pack itself, as plain JSON. */
-const structured = (pack: Pack) => JSON.parse(toCanonicalJson(pack)) as Record<string, unknown>;
+const structured = (pack: Pack) => JSON.parse(packJson(pack)) as Record<string, unknown>;
 
 /** A `resource_link` per citation: the cited chunk, readable with `resources/read`. */
 function citationLinks(pack: Pack): ContentBlock[] {
@@ -235,7 +235,7 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         // The candidates are the caller's own: nothing in the store to link to.
         call: async (args: z.output<typeof schemas.pack>, context) => {
           const pack = await servePack(args, context);
-          return packAnswer(pack, toCanonicalJson(pack), false);
+          return packAnswer(pack, packJson(pack), false);
         },
       },
     ],

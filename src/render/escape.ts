@@ -388,9 +388,17 @@ export function escapeBody(format: PackFormat, text: string): string {
 // (which can make one field display as another): each becomes a space in a one-line field.
 const NOT_ONE_LINE = /[\p{Cc}\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 
+/** Fields made one line, remembered (titles and sources repeat in every header of every pack): values up to 1,000 characters. */
+const ONE_LINE_CACHE_LIMIT = 50_000;
+const ONE_LINE_CACHE_CHARS = 1_000;
+const oneLines = new BoundedCache<string, string>(ONE_LINE_CACHE_LIMIT);
+
 /** One line: no line terminator, control or bidi control; whitespace runs become one space; trimmed. */
 export function oneLine(value: string): string {
-  return value.replace(NOT_ONE_LINE, ' ').replace(/\s+/gu, ' ').trim();
+  const known = oneLines.get(value);
+  if (known !== undefined) return known;
+  const line = value.replace(NOT_ONE_LINE, ' ').replace(/\s+/gu, ' ').trim();
+  return value.length <= ONE_LINE_CACHE_CHARS ? oneLines.set(value, line) : line;
 }
 
 // Characters that delimit the parts of a header line: a value holding any of them is quoted.

@@ -11,10 +11,21 @@
  * Ids, sources and postings are grouped by ACL class (acl-classes.ts): a reader looks only into the classes its
  * principals may read, so a restricted id, source or term is a miss for it, exactly as a missing one is.
  */
+import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import type { AclClasses } from './acl-classes.js';
 import { Layout, SegmentMemory, VectorBlock, type DenseVector, type VectorPlan } from './memory-index.js';
 import type { ChunkRecord, SparseVector } from './types.js';
+
+/**
+ * Texts decoded lately, by segment and row, across all segments (at most this many characters). A text read again
+ * is the same string as before: no UTF-8 decode per read, and the packer's caches keyed by text find it by the
+ * hash the string already holds, instead of hashing and comparing a fresh copy of every candidate's text.
+ */
+const DECODED_TEXT_CHARS = 8 * 2 ** 20;
+const decodedTexts = new BoundedCache<number, string>(DECODED_TEXT_CHARS, (_key, text) => text.length);
+/** Distinguishes segments in `decodedTexts`' keys (serial × 2^32 + row; segments hold fewer than 2^32 rows). */
+let nextSegmentSerial = 0;
 
 /** A chunk to store: its record, BM25 vector, dense vector (f32 values) and ACL class. */
 export interface NewRow {
@@ -159,6 +170,7 @@ export class Segment {
   readonly #tokenStart: Uint32Array;
   readonly #tokenValues: Uint32Array;
   readonly #index: ReadonlyMap<number, ClassIndex>;
+  readonly #serial = nextSegmentSerial++;
 
   /** Builds a segment from `source`'s rows (in order) and `postings`. */
   private constructor(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number) {
@@ -493,7 +505,8 @@ export class Segment {
   }
 
   text(row: number): string {
-    return this.#text.toString('utf8', this.#textStart[row]!, this.#textStart[row + 1]!);
+    const key = this.#serial * 2 ** 32 + row;
+    return decodedTexts.get(key) ?? decodedTexts.set(key, this.#text.toString('utf8', this.#textStart[row]!, this.#textStart[row + 1]!));
   }
 
   textBytes(row: number): Uint8Array {

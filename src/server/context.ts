@@ -4,7 +4,7 @@
  * answers every route sends (a pack in a format, an error body).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { toCanonicalJson } from '../core/pack.js';
+import { packJson } from '../core/pack.js';
 import type { Pack } from '../core/schemas.js';
 import type { SearchMode } from '../retrieve/types.js';
 import type { ServiceLimits } from '../service/limits.js';
@@ -53,7 +53,7 @@ export interface ServerContext {
 export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat) {
   if (format === 'md') return reply.type('text/markdown; charset=utf-8').send(pack.context);
   if (format === 'xml') return reply.type('application/xml; charset=utf-8').send(pack.context);
-  return reply.type('application/json; charset=utf-8').send(toCanonicalJson(pack));
+  return reply.type('application/json; charset=utf-8').send(packJson(pack));
 }
 
 /** JSON-RPC's code for a refusal outside a method's own errors (the SDK uses it for the same refusals). */

@@ -374,7 +374,7 @@ const SPACE_OR_SLASH = /[\s/]/u;
  * line breaks and, for o200k_base, slashes), and a piece before it never looks past it, so the count of the
  * text is the sum of its segments' counts. A property test checks the sum. Other tokenizers are counted whole.
  */
-export function countBySegments(tokenizer: Tokenizer, text: string, memo: Map<string, number>): number {
+export function countBySegments(tokenizer: Tokenizer, text: string, memo: { get(segment: string): number | undefined; set(segment: string, count: number): unknown }): number {
   if (!(tokenizer instanceof TiktokenTokenizer)) return tokenizer.count(text);
   let total = 0;
   for (const segment of countingSegments(text)) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { LitmPackError } from '../../base/errors.js';
-import { toCanonicalJson } from '../../core/pack.js';
+import { packJson } from '../../core/pack.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { emptyContextHint } from '../../service/hints.js';
@@ -40,6 +40,6 @@ export function registerPack(program: Command): void {
       const pack = await servePack(request, rerank === undefined ? {} : { rerank });
       const hint = emptyContextHint(pack);
       if (hint !== null) process.stderr.write(`litm-pack: note: ${hint}\n`);
-      process.stdout.write(output === 'context' ? `${pack.context}\n` : `${toCanonicalJson(pack)}\n`);
+      process.stdout.write(output === 'context' ? `${pack.context}\n` : `${packJson(pack)}\n`);
     });
 }

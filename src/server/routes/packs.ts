@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidInput } from '../../base/errors.js';
-import { toCanonicalJson } from '../../core/pack.js';
+import { packJson } from '../../core/pack.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBriefing, serveBundle, servePack, serveRankings, serveVerify } from '../../service/service.js';
 import { recordPack, sendPack, type ServerContext } from '../context.js';
@@ -29,7 +29,7 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
       );
       const pack = await serveBundle(serviceRequest, context);
       recordPack(state, 'bundle', pack, http.mode);
-      return reply.type('application/json; charset=utf-8').send(`{"pack":${toCanonicalJson(pack)},"rankings":${JSON.stringify(rankings)}}`);
+      return reply.type('application/json; charset=utf-8').send(`{"pack":${packJson(pack)},"rankings":${JSON.stringify(rankings)}}`);
     }
     const pack = await serveBundle(serviceRequest, context);
     recordPack(state, 'bundle', pack, http.mode);
