@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { canonicalStringify } from '../src/base/canonical.js';
 import type { LitmPackError } from '../src/base/errors.js';
 import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
@@ -116,6 +116,31 @@ describe('ReloadingStore', () => {
     expect(await store.refresh()).toBe(true);
     expect(ids(await store.search({ text: 'alpha', mode: 'lexical' }))).toEqual(['a.md', 'b.md']);
     expect(await store.refresh()).toBe(false);
+  });
+
+  it('with an interval, a busy server does not wait for checks; after a quiet spell the first request does', async () => {
+    const { path, writer } = await storeFile([doc('a.md', 'alpha')]);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const start = Date.now();
+      const store = await ReloadingStore.open(path, { checkIntervalMs: 1000 });
+      await writer.addDocuments([doc('b.md', 'alpha again')]);
+      await writer.save(path);
+      // Within the interval: no check, the version loaded.
+      vi.setSystemTime(start + 500);
+      expect(ids(await store.search({ text: 'alpha', mode: 'lexical' }))).toEqual(['a.md']);
+      // Past it: answered from the version served, while the check runs behind; later requests see the new one.
+      vi.setSystemTime(start + 1500);
+      expect(ids(await store.search({ text: 'alpha', mode: 'lexical' }))).toEqual(['a.md']);
+      await vi.waitFor(async () => expect(ids(await store.search({ text: 'alpha', mode: 'lexical' }))).toEqual(['a.md', 'b.md']));
+      // Quiet for twice the interval: the first request waits for its check and sees what was saved meanwhile.
+      await writer.addDocuments([doc('c.md', 'alpha three')]);
+      await writer.save(path);
+      vi.setSystemTime(start + 1500 + 2500);
+      expect(ids(await store.search({ text: 'alpha', mode: 'lexical' }))).toEqual(['a.md', 'b.md', 'c.md']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('writes through it go to the file under its lock, on the file\'s latest version', async () => {

@@ -158,7 +158,7 @@ export const SERVED_STORE_CHECK_MS = 500;
 
 /**
  * The store `serve` and `mcp` answer from: a Qdrant collection, or the embedded store file followed as it
- * changes (`ReloadingStore`): an `ingest` or `remove` while the server runs is seen within half a second; a
+ * changes (`ReloadingStore`): an `ingest` or `remove` while the server runs is seen within about a second (checks every half second, off the request path); a
  * version that cannot be read is reported and the last good one keeps serving.
  */
 export async function openServedStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {

@@ -85,12 +85,12 @@ export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citati
   const citation: Citation = {
     chunkId: candidate.id,
     keptTextSha256: withSpans ? sha256Hex(kept.body) : undefined,
-    locator: candidate.locator,
+    locator: candidate.locator === undefined ? undefined : { lines: candidate.locator.lines, page: candidate.locator.page, time: candidate.locator.time },
     parentId: candidate.parentId,
     ref,
     section: candidate.section,
     sourceId: candidate.sourceId ?? candidate.id,
-    span: candidate.span,
+    span: candidate.span === undefined ? undefined : { end: candidate.span.end, start: candidate.span.start },
     spans: withSpans ? keptSpans(kept) : undefined,
     // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
     textSha256: sha256Hex(selection?.source ?? candidate.text),
@@ -112,7 +112,7 @@ export function keptSpans(kept: Kept): Span[] {
   const { selection } = kept.entry;
   const ranges = selection === undefined ? [{ start: 0, end: kept.body.length }] : selection.rangesOf(kept.body);
   if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
-  return ranges.map((range) => ({ start: offset + range.start, end: offset + range.end }));
+  return ranges.map((range) => ({ end: offset + range.end, start: offset + range.start }));
 }
 
 

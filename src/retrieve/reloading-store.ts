@@ -23,7 +23,14 @@ import type {
 } from './types.js';
 
 export interface ReloadingStoreOptions extends MemoryHybridStoreOptions {
-  /** Least time between two checks of the file, in ms (default 0: every request checks; a check is one `stat`). */
+  /**
+   * Least time between two checks of the file, in ms (default 0: every request waits for a check; a check is one
+   * `stat`). Above 0, requests do not wait for checks: one that finds the last check `checkIntervalMs` old
+   * starts the next in the background and is answered from the version being served, so a busy server never
+   * queues its requests behind a `stat` or a reload. After a quiet spell (no check for twice the interval) the
+   * first request waits for its check. A request therefore sees every version saved more than twice the interval
+   * (and the time its load takes) before it starts.
+   */
   checkIntervalMs?: number;
   /**
    * Called when a changed file could not be loaded (`corrupt`, `not_found`, `io_error`); the previous version
@@ -172,9 +179,20 @@ export class ReloadingStore implements Store {
     this.#onReloadError?.(error);
   }
 
-  /** The version a request starts on: the latest the file holds, checked at most every `checkIntervalMs`. */
+  /** The version a request starts on: the latest the file holds, checked at most every `checkIntervalMs` (see there). */
   async #fresh(): Promise<MemoryHybridStore> {
-    if (this.#checking !== null || Date.now() - this.#lastCheck >= this.#checkIntervalMs) await this.refresh();
+    const interval = this.#checkIntervalMs;
+    if (interval === 0) {
+      await this.refresh();
+      return this.#current;
+    }
+    if (this.#checking === null) {
+      const since = Date.now() - this.#lastCheck;
+      if (since >= 2 * interval) await this.refresh();
+      // A failed load is reported through onReloadError and `reloadError`; only a throwing callback can reject
+      // here, and in the background that must not become an unhandled rejection that ends the server.
+      else if (since >= interval) this.refresh().catch(() => undefined);
+    }
     return this.#current;
   }
 
