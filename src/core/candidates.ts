@@ -27,6 +27,11 @@ function validTime(schema: z.ZodType, seen: BoundedCache<string, true>, value: u
   return true;
 }
 
+/** True when `value` is a date-time `CandidateSchema` takes as `indexedAt` (remembered: stores repeat a few). */
+export function isCandidateIndexedAt(value: unknown): value is string {
+  return validTime(INDEXED_AT, validIndexedAts, value);
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 /** An object literal's, JSON.parse's or `Object.create(null)`'s: nothing inherited to read. */
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
@@ -108,7 +113,7 @@ export function isPlainCandidate(value: unknown): value is Candidate {
         if (!validTime(TimestampSchema, validTimestamps, member)) return false;
         break;
       case 'indexedAt':
-        if (!validTime(INDEXED_AT, validIndexedAts, member)) return false;
+        if (!isCandidateIndexedAt(member)) return false;
         break;
       case 'tokens':
         if (!plainTokens(member)) return false;

@@ -1,6 +1,7 @@
 // Ranking candidates (rule 7's total order), and the pack a fill ends in: items with refs and ranks,
 // a citation per item (rule 3's spans under selection), coverage, dropped and degraded in a fixed order,
 // and the hash of the canonical JSON.
+import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalParts, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import type { BlockInput } from '../render/render.js';
 import { computeCoverage } from './coverage.js';
@@ -80,6 +81,13 @@ export function blockFor(kept: Kept, ref: number): BlockInput {
   };
 }
 
+/**
+ * Hashes of retrieved texts, remembered across packs (the same chunks are cited query after query, and a text
+ * read again from the embedded store is the same string): up to 8 million characters of texts.
+ */
+const textHashes = new BoundedCache<string, string>(8_000_000, (text) => text.length);
+const textSha256Of = (text: string): string => textHashes.get(text) ?? textHashes.set(text, sha256Hex(text));
+
 export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const { candidate, selection } = kept.entry;
   const citation: Citation = {
@@ -93,7 +101,7 @@ export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citati
     span: candidate.span === undefined ? undefined : { end: candidate.span.end, start: candidate.span.start },
     spans: withSpans ? keptSpans(kept) : undefined,
     // The full original chunk, also under selection: the version-pinned hash of what was retrieved.
-    textSha256: sha256Hex(selection?.source ?? candidate.text),
+    textSha256: textSha256Of(selection?.source ?? candidate.text),
     title: candidate.title,
     url: candidate.url,
     version: candidate.version,

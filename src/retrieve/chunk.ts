@@ -1,6 +1,7 @@
 import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
+import { isCandidateIndexedAt } from '../core/candidates.js';
 import { type Candidate } from '../core/schemas.js';
 import { RUN_HEAD_CHARS, countUpTo, getTokenizer, maxTokenChars, runLimit, splitsAt } from '../tokenize/tiktoken.js';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
@@ -477,8 +478,6 @@ function trimRange(text: string, range: Range): Range {
 
 // ---------------------------------------------------------------------------------------------
 
-const ISO_DATETIME = z.iso.datetime({ offset: true, local: true });
-
 /**
  * Turns a stored chunk into a packing candidate: `tokens` is the record's per-encoding map (so packing
  * needs no re-tokenising), `kind`, `timestamp` and metadata pass through; the ACL never leaves the store.
@@ -493,7 +492,7 @@ export function chunkToCandidate(record: ChunkRecord, score: number, similarity?
     tokens: { ...record.tokens },
   };
   // Records written by other tools may carry a non-ISO indexedAt; the candidate takes only a valid one.
-  if (ISO_DATETIME.safeParse(record.indexedAt).success) candidate.indexedAt = record.indexedAt;
+  if (isCandidateIndexedAt(record.indexedAt)) candidate.indexedAt = record.indexedAt;
   if (record.version !== undefined) candidate.version = record.version;
   if (record.title !== undefined) candidate.title = record.title;
   if (record.url !== undefined) candidate.url = record.url;

@@ -581,6 +581,25 @@ export class Segment {
   }
 
   /**
+   * The chunk's record as `chunkToCandidate` reads it, without copies: its section, clusters, metadata and locator
+   * are the segment's own (interned) values. Only for code that copies what it keeps and changes nothing.
+   */
+  recordView(row: number): ChunkRecord {
+    const payload = this.#payloads[this.#payloadOf[row]!]!;
+    return {
+      ...(payload as Omit<Payload, 'section'>),
+      section: payload.section,
+      id: this.#ids[row]!,
+      sourceId: this.sourceId(row),
+      span: { start: this.spanStart(row), end: this.spanEnd(row) },
+      text: this.text(row),
+      textSha256: '',
+      indexedAt: this.indexedAt(row),
+      tokens: this.tokens(row),
+    } as ChunkRecord;
+  }
+
+  /**
    * Each row's BM25 vector, read back from the postings (indices ascending, weights as stored: f32), for
    * saving: row r's entries are [offsets[r], offsets[r + 1]) of indices and values.
    */

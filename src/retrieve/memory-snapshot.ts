@@ -203,6 +203,12 @@ export class Snapshot {
     return segment.record(row, withText);
   }
 
+  /** The chunk's record without copies (see `Segment.recordView`): for `chunkToCandidate`, which copies. */
+  recordView(slot: number): ChunkRecord {
+    const [segment, row] = this.#locate(slot);
+    return segment.recordView(row);
+  }
+
   textSha256(slot: number): string {
     const [segment, row] = this.#locate(slot);
     return segment.textSha256(row);

@@ -322,7 +322,7 @@ export class MemoryHybridStore implements Store {
     const { fused, queryVector, slots } = await this.#rank(snapshot, request);
     return fused.map(({ id, score }) => {
       const slot = slots.get(id)!;
-      return chunkToCandidate(snapshot.record(slot), score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
+      return chunkToCandidate(snapshot.recordView(slot), score, queryVector ? snapshot.cosineOf(slot, queryVector) : undefined);
     });
   }
 
