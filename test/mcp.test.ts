@@ -193,7 +193,16 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       if (lines.some((line) => line.budget === 100)) break;
       await new Promise((done) => setTimeout(done, 100));
     }
-    expect(lines.find((line) => line.budget === 100)).toMatchObject({ tool: 'assemble_bundle', budgetBound: expect.any(Boolean), items: expect.any(Number), confidence: 'unknown' });
+    // The same pack fields as the HTTP request log line: kind, mode and whether the dense arm answered included.
+    expect(lines.find((line) => line.budget === 100)).toMatchObject({
+      tool: 'assemble_bundle',
+      kind: 'bundle',
+      mode: 'hybrid',
+      budgetBound: expect.any(Boolean),
+      items: expect.any(Number),
+      confidence: 'unknown',
+      denseAvailable: false,
+    });
     expect(JSON.stringify(lines)).not.toContain('logged question');
   });
 

@@ -135,6 +135,28 @@ describe('GET /metrics after known requests', () => {
     expect(valueOf(samples, 'litm_pack_store_sources')).toBe(store.sources().length);
     expect(valueOf(samples, 'litm_pack_store_chunks')).toBe(store.size);
     expect(valueOf(samples, 'litm_pack_http_requests_total', { route: '/metrics', status: '200', tool: '' })).toBe(1);
+    // The last ingest: when the newest chunk was indexed, in Unix seconds; a later ingest moves it.
+    const newest = Math.max(...(await store.getChunks({ sourceIds: store.sources().map((s) => s.sourceId), principals: 'all' })).map((chunk) => Date.parse(chunk.indexedAt)));
+    expect(valueOf(samples, 'litm_pack_store_last_ingest_timestamp_seconds')).toBe(newest / 1000);
+  });
+
+  it('moves the last ingest time with an ingest that adds content, and back when that content is removed', async () => {
+    const own = new MemoryHybridStore();
+    const running = await startServer({ store: own, rateLimit: false });
+    try {
+      const lastIngest = async () => valueOf((await scrape(`${running.url}/metrics`)).samples, 'litm_pack_store_last_ingest_timestamp_seconds');
+      expect(await lastIngest()).toBe(0); // an empty store: 0, no time
+      await own.addDocuments([{ id: 'first.md', text: 'The first document.' }]);
+      const first = await lastIngest();
+      expect(first).toBe(Date.parse((await own.getChunks({ sourceIds: ['first.md'] }))[0]!.indexedAt) / 1000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await own.addDocuments([{ id: 'later.md', text: 'A document ingested later.' }]);
+      expect(await lastIngest()).toBeGreaterThan(first!);
+      await own.deleteSources(['later.md']);
+      expect(await lastIngest()).toBe(first);
+    } finally {
+      await running.close();
+    }
   });
 
   it('agrees with the request log line for line', () => {

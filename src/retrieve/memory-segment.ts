@@ -13,6 +13,7 @@
  */
 import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
+import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
 import { Layout, SegmentMemory, VectorBlock, type DenseVector, type VectorPlan } from './memory-index.js';
 import type { ChunkRecord, SparseVector } from './types.js';
@@ -524,6 +525,22 @@ export class Segment {
 
   indexedAt(row: number): string {
     return this.#indexedAts[this.#indexedAtOf[row]!]!;
+  }
+
+  /** The newest `indexedAt` (ms since the epoch) of the rows not marked dead in `dead`; NaN with none. */
+  newestIndexedAt(dead: Uint8Array | null): number {
+    const millis = this.#indexedAts.map((at) => timestampMillis(at));
+    let newest = Number.NaN;
+    if (dead === null) {
+      for (const at of millis) if (!(at <= newest)) newest = Number.isNaN(at) ? newest : at;
+      return newest;
+    }
+    for (let row = 0; row < this.size; row += 1) {
+      if (dead[row] === 1) continue;
+      const at = millis[this.#indexedAtOf[row]!]!;
+      if (!Number.isNaN(at) && !(at <= newest)) newest = at;
+    }
+    return newest;
   }
 
   version(row: number): string | undefined {

@@ -270,6 +270,16 @@ export class Snapshot {
     return this.#emptySources.has(sourceId);
   }
 
+  /** The newest `indexedAt` of the live chunks (ms since the epoch), NaN when there are none. */
+  newestIndexedAt(): number {
+    let newest = Number.NaN;
+    for (const { segment, dead } of this.#parts) {
+      const at = segment.newestIndexedAt(dead);
+      if (!Number.isNaN(at) && !(at <= newest)) newest = at;
+    }
+    return newest;
+  }
+
   /** Sources by id (code-unit order) with their version and number of chunks. */
   sources(): SourceSummary[] {
     const found = new Map<string, SourceSummary>();

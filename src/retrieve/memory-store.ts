@@ -181,6 +181,14 @@ export class MemoryHybridStore implements Store {
   }
 
   /**
+   * When the newest chunk was indexed (ms since the epoch): the last ingest that added or changed a chunk. NaN for
+   * an empty store. Chunks an ingest found unchanged keep their time, so a re-ingest of the same files moves nothing.
+   */
+  newestIndexedAt(): number {
+    return this.#snapshot.newestIndexedAt();
+  }
+
+  /**
    * Chunks, embeds (in batches) and BM25-encodes `docs`, then replaces each source's chunks with the new
    * set in one step: chunks whose content is unchanged keep their `indexedAt` (and embedding), chunks no
    * longer present are removed. Nothing changes if any step fails (validation, embedding, abort). Searches

@@ -130,6 +130,11 @@ export class ReloadingStore implements Store {
     return this.#current.sources();
   }
 
+  /** See `MemoryHybridStore.newestIndexedAt`: of the version being served. */
+  newestIndexedAt(): number {
+    return this.#current.newestIndexedAt();
+  }
+
   /**
    * Checks the file now and loads it if it changed; resolves to whether a new version is being served.
    * Concurrent callers share one check. Requests call it themselves (see `checkIntervalMs`).

@@ -26,6 +26,7 @@ export const METRIC_NAMES = Object.freeze({
   refused: 'litm_pack_refused_total',
   storeSources: 'litm_pack_store_sources',
   storeChunks: 'litm_pack_store_chunks',
+  storeLastIngest: 'litm_pack_store_last_ingest_timestamp_seconds',
 });
 
 /**
@@ -45,6 +46,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 interface SizedStore {
   readonly size: number;
   sources(): readonly unknown[];
+  /** When the newest chunk was indexed, ms since the epoch (NaN: empty); the embedded store has it. */
+  newestIndexedAt?(): number;
 }
 
 function isSized(store: Store): store is Store & SizedStore {
@@ -143,6 +146,18 @@ export class ServerMetrics {
           this.set(store.size);
         },
       });
+      const { newestIndexedAt } = store as Partial<SizedStore>;
+      if (typeof newestIndexedAt === 'function') {
+        new Gauge({
+          name: METRIC_NAMES.storeLastIngest,
+          help: 'When the newest chunk in the store was indexed (Unix seconds): the last ingest that added or changed content; 0 while the store is empty',
+          registers,
+          collect() {
+            const at = newestIndexedAt.call(store);
+            this.set(Number.isNaN(at) ? 0 : at / 1000);
+          },
+        });
+      }
     }
   }
 

@@ -4,7 +4,9 @@
  * in the line only with `logQueries`, and only the log sink gets it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RequestState } from './context.js';
+import type { Pack } from '../core/schemas.js';
+import type { SearchMode } from '../retrieve/types.js';
+import type { PackKind, RequestState } from './context.js';
 import type { LogSink, RequestLogLine } from './options.js';
 
 /** Something that hears of every answered request. */
@@ -21,19 +23,23 @@ export function requestLogLine(request: FastifyRequest, reply: FastifyReply, sta
   };
   if (state?.code !== undefined) line.code = state.code;
   if (state?.tool !== undefined) line.tool = state.tool;
-  const pack = state?.pack;
-  if (pack !== undefined) {
-    if (state?.kind !== undefined) line.kind = state.kind;
-    if (state?.mode !== undefined) line.mode = state.mode;
-    line.budget = pack.budget.maxTokens;
-    line.usedTokens = pack.budget.usedTokens;
-    line.budgetBound = pack.truncated;
-    line.items = pack.items.length;
-    line.confidence = pack.coverage.confidence;
-    line.denseAvailable = pack.coverage.denseAvailable;
-    if (pack.degraded.length > 0) line.degraded = pack.degraded;
-  }
+  if (state?.pack !== undefined) Object.assign(line, packLogFields(state.pack, state.kind, state.mode));
   return line;
+}
+
+/** What a log line says of the pack a request or tool call made (HTTP and `litm-pack mcp` write the same fields). */
+export function packLogFields(pack: Pack, kind: PackKind | undefined, mode: SearchMode | undefined): Partial<RequestLogLine> {
+  const fields: Partial<RequestLogLine> = {};
+  if (kind !== undefined) fields.kind = kind;
+  if (mode !== undefined) fields.mode = mode;
+  fields.budget = pack.budget.maxTokens;
+  fields.usedTokens = pack.budget.usedTokens;
+  fields.budgetBound = pack.truncated;
+  fields.items = pack.items.length;
+  fields.confidence = pack.coverage.confidence;
+  fields.denseAvailable = pack.coverage.denseAvailable;
+  if (pack.degraded.length > 0) fields.degraded = pack.degraded;
+  return fields;
 }
 
 /** One hook for every observer: each answered request's line is built once and handed to each in turn. */

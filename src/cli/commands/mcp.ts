@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openServedStore } from '../stores.js';
+import { packLogFields } from '../../server/request-log.js';
 import { closeLogFile, openLogFile, serverRerank, serverRerankOptions, stopSignal, type ServerRerankFlags } from './serve.js';
 
 interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
@@ -34,16 +35,7 @@ export function registerMcp(program: Command): void {
           if (log === undefined) return;
           const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };
           if (event.code !== undefined) line.code = event.code;
-          if (event.pack !== undefined) {
-            Object.assign(line, {
-              budget: event.pack.budget.maxTokens,
-              usedTokens: event.pack.budget.usedTokens,
-              budgetBound: event.pack.truncated,
-              items: event.pack.items.length,
-              confidence: event.pack.coverage.confidence,
-            });
-            if (event.pack.degraded.length > 0) line.degraded = event.pack.degraded;
-          }
+          if (event.pack !== undefined) Object.assign(line, packLogFields(event.pack, event.kind, event.mode));
           if (flags.logQueries === true && event.query !== undefined) line.query = event.query;
           log.write(`${JSON.stringify(line)}\n`);
         },
