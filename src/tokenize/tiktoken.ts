@@ -381,11 +381,21 @@ export function countBySegments(tokenizer: Tokenizer, text: string, memo: { get(
     let count = memo.get(segment);
     if (count === undefined) {
       count = tokenizer.count(segment);
-      memo.set(segment, count);
+      memo.set(ownString(segment), count);
     }
     total += count;
   }
   return total;
+}
+
+/**
+ * `text` as a string of its own: a slice of a longer string keeps that whole string alive for as long as it is
+ * held (V8 makes slices of 13 characters or more views into their parent), and a memo that outlives a pack must not
+ * keep every context it was sliced from. Appending a character makes V8 write a new flat string; the slice of that
+ * holds one character more than `text` and nothing else.
+ */
+function ownString(text: string): string {
+  return `${text} `.slice(0, -1);
 }
 
 const WHITESPACE = /\s/u;
