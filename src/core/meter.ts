@@ -23,7 +23,7 @@ export const PLACEHOLDER_REF = 99;
  * a pack escapes every candidate it considers, most of which do not fit; the same chunks come back query after
  * query, usually as the very same strings, whose lookup costs no reading. Bounded by the characters held.
  */
-const ESCAPE_CACHE_CHARS = 8_000_000;
+const ESCAPE_CACHE_CHARS = 16_000_000;
 const escapeCaches = new Map<PackFormat, BoundedCache<string, string>>();
 
 /** Header counts per tokenizer: up to 50,000 headers of at most 4,000 characters each. */
@@ -36,11 +36,11 @@ const headerCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
  * recounted after every change of the exact fit, and the same blocks come back query after query, so most
  * segments are counted once per process instead of once per pack. Bounded by the characters held.
  */
-const SEGMENT_CACHE_CHARS = 8_000_000;
+const SEGMENT_CACHE_CHARS = 16_000_000;
 const segmentCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
 /** Whole piece counts of escaped candidate texts per tokenizer, bounded by the characters of the texts held. */
-const BODY_BOUND_CACHE_CHARS = 8_000_000;
+const BODY_BOUND_CACHE_CHARS = 16_000_000;
 const bodyBounds = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
 export function escapedBody(format: PackFormat, text: string): string {

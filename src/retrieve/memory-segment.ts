@@ -24,7 +24,7 @@ import type { ChunkRecord, SparseVector } from './types.js';
  * UTF-8 decode per read, and the packer's caches keyed by text find it by the hash the string already holds,
  * instead of hashing and comparing a fresh copy of every candidate's text (see BoundedCache).
  */
-const DECODED_TEXT_CHARS = 16 * 2 ** 20;
+const DECODED_TEXT_CHARS = 32 * 2 ** 20;
 const decodedTexts = new BoundedCache<number, string>(DECODED_TEXT_CHARS, (_key, text) => text.length);
 /** Distinguishes segments in `decodedTexts`' keys (serial × 2^32 + row; segments hold fewer than 2^32 rows). */
 let nextSegmentSerial = 0;
