@@ -603,8 +603,16 @@ export class Segment {
    */
   recordView(row: number): ChunkRecord {
     const payload = this.#payloads[this.#payloadOf[row]!]!;
+    // Field by field: only what chunkToCandidate reads, without spreading the payload object.
     return {
-      ...(payload as Omit<Payload, 'section'>),
+      version: payload.version,
+      title: payload.title,
+      url: payload.url,
+      timestamp: payload.timestamp,
+      kind: payload.kind,
+      metadata: payload.metadata,
+      locator: payload.locator,
+      parentId: payload.parentId,
       section: payload.section,
       id: this.#ids[row]!,
       sourceId: this.sourceId(row),
