@@ -262,9 +262,24 @@ describe('faults', () => {
     expect(error.cause).toBeDefined();
   });
 
-  it('a tiny timeout → timeout', async () => {
-    const store = new QdrantHybridStore({ url, collection: collectionName('timeout'), embeddings: new FakeEmbeddings(), timeoutMs: 1, retries: 0 });
-    await failure(store.search({ text: 'tea' }), 'timeout');
+  it('a server that does not answer within timeoutMs → timeout', async () => {
+    // A listener that accepts and never answers: the timeout is the only way out, whatever the machine's speed
+    // (a 1 ms timeout against the engine raced its answer, and lost on a fast run).
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    const port = await new Promise<number>((resolve) => {
+      silent.listen(0, '127.0.0.1', () => {
+        const address = silent.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    });
+    try {
+      const store = new QdrantHybridStore({ url: `http://127.0.0.1:${port}`, collection: collectionName('timeout'), embeddings: new FakeEmbeddings(), timeoutMs: 200, retries: 0 });
+      await failure(store.search({ text: 'tea' }), 'timeout');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('an unknown collection → not_found naming it, with the 404', async () => {
