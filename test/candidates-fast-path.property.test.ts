@@ -31,29 +31,29 @@ const locator = fc.oneof(
 );
 const field = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: valid }, { weight: 1, arbitrary: wrong });
 
-const candidate = fc.record(
-  {
-    id: field(text),
-    text: field(text),
-    score: field(number),
-    sourceId: field(text),
-    version: field(text),
-    title: field(text),
-    url: field(text),
-    kind: field(text),
-    parentId: field(text),
-    section: field(fc.array(field(text), { maxLength: 3 })),
-    span,
-    similarity: field(number),
-    timestamp: field(time),
-    indexedAt: field(time),
-    tokens,
-    locator,
-    metadata: field(fc.dictionary(text, number, { maxKeys: 2 })),
-    unknown: number,
-  },
-  { requiredKeys: [] },
-);
+/** Each field's values near the edge of what it accepts (or any value); `extra` is a key the schema does not know. */
+const edges: Record<string, fc.Arbitrary<unknown>> = {
+  id: field(text),
+  text: field(text),
+  score: field(number),
+  sourceId: field(text),
+  version: field(text),
+  title: field(text),
+  url: field(text),
+  kind: field(text),
+  parentId: field(text),
+  section: field(fc.array(field(text), { maxLength: 3 })),
+  span,
+  similarity: field(number),
+  timestamp: field(time),
+  indexedAt: field(time),
+  tokens,
+  locator,
+  metadata: field(fc.dictionary(text, number, { maxKeys: 2 })),
+  extra: number,
+};
+/** Any mix of those fields. */
+const candidate = fc.record(edges, { requiredKeys: [] });
 
 /** Candidates of the shape stores return. */
 const plain = fc.record(
@@ -75,22 +75,7 @@ const plain = fc.record(
   { requiredKeys: ['id', 'text', 'score'] },
 );
 
-/** A plain candidate with one field replaced by a value near the edge of what that field accepts (or any value). */
-const edges: Record<string, fc.Arbitrary<unknown>> = {
-  id: field(text),
-  text: field(text),
-  score: field(number),
-  sourceId: field(text),
-  section: field(fc.array(field(text), { maxLength: 3 })),
-  span,
-  similarity: field(number),
-  timestamp: field(time),
-  indexedAt: field(time),
-  tokens,
-  locator,
-  metadata: field(fc.dictionary(text, number, { maxKeys: 2 })),
-  extra: number,
-};
+/** A plain candidate with one field replaced by one of its edge values. */
 const nearPlain = fc
   .tuple(plain, fc.constantFrom(...Object.keys(edges)).chain((key) => edges[key]!.map((value) => [key, value] as const)))
   .map(([value, [key, replacement]]) => ({ ...value, [key]: replacement }));
