@@ -83,31 +83,113 @@ function canonicalWrite(value: unknown): string {
   return `${out}}`;
 }
 
+/** A copy of `value` with object keys sorted and undefined members dropped: what `canonicalStringify` writes. */
+export function canonicalize(value: unknown): unknown {
+  return JSON.parse(canonicalStringify(value)) as unknown;
+}
+
+/** Thrown inside `copyOf` at the first value JSON would write differently from a plain copy. */
+const NOT_PLAIN = Symbol('not plain');
+
 /**
- * The canonical JSON of an object, and a way to write it with one more member at its sorted place without
- * serialising the rest again: `withMember(key, json)` equals `canonicalStringify({ ...record, [key]: value })`
- * for a `key` the record lacks and `json = canonicalStringify(value)` (a pack is written once without its hash,
- * hashed, then written with it).
+ * `canonicalize(value)` without writing and parsing JSON: plain objects copied with their keys in code-unit
+ * order and undefined members left out, arrays copied with undefined as null, -0 as 0; strings, booleans, null
+ * and finite numbers as they are (a string is immutable, so the copy may share it). Anything else (a class
+ * instance, a hole, a non-finite number, a `toJSON`) goes the JSON way, so the result is always what
+ * `JSON.parse(canonicalStringify(value))` gives, errors included; a pack's copy costs a walk of its members
+ * where the round trip reads and copies every character of its texts.
  */
-export function canonicalParts(record: Record<string, unknown>): { json: string; withMember(key: string, json: string): string } {
-  const keys = Object.keys(record).filter((key) => record[key] !== undefined);
-  keys.sort();
-  const members = keys.map((key) => `${JSON.stringify(key)}:${canonicalStringify(record[key])}`);
+export function canonicalCopy(value: unknown): unknown {
+  return copyWithOrder(value).value;
+}
+
+/**
+ * The copy, and whether any object of it had to be reordered. An object's integer-like keys enumerate first
+ * in numeric order whatever order they were set in ("9" before "10"), so a reordered copy may not enumerate in
+ * code-unit order, and only a copy that was not reordered can be written by `JSON.stringify` as canonical JSON.
+ */
+function copyWithOrder(value: unknown): { value: unknown; reordered: boolean } {
+  const state = { reordered: false };
+  try {
+    return { value: copyOf(value, state), reordered: state.reordered };
+  } catch (error) {
+    if (error !== NOT_PLAIN) throw error;
+    return { value: canonicalize(value), reordered: true };
+  }
+}
+
+function copyOf(value: unknown, state: { reordered: boolean }): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw NOT_PLAIN;
+      return value === 0 ? 0 : value;
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
+        const copy = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i += 1) {
+          if (!(i in value)) throw NOT_PLAIN;
+          const member = value[i] as unknown;
+          copy[i] = member === undefined ? null : copyOf(member, state);
+        }
+        return copy;
+      }
+      const prototype = Object.getPrototypeOf(value) as unknown;
+      if ((prototype !== Object.prototype && prototype !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record);
+      for (let i = 1; i < keys.length; i += 1) {
+        if (keys[i - 1]! > keys[i]!) {
+          keys.sort();
+          state.reordered = true;
+          break;
+        }
+      }
+      const copy: Record<string, unknown> = {};
+      for (const key of keys) {
+        const member = record[key];
+        if (member === undefined) continue;
+        // A member named __proto__ would set the prototype through plain assignment; JSON.parse makes it an own member.
+        if (key === '__proto__') Object.defineProperty(copy, key, { value: copyOf(member, state), enumerable: true, writable: true, configurable: true });
+        else copy[key] = copyOf(member, state);
+      }
+      return copy;
+    }
+    default:
+      // undefined at the top, a function, a symbol, a bigint: as JSON writes (or refuses) them.
+      throw NOT_PLAIN;
+  }
+}
+
+/**
+ * `canonicalCopy(record)`, its canonical JSON, and a way to write that JSON with one more member at its sorted
+ * place without serialising the rest again: `withMember(key, json)` equals `canonicalStringify({ ...record,
+ * [key]: value })` for a `key` the record lacks and `json = canonicalStringify(value)` (a pack is copied and
+ * written once without its hash, hashed, then written with it). One walk to copy, then one `JSON.stringify` per
+ * member of the copy when nothing had to be reordered (the copy is then in canonical form; see `copyWithOrder`).
+ */
+export function canonicalCopyParts(record: Record<string, unknown>): { value: Record<string, unknown>; json: string; withMember(key: string, json: string): string } {
+  const copied = copyWithOrder(record);
+  const value = copied.value as Record<string, unknown>;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('canonicalCopyParts: not an object');
+  const write = copied.reordered ? canonicalStringify : JSON.stringify;
+  const keys = Object.keys(value).sort();
+  const members = keys.map((key) => `${JSON.stringify(key)}:${write(value[key])}`);
   return {
+    value,
     json: `{${members.join(',')}}`,
     withMember(key, json) {
-      if (Object.hasOwn(record, key) && record[key] !== undefined) throw new TypeError(`canonicalParts: the record has ${key} already`);
+      if (Object.hasOwn(value, key)) throw new TypeError(`canonicalCopyParts: the record has ${key} already`);
       let at = 0;
       while (at < keys.length && keys[at]! < key) at += 1;
       const all = [...members.slice(0, at), `${JSON.stringify(key)}:${json}`, ...members.slice(at)];
       return `{${all.join(',')}}`;
     },
   };
-}
-
-/** A copy of `value` with object keys sorted and undefined members dropped: what `canonicalStringify` writes. */
-export function canonicalize(value: unknown): unknown {
-  return JSON.parse(canonicalStringify(value)) as unknown;
 }
 
 export function sha256Hex(text: string): string {

@@ -130,6 +130,17 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     let remaining = settings.maxTokens - used;
     const escaped = meter.escaped(candidate.text);
     const hint = meter.hint(candidate, escaped);
+    // Once too little is left for any cut, a body that cannot fit even under an empty header is dropped before
+    // its header is rendered and counted: most of a pool comes after the budget is spent. The same verdict as
+    // the checks below reach (a header counts at least 0 tokens, and a bound past a larger room is past the
+    // smaller one), found without the header.
+    if (!(pinned && settings.pointersForPins) && remaining - SEPARATOR_TOKENS - ELLIPSIS_TOKENS < settings.minTruncatedTokens) {
+      const widest = remaining - SEPARATOR_TOKENS;
+      if ((hint ?? meter.bodyLowerBound(escaped, widest)) > widest) {
+        dropped.push({ id: candidate.id, reason: 'budget' });
+        continue;
+      }
+    }
     const header = meter.headerText(candidate);
     const headerBound = meter.headerBound(header);
 

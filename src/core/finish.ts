@@ -2,7 +2,7 @@
 // a citation per item (rule 3's spans under selection), coverage, dropped and degraded in a fixed order,
 // and the hash of the canonical JSON.
 import { BoundedCache } from '../base/bounded-cache.js';
-import { canonicalParts, canonicalStringify, sha256Hex } from '../base/canonical.js';
+import { canonicalCopyParts, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import type { BlockInput } from '../render/render.js';
 import { computeCoverage } from './coverage.js';
 import type { Entry, Kept, Layout } from './fill.js';
@@ -178,10 +178,11 @@ export function finish(
     schema: PACK_SCHEMA_ID,
     truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
   };
-  // Round-trip through canonical JSON so the returned object holds exactly what the hash covers
-  // (no undefined members). The parsed copy serialises to the same string, so that string is hashed.
-  const { json, withMember } = canonicalParts(body as unknown as Record<string, unknown>);
-  const clean = JSON.parse(json) as Omit<Pack, 'packHash'>;
+  // The returned object is a canonical copy (what a JSON round trip would give: no undefined members, nothing
+  // shared with the candidates but immutable strings), so it holds exactly what the hash covers; the copy
+  // serialises to the string that is hashed.
+  const { value, json, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>);
+  const clean = value as unknown as Omit<Pack, 'packHash'>;
   const packHash = sha256Hex(json);
   const pack: Pack = { ...clean, packHash };
   packJsons.set(pack, withMember('packHash', JSON.stringify(packHash)));
