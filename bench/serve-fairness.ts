@@ -68,7 +68,7 @@ function load(port: number, connections: number, ms: number): Promise<number[]> 
     let open = connections;
     for (let c = 0; c < connections; c += 1) {
       const socket = connect(port, '127.0.0.1');
-      let buffered = Buffer.alloc(0);
+      let buffered: Buffer = Buffer.alloc(0);
       let sentAt = 0;
       let needed = -1;
       const send = () => {
