@@ -166,32 +166,40 @@ function copyOf(value: unknown, state: { reordered: boolean }): unknown {
 }
 
 /**
- * `canonicalCopy(record)`, its canonical JSON, and a way to write that JSON with one more member at its sorted
- * place without serialising the rest again: `withMember(key, json)` equals `canonicalStringify({ ...record,
- * [key]: value })` for a `key` the record lacks and `json = canonicalStringify(value)` (a pack is copied and
- * written once without its hash, hashed, then written with it). One walk to copy, then one `JSON.stringify` per
- * member of the copy when nothing had to be reordered (the copy is then in canonical form; see `copyWithOrder`).
+ * `canonicalCopy(record)`, its canonical JSON in parts (`parts.join('')`; a hash can read them without joining),
+ * and that JSON written with one member more, `key` (which the record lacks), at its sorted place:
+ * `withMember(json)` equals `canonicalStringify({ ...record, [key]: value })` for `json = canonicalStringify(value)`.
+ * A pack is copied, hashed without its hash, then written with it. The copy's members are written in two
+ * objects, those before `key` and those after, each by one `JSON.stringify` when nothing had to be reordered
+ * (the copy is then in canonical form; see `copyWithOrder`): the JSON is written once, whole.
  */
-export function canonicalCopyParts(record: Record<string, unknown>): { value: Record<string, unknown>; json: string; withMember(key: string, json: string): string } {
+export function canonicalCopyParts(record: Record<string, unknown>, key: string): { value: Record<string, unknown>; parts: string[]; withMember(json: string): string } {
   const copied = copyWithOrder(record);
   const value = copied.value as Record<string, unknown>;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('canonicalCopyParts: not an object');
+  if (Object.hasOwn(value, key)) throw new TypeError(`canonicalCopyParts: the record has ${key} already`);
   const write = copied.reordered ? canonicalStringify : JSON.stringify;
-  const keys = Object.keys(value).sort();
-  const members = keys.map((key) => `${JSON.stringify(key)}:${write(value[key])}`);
+  // Null prototypes: a member named __proto__ is then an own member, as in the copy.
+  const before: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  const after: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const member of Object.keys(value).sort()) (member < key ? before : after)[member] = value[member];
+  const head = write(before);
+  const tail = write(after);
+  const hasHead = head.length > 2;
+  const hasTail = tail.length > 2;
   return {
     value,
-    json: `{${members.join(',')}}`,
-    withMember(key, json) {
-      if (Object.hasOwn(value, key)) throw new TypeError(`canonicalCopyParts: the record has ${key} already`);
-      let at = 0;
-      while (at < keys.length && keys[at]! < key) at += 1;
-      const all = [...members.slice(0, at), `${JSON.stringify(key)}:${json}`, ...members.slice(at)];
-      return `{${all.join(',')}}`;
+    parts: [hasHead ? head.slice(0, -1) : '{', hasHead && hasTail ? ',' : '', hasTail ? tail.slice(1) : '}'],
+    withMember(json) {
+      return `${head.slice(0, -1)}${hasHead ? ',' : ''}${JSON.stringify(key)}:${json}${hasTail ? ',' : ''}${tail.slice(1)}`;
     },
   };
 }
 
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+/** The SHA-256 of `text` (UTF-8), or of its parts joined, in hex. */
+export function sha256Hex(text: string | readonly string[]): string {
+  const hash = createHash('sha256');
+  if (typeof text === 'string') hash.update(text, 'utf8');
+  else for (const part of text) hash.update(part, 'utf8');
+  return hash.digest('hex');
 }

@@ -181,11 +181,11 @@ export function finish(
   // The returned object is a canonical copy (what a JSON round trip would give: no undefined members, nothing
   // shared with the candidates but immutable strings), so it holds exactly what the hash covers; the copy
   // serialises to the string that is hashed.
-  const { value, json, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>);
+  const { value, parts, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>, 'packHash');
   const clean = value as unknown as Omit<Pack, 'packHash'>;
-  const packHash = sha256Hex(json);
+  const packHash = sha256Hex(parts);
   const pack: Pack = { ...clean, packHash };
-  packJsons.set(pack, withMember('packHash', JSON.stringify(packHash)));
+  packJsons.set(pack, withMember(JSON.stringify(packHash)));
   return pack;
 }
 

@@ -73,7 +73,8 @@ export class Snapshot {
   readonly #classLive: ReadonlyMap<number, number>;
   readonly #emptySources: ReadonlyMap<string, { version?: string }>;
   /** Scratch arrays of the lexical arm, reused by the next query (queries run one at a time: they are synchronous). */
-  #scratch: { scores: Float64Array; seen: Uint8Array } | null = null;
+  /** The lexical scan's per-slot scores and marks, and the slots it touched (in order), reused by every query. */
+  #scratch: { scores: Float64Array; seen: Uint8Array; touched: Int32Array } | null = null;
 
   private constructor(
     classes: AclClasses,
@@ -491,10 +492,10 @@ export class Snapshot {
     visible: Uint8Array | null,
   ): (ScoredId & { slot: number })[] {
     if (this.#scratch === null || this.#scratch.scores.length < this.slots) {
-      this.#scratch = { scores: new Float64Array(this.slots), seen: new Uint8Array(this.slots) };
+      this.#scratch = { scores: new Float64Array(this.slots), seen: new Uint8Array(this.slots), touched: new Int32Array(this.slots) };
     }
-    const { scores, seen } = this.#scratch;
-    const touched: number[] = [];
+    const { scores, seen, touched } = this.#scratch;
+    let touchedCount = 0;
     const classes = this.#parts.map((part) => [...this.#classesToRead(part.segment, visible)]);
     for (let t = 0; t < query.indices.length; t += 1) {
       const term = query.indices[t]!;
@@ -513,22 +514,24 @@ export class Snapshot {
             const slot = part.base + row;
             if (seen[slot] === 0) {
               seen[slot] = 1;
-              touched.push(slot);
+              touched[touchedCount++] = slot;
             }
             scores[slot] = f32(scores[slot]! + f32(weights[p]! * queryWeight));
           }
         }
       }
     }
-    const heap = new TopK(limit, touched.length, (slot) => this.id(slot));
+    const heap = new TopK(limit, touchedCount, (slot) => this.id(slot));
     try {
-      for (const slot of touched) {
+      for (let i = 0; i < touchedCount; i += 1) {
+        const slot = touched[i]!;
         const score = scores[slot]!;
         if (heap.admits(score, slot) && (filter === undefined || filter(slot))) heap.push(score, slot);
       }
     } finally {
       // Leave the scratch arrays zeroed for the next query.
-      for (const slot of touched) {
+      for (let i = 0; i < touchedCount; i += 1) {
+        const slot = touched[i]!;
         scores[slot] = 0;
         seen[slot] = 0;
       }
