@@ -50,8 +50,13 @@ export function installRequestObservers(
 ): void {
   if (observers.length === 0) return;
   app.addHook('onResponse', async (request, reply) => {
-    const line = requestLogLine(request, reply, stateOf(request));
+    const state = stateOf(request);
+    const line = requestLogLine(request, reply, state);
     for (const observe of observers) observe(line, request);
+    // The answer is out and every observer has read the pack: let it go now. A keep-alive connection holds its
+    // last request until the next one arrives, and a pack (its context, its JSON) held that long outlives the
+    // young generation: every pack was promoted and collected only by full collections.
+    if (state !== undefined) state.pack = undefined;
   });
 }
 
