@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
+import { BoundedCache } from '../base/bounded-cache.js';
 import { BoundedMetadataSchema } from '../base/metadata.js';
 import { FORMATS, HEADER_STYLES, ZONE_ROLES } from '../render/formats.js';
 
@@ -46,6 +47,14 @@ const TIMESTAMP_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(
  * process's local time zone.
  */
 export function timestampMillis(timestamp: string): number {
+  // Remembered: the same timestamps (a store's indexing times) come back pack after pack.
+  return timestampMillisMemo.get(timestamp) ?? timestampMillisMemo.set(timestamp, millisOf(timestamp));
+}
+
+/** Up to 20,000 timestamps of at most 64 characters (longer ones are not remembered). */
+const timestampMillisMemo = new BoundedCache<string, number>(20_000, (key) => (key.length <= 64 ? 1 : Infinity));
+
+function millisOf(timestamp: string): number {
   const parts = TIMESTAMP_PARTS.exec(timestamp);
   if (parts === null) return Number.NaN;
   const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', offset = 'Z'] = parts;
