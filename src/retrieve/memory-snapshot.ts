@@ -72,8 +72,10 @@ export class Snapshot {
   readonly #bases: Int32Array;
   readonly #classLive: ReadonlyMap<number, number>;
   readonly #emptySources: ReadonlyMap<string, { version?: string }>;
-  /** Scratch arrays of the lexical arm, reused by the next query (queries run one at a time: they are synchronous). */
-  /** The lexical scan's per-slot scores and marks, and the slots it touched (in order), reused by every query. */
+  /**
+   * Scratch arrays of the lexical arm: per-slot scores and marks, and the slots touched (in order), reused by the
+   * next query (queries run one at a time: they are synchronous).
+   */
   #scratch: { scores: Float64Array; seen: Uint8Array; touched: Int32Array } | null = null;
 
   private constructor(
