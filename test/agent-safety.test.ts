@@ -186,10 +186,20 @@ describe('network exposure is a decision', () => {
 });
 
 describe('the corpus as MCP resources', () => {
+  // A server of its own: the Host and Origin checks above send many requests from the same address within a
+  // second, and on a fast machine they would spend this one's per-client allowance (30 calls a second).
+  let resources: RunningServer;
+  beforeAll(async () => {
+    resources = await startServer({ store, apiKeys: fixtureKeys() });
+  });
+  afterAll(async () => {
+    await resources?.close();
+  });
+
   async function mcpAs(key: string | undefined): Promise<Client> {
     const client = new Client({ name: 'agent', version: '1' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }),
+      new StreamableHTTPClientTransport(new URL(`${resources.url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }),
     );
     return client;
   }
