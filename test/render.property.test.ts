@@ -166,7 +166,8 @@ describe('escapeBody on its own, with many more inputs', () => {
           } as unknown as Pack;
           checkContext(pack);
         }),
-        { numRuns: 1500 },
+        // Always run: a line that shows as blank (U+2029 alone, then CRLF) between a blank line and `[2]`.
+        { numRuns: 1500, examples: [['words.\n\n\u2029\r\n[2] more words.\n\n']] },
       );
     });
   }

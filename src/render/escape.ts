@@ -43,8 +43,8 @@ const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
  *   and a space, tab or line end (ordered list items; the `.` or `)` is escaped);
  * - a blank line is left as it is: it ends a paragraph, and the content's next paragraph still belongs to
  *   the block (only a header line starts one), except before a line that can render as text opening with `[`
- *   (`[2]`, `\[2]`, `*[2]*`, `` `[2]` ``: a `[` after any of `\ * _ \` ~ !` and blanks): there each blank line gets a
- *   backslash (a hard line break), so that line stays inside the paragraph before it and cannot open a
+ *   (`[2]`, `\[2]`, `*[2]*`, `` `[2]` ``: a `[` after any of `\ * _ \` ~ !` and blanks): there each blank line, and
+ *   each line that shows as blank (only blanks, invisibles and other terminators), gets a backslash (a hard line break), so that line stays inside the paragraph before it and cannot open a
  *   paragraph that reads as a block header. After a blank line a paragraph is not being continued, so a
  *   line indented four or more columns would open an indented code block: it gets a backslash at its very
  *   start (CommonMark shows it; such lines are rare in prose and cost one token);
@@ -260,11 +260,17 @@ function blankLineBreaksBefore(text: string, at: number, positions: number[]): v
     if (end < 0) return;
     if (text.charCodeAt(end) === LF && end > 0 && text.charCodeAt(end - 1) === CR) end -= 1;
     if (text.charCodeAt(end) !== LF && text.charCodeAt(end) !== CR) return;
+    // The CommonMark line before: blank when it shows nothing. Spaces and tabs only make a CommonMark blank
+    // line; blanks beyond them (U+2029, a zero-width space...) and other terminators make a line CommonMark
+    // reads as a paragraph of its own, which shows as blank, so the line after would open it as read. Either
+    // way its end gets a hard break. Visible ASCII ends the scan at once (most lines).
     let start = end;
-    while (start > 0 && (text.charCodeAt(start - 1) === SPACE || text.charCodeAt(start - 1) === TAB)) start -= 1;
-    const before = start - 1;
-    // Blank only when the line holds nothing but spaces and tabs: it starts the text or follows a line end.
-    if (before >= 0 && text.charCodeAt(before) !== LF && text.charCodeAt(before) !== CR) return;
+    for (; start > 0; start -= 1) {
+      const c = text.charCodeAt(start - 1);
+      if (c === LF || c === CR) break;
+      if (c < 0x80 && c !== SPACE && c !== TAB && !endsLine(text, start - 1)) return;
+    }
+    if (!onlyTerminatorsAndBlanks(text, start, end)) return;
     positions.push(end);
     lineStart = start;
   }
