@@ -255,25 +255,37 @@ function blankLineBreaksBefore(text: string, at: number, positions: number[]): v
     if (!onlyTerminatorsAndBlanks(text, cmStart, at)) return;
     lineStart = cmStart;
   }
+  // Lines that show as blank but are not CommonMark blank lines are kept only when a CommonMark blank line
+  // lies before them: after a visible line they continue its paragraph and need no break.
+  let kept = positions.length;
   for (;;) {
     let end = lineStart - 1; // the line end before `lineStart`
-    if (end < 0) return;
+    if (end < 0) break;
     if (text.charCodeAt(end) === LF && end > 0 && text.charCodeAt(end - 1) === CR) end -= 1;
-    if (text.charCodeAt(end) !== LF && text.charCodeAt(end) !== CR) return;
-    // The CommonMark line before: blank when it shows nothing. Spaces and tabs only make a CommonMark blank
-    // line; blanks beyond them (U+2029, a zero-width space...) and other terminators make a line CommonMark
-    // reads as a paragraph of its own, which shows as blank, so the line after would open it as read. Either
-    // way its end gets a hard break. Visible ASCII ends the scan at once (most lines).
+    if (text.charCodeAt(end) !== LF && text.charCodeAt(end) !== CR) break;
+    // The CommonMark line before: spaces and tabs only make a CommonMark blank line; blanks beyond them
+    // (U+2029, a zero-width space...) and other terminators make a line CommonMark reads as a paragraph of its
+    // own after a blank line, which shows as blank, so the line after would open it as read. Visible ASCII
+    // ends the scan at once (most lines).
     let start = end;
+    let spacesAndTabs = true;
+    let visible = false;
     for (; start > 0; start -= 1) {
       const c = text.charCodeAt(start - 1);
       if (c === LF || c === CR) break;
-      if (c < 0x80 && c !== SPACE && c !== TAB && !endsLine(text, start - 1)) return;
+      if (c === SPACE || c === TAB) continue;
+      spacesAndTabs = false;
+      if (c < 0x80 && !endsLine(text, start - 1)) {
+        visible = true;
+        break;
+      }
     }
-    if (!onlyTerminatorsAndBlanks(text, start, end)) return;
+    if (visible || (!spacesAndTabs && !onlyTerminatorsAndBlanks(text, start, end))) break;
     positions.push(end);
+    if (spacesAndTabs) kept = positions.length;
     lineStart = start;
   }
+  positions.length = kept;
 }
 
 /** Whether `text[from, to)` holds only blanks (see skipBlanks) and line terminators (see endsLine). */
