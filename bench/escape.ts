@@ -11,8 +11,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { escapeBody, getTokenizer, type PackFormat } from '../src/index.js';
-import { chunkDocument } from '../src/retrieve/chunk.js';
+import { escapeBody } from '../src/render/escape.js';
+import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import type { PackFormat } from '../src/core/schemas.js';
+import { chunkDocument } from '../src/store/chunk.js';
 
 const argIndex = process.argv.indexOf('--rounds');
 const ROUNDS = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 15;

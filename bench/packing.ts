@@ -19,16 +19,15 @@
  */
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
-import { packBundle } from '../src/core/pack.js';
-import { sentenceKey, splitSentences } from '../src/index.js';
-import { CompressOptionsSchema, type CompressOptions } from '../src/core/schemas.js';
-import { escapeBody } from '../src/render/render.js';
-import type { Candidate, Pack } from '../src/core/schemas.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { Fusion } from '../src/retrieve/types.js';
+import { packBundle } from '../src/core/bundle.js';
+import { sentenceKey } from '../src/core/sentences.js';
+import { splitSentences } from '../src/core/split.js';
+import { CompressOptionsSchema, type CompressOptions, type Candidate, type Pack, HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
+import { escapeBody } from '../src/render/escape.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { Fusion } from '../src/store/schemas.js';
 import { getTokenizer } from '../src/tokenize/tiktoken.js';
 import { Reorderer, type Chunk } from 'rag-chunk-reorder';
-import { HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
 import { buildLangChainBaseline, langchainPythonLongContextReorder } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { loadHotpot, loadSciFact, type HotpotParagraph, type HotpotQuestion } from './lib/datasets.js';

@@ -17,10 +17,11 @@ import { startQdrant } from './lib/qdrant-engine.js';
 import { loadNote, writeSection } from './lib/report.js';
 import { fixed, markdownTable } from './lib/table.js';
 import { progress } from './lib/timing.js';
-import { QdrantHybridStore, QdrantRestClient, type QdrantResponseInfo } from '../src/qdrant/index.js';
+import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
+import { QdrantRestClient, type QdrantResponseInfo } from '../src/qdrant/rest-client.js';
 import { encodeBm25Document } from '../src/tokenize/bm25.js';
-import { chunkDocument } from '../src/retrieve/chunk.js';
-import type { IngestDocument, SearchMode } from '../src/retrieve/types.js';
+import { chunkDocument } from '../src/store/chunk.js';
+import type { IngestDocument, SearchMode } from '../src/store/schemas.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {

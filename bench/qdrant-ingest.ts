@@ -15,10 +15,12 @@ import { startQdrant } from './lib/qdrant-engine.js';
 import { loadNote, writeSection } from './lib/report.js';
 import { fixed, markdownTable } from './lib/table.js';
 import { progress } from './lib/timing.js';
-import { QdrantHybridStore, QdrantRestClient, type QdrantHybridStoreOptions } from '../src/qdrant/index.js';
+import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
+import { QdrantRestClient } from '../src/qdrant/rest-client.js';
+import type { QdrantHybridStoreOptions } from '../src/qdrant/options.js';
 import { encodeBm25Document } from '../src/tokenize/bm25.js';
-import { chunkDocument } from '../src/retrieve/chunk.js';
-import type { IngestDocument } from '../src/retrieve/types.js';
+import { chunkDocument } from '../src/store/chunk.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {

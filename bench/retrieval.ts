@@ -12,9 +12,11 @@
  * --write also replaces the matching section of BENCHMARKS.md.
  */
 import { parseArgs } from 'node:util';
-import { fuseDbsf, fuseRrf, type ScoredId } from '../src/retrieve/fusion.js';
-import { MemoryHybridStore, hybridPrefetchLimit } from '../src/retrieve/memory-store.js';
-import type { Fusion, SearchMode, Store } from '../src/retrieve/types.js';
+import { fuseDbsf, fuseRrf, type ScoredId } from '../src/store/fusion.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { hybridPrefetchLimit } from '../src/store/requests.js';
+import type { Fusion, SearchMode } from '../src/store/schemas.js';
+import type { Store } from '../src/store/types.js';
 import type { Candidate } from '../src/core/schemas.js';
 import { buildLangChainBaseline } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';

@@ -7,8 +7,8 @@
  *   npx tsx bench/side-channel.ts
  */
 import { performance } from 'node:perf_hooks';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { IngestDocument } from '../src/retrieve/types.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 import { loadNote } from './lib/report.js';
 import { markdownTable } from './lib/table.js';
 

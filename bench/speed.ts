@@ -8,10 +8,10 @@
  */
 import { parseArgs } from 'node:util';
 import { getEncoding } from 'js-tiktoken';
-import { packBundle } from '../src/core/pack.js';
+import { packBundle } from '../src/core/bundle.js';
 import type { Candidate } from '../src/core/schemas.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { Store } from '../src/retrieve/types.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { Store } from '../src/store/types.js';
 import { buildLangChainBaseline } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { loadSciFact } from './lib/datasets.js';

@@ -12,7 +12,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore, assembleBriefing, readFrontMatter } from '../src/index.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { assembleBriefing } from '../src/pipeline/briefing.js';
+import { readFrontMatter } from '../src/sources/front-matter.js';
 
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const store = new MemoryHybridStore();

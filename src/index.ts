@@ -1,7 +1,10 @@
 // Root entry: the pure core, the tokenizer, the embedded store. Framework adapters and the Qdrant store
 // live under subpaths (litm-pack/langchain, litm-pack/llamaindex, litm-pack/qdrant) so importing the root
 // loads none of them.
-export { packBundle, packBriefing, toCanonicalJson, compareCandidates } from './core/pack.js';
+export { packBundle } from './core/bundle.js';
+export { packBriefing } from './core/briefing.js';
+export { toCanonicalJson } from './core/pack.js';
+export { compareCandidates } from './core/finish.js';
 export { orderForLongContext, orderBlocks } from './core/layout.js';
 export { computeCoverage, confidenceFor } from './core/coverage.js';
 export { canonicalStringify, sha256Hex } from './base/canonical.js';
@@ -53,48 +56,34 @@ export type {
 export { getTokenizer, vocabularySource } from './tokenize/tiktoken.js';
 export { ENCODINGS, DEFAULT_ENCODING } from './tokenize/types.js';
 export type { Tokenizer, EncodingName } from './tokenize/types.js';
-export { escapeBody } from './render/render.js';
+export { escapeBody } from './render/escape.js';
 export { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from './base/metadata.js';
-export { renderPackReport, renderGoldenSetReport } from './inspect/index.js';
-export type { GoldenRun, GoldenSetReportOptions } from './inspect/index.js';
-export type {
-  Store,
-  SearchRequest,
-  SearchMode,
-  Fusion,
-  Filter,
-  FieldCondition,
-  Condition,
-  MatchValue,
-  IngestDocument,
-  ChunkRecord,
-  Region,
-  EmbeddingsLike,
-  SparseVector,
-  AddDocumentsResult,
-  AddDocumentsOptions,
-  GetChunksRequest,
-  DeleteSourcesResult,
-  Rankings,
-  RankedChunk,
-} from './retrieve/types.js';
-export { SEARCH_DEGRADED, searchDegradedOf, withSearchDegraded } from './retrieve/types.js';
-export { MemoryHybridStore, MEMORY_STORE_SCHEMA } from './retrieve/memory-store.js';
-export type { MemoryHybridStoreOptions, MemoryStoreUpdateOptions, SourceInfo } from './retrieve/memory-store.js';
-export { ReloadingStore } from './retrieve/reloading-store.js';
-export type { ReloadingStoreOptions } from './retrieve/reloading-store.js';
-export { DEFAULT_LOCK_WAIT_MS, StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from './retrieve/store-lock.js';
-export type { StoreLockHolder, StoreLockOptions } from './retrieve/store-lock.js';
-export { removeStaleTemporaries } from './retrieve/memory-file.js';
+export { renderPackReport } from './inspect/pack-report.js';
+export { renderGoldenSetReport } from './inspect/golden-report.js';
+export type { GoldenRun, GoldenSetReportOptions } from './inspect/golden-report.js';
+export type { Store, AddDocumentsResult, DeleteSourcesResult, Rankings, RankedChunk } from './store/types.js';
+export type { SearchRequest, SearchMode, Fusion, IngestDocument, ChunkRecord, Region, AddDocumentsOptions, GetChunksRequest } from './store/schemas.js';
+export type { Filter, FieldCondition, Condition, MatchValue } from './store/filter.js';
+export type { EmbeddingsLike } from './store/embeddings.js';
+export type { SparseVector } from './tokenize/bm25.js';
+export { SEARCH_DEGRADED, searchDegradedOf, withSearchDegraded } from './store/types.js';
+export { MemoryHybridStore } from './memory/memory-hybrid-store.js';
+export { MEMORY_STORE_SCHEMA } from './memory/file.js';
+export type { MemoryHybridStoreOptions, MemoryStoreUpdateOptions, SourceInfo } from './memory/memory-hybrid-store.js';
+export { ReloadingStore } from './memory/reloading-store.js';
+export type { ReloadingStoreOptions } from './memory/reloading-store.js';
+export { DEFAULT_LOCK_WAIT_MS, StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from './memory/lock.js';
+export type { StoreLockHolder, StoreLockOptions } from './memory/lock.js';
+export { removeStaleTemporaries } from './memory/file.js';
 export { encodeBm25Document, encodeBm25Query, tokenizeBm25 } from './tokenize/bm25.js';
-export { embeddingModelName } from './retrieve/embeddings.js';
-export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './retrieve/embeddings.js';
+export { embeddingModelName } from './store/embeddings.js';
+export type { EmbeddingsInput, LlamaIndexEmbeddingLike } from './store/embeddings.js';
 export { OpenAICompatibleEmbeddings, OpenAICompatibleEmbeddingsOptionsSchema } from './embeddings/openai-compatible.js';
 export type { OpenAICompatibleEmbeddingsOptions } from './embeddings/openai-compatible.js';
-export { chunkDocument, chunkToCandidate } from './retrieve/chunk.js';
+export { chunkDocument, chunkToCandidate } from './store/chunk.js';
 export { readFrontMatter } from './sources/front-matter.js';
 export type { FrontMatter } from './sources/front-matter.js';
-export { validateFilter, matchesFilter } from './retrieve/filter.js';
+export { validateFilter, matchesFilter } from './store/filter.js';
 export {
   SEARCH_MODES,
   SearchModeSchema,
@@ -105,29 +94,16 @@ export {
   IngestDocumentSchema,
   ChunkRecordSchema,
   RegionSchema,
-} from './retrieve/schemas.js';
-export {
-  HttpReranker,
-  PipelineCompressSchema,
-  RerankStageSchema,
-  STAGE_RERANK,
-  STAGE_SENTENCE_EMBEDDINGS,
-  embedSentences,
-  prepareCompress,
-  rerankCandidates,
-} from './refine/index.js';
+} from './store/schemas.js';
+export { HttpReranker } from './refine/rerank.js';
+export { PipelineCompressSchema, RerankStageSchema, embedSentences, prepareCompress, rerankCandidates } from './refine/stages.js';
+export { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS } from './refine/contain.js';
 export { ELISION, sentenceKey } from './core/sentences.js';
 export type { SentenceVectors } from './core/sentences.js';
 export { splitSentences } from './core/split.js';
-export { maximalMarginalRelevance } from './retrieve/mmr.js';
-export type {
-  HttpRerankerOptions,
-  PipelineCompress,
-  RerankStage,
-  Reranker,
-  RerankOptions,
-  RerankResult,
-} from './refine/index.js';
+export { maximalMarginalRelevance } from './store/mmr.js';
+export type { HttpRerankerOptions, Reranker, RerankOptions, RerankResult } from './refine/rerank.js';
+export type { PipelineCompress, RerankStage } from './refine/stages.js';
 export {
   assembleBundle,
   packCandidates,
@@ -136,7 +112,8 @@ export {
 } from './pipeline/bundle.js';
 export type { Assembled, BundleRequest, PackCandidatesRequest, PipelineHooks } from './pipeline/bundle.js';
 export { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './pipeline/defaults.js';
-export { loadDocuments, defaultLoaders, describeSkipped, LoadDocumentsOptionsSchema, DEFAULT_LOAD_LIMITS } from './sources/load.js';
+export { loadDocuments, defaultLoaders, describeSkipped, LoadDocumentsOptionsSchema } from './sources/load.js';
+export { DEFAULT_LOAD_LIMITS } from './sources/limits.js';
 export type { LoadDocumentsOptions, SkippedFile, LoadWarning } from './sources/load.js';
 export { markdownLoader, textLoader, decodeText } from './sources/text.js';
 export { htmlLoader } from './sources/html.js';

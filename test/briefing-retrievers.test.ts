@@ -1,12 +1,13 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { MetadataMode } from '@llamaindex/core/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/index.js';
-import { toCanonicalJson } from '../src/index.js';
-import { BriefingPackRetriever as LangChainBriefing, PACK_SUMMARY_EVENT } from '../src/langchain/index.js';
-import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';
-import { assembleBriefing } from '../src/index.js';
-import { MemoryHybridStore } from '../src/index.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { toCanonicalJson } from '../src/core/pack.js';
+import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/briefing-pack-retriever.js';
+import { PACK_SUMMARY_EVENT } from '../src/langchain/tracing.js';
+import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/briefing-pack-retriever.js';
+import { assembleBriefing } from '../src/pipeline/briefing.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 
 let store: MemoryHybridStore;
 beforeAll(async () => {

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer, packBriefing, packBundle } from '../src/index.js';
-import type { CandidateInput, PackFormat } from '../src/index.js';
+import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { packBriefing } from '../src/core/briefing.js';
+import { packBundle } from '../src/core/bundle.js';
+import type { CandidateInput, PackFormat } from '../src/core/schemas.js';
 import { candidateArb } from './helpers/candidates.js';
 
 // Rule 1 at the edges: tiny budgets (below a block's header, below the frame, below a briefing's caveats),

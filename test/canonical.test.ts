@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalStringify } from '../src/index.js';
-import { canonicalCopy, canonicalCopyParts } from '../src/base/canonical.js';
+import { canonicalStringify, canonicalCopy, canonicalCopyParts } from '../src/base/canonical.js';
 
 // The canonical form as first written (recursive map/filter/sort/join): the bytes packHash covers must not move.
 function reference(value: unknown): string {
@@ -106,7 +105,7 @@ describe('canonicalCopyParts', () => {
 
   it('writes a pack as toCanonicalJson does (the server sends the string written while hashing)', async () => {
     const { packBundle, toCanonicalJson } = await import('../src/index.js');
-    const { packJson } = await import('../src/core/pack.js');
+    const { packJson } = await import('../src/core/finish.js');
     const pack = packBundle({
       query: 'refunds',
       candidates: [

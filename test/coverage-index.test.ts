@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { packBriefing, packBundle } from '../src/index.js';
-import { MemoryHybridStore } from '../src/index.js';
+import { packBriefing } from '../src/core/briefing.js';
+import { packBundle } from '../src/core/bundle.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const docs = [

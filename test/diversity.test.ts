@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/index.js';
-import { maximalMarginalRelevance } from '../src/index.js';
-import { MemoryHybridStore } from '../src/index.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { maximalMarginalRelevance } from '../src/store/mmr.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { TopicEmbeddings, topicCorpus } from './helpers/topic-embeddings.js';
 
 const cosine = (a: number[], b: number[]) => {

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAICompatibleEmbeddings, isLitmPackError, type LitmPackError } from '../src/index.js';
+import { OpenAICompatibleEmbeddings } from '../src/embeddings/openai-compatible.js';
+import { isLitmPackError, type LitmPackError } from '../src/base/errors.js';
 
 interface Seen {
   body: { model: string; input: string[]; [key: string]: unknown };

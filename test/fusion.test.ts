@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_RRF_K,
-  bm25Idf,
-  bm25Score,
-  compareScored,
-  cosineSimilarity,
-  fuseDbsf,
-  fuseRrf,
-  normaliseDistribution,
-  rrfPositionScore,
-  sharesTerm,
-  type ScoredId,
-} from '../src/retrieve/fusion.js';
+import { DEFAULT_RRF_K, bm25Idf, bm25Score, compareScored, fuseDbsf, fuseRrf, normaliseDistribution, rrfPositionScore, sharesTerm, type ScoredId } from '../src/store/fusion.js';
+import { cosineSimilarity } from '../src/base/vectors.js';
 
 const ranked = (...ids: string[]): ScoredId[] => ids.map((id, i) => ({ id, score: 100 - i }));
 const f32 = Math.fround;

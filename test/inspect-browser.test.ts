@@ -6,8 +6,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeBody, PackSchema, packBundle, type Pack } from '../src/index.js';
-import { renderPackReport } from '../src/index.js';
+import { escapeBody } from '../src/render/escape.js';
+import { PackSchema, type Pack } from '../src/core/schemas.js';
+import { packBundle } from '../src/core/bundle.js';
+import { renderPackReport } from '../src/inspect/pack-report.js';
 import { sampleCandidates } from './helpers/candidates.js';
 import { runCli } from './helpers/cli.js';
 

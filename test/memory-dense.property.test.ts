@@ -3,9 +3,11 @@
 // ACL and filters applied inside the scan, over several segments with dead rows.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { denseCosine, toDenseQuery, toDenseVector } from '../src/retrieve/memory-index.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { EmbeddingsLike, Filter, IngestDocument } from '../src/retrieve/types.js';
+import { denseCosine, toDenseQuery, toDenseVector } from '../src/memory/vectors.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { EmbeddingsLike } from '../src/store/embeddings.js';
+import type { Filter } from '../src/store/filter.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 
 interface Row {
   id: string;

@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { removeStaleTemporaries } from '../src/retrieve/memory-file.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
+import { removeStaleTemporaries } from '../src/memory/file.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const SAVER = resolve(import.meta.dirname, 'helpers/saving-forever.ts');

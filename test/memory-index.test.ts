@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import wabtInit from 'wabt';
 import { describe, expect, it } from 'vitest';
-import { Layout, SegmentMemory, VECTOR_WASM, VECTOR_WAT, VectorBlock, dot, quantize, quantizeQuery, toDenseQuery } from '../src/retrieve/memory-index.js';
+import { Layout, SegmentMemory, VECTOR_WASM, VECTOR_WAT, VectorBlock, dot, quantize, quantizeQuery, toDenseQuery } from '../src/memory/vectors.js';
 
 describe('the WebAssembly vector kernels', () => {
   it('are exactly their source text, assembled', async () => {

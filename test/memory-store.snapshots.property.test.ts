@@ -3,8 +3,8 @@
 // completes in relative to the read (same tick, after an await, a queued microtask, setImmediate).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { GetChunksRequest, IngestDocument, SearchRequest } from '../src/retrieve/types.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { GetChunksRequest, IngestDocument, SearchRequest } from '../src/store/schemas.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const FIXED = new Date(Date.UTC(2025, 0, 1));

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RETRY_AFTER_MS, QdrantHybridStore, pointIdForChunk } from '../src/qdrant/index.js';
-import { chunkDocument } from '../src/index.js';
+import { MAX_RETRY_AFTER_MS } from '../src/base/retry-after.js';
+import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
+import { pointIdForChunk } from '../src/qdrant/connection.js';
+import { chunkDocument } from '../src/store/chunk.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { qdrantOk, sendJson, startLoopback } from './helpers/loopback.js';
 import { failure } from './helpers/failure.js';

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { canonicalStringify } from '../src/base/canonical.js';
 import type { LitmPackError } from '../src/base/errors.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import { ReloadingStore } from '../src/retrieve/reloading-store.js';
-import type { IngestDocument } from '../src/retrieve/types.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { ReloadingStore } from '../src/memory/reloading-store.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const FIXED = () => new Date(Date.UTC(2025, 0, 1));

@@ -1,18 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  getTokenizer,
-  isLitmPackError,
-  packBriefing,
-  packBundle,
-  PackSchema,
-  sha256Hex,
-  toCanonicalJson,
-  tokenizeBm25,
-} from '../src/index.js';
-import type { CandidateInput, Pack, PackFormat } from '../src/index.js';
-import { chunkDocument, chunkToCandidate } from '../src/index.js';
-import { ELISION, sentenceKey, splitSentences } from '../src/index.js';
+import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { packBriefing } from '../src/core/briefing.js';
+import { packBundle } from '../src/core/bundle.js';
+import { PackSchema, type CandidateInput, type Pack, type PackFormat } from '../src/core/schemas.js';
+import { sha256Hex } from '../src/base/canonical.js';
+import { toCanonicalJson } from '../src/core/pack.js';
+import { tokenizeBm25 } from '../src/tokenize/bm25.js';
+import { chunkDocument, chunkToCandidate } from '../src/store/chunk.js';
+import { ELISION, sentenceKey } from '../src/core/sentences.js';
+import { splitSentences } from '../src/core/split.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
 const tokenizer = getTokenizer('o200k_base');

@@ -6,9 +6,9 @@
 // read chunk by chunk and a term only in restricted text walked its 3,000 postings. The timings these traces
 // stand for are measured by `npx tsx bench/side-channel.ts` (a benchmark, not a test: the machine is shared).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Segment } from '../src/retrieve/memory-segment.js';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import type { IngestDocument } from '../src/retrieve/types.js';
+import { Segment } from '../src/memory/segment.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 
 const RESTRICTED_CHUNKS = 3000;
 const principals = ['sales'];

@@ -5,19 +5,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  MemoryHybridStore,
-  chunkDocument,
-  fromLangChainDocuments,
-  fromLlamaIndexDocuments,
-  loadDocuments,
-  packBundle,
-  toCanonicalJson,
-  verifyCitations,
-  type IngestDocument,
-  type LoadWarning,
-  type SkippedFile,
-} from '../src/index.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { chunkDocument } from '../src/store/chunk.js';
+import { fromLangChainDocuments, fromLlamaIndexDocuments } from '../src/sources/frameworks.js';
+import { loadDocuments, type LoadWarning, type SkippedFile } from '../src/sources/load.js';
+import { packBundle } from '../src/core/bundle.js';
+import { toCanonicalJson } from '../src/core/pack.js';
+import { verifyCitations } from '../src/verify/verify.js';
+import type { IngestDocument } from '../src/store/schemas.js';
 import { makeEmail, makeEncryptedPdf, makeImageOnlyPdf, makeMbox, makePdf } from './helpers/real-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-formats-'));

@@ -9,8 +9,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/retrieve/memory-store.js';
-import { StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from '../src/retrieve/store-lock.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from '../src/memory/lock.js';
 
 const WRITER = resolve(import.meta.dirname, 'helpers/store-writer.ts');
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;

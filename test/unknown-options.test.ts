@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, packBriefing, packBundle } from '../src/index.js';
+import { isLitmPackError } from '../src/base/errors.js';
+import { packBriefing } from '../src/core/briefing.js';
+import { packBundle } from '../src/core/bundle.js';
 
 const base = { query: 'q', candidates: [{ id: 'a', text: 'alpha', score: 1 }], maxTokens: 100 };
 

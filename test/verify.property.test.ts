@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/index.js';
-import type { ChunkRecord } from '../src/index.js';
-import { verifyCitations, type CitationStatus, type VerifiableCitation } from '../src/index.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import type { ChunkRecord } from '../src/store/schemas.js';
+import { verifyCitations, type CitationStatus, type VerifiableCitation } from '../src/verify/verify.js';
 
 // Documents are sections of paragraphs of sentences over a small vocabulary (so texts repeat and edits can
 // recreate text found elsewhere); small chunks make re-ingest regroup paragraphs across chunk boundaries.

@@ -7,7 +7,9 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore, applyFileChanges, loadDocuments, watchDocuments, type WatchBatch } from '../src/index.js';
+import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { applyFileChanges, watchDocuments, type WatchBatch } from '../src/sources/watch.js';
+import { loadDocuments } from '../src/sources/load.js';
 import { makeEmail, makeMbox } from './helpers/real-files.js';
 import { readSavedSync } from './helpers/store-files.js';
 

@@ -11,7 +11,7 @@ import { MemoryVectorStore } from '@langchain/classic/vectorstores/memory';
 import { Document } from '@langchain/core/documents';
 import { Embeddings } from '@langchain/core/embeddings';
 import type { BaseRetriever } from '@langchain/core/retrievers';
-import type { EmbeddingsLike } from '../../src/retrieve/types.js';
+import type { EmbeddingsLike } from '../../src/store/embeddings.js';
 
 export { Document };
 

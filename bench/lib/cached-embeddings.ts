@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EmbeddingsLike } from '../../src/retrieve/types.js';
+import type { EmbeddingsLike } from '../../src/store/embeddings.js';
 import { EMBED_CACHE_DIR, EMBED_MODEL, EMBED_SETUP_COMMAND } from './paths.js';
 
 interface CacheIndex {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import type { EmbeddingsLike, IngestDocument } from '../../src/retrieve/types.js';
+import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
+import type { EmbeddingsLike } from '../../src/store/embeddings.js';
+import type { IngestDocument } from '../../src/store/schemas.js';
 import { getTokenizer } from '../../src/tokenize/tiktoken.js';
 import { loadSciFact } from './datasets.js';
 import { percentile } from './metrics.js';

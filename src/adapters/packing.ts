@@ -5,16 +5,17 @@
  * postprocessor `packCandidates`. Imports no framework, so the LlamaIndex adapter can use it without loading
  * `@langchain/core`.
  */
+import { StoreSchema } from '../store/types.js';
 import { sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
-import { compareCandidates } from '../core/pack.js';
+import { compareCandidates } from '../core/finish.js';
 import { LocatorSchema, OrderSchema, type Candidate, type Citation, type Degraded, type ItemRole, type Locator, type Pack, type PackItem } from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import { BundleSettingsShape, QuerySchema, packerShape, type BundleRequest } from '../pipeline/bundle.js';
 import { PIPELINE_DEFAULTS } from '../pipeline/defaults.js';
-import { LIMIT_ALIASES, StoreSchema } from '../retrieve/schemas.js';
+import { LIMIT_ALIASES } from '../store/schemas.js';
 
 /**
  * Other libraries' names for how many results to return. A retriever's `limit` is the candidate pool searched

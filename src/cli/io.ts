@@ -1,7 +1,7 @@
 // Reading the user's input and printing packs.
 import { readFile } from 'node:fs/promises';
 import { LitmPackError } from '../base/errors.js';
-import { packJson } from '../core/pack.js';
+import { packJson } from '../core/finish.js';
 import type { Pack } from '../core/schemas.js';
 import { locatorParts } from '../render/locator.js';
 import { visible, visibleLine } from './terminal.js';

@@ -20,7 +20,7 @@ import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
 import { remedyFor } from '../service/errors.js';
 import { visibleLine } from './terminal.js';
-import { LIMIT_ALIASES } from '../retrieve/schemas.js';
+import { LIMIT_ALIASES } from '../store/schemas.js';
 
 /** `k`, `topK`, `top_k`, `similarityTopK` as they would be typed as flags: lower case, without `-` and `_`. */
 const LIMIT_FLAG_ALIASES = new Set(Object.keys(LIMIT_ALIASES).map((alias) => alias.toLowerCase().replace(/[-_]/gu, '')));

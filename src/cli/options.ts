@@ -3,19 +3,19 @@
 // `max_per_source`), the service's schema parses them, and its messages are shown with the flag's name
 // (`--budget must be at most 24000`). `--help` prints the service's defaults and limits.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LitmPackError } from '../base/errors.js';
+import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { FORMATS, HEADER_STYLES } from '../render/formats.js';
 import { DEFAULT_HEADER, ORDERS } from '../core/schemas.js';
 import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
 import { HttpReranker } from '../refine/rerank.js';
 import { RerankStageSchema, type ParsedRerankStage } from '../refine/stages.js';
-import { SEARCH_MODES } from '../retrieve/schemas.js';
-import type { EmbeddingsLike, Store } from '../retrieve/types.js';
+import { SEARCH_MODES } from '../store/schemas.js';
+import type { EmbeddingsLike } from '../store/embeddings.js';
+import type { Store } from '../store/types.js';
 import { parseRequest, type RequestIssue } from '../service/errors.js';
 import { DEFAULT_LIMITS, type ServiceLimits } from '../service/limits.js';
 import type { ServiceContext } from '../service/service.js';
 import { ENCODINGS } from '../tokenize/types.js';
-import { parseOrThrow } from '../base/errors.js';
 import type { z } from 'zod';
 import { PAYLOAD_PRESETS } from '../qdrant/presets.js';
 import { STORE_HELP, noteUnusedVectors, openStore, withQdrantSettings } from './stores.js';

@@ -1,6 +1,7 @@
 // `litm-pack ingest --reindex [--alias NAME]`: a zero-downtime rebuild of a Qdrant collection through its alias.
 import { LitmPackError } from '../base/errors.js';
-import type { EmbeddingsLike, IngestDocument } from '../retrieve/types.js';
+import type { EmbeddingsLike } from '../store/embeddings.js';
+import type { IngestDocument } from '../store/schemas.js';
 import { openQdrant } from './stores.js';
 
 /**

@@ -4,10 +4,12 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LitmPackError } from '../base/errors.js';
 import { warn } from './io.js';
-import { STORE_FILE_NAME } from '../retrieve/memory-file.js';
-import { MemoryHybridStore } from '../retrieve/memory-store.js';
-import { ReloadingStore } from '../retrieve/reloading-store.js';
-import type { EmbeddingsLike, Store } from '../retrieve/types.js';
+import { STORE_FILE_NAME } from '../memory/file.js';
+import { MemoryHybridStore } from '../memory/memory-hybrid-store.js';
+import { ReloadingStore } from '../memory/reloading-store.js';
+import type { EmbeddingsLike } from '../store/embeddings.js';
+import type { Store } from '../store/types.js';
+import { GET_CHUNKS_MAX_LIMIT } from '../store/schemas.js';
 import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 
 /** What `--help` says `--store` takes. */
@@ -188,4 +190,16 @@ export function noteUnusedVectors(store: Store): void {
   warn(
     `the store holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}, but no --embeddings was given: searching with BM25 only (confidence unknown)`,
   );
+}
+
+/** Every source id in the store (the embedded store lists them; others are read through getChunks). */
+export async function listSourceIds(store: Store): Promise<string[]> {
+  if (store instanceof MemoryHybridStore) return store.sources().map((s) => s.sourceId);
+  if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources');
+  // The store's owner lists every source, whatever its ACL.
+  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
+  if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
+    throw new LitmPackError('too_large', `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks; remove sources by name instead`);
+  }
+  return [...new Set(chunks.map((c) => c.sourceId))];
 }

@@ -19,3 +19,8 @@ export function visible(text: string): string {
 export function visibleLine(text: string): string {
   return visible(text).replace(/[\t\n]/gu, (char) => String.fromCharCode(0x2400 + char.charCodeAt(0)));
 }
+
+/** "1 file", "2 files". */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
+}

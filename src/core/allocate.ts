@@ -1,6 +1,6 @@
 // Sentence selection inside packing (`compress: { mode: 'sentences' }`): each candidate shows its selected
 // sentences, and the budget is shared out sentence by sentence before the fill.
-import { escapeBody } from '../render/render.js';
+import { escapeBody } from '../render/escape.js';
 import type { Entry } from './fill.js';
 import { ELISION_TOKENS, SEPARATOR_TOKENS, sentenceTokens, type Meter } from './meter.js';
 import type { Candidate, ParsedPackOptions } from './schemas.js';

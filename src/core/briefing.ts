@@ -1,7 +1,8 @@
 // packBriefing: pins first, then precedence, then the rest by (tier-weighted) score; zones (grounding,
 // evidence) and a closing caveats block of computed facts.
 import { parsePackOptions } from './candidates.js';
-import { oneLine, quoteField, renderBlock, renderBriefingContext, renderCaveats, type ZonedBlocks } from '../render/render.js';
+import { oneLine, quoteField } from '../render/escape.js';
+import { renderBlock, renderBriefingContext, renderCaveats, type ZonedBlocks } from '../render/render.js';
 import { allocateSentences, selectEntries } from './allocate.js';
 import { meterFor } from './bundle.js';
 import { computeCoverage } from './coverage.js';

@@ -1,7 +1,7 @@
 // The greedy fill (rule 2): candidates taken in order, cheapest checks first, cut at a sentence boundary
 // when they do not fit whole; then the exact fit (rule 1), which counts the assembled context and shortens or
 // drops the last item taken until it fits.
-import { escapeBody } from '../render/render.js';
+import { escapeBody } from '../render/escape.js';
 import { Deduper } from './dedupe.js';
 import { ELLIPSIS_TOKENS, SEPARATOR_TOKENS, type Meter } from './meter.js';
 import type { ItemRole } from '../render/formats.js';

@@ -2,7 +2,8 @@
 // lower bounds where they do not, and the memos that survive across packs (escaped bodies, header counts,
 // piece counts, sentence counts), each bounded.
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
-import { escapeBody, renderBlock } from '../render/render.js';
+import { escapeBody } from '../render/escape.js';
+import { renderBlock } from '../render/render.js';
 import type { HeaderStyle, PackFormat } from '../render/formats.js';
 import { countBySegments, countUpTo, maxTokenChars } from '../tokenize/tiktoken.js';
 import type { Tokenizer } from '../tokenize/types.js';

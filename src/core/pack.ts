@@ -4,9 +4,6 @@
 import { canonicalStringify } from '../base/canonical.js';
 import type { Pack } from './schemas.js';
 
-export { packBundle } from './bundle.js';
-export { packBriefing, caveatLines } from './briefing.js';
-export { compareCandidates, packJson } from './finish.js';
 
 /** The pack as canonical JSON: sorted keys, no whitespace; the same pack always gives the same bytes. */
 export function toCanonicalJson(pack: Pack): string {

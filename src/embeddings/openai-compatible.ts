@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { upstreamStatusCode } from '../base/http-status.js';
 import { LitmPackError, describeIssues, parseOrThrow } from '../base/errors.js';
-import type { EmbeddingsLike } from '../retrieve/types.js';
+import type { EmbeddingsLike } from '../store/embeddings.js';
 
 // The protocol is one POST with a small JSON body. A fetch of our own (rather than the OpenAI SDK or
 // LangChain's OpenAIEmbeddings) keeps the CLI free of optional peers and large dependency trees, and makes

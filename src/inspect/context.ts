@@ -1,7 +1,7 @@
 // Splits a pack's context back into what the model reads as one block per item, plus the frame between
 // them (wrappers, zone headings, separators, the caveats block), so the report can show the context verbatim
 // and still label each block with its ref, role and rank.
-import { escapeBody } from '../render/render.js';
+import { escapeBody } from '../render/escape.js';
 import type { InspectablePack } from './schema.js';
 
 export type ContextSegment =

@@ -1,10 +1,5 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
-import {
-  BriefingRetrieverOptionsSchema,
-  type BriefingRetrieverOptions,
-  type ParsedRetrieverOptions,
-} from '../adapters/packing.js';
-import type { LitmDocumentMetadata } from './documents.js';
+import { BriefingRetrieverOptionsSchema, type BriefingRetrieverOptions, type ParsedRetrieverOptions, type LitmDocumentMetadata } from '../adapters/packing.js';
 import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 
 export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;

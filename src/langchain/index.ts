@@ -8,7 +8,7 @@ export type { LitmCompressorOptions } from './litm-compressor.js';
 export { formatDocumentsAsContext, LitmDocumentPrompt } from './format.js';
 export { CompressorReranker } from './compressor-reranker.js';
 export type { FormatDocumentsOptions, LitmDocumentPromptInput } from './format.js';
-export type { LitmCaveatsMetadata, LitmDocumentMetadata, LitmItemMetadata } from './documents.js';
+export type { LitmCaveatsMetadata, LitmDocumentMetadata, LitmItemMetadata } from '../adapters/packing.js';
 export { PACK_SUMMARY_EVENT, SEARCH_RUN_NAME, PACK_RUN_NAME } from './tracing.js';
 export { summarizePack } from '../adapters/packing.js';
 export type {

@@ -3,15 +3,8 @@ import type { Document, DocumentInterface } from '@langchain/core/documents';
 import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_compressors';
 import { parseOrThrow } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
-import { packToDocuments, type LitmItemMetadata } from './documents.js';
-import {
-  PACKER_ALIASES,
-  PackerOptionsSchema,
-  chunksToCandidates,
-  parseQuery,
-  type PackerOptions,
-  type ParsedPackerOptions,
-} from '../adapters/packing.js';
+import { packToDocuments } from './documents.js';
+import { type LitmItemMetadata, PACKER_ALIASES, PackerOptionsSchema, chunksToCandidates, parseQuery, type PackerOptions, type ParsedPackerOptions } from '../adapters/packing.js';
 import { packCandidates } from '../pipeline/bundle.js';
 import { childRunHooks } from './tracing.js';
 

@@ -10,15 +10,8 @@ import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import type { Candidate, Pack } from '../core/schemas.js';
 import { assembleBundle } from '../pipeline/bundle.js';
-import { packToDocuments, type LitmDocumentMetadata } from './documents.js';
-import {
-  RETRIEVER_ALIASES,
-  briefingRequest,
-  bundleRequest,
-  caveatsToAppend,
-  parseQuery,
-  type ParsedRetrieverOptions,
-} from '../adapters/packing.js';
+import { packToDocuments } from './documents.js';
+import { type LitmDocumentMetadata, RETRIEVER_ALIASES, briefingRequest, bundleRequest, caveatsToAppend, parseQuery, type ParsedRetrieverOptions } from '../adapters/packing.js';
 import { briefingAsChildRun, childRunHooks } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */

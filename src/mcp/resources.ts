@@ -6,8 +6,8 @@
  */
 import { LitmPackError } from '../base/errors.js';
 import type { Citation } from '../core/schemas.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/schemas.js';
-import type { ChunkRecord, Principals, Store } from '../retrieve/types.js';
+import { GET_CHUNKS_MAX_LIMIT, type ChunkRecord, type Principals } from '../store/schemas.js';
+import type { Store } from '../store/types.js';
 
 export const RESOURCE_SCHEME = 'litm:';
 export const SOURCE_TEMPLATE = 'litm://sources/{sourceId}{?chunk,start,end}';

@@ -20,11 +20,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
-import { packJson } from '../core/pack.js';
+import { packJson } from '../core/finish.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
-import type { Principals, SearchMode } from '../retrieve/types.js';
+import { EmbeddingsSchema, PrincipalsSchema, SearchModeSchema, type Principals, type SearchMode } from '../store/schemas.js';
+import { StoreSchema } from '../store/types.js';
 import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
 import { bundleRequestShape, requestSchemas } from '../service/requests.js';

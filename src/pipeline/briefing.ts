@@ -3,20 +3,21 @@
  * pack. The CLI, the LangChain and LlamaIndex briefing retrievers, the HTTP API and the MCP tool all call
  * `assembleBriefing`, so the same request gives the same pack everywhere. Framework-neutral.
  */
+import { StoreSchema } from '../store/types.js';
 import { z } from 'zod';
 import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
-import { packBriefing } from '../core/pack.js';
+import { packBriefing } from '../core/briefing.js';
 import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
-import { chunkToCandidate } from '../retrieve/chunk.js';
+import { chunkToCandidate } from '../store/chunk.js';
 import { checkEmbedderVectors, cosineSimilarity } from '../base/vectors.js';
-import { EmbeddingsSchema, FusionSchema, PrincipalsSchema, SearchModeSchema } from '../retrieve/schemas.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
-import type { ChunkRecord, EmbeddingsLike, Filter } from '../retrieve/types.js';
+import { EmbeddingsSchema, FusionSchema, PrincipalsSchema, SearchModeSchema, GET_CHUNKS_MAX_LIMIT, type ChunkRecord, DiversitySchema, FilterSchema } from '../store/schemas.js';
+import type { EmbeddingsLike } from '../store/embeddings.js';
+import type { Filter } from '../store/filter.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
-import { DiversitySchema, FilterSchema, StoreSchema, preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
+import { preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
 import { packerShape, type Assembled } from './bundle.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';

@@ -6,15 +6,17 @@
  * `POST /api/pack`). Optional stages that fail are reported in `pack.degraded`; store faults are thrown.
  * Framework-neutral: a framework that traces child runs passes `hooks`.
  */
+import { StoreSchema } from '../store/types.js';
 import { z } from 'zod';
 import { AbortSignalSchema } from '../base/abort.js';
 import { parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
-import { packBriefing, packBundle } from '../core/pack.js';
+import { packBriefing } from '../core/briefing.js';
+import { packBundle } from '../core/bundle.js';
 import { CandidateSchema, OrderSchema, PackOptionsBaseSchema, type BundleOrder, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
-import { validateFilter } from '../retrieve/filter.js';
-import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema, StoreSchema } from '../retrieve/schemas.js';
+import { validateFilter } from '../store/filter.js';
+import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema } from '../store/schemas.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { preparePacking, refineCandidates, retrieveCandidates, type PackInputs, type RetrieveRequest, type Retrieved } from './retrieve.js';
 

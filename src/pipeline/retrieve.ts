@@ -12,11 +12,10 @@ import {
   type ParsedPipelineCompress,
   type ParsedRerankStage,
 } from '../refine/stages.js';
-import type { Filter, Fusion, SearchMode, SearchRequest, Store } from '../retrieve/types.js';
-import { searchDegradedOf } from '../retrieve/types.js';
-import type { Principals } from '../retrieve/schemas.js';
+import type { Filter } from '../store/filter.js';
+import type { Fusion, SearchMode, SearchRequest, Principals } from '../store/schemas.js';
+import { type Store, searchDegradedOf } from '../store/types.js';
 
-export { DiversitySchema, FilterSchema, StoreSchema } from '../retrieve/schemas.js';
 
 /**
  * Packer options where the pipeline runs (retrievers, compressor, postprocessor, briefings): the packer's,

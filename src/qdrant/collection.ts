@@ -1,7 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { z } from 'zod';
-import type { VectorNames } from './requests.js';
-import type { QdrantPayloadSchemaType } from './types.js';
+import type { VectorNames, QdrantPayloadSchemaType } from './types.js';
 
 type VectorParams = Schemas['VectorParams'];
 

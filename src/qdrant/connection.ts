@@ -8,10 +8,10 @@ import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
 import type { Candidate } from '../core/schemas.js';
-import { DEFAULT_CHUNK_TOKENS } from '../retrieve/chunk.js';
-import { embeddingModelName } from '../retrieve/embeddings.js';
-import { compareScored } from '../retrieve/fusion.js';
-import type { ChunkRecord, EmbeddingsLike, Fusion } from '../retrieve/types.js';
+import { DEFAULT_CHUNK_TOKENS } from '../store/chunk.js';
+import { embeddingModelName, type EmbeddingsLike } from '../store/embeddings.js';
+import { compareScored } from '../store/fusion.js';
+import type { ChunkRecord, Fusion } from '../store/schemas.js';
 import { callQdrant, type CallPolicy } from './call.js';
 import {
   checkCollection,
@@ -26,7 +26,7 @@ import {
 import type { ConfiguredVectors } from './detect.js';
 import { QdrantHybridStoreOptionsSchema, type QdrantHybridStoreOptions } from './options.js';
 import { PRESET_DEFAULTS, payloadToChunkRecord, pointToCandidate, type PayloadPreset } from './presets.js';
-import type { VectorNames } from './requests.js';
+import type { VectorNames, QdrantClientLike, QdrantFilter, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
 import {
   BooleanResultSchema,
   CollectionInfoSchema,
@@ -38,7 +38,6 @@ import {
 import { QdrantRestClient } from './rest-client.js';
 import { scrollAll } from './scroll.js';
 import { TENANT_FIELD, shardKeyOf, tenantPointNamespace, type TenantScope } from './tenancy.js';
-import type { QdrantClientLike, QdrantFilter, QdrantQueryArgs, QdrantQueryBatchArgs } from './types.js';
 import { redactUrl, storedDenseVector } from './util.js';
 import { v5 as uuidv5 } from 'uuid';
 

@@ -6,8 +6,8 @@
  * the copied sources that the store no longer has are deleted; other sources' points are left alone.
  */
 import { LitmPackError } from '../base/errors.js';
-import { embeddingModelName, toEmbeddingsLike } from '../retrieve/embeddings.js';
-import { readStoreFileParts, type StoreFileChunk, type StoreFileHeader } from '../retrieve/memory-file.js';
+import { embeddingModelName, toEmbeddingsLike } from '../store/embeddings.js';
+import { readStoreFileParts, type StoreFileChunk, type StoreFileHeader } from '../memory/file.js';
 import type { QdrantHybridStoreOptions } from './options.js';
 import { QdrantHybridStore } from './qdrant-hybrid-store.js';
 

@@ -6,7 +6,7 @@
 import { LitmPackError } from '../base/errors.js';
 import { describeCollectionVectors, type CollectionVectors } from './collection.js';
 import { PAYLOAD_PRESETS, PRESET_DEFAULTS, type PayloadPreset } from './presets.js';
-import type { VectorNames } from './requests.js';
+import type { VectorNames } from './types.js';
 
 /**
  * The presets whose default vectors the collection has: its dense vector, and its sparse vector or none when

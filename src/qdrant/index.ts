@@ -1,8 +1,10 @@
-export { QdrantHybridStore, POINT_ID_NAMESPACE, pointIdForChunk } from './qdrant-hybrid-store.js';
+export { QdrantHybridStore } from './qdrant-hybrid-store.js';
+export { POINT_ID_NAMESPACE, pointIdForChunk } from './connection.js';
 export { copyToQdrant } from './copy.js';
 export type { CopyProgress, CopyResult, CopyToQdrantOptions } from './copy.js';
 export type { PutChunksResult, StoredChunk } from './points.js';
-export type { EnsureCollectionResult, FromExistingCollectionOptions, QdrantConnectionOptions } from './qdrant-hybrid-store.js';
+export type { EnsureCollectionResult } from './manage.js';
+export type { FromExistingCollectionOptions, QdrantConnectionOptions } from './qdrant-hybrid-store.js';
 export { QdrantHybridStoreOptionsSchema } from './options.js';
 export type { QdrantHybridStoreOptions } from './options.js';
 export {
@@ -25,10 +27,12 @@ export {
   toQdrantFilter,
   toQdrantFusion,
 } from './requests.js';
-export type { HybridQueryInput, SingleArmQueryInput, VectorNames } from './requests.js';
+export type { HybridQueryInput, SingleArmQueryInput } from './requests.js';
+export type { VectorNames } from './types.js';
 export { checkCollection } from './collection.js';
 export type { CollectionCheck, ExpectedCollection } from './collection.js';
-export { MAX_RETRY_AFTER_MS, parseRetryAfter, qdrantErrorMessage, toQdrantError } from './errors.js';
+export { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../base/retry-after.js';
+export { qdrantErrorMessage, toQdrantError } from './errors.js';
 export type { QdrantCallContext } from './errors.js';
 export { callQdrant, backoffDelay } from './call.js';
 export type { CallOptions, CallPolicy } from './call.js';

@@ -3,14 +3,15 @@
  * batches, then the sources' stale points deleted (so a failure midway never leaves a source with no chunks).
  */
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
-import { encodeBm25Document } from '../tokenize/bm25.js';
-import { chunkDocument, parseIngestDocuments } from '../retrieve/chunk.js';
-import { AddDocumentsOptionsSchema } from '../retrieve/schemas.js';
-import type { AddDocumentsOptions, AddDocumentsResult, ChunkRecord, IngestDocument, SparseVector } from '../retrieve/types.js';
+import { encodeBm25Document, type SparseVector } from '../tokenize/bm25.js';
+import { chunkDocument, parseIngestDocuments } from '../store/chunk.js';
+import { AddDocumentsOptionsSchema, type AddDocumentsOptions, type ChunkRecord, type IngestDocument } from '../store/schemas.js';
+import type { AddDocumentsResult } from '../store/types.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
 import { UpdateResultSchema } from './responses.js';
-import { payloadOf, runBounded, sameRecord, throwIfAborted } from './util.js';
+import { payloadOf, sameRecord } from './util.js';
+import { runBounded, throwIfAborted } from '../base/abort.js';
 import { TENANT_FIELD, scopeFilter, shardKeyOf } from './tenancy.js';
 import type { QdrantPointStruct } from './types.js';
 

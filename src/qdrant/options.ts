@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EmbeddingsSchema, FusionSchema } from '../retrieve/schemas.js';
+import { EmbeddingsSchema, FusionSchema } from '../store/schemas.js';
 import { PAYLOAD_PRESETS } from './presets.js';
 import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from './types.js';
 

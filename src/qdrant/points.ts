@@ -4,13 +4,15 @@
  */
 import { LitmPackError } from '../base/errors.js';
 import { canonicalStringify } from '../base/canonical.js';
-import type { ChunkRecord, SparseVector } from '../retrieve/types.js';
+import type { ChunkRecord } from '../store/schemas.js';
+import type { SparseVector } from '../tokenize/bm25.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
 import { CountResultSchema, UpdateResultSchema } from './responses.js';
 import { TENANT_FIELD, scopeFilter, shardKeyOf } from './tenancy.js';
 import type { QdrantPointStruct } from './types.js';
-import { payloadOf, throwIfAborted } from './util.js';
+import { payloadOf } from './util.js';
+import { throwIfAborted } from '../base/abort.js';
 
 /** A chunk as a store keeps it: its record and vectors (a sparse BM25 vector; a dense one, or null). */
 export interface StoredChunk {

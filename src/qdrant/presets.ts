@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { LitmPackError, describeIssues } from '../base/errors.js';
 import { CandidateSchema, type Candidate } from '../core/schemas.js';
-import { ChunkRecordSchema, chunkToCandidate } from '../retrieve/chunk.js';
-import type { ChunkRecord } from '../retrieve/types.js';
+import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
+import { chunkToCandidate } from '../store/chunk.js';
 
 /**
  * Payload presets: how a point's payload becomes a `Candidate`, for collections litm-pack wrote and for

@@ -1,16 +1,7 @@
 import { LitmPackError } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import type {
-  AddDocumentsOptions,
-  AddDocumentsResult,
-  ChunkRecord,
-  DeleteSourcesResult,
-  GetChunksRequest,
-  IngestDocument,
-  Rankings,
-  SearchRequest,
-  Store,
-} from '../retrieve/types.js';
+import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchRequest } from '../store/schemas.js';
+import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 import { QdrantConnection } from './connection.js';
 import { presetOfCollection, vectorNamesFor } from './detect.js';
 import { add } from './ingest.js';
@@ -30,8 +21,6 @@ import {
 import { rankings, search } from './search.js';
 import type { QdrantClientLike } from './types.js';
 
-export { POINT_ID_NAMESPACE, pointIdForChunk } from './connection.js';
-export type { EnsureCollectionResult } from './manage.js';
 
 /** Where `fromExistingCollection` finds Qdrant: a client, or a url (with its key). */
 export type QdrantConnectionOptions = Pick<QdrantHybridStoreOptions, 'client'> | Pick<QdrantHybridStoreOptions, 'url' | 'apiKey'>;

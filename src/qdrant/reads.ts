@@ -1,13 +1,14 @@
 /**
  * Reading chunks by source, id or filter (no query), and deleting sources.
  */
-import { validateFilter } from '../retrieve/filter.js';
-import { orderChunks, parseDeleteSources, parseGetChunksRequest } from '../retrieve/store-requests.js';
-import type { ChunkRecord, DeleteSourcesResult, GetChunksRequest } from '../retrieve/types.js';
+import { validateFilter } from '../store/filter.js';
+import { orderChunks, parseDeleteSources, parseGetChunksRequest } from '../store/requests.js';
+import type { ChunkRecord, GetChunksRequest } from '../store/schemas.js';
+import type { DeleteSourcesResult } from '../store/types.js';
 import type { QdrantConnection } from './connection.js';
 import { buildChunksFilter, buildSearchFilter } from './requests.js';
 import { FacetResponseSchema, UpdateResultSchema } from './responses.js';
-import { throwIfAborted } from './util.js';
+import { throwIfAborted } from '../base/abort.js';
 import { scopeFilter, shardKeyOf } from './tenancy.js';
 
 /**

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { LitmPackError, isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { encodeBm25Query } from '../tokenize/bm25.js';
-import type { AddDocumentsResult, IngestDocument, SearchMode } from '../retrieve/types.js';
+import type { AddDocumentsResult } from '../store/types.js';
+import type { IngestDocument, SearchMode } from '../store/schemas.js';
 
 /**
  * Zero-downtime reindex through an alias: build a new versioned collection beside the live one, verify it,

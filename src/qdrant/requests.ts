@@ -1,20 +1,14 @@
 import { LitmPackError } from '../base/errors.js';
 import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
-import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter } from '../retrieve/filter.js';
-import type { FieldCondition, Filter, Fusion, MatchValue, SparseVector } from '../retrieve/types.js';
-import type { QdrantCondition, QdrantCreateCollection, QdrantFilter, QdrantPrefetch, QdrantQueryArgs, QdrantQueryBatchArgs, QdrantQueryRequest } from './types.js';
+import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter, type FieldCondition, type Filter, type MatchValue } from '../store/filter.js';
+import type { Fusion } from '../store/schemas.js';
+import type { SparseVector } from '../tokenize/bm25.js';
+import type { VectorNames, QdrantCondition, QdrantCreateCollection, QdrantFilter, QdrantPrefetch, QdrantQueryArgs, QdrantQueryBatchArgs, QdrantQueryRequest } from './types.js';
 
 /**
  * Pure translation from litm-pack's search and collection vocabulary to Qdrant request bodies.
  * No I/O here: every function is unit-tested on its exact output.
  */
-
-/** Vector names as the collection spells them. `''` is Qdrant's unnamed (default) vector. */
-export interface VectorNames {
-  dense: string;
-  /** `null`: the collection has no sparse vector (lexical and hybrid are unsupported). */
-  sparse: string | null;
-}
 
 function asList<T>(value: T | T[] | null | undefined): T[] | undefined {
   if (value === undefined || value === null) return undefined;

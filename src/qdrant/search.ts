@@ -5,21 +5,19 @@
 import { z } from 'zod';
 import { LitmPackError, isLitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import { encodeBm25Query } from '../tokenize/bm25.js';
-import { validateFilter } from '../retrieve/filter.js';
-import type { ScoredId } from '../retrieve/fusion.js';
-import { diversityCandidates, hybridPrefetchLimit } from '../retrieve/memory-store.js';
-import { LIMIT_ALIASES, SearchRequestSchema } from '../retrieve/schemas.js';
-import { toRankedChunks } from '../retrieve/store-requests.js';
-import type { Fusion, Rankings, SearchMode, SearchRequest, SparseVector } from '../retrieve/types.js';
-import { withSearchDegraded } from '../retrieve/types.js';
+import { encodeBm25Query, type SparseVector } from '../tokenize/bm25.js';
+import { validateFilter } from '../store/filter.js';
+import type { ScoredId } from '../store/fusion.js';
+import { diversityCandidates, hybridPrefetchLimit, toRankedChunks } from '../store/requests.js';
+import { LIMIT_ALIASES, SearchRequestSchema, type Fusion, type SearchMode, type SearchRequest } from '../store/schemas.js';
+import { type Rankings, withSearchDegraded } from '../store/types.js';
 import type { QdrantConnection } from './connection.js';
 import { fitVectors } from './detect.js';
-import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput, type VectorNames } from './requests.js';
+import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
 import { QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
-import { throwIfAborted } from './util.js';
+import { throwIfAborted } from '../base/abort.js';
 import { scopeFilter } from './tenancy.js';
-import type { QdrantFilter } from './types.js';
+import type { QdrantFilter, VectorNames } from './types.js';
 
 /** What `search` and `rankings` share after validation (`#prepareSearch`). */
 interface PreparedSearch {

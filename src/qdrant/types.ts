@@ -66,3 +66,10 @@ export const QDRANT_CLIENT_METHODS = [
   'createShardKey',
   'deleteShardKey',
 ] as const satisfies readonly (keyof QdrantClientLike)[];
+
+/** Vector names as the collection spells them. `''` is Qdrant's unnamed (default) vector. */
+export interface VectorNames {
+  dense: string;
+  /** `null`: the collection has no sparse vector (lexical and hybrid are unsupported). */
+  sparse: string | null;
+}

@@ -1,9 +1,6 @@
 import { canonicalStringify } from '../base/canonical.js';
-import type { ChunkRecord } from '../retrieve/types.js';
+import type { ChunkRecord } from '../store/schemas.js';
 
-// Small helpers of the Qdrant store.
-
-export { runBounded, throwIfAborted } from '../base/abort.js';
 
 /** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
 export function payloadOf(record: ChunkRecord): Record<string, unknown> {

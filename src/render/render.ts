@@ -2,7 +2,6 @@ import type { BlockProvenance, HeaderStyle, ItemRole, PackFormat } from './forma
 import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
 import { locatorParts } from './locator.js';
 
-export { escapeBody, oneLine, quoteField } from './escape.js';
 
 /** What a rendered block shows: its marker, its provenance and its (already cut) body. */
 export interface BlockInput {

@@ -4,9 +4,9 @@
  * answers every route sends (a pack in a format, an error body).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { packJson } from '../core/pack.js';
+import { packJson } from '../core/finish.js';
 import type { Pack } from '../core/schemas.js';
-import type { SearchMode } from '../retrieve/types.js';
+import type { SearchMode } from '../store/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
 import type { ErrorBody } from '../service/errors.js';
 import type { ServiceContext } from '../service/service.js';

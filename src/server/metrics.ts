@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LitmPackError } from '../base/errors.js';
-import type { Store } from '../retrieve/types.js';
+import type { Store } from '../store/types.js';
 import { LOOPBACK_NAMES } from './guard.js';
 import type { RequestLogLine } from './options.js';
 

@@ -1,9 +1,10 @@
 /** The HTTP API's options (validated once, at createServer), its request log line and its sink. */
+import { StoreSchema } from '../store/types.js';
 import { z } from 'zod';
 import { LitmPackError } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema, StoreSchema } from '../retrieve/schemas.js';
+import { EmbeddingsSchema } from '../store/schemas.js';
 import type { ServiceLimitsInput } from '../service/limits.js';
 import { ApiKeys } from './auth.js';
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pack } from '../core/schemas.js';
-import type { SearchMode } from '../retrieve/types.js';
+import type { SearchMode } from '../store/schemas.js';
 import type { PackKind, RequestState } from './context.js';
 import type { LogSink, RequestLogLine } from './options.js';
 

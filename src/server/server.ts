@@ -14,20 +14,16 @@ import { ArrivalQueue } from './arrival-queue.js';
 import { ApiKeys } from './auth.js';
 import type { RequestState, ServerContext } from './context.js';
 
-export type { RequestState } from './context.js';
 import { installGuard } from './guard.js';
 import { httpSchemas } from './http-requests.js';
-import { ServerOptionsSchema, exposureProblem, type ServerOptions } from './options.js';
+import { ServerOptionsSchema, exposureProblem, type ServerOptions, isLoopback } from './options.js';
 import { ServerMetrics, listenMetrics, metricsRoute } from './metrics.js';
-import { isLoopback } from './options.js';
 import { installRequestObservers, logWriter, type RequestObserver } from './request-log.js';
 import { installRequestSpans } from './request-spans.js';
 import { inspectRoutes } from './routes/inspect.js';
 import { metaRoutes } from './routes/meta.js';
 import { packRoutes } from './routes/packs.js';
 
-export { DEFAULT_BODY_LIMIT, ServerOptionsSchema } from './options.js';
-export type { LogSink, RequestLogLine, ServerOptions } from './options.js';
 
 /**
  * Builds the HTTP API (not listening yet: call `listen`, or use `startServer`). Use `app.inject()` to call

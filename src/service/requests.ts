@@ -5,9 +5,8 @@
  */
 import { z } from 'zod';
 import { CandidateSchema, DEFAULT_HEADER, EncodingSchema, FormatSchema, HeaderSchema, OrderSchema } from '../core/schemas.js';
-import { SEARCH_MODES } from '../retrieve/schemas.js';
+import { SEARCH_MODES } from '../store/schemas.js';
 
-export { SEARCH_MODES } from '../retrieve/schemas.js';
 import { VerifiableCitationSchema, VerifiablePackSchema } from '../verify/verify.js';
 import type { ServiceLimits } from './limits.js';
 

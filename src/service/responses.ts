@@ -1,6 +1,6 @@
 /** What the services answer, as zod schemas: the MCP tools' output schemas and the OpenAPI document use them. */
 import { z } from 'zod';
-import { SearchModeSchema } from '../retrieve/schemas.js';
+import { SearchModeSchema } from '../store/schemas.js';
 import { LocatorSchema, SpanSchema } from '../core/schemas.js';
 import { CitationCheckSchema } from '../verify/verify.js';
 

@@ -11,8 +11,8 @@
  * The document's text is the file's text, so spans and lines are the file's own.
  */
 import { createRequire } from 'node:module';
-import { lineOf, lineStarts } from '../retrieve/regions.js';
-import type { IngestDocument, Region } from '../retrieve/schemas.js';
+import { lineOf, lineStarts } from '../store/regions.js';
+import type { IngestDocument, Region } from '../store/schemas.js';
 import { fileTitle, isMissingModule, reasonOf } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { decodeText, notText } from './text.js';

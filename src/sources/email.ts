@@ -13,7 +13,7 @@
 import { extname } from 'node:path';
 import { sha256Hex } from '../base/canonical.js';
 import { TimestampSchema } from '../core/schemas.js';
-import type { IngestDocument } from '../retrieve/schemas.js';
+import type { IngestDocument } from '../store/schemas.js';
 import { reasonOf, versionOfBytes } from './common.js';
 import { htmlDocument } from './html.js';
 import { DEFAULT_LOAD_LIMITS } from './limits.js';

@@ -8,7 +8,7 @@
  * read where they match; the rest of the metadata is kept.
  */
 import { LitmPackError } from '../base/errors.js';
-import type { IngestDocument, Region } from '../retrieve/schemas.js';
+import type { IngestDocument, Region } from '../store/schemas.js';
 
 /** A LangChain `Document` (or anything of its shape). */
 export interface LangChainDocumentLike {

@@ -7,7 +7,7 @@
  */
 import type { DefaultTreeAdapterMap } from 'parse5';
 import { sha256Hex } from '../base/canonical.js';
-import type { IngestDocument, Region } from '../retrieve/schemas.js';
+import type { IngestDocument, Region } from '../store/schemas.js';
 import { fileTitle } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { decodeText, notText } from './text.js';

@@ -11,8 +11,8 @@ import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node
 import { z } from 'zod';
 import { AbortSignalSchema, throwIfAborted } from '../base/abort.js';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
-import { parseIngestDocuments } from '../retrieve/chunk.js';
-import type { IngestDocument } from '../retrieve/schemas.js';
+import { parseIngestDocuments } from '../store/chunk.js';
+import type { IngestDocument } from '../store/schemas.js';
 import { codeLoader } from './code.js';
 import { emailLoader } from './email.js';
 import { htmlLoader } from './html.js';
@@ -32,7 +32,6 @@ export function defaultLoaders(): Loader[] {
   return [markdownLoader, textLoader, htmlLoader, pdfLoader, codeLoader, emailLoader, transcriptLoader, recordsLoader()];
 }
 
-export { DEFAULT_LOAD_LIMITS } from './limits.js';
 
 /** Something a file was read without: a message left out, pages past the limit. */
 export interface LoadWarning {

@@ -4,7 +4,7 @@
  * may give many, a message with attachments several) or says why it skips the file. Users add their own
  * loaders beside the built-in ones.
  */
-import type { IngestDocument } from '../retrieve/schemas.js';
+import type { IngestDocument } from '../store/schemas.js';
 
 /** One file, as a loader receives it. */
 export interface LoaderInput {

@@ -5,7 +5,7 @@
  * text layer (scanned images) and one pdf.js cannot open (truncated, not a PDF) are skipped with the reason;
  * pages past `maxPages` are left out with a warning.
  */
-import type { Region } from '../retrieve/schemas.js';
+import type { Region } from '../store/schemas.js';
 import { fileTitle, isMissingModule, missingLibrary, reasonOf, versionOfBytes } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { DEFAULT_LOAD_LIMITS } from './limits.js';

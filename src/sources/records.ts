@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { TimestampSchema } from '../core/schemas.js';
-import type { IngestDocument } from '../retrieve/schemas.js';
+import type { IngestDocument } from '../store/schemas.js';
 import { versionOfBytes } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { decodeText, notText } from './text.js';

@@ -5,7 +5,7 @@
  */
 import { basename } from 'node:path';
 import { sha256Hex } from '../base/canonical.js';
-import type { IngestDocument } from '../retrieve/schemas.js';
+import type { IngestDocument } from '../store/schemas.js';
 import { readFrontMatter, type FrontMatter } from './front-matter.js';
 import type { Loader, LoaderInput, LoaderResult } from './loader.js';
 

@@ -9,7 +9,7 @@
  * nothing else) is less code than adapting a parser's cue objects; the WebVTT parsers on npm also cover
  * styling and regions that ingest has no use for, and those that read SRT as well are stream-based.
  */
-import type { IngestDocument, Region } from '../retrieve/schemas.js';
+import type { IngestDocument, Region } from '../store/schemas.js';
 import { fileTitle, versionOfBytes } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { decodeText, notText } from './text.js';

@@ -12,8 +12,8 @@ import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { LitmPackError } from '../base/errors.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/schemas.js';
-import type { AddDocumentsResult, DeleteSourcesResult, IngestDocument, Store } from '../retrieve/types.js';
+import { GET_CHUNKS_MAX_LIMIT, type IngestDocument } from '../store/schemas.js';
+import type { AddDocumentsResult, DeleteSourcesResult, Store } from '../store/types.js';
 import { defaultLoaders, loadDocuments, sourceIdOf, type LoadDocumentsOptions, type LoadWarning, type SkippedFile } from './load.js';
 
 /** Runs one batch's change of the store, e.g. `(change) => MemoryHybridStore.update(file, change)`. */

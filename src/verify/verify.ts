@@ -3,15 +3,14 @@
  * A citation pins a source, a version, a span and the sha256 of the cited text; the store keeps the
  * current chunk texts with their spans, which is all the check needs (no history of old versions).
  */
+import { StoreSchema } from '../store/types.js';
 import { z } from 'zod';
 import { sha256Hex } from '../base/canonical.js';
 import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { CitationSchema, PACK_SCHEMA_ID, SpanSchema, type Span } from '../core/schemas.js';
 import { normalizeText, shingleHashes, sharedCount } from '../core/text.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../retrieve/store-requests.js';
-import type { ChunkRecord } from '../retrieve/types.js';
+import { GET_CHUNKS_MAX_LIMIT, type ChunkRecord, PrincipalsSchema } from '../store/schemas.js';
 import { AbortSignalSchema, runBounded } from '../base/abort.js';
-import { PrincipalsSchema, StoreSchema } from '../retrieve/schemas.js';
 
 export const CitationStatusSchema = z.enum(['current', 'moved', 'changed', 'missing']);
 /**

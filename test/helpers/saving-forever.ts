@@ -1,8 +1,8 @@
 // Saves a large store file over and over, so a test can kill it in the middle of a save.
 //   node --import tsx test/helpers/saving-forever.ts STORE
 import { sha256Hex } from '../../src/base/canonical.js';
-import { writeStoreFile, type StoreFileContents } from '../../src/retrieve/memory-file.js';
-import type { ChunkRecord } from '../../src/retrieve/types.js';
+import { writeStoreFile, type StoreFileContents } from '../../src/memory/file.js';
+import type { ChunkRecord } from '../../src/store/schemas.js';
 
 const [path] = process.argv.slice(2) as [string];
 const text = 'lorem ipsum dolor sit amet '.repeat(1_200_000);

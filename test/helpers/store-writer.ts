@@ -1,8 +1,8 @@
 // A writer process for the store lock tests: one `MemoryHybridStore.update` of a store file, adding a source.
 //   node --import tsx test/helpers/store-writer.ts STORE SOURCE_ID HOLD_MS WAIT_MS [exit|throw|signal]
 // Prints "locked" when its change starts, then one JSON line: { ok } or the error's { code, name, holder }.
-import { MemoryHybridStore } from '../../src/retrieve/memory-store.js';
-import { StoreLockedError } from '../../src/retrieve/store-lock.js';
+import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
+import { StoreLockedError } from '../../src/memory/lock.js';
 
 const [storePath, sourceId, holdMs, waitMs, mode] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,6 @@
 // The corpus of test/fixtures/memory-store-v1.json: a store file written by litm-pack before the columnar store
 // (format litm-pack/memory-store@1, commit 130c00b) with `FakeEmbeddings({ dimension: 8 })` and FIXED_NOW.
-import type { IngestDocument } from '../../src/retrieve/types.js';
+import type { IngestDocument } from '../../src/store/schemas.js';
 
 export const V1_NOW = () => new Date('2024-05-01T12:00:00.000Z');
 

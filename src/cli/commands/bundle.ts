@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Store } from '../../retrieve/types.js';
+import type { Store } from '../../store/types.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveBundle } from '../../service/service.js';

@@ -1,7 +1,7 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { LitmPackError } from '../../base/errors.js';
-import { count } from './ingest.js';
+import { count } from '../terminal.js';
 import { DEFAULT_STORE, integer } from '../options.js';
 import { qdrantTarget, storeFile } from '../stores.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { join } from 'node:path';
 import { LitmPackError } from '../../base/errors.js';
 import type { Pack } from '../../core/schemas.js';
-import { MemoryHybridStore } from '../../retrieve/memory-store.js';
+import { MemoryHybridStore } from '../../memory/memory-hybrid-store.js';
 import { packageRoot } from '../../service/version.js';
 import { printPack } from '../io.js';
 import { packOptions, type RetrieveFlags } from '../options.js';

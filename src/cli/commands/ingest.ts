@@ -1,17 +1,18 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import { isLitmPackError, LitmPackError } from '../../base/errors.js';
-import { MemoryHybridStore } from '../../retrieve/memory-store.js';
-import type { DeleteSourcesResult, EmbeddingsLike, IngestDocument, Store } from '../../retrieve/types.js';
+import { MemoryHybridStore } from '../../memory/memory-hybrid-store.js';
+import type { DeleteSourcesResult, Store } from '../../store/types.js';
+import type { EmbeddingsLike } from '../../store/embeddings.js';
+import type { IngestDocument } from '../../store/schemas.js';
 import { defaultLoaders, describeSkipped, loadDocuments, sourceScope, type LoadWarning, type SkippedFile } from '../../sources/load.js';
 import { recordsLoader, type RecordsMapping } from '../../sources/records.js';
 import { watchDocuments, type WatchBatch } from '../../sources/watch.js';
 import { warn } from '../io.js';
-import { visible, visibleLine } from '../terminal.js';
+import { visible, visibleLine, count } from '../terminal.js';
 import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
-import { openQdrant, storeFile, updateStore } from '../stores.js';
-import { listSourceIds } from './remove.js';
+import { listSourceIds, openQdrant, storeFile, updateStore } from '../stores.js';
 
 export interface IngestFlags extends EmbeddingsFlags {
   store: string;
@@ -69,11 +70,6 @@ function loadOptionsFor(flags: ReadFlags) {
 /** One warning line per file read in part. */
 export function partialWarning(warning: LoadWarning): string {
   return `read ${warning.path} in part: ${warning.message}`;
-}
-
-/** "1 file", "2 files". */
-export function count(n: number, noun: string, plural = `${noun}s`): string {
-  return `${n} ${n === 1 ? noun : plural}`;
 }
 
 /** One warning line per skipped file. */

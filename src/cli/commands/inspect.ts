@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { LitmPackError } from '../../base/errors.js';
-import { readPackRun, renderGoldenSetReport, renderPackReport } from '../../inspect/index.js';
+import { readPackRun } from '../../inspect/schema.js';
+import { renderGoldenSetReport } from '../../inspect/golden-report.js';
+import { renderPackReport } from '../../inspect/pack-report.js';
 import { readStdin, readUserFile } from '../io.js';
 
 interface InspectFlags {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { LitmPackError } from '../../base/errors.js';
-import { packJson } from '../../core/pack.js';
+import { packJson } from '../../core/finish.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { emptyContextHint } from '../../service/hints.js';

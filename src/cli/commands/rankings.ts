@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { RankedChunk, Rankings } from '../../retrieve/types.js';
-import { SEARCH_MODES } from '../../retrieve/schemas.js';
+import type { RankedChunk, Rankings } from '../../store/types.js';
+import { SEARCH_MODES } from '../../store/schemas.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveRankings } from '../../service/service.js';

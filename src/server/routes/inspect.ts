@@ -1,6 +1,7 @@
 /** `GET /inspect` (the HTML report of a bundle for /api/bundle's parameters) and `POST /inspect` (of a pack sent as the body). */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { REPORT_CSP, renderPackReport } from '../../inspect/index.js';
+import { REPORT_CSP } from '../../inspect/page.js';
+import { renderPackReport } from '../../inspect/pack-report.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBundle } from '../../service/service.js';
 import { recordPack, type ServerContext } from '../context.js';

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { withTimeout } from '../../refine/contain.js';
-import type { Store } from '../../retrieve/types.js';
+import type { Store } from '../../store/types.js';
 import { errorAnswer } from '../../service/errors.js';
 import { packageVersion } from '../../service/version.js';
 import type { ServerContext } from '../context.js';

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidInput } from '../../base/errors.js';
-import { packJson } from '../../core/pack.js';
+import { packJson } from '../../core/finish.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBriefing, serveBundle, servePack, serveRankings, serveVerify } from '../../service/service.js';
 import { recordPack, sendPack, type ServerContext } from '../context.js';

@@ -17,9 +17,9 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { LitmPackError, describeIssues } from '../base/errors.js';
-import { ChunkRecordSchema, type ChunkRecord } from './schemas.js';
-import { pidRunning } from './store-lock.js';
-import type { SparseVector } from './types.js';
+import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
+import { pidRunning } from './lock.js';
+import type { SparseVector } from '../tokenize/bm25.js';
 
 /** The schema this version writes. */
 export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@2' as const;

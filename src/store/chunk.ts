@@ -8,7 +8,6 @@ import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import { regionRanges, type RegionPiece } from './regions.js';
 import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';
 
-export { ChunkRecordSchema, IngestDocumentSchema } from './schemas.js';
 
 export const DEFAULT_CHUNK_TOKENS = 256;
 

@@ -9,8 +9,6 @@ import { AbortSignalSchema } from '../base/abort.js';
 import { GetChunksRequestSchema, type ChunkRecord, type GetChunksRequest, type ParsedGetChunksRequest } from './schemas.js';
 import type { RankedChunk } from './types.js';
 
-export { GET_CHUNKS_DEFAULT_LIMIT, GET_CHUNKS_MAX_LIMIT, GetChunksRequestSchema } from './schemas.js';
-export type { ParsedGetChunksRequest } from './schemas.js';
 
 
 export function parseGetChunksRequest(request: GetChunksRequest): ParsedGetChunksRequest {
@@ -62,4 +60,18 @@ export function toRankedChunks(
     .sort(compareScored)
     .slice(0, limit)
     .map(({ id, score }, index) => ({ id, sourceId: sourceIdOf(id), score, position: index + 1 }));
+}
+
+/**
+ * How many candidates MMR chooses from (Qdrant's `candidates_limit`): the hybrid prefetch size, so more than
+ * `limit` (both stores use it).
+ */
+export function diversityCandidates(limit: number, configured?: number): number {
+  return Math.max(limit + 1, hybridPrefetchLimit(limit, configured));
+}
+
+
+/** The prefetch size each arm of a hybrid query gets (both stores send the same). */
+export function hybridPrefetchLimit(limit: number, configured?: number): number {
+  return Math.max(limit, configured ?? Math.max(limit * 4, 50));
 }

@@ -1,4 +1,4 @@
-import { compareScored, type ScoredId } from './fusion.js';
+import { compareScored, type ScoredId } from '../store/fusion.js';
 
 /**
  * Vector maths behind `MemoryHybridStore`: dense vectors are Float32 with their norm computed once, stored per

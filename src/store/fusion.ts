@@ -166,7 +166,6 @@ export function sharesTerm(query: SparseVectorLike, doc: SparseVectorLike): bool
   return false;
 }
 
-export { cosineSimilarity } from '../base/vectors.js';
 
 function sortedEntries(scores: Map<string, number>): ScoredId[] {
   return [...scores].map(([id, score]) => ({ id, score })).sort(compareScored);

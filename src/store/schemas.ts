@@ -8,7 +8,7 @@ import { AbortSignalSchema } from '../base/abort.js';
 import { BoundedMetadataSchema } from '../base/metadata.js';
 import { LocatorSchema, TimestampSchema } from '../core/schemas.js';
 import { isLangChainEmbeddings, isLlamaIndexEmbedding, toEmbeddingsLike, type EmbeddingsInput } from './embeddings.js';
-import type { Filter, Store } from './types.js';
+import type { Filter } from './filter.js';
 
 /** `hybrid` (dense + BM25 fused), `dense` or `lexical` (BM25). */
 export const SEARCH_MODES = ['hybrid', 'dense', 'lexical'] as const;
@@ -118,12 +118,6 @@ export const AddDocumentsOptionsSchema = z.strictObject({
   signal: AbortSignalSchema.optional(),
 });
 export type AddDocumentsOptions = z.input<typeof AddDocumentsOptionsSchema>;
-
-/** A `Store` option: anything with a search(request) method. */
-export const StoreSchema = z.custom<Store>(
-  (value) => typeof value === 'object' && value !== null && typeof (value as { search?: unknown }).search === 'function',
-  { message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore or QdrantHybridStore' },
-);
 
 // ---------------------------------------------------------------------------------------------
 // Documents in, chunks kept

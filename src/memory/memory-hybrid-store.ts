@@ -2,42 +2,26 @@ import { canonicalize, canonicalStringify } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import { encodeBm25Document, encodeBm25Query } from '../tokenize/bm25.js';
-import { embeddingModelName } from './embeddings.js';
-import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocuments } from './chunk.js';
-import { matchesFilter, validateFilter, type EngineFilter } from './filter.js';
-import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from './fusion.js';
-import { maximalMarginalRelevance } from './mmr.js';
+import { encodeBm25Document, encodeBm25Query, type SparseVector } from '../tokenize/bm25.js';
+import { embeddingModelName, type EmbeddingsLike } from '../store/embeddings.js';
+import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocuments } from '../store/chunk.js';
+import { matchesFilter, validateFilter, type EngineFilter } from '../store/filter.js';
+import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from '../store/fusion.js';
+import { maximalMarginalRelevance } from '../store/mmr.js';
 import { AclClasses } from './acl-classes.js';
-import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './memory-index.js';
-import { Segment, type NewRow } from './memory-segment.js';
-import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './memory-snapshot.js';
-import { orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from './store-requests.js';
-import type {
-  AddDocumentsOptions,
-  AddDocumentsResult,
-  ChunkRecord,
-  DeleteSourcesResult,
-  EmbeddingsLike,
-  Fusion,
-  GetChunksRequest,
-  IngestDocument,
-  Rankings,
-  SearchMode,
-  SearchRequest,
-  SparseVector,
-  Store,
-} from './types.js';
+import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './vectors.js';
+import { Segment, type NewRow } from './segment.js';
+import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './snapshot.js';
+import { diversityCandidates, hybridPrefetchLimit, orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../store/requests.js';
+import { type AddDocumentsOptions, type ChunkRecord, type Fusion, type GetChunksRequest, type IngestDocument, type SearchMode, type SearchRequest, AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from '../store/schemas.js';
+import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
-import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './memory-file.js';
-import { withStoreLock, type StoreLockOptions } from './store-lock.js';
+import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './file.js';
+import { withStoreLock, type StoreLockOptions } from './lock.js';
 import { stat } from 'node:fs/promises';
-import { AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
-export { EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from './schemas.js';
 
-export { MEMORY_STORE_SCHEMA } from './memory-file.js';
 
 
 export const MemoryHybridStoreOptionsSchema = z.strictObject({
@@ -71,20 +55,6 @@ export type MemoryStoreUpdateOptions = MemoryHybridStoreOptions &
     create?: boolean;
   };
 
-
-/**
- * How many candidates MMR chooses from (Qdrant's `candidates_limit`): the hybrid prefetch size, so more than
- * `limit` (both stores use it).
- */
-export function diversityCandidates(limit: number, configured?: number): number {
-  return Math.max(limit + 1, hybridPrefetchLimit(limit, configured));
-}
-
-
-/** The prefetch size each arm of a hybrid query gets (both stores send the same). */
-export function hybridPrefetchLimit(limit: number, configured?: number): number {
-  return Math.max(limit, configured ?? Math.max(limit * 4, 50));
-}
 
 /** A search's arms before they become candidates or rankings (`null`: the arm did not run). */
 interface RankedArms {

@@ -1,9 +1,9 @@
 /**
  * A segment of the embedded store: a batch of chunks that never changes once built. Writes add a new segment
- * and mark rows of older ones dead in a new snapshot (memory-snapshot.ts); small segments are merged into
+ * and mark rows of older ones dead in a new snapshot (snapshot.ts); small segments are merged into
  * bigger ones. Immutability is what lets a reader keep the snapshot it started on while writes go on.
  *
- * Chunks are stored in columns, not as an object each, all in one memory per segment (memory-index.ts): texts as
+ * Chunks are stored in columns, not as an object each, all in one memory per segment (vectors.ts): texts as
  * UTF-8, hashes as bytes, spans and token counts as integers, vectors f32 and int8, ids and sources as sorted
  * indexes, postings in packed arrays. What a document gives all its chunks (version, title, section path,
  * metadata...) is interned once per segment. Records are rebuilt from the columns when a read returns them.
@@ -15,8 +15,9 @@ import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
-import { Layout, SegmentMemory, VectorBlock, type DenseVector, type VectorPlan } from './memory-index.js';
-import type { ChunkRecord, SparseVector } from './types.js';
+import { Layout, SegmentMemory, VectorBlock, type DenseVector, type VectorPlan } from './vectors.js';
+import type { ChunkRecord } from '../store/schemas.js';
+import type { SparseVector } from '../tokenize/bm25.js';
 
 /**
  * Texts decoded lately, by segment and row, across all segments (at most this many characters: the texts a

@@ -1,5 +1,10 @@
 import { LitmPackError } from '../base/errors.js';
-import type { EmbeddingsLike } from './types.js';
+
+/** The subset of LangChain's `EmbeddingsInterface` litm-pack needs (any LangChain embeddings object fits). */
+export interface EmbeddingsLike {
+  embedQuery(text: string): Promise<number[]>;
+  embedDocuments(texts: string[]): Promise<number[][]>;
+}
 
 /**
  * The model an embeddings object says it runs, when it says so: `model` (LangChain's OpenAI and most

@@ -1,39 +1,8 @@
+import { z } from 'zod';
 import type { Candidate, Degraded } from '../core/schemas.js';
 import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchMode, SearchRequest } from './schemas.js';
 
-export type {
-  Principals,
-  AddDocumentsOptions,
-  ChunkRecord,
-  Region,
-  Fusion,
-  GetChunksRequest,
-  IngestDocument,
-  SearchMode,
-  SearchRequest,
-} from './schemas.js';
 
-export type { SparseVector } from '../tokenize/bm25.js';
-
-/** The subset of LangChain's `EmbeddingsInterface` litm-pack needs (any LangChain embeddings object fits). */
-export interface EmbeddingsLike {
-  embedQuery(text: string): Promise<number[]>;
-  embedDocuments(texts: string[]): Promise<number[][]>;
-}
-
-// The filter language: the subset of Qdrant's JSON filter both stores implement, spelled as Qdrant spells it.
-export type MatchValue = string | number | boolean;
-export interface FieldCondition {
-  key: string;
-  match?: { value: MatchValue } | { any: MatchValue[] } | { except: MatchValue[] };
-  range?: { gt?: number; gte?: number; lt?: number; lte?: number };
-}
-export type Condition = FieldCondition | Filter;
-export interface Filter {
-  must?: Condition | Condition[];
-  should?: Condition | Condition[];
-  must_not?: Condition | Condition[];
-}
 
 /** One entry of an arm's raw ranking. */
 export interface RankedChunk {
@@ -102,3 +71,8 @@ export interface Store {
   rankings?(request: SearchRequest): Promise<Rankings>;
 }
 
+/** A `Store` option: anything with a search(request) method. */
+export const StoreSchema = z.custom<Store>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as { search?: unknown }).search === 'function',
+  { message: 'store must be a Store (an object with a search(request) method), e.g. a MemoryHybridStore or QdrantHybridStore' },
+);

@@ -1,17 +1,18 @@
 /**
- * One version of the embedded store's contents: immutable segments (memory-segment.ts), each with the rows
+ * One version of the embedded store's contents: immutable segments (segment.ts), each with the rows
  * that are dead in this version. A write builds the next snapshot (new rows in a new segment, removed ones
  * marked dead in copies of the affected parts' marks) and the store swaps it in at once; a reader takes the
  * current snapshot when it starts and reads that one to the end, whatever writes complete meanwhile.
  *
  * Rows are numbered by slot across the snapshot: the rows of part 0 first, then part 1's, and so on.
  */
-import { matchesFilter, type EngineFilter } from './filter.js';
-import type { ScoredId } from './fusion.js';
+import { matchesFilter, type EngineFilter } from '../store/filter.js';
+import type { ScoredId } from '../store/fusion.js';
 import type { AclClasses } from './acl-classes.js';
-import { LargestK, TopK, cosineFromDot, denseCosine, quantizeQuery, type DenseQuery, type DenseVector } from './memory-index.js';
-import { Segment, type NewRow } from './memory-segment.js';
-import type { ChunkRecord, SparseVector } from './types.js';
+import { LargestK, TopK, cosineFromDot, denseCosine, quantizeQuery, type DenseQuery, type DenseVector } from './vectors.js';
+import { Segment, type NewRow } from './segment.js';
+import type { ChunkRecord } from '../store/schemas.js';
+import type { SparseVector } from '../tokenize/bm25.js';
 
 const f32 = Math.fround;
 

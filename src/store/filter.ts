@@ -1,5 +1,18 @@
 import { LitmPackError } from '../base/errors.js';
-import type { FieldCondition, Filter, MatchValue } from './types.js';
+
+// The filter language: the subset of Qdrant's JSON filter both stores implement, spelled as Qdrant spells it.
+export type MatchValue = string | number | boolean;
+export interface FieldCondition {
+  key: string;
+  match?: { value: MatchValue } | { any: MatchValue[] } | { except: MatchValue[] };
+  range?: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+export type Condition = FieldCondition | Filter;
+export interface Filter {
+  must?: Condition | Condition[];
+  should?: Condition | Condition[];
+  must_not?: Condition | Condition[];
+}
 
 /**
  * The filter language both stores accept: the subset of Qdrant's JSON filter spelled exactly as Qdrant

@@ -8,19 +8,10 @@
 import { stat } from 'node:fs/promises';
 import { LitmPackError, isLitmPackError } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
-import { MemoryHybridStore, type MemoryHybridStoreOptions, type SourceInfo } from './memory-store.js';
-import { withStoreLock, type StoreLockOptions } from './store-lock.js';
-import type {
-  AddDocumentsOptions,
-  AddDocumentsResult,
-  ChunkRecord,
-  DeleteSourcesResult,
-  GetChunksRequest,
-  IngestDocument,
-  Rankings,
-  SearchRequest,
-  Store,
-} from './types.js';
+import { MemoryHybridStore, type MemoryHybridStoreOptions, type SourceInfo } from './memory-hybrid-store.js';
+import { withStoreLock, type StoreLockOptions } from './lock.js';
+import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchRequest } from '../store/schemas.js';
+import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 
 export interface ReloadingStoreOptions extends MemoryHybridStoreOptions {
   /**
