@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import semver from 'semver';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 
 const exec = promisify(execFile);
@@ -136,6 +137,32 @@ describe('the installed tarball at run time', () => {
       for (const file of ours) expect(existsSync(file), file).toBe(true);
     }
     expect(existsSync(join(installed, 'test'))).toBe(false);
+  });
+});
+
+describe('installing the tarball on the oldest supported Node', () => {
+  /** Every package.json under node_modules (scoped and nested included). */
+  async function manifests(dir: string): Promise<{ name: string; version: string; engines?: { node?: string } }[]> {
+    const found: { name: string; version: string; engines?: { node?: string } }[] = [];
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.name.startsWith('@')) {
+        found.push(...(await manifests(path)));
+        continue;
+      }
+      if (existsSync(join(path, 'package.json'))) found.push(JSON.parse(await readFile(join(path, 'package.json'), 'utf8')));
+      if (existsSync(join(path, 'node_modules'))) found.push(...(await manifests(join(path, 'node_modules'))));
+    }
+    return found;
+  }
+
+  it('prints no engine warning, and every installed package accepts this Node', async () => {
+    expect(inject('consumerInstallLog')).not.toMatch(/EBADENGINE|Unsupported engine/u);
+    const refused = (await manifests(join(project, 'node_modules')))
+      .filter((m) => typeof m.engines?.node === 'string' && !semver.satisfies(process.version, m.engines.node, { includePrerelease: true }))
+      .map((m) => `${m.name}@${m.version} wants node ${m.engines?.node}`);
+    expect(refused).toEqual([]);
   });
 });
 

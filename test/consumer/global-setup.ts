@@ -10,6 +10,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** A temporary project with the packed tarball and the framework peers installed. */
     consumerDir: string;
+    /** What `npm install` of the tarball printed on stderr (warnings included). */
+    consumerInstallLog: string;
   }
 }
 
@@ -42,8 +44,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await run(process.execPath, ['-e', `require('node:fs').mkdirSync(${JSON.stringify(consumer)})`]);
   await writeFile(join(consumer, 'package.json'), `${JSON.stringify({ name: 'litm-consumer', private: true, type: 'module' }, null, 2)}\n`);
   const peers = await Promise.all(PEERS.map(async (name) => `${name}@${await installedVersion(name)}`));
-  await run(npm, ['install', '--prefer-offline', ...quiet, tarball, ...peers], { ...options, cwd: consumer });
+  // Warnings are kept (an engine warning is what a user on the oldest supported Node would see).
+  const installed = await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball, ...peers], { ...options, cwd: consumer });
 
   project.provide('consumerDir', consumer);
+  project.provide('consumerInstallLog', installed.stderr);
   return () => rm(dir, { recursive: true, force: true });
 }
