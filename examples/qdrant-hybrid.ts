@@ -2,7 +2,7 @@
  * Hybrid retrieval from Qdrant, packed: ingest examples/corpus into a collection, then one hybrid query
  * (dense + BM25 prefetches fused on the server, in one request) packed into a cited bundle.
  *
- *   docker compose up -d
+ *   docker compose -f docker-compose.qdrant.yml up -d
  *   QDRANT_URL=http://localhost:6333 npx tsx examples/qdrant-hybrid.ts ["your question"]
  *
  * The dense side uses a small deterministic hashing embedder so the example runs offline; pass any
@@ -18,7 +18,7 @@ import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
 
 const url = process.env.QDRANT_URL;
 if (!url) {
-  console.error('Set QDRANT_URL (e.g. http://localhost:6333 after `docker compose up -d`).');
+  console.error('Set QDRANT_URL (e.g. http://localhost:6333 after `docker compose -f docker-compose.qdrant.yml up -d`).');
   process.exit(2);
 }
 

@@ -20,7 +20,7 @@ function enginePython(): string {
 }
 
 /**
- * QDRANT_URL when set (a real server, e.g. `docker compose up`), else the repository's test engine
+ * QDRANT_URL when set (a real server, e.g. `docker compose -f docker-compose.qdrant.yml up -d`), else the repository's test engine
  * (test/qdrant/engine/server.py, the Qdrant engine in-process through qdrant-edge-py; set up by
  * scripts/setup-qdrant-engine.sh). Resolves to null, with the reason on stderr, when neither is available.
  */

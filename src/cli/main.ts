@@ -10,6 +10,7 @@ import { registerBundle } from './commands/bundle.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerKeys } from './commands/keys.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
@@ -90,6 +91,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerMcp(program);
   registerCopy(program);
+  registerKeys(program);
   return program;
 }
 

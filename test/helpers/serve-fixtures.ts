@@ -112,10 +112,12 @@ const ROOT = resolve(import.meta.dirname, '../..');
  */
 export async function spawnServe(
   args: string[],
-  options: { listening?: RegExp; timeoutMs?: number } = {},
+  options: { listening?: RegExp; timeoutMs?: number; env?: Record<string, string | undefined> } = {},
 ): Promise<ServeProcess> {
   const listening = options.listening ?? /on (http:\/\/127\.0\.0\.1:\d+)/;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, ...options.env };
+  for (const [key, value] of Object.entries(options.env ?? {})) if (value === undefined) delete env[key];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
