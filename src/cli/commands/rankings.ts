@@ -4,7 +4,7 @@ import { SEARCH_MODES } from '../../store/schemas.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveRankings } from '../../service/service.js';
-import { jsonFilter, list, numeric, principalsFrom, serviceRequest, storeOption, type RetrieveFlags } from '../options.js';
+import { embeddingsFrom, embeddingsOptions, jsonFilter, list, numeric, principalsFrom, serviceRequest, storeOption, type RetrieveFlags } from '../options.js';
 import { openStore } from '../stores.js';
 import { visibleLine } from '../terminal.js';
 
@@ -27,16 +27,19 @@ function printRankings(rankings: Rankings): void {
 }
 
 export function registerRankings(program: Command): void {
-  storeOption(program.command('rankings').description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion").argument('<query>'))
+  embeddingsOptions(storeOption(program.command('rankings').description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion").argument('<query>')))
     .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
     .option('--k <n>', `depth of each ranking (default ${DEFAULT_LIMITS.defaultRankingsDepth}, at most ${DEFAULT_LIMITS.maxRankingsDepth})`)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are ranked (default: anonymous)', list)
     .option('--all-principals', 'rank every chunk, whatever its ACL')
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--json', 'print the rankings as JSON')
-    .action(async (query: string, flags: Pick<RetrieveFlags, 'store' | 'mode' | 'principals' | 'allPrincipals' | 'filter' | 'json'> & { k?: string }) => {
+    .action(async (query: string, flags: Pick<RetrieveFlags, 'store' | 'mode' | 'principals' | 'allPrincipals' | 'filter' | 'json' | 'embeddings' | 'embedModel'> & { k?: string }) => {
       const request = serviceRequest(schemas.rankings, { query, mode: flags.mode, filter: flags.filter, k: numeric(flags.k) });
-      const rankings = await serveRankings(request, { store: await openStore(flags.store), principals: principalsFrom(flags) });
+      // The query is embedded as bundle embeds it, so the dense arm runs (hybrid and --mode dense need it).
+      const embeddings = embeddingsFrom(flags);
+      const store = await openStore(flags.store, embeddings === undefined ? {} : { embeddings });
+      const rankings = await serveRankings(request, { store, principals: principalsFrom(flags) });
       if (flags.json) process.stdout.write(`${JSON.stringify(rankings)}\n`);
       else printRankings(rankings);
     });
