@@ -21,6 +21,8 @@ export interface OpenStoreOptions {
   embeddings?: EmbeddingsLike | undefined;
   /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
   idfCorpus?: 'all' | 'visible' | undefined;
+  /** Qdrant: write chunks without dense vectors even into a collection that holds them (--lexical-only). */
+  lexicalOnly?: boolean | undefined;
 }
 
 /** What a qdrant:// spec can say besides where the collection is (`?preset=...&tenant=...&tenancy=...`). */
@@ -99,13 +101,14 @@ export async function openQdrant(spec: string, options: OpenStoreOptions = {}) {
   // Without --embeddings the CLI writes BM25 vectors only; a collection it creates still gets a dense slot,
   // sized for the common 384-d sentence embedders, so it can be filled later. With them, the size is probed.
   // Another tool's collection is never created, so it is not sized.
-  const { embeddings, idfCorpus } = options;
+  const { embeddings, idfCorpus, lexicalOnly } = options;
   const creates = target.payloadPreset === undefined || target.payloadPreset === 'litm';
   const dense = embeddings !== undefined ? { embeddings } : creates ? { vectorSize: 384 } : {};
   return new QdrantHybridStore({
     ...target,
     ...dense,
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
+    ...(lexicalOnly === true ? { lexicalOnly } : {}),
   });
 }
 
@@ -137,10 +140,11 @@ export async function storeFile(spec: string): Promise<string> {
 /** The embedded store at `spec` for reading; it must exist. */
 export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
   const file = await existingStoreFile(spec);
-  const { embeddings, idfCorpus } = options;
+  const { embeddings, idfCorpus, lexicalOnly } = options;
   return MemoryHybridStore.load(file, {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
+    ...(lexicalOnly === true ? { lexicalOnly } : {}),
   });
 }
 
@@ -166,7 +170,7 @@ export const SERVED_STORE_CHECK_MS = 500;
 export async function openServedStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
   const qdrant = await openQdrant(spec, options);
   if (qdrant !== null) return qdrant;
-  const { embeddings, idfCorpus } = options;
+  const { embeddings, idfCorpus, lexicalOnly } = options;
   return ReloadingStore.open(await existingStoreFile(spec), {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),

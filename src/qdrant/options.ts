@@ -29,6 +29,12 @@ export const QdrantHybridStoreOptionsSchema = z
      * recorded in a new collection's metadata, and checked against what an existing one records.
      */
     embeddingModel: z.string().min(1).optional(),
+    /**
+     * Write points without dense vectors on purpose. Without embeddings, `addDocuments` into a collection whose
+     * points have dense vectors is refused (`config_mismatch`): its new points would be invisible to dense and
+     * hybrid search. The CLI's `--lexical-only`.
+     */
+    lexicalOnly: z.boolean().optional(),
     /** Dense vector size for `ensureCollection` (otherwise the embeddings are probed once). */
     vectorSize: z.number().int().positive().max(65_536).optional(),
     /** Payload shape of the collection: `litm` (written by this store) or another tool's. */

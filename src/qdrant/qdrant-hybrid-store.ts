@@ -2,6 +2,7 @@ import { LitmPackError } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
 import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchRequest } from '../store/schemas.js';
 import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
+import { checkLexicalWrite } from './lexical-writes.js';
 import { QdrantConnection } from './connection.js';
 import { presetOfCollection, vectorNamesFor } from './detect.js';
 import { add } from './ingest.js';
@@ -210,7 +211,10 @@ export class QdrantHybridStore implements Store {
    * `ingestConcurrency` batches are in flight at once (chunking the next batch overlaps the server's work).
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
-    return this.#queued(() => add(this.#c, docs, options));
+    return this.#queued(async () => {
+      await checkLexicalWrite(this.#c, Array.isArray(docs) ? docs.length : 0, options?.signal);
+      return add(this.#c, docs, options);
+    });
   }
 
   /**

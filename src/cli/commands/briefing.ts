@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { resolveLimits } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveBriefing } from '../../service/service.js';
+import { noteEmptyForAccess } from '../access-note.js';
 import { printPack } from '../io.js';
 import { integer, list, numeric, packOptions, packingParameters, retrievalParameters, retrieveOptions, serviceContext, serviceRequest, type RetrieveFlags } from '../options.js';
 
@@ -51,6 +52,9 @@ export function registerBriefing(program: Command): void {
         ...retrievalParameters(flags),
         ...packingParameters(flags),
       });
-      printPack(await serveBriefing(request, await serviceContext(flags), limits), flags.json === true);
+      const context = await serviceContext(flags);
+      const pack = await serveBriefing(request, context, limits);
+      await noteEmptyForAccess(pack, context, flags.prompt);
+      printPack(pack, flags.json === true);
     });
 }

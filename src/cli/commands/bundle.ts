@@ -3,6 +3,7 @@ import type { Store } from '../../store/types.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveBundle } from '../../service/service.js';
+import { noteEmptyForAccess } from '../access-note.js';
 import { printPack } from '../io.js';
 import { packOptions, packingParameters, retrievalParameters, retrieveOptions, serviceContext, serviceRequest, type RetrieveFlags } from '../options.js';
 
@@ -12,7 +13,10 @@ const schemas = requestSchemas(DEFAULT_LIMITS);
 export async function bundleFromFlags(query: string, flags: RetrieveFlags, store?: Store) {
   // Parsed before the store is opened: a bad flag never costs a load.
   const request = serviceRequest(schemas.bundle, { query, ...retrievalParameters(flags), ...packingParameters(flags) });
-  return serveBundle(request, await serviceContext(flags, store));
+  const context = await serviceContext(flags, store);
+  const pack = await serveBundle(request, context);
+  await noteEmptyForAccess(pack, context, query);
+  return pack;
 }
 
 export function registerBundle(program: Command): void {

@@ -27,6 +27,8 @@ export interface IngestFlags extends EmbeddingsFlags {
   acl?: string[];
   /** Remove sources under the ingested folders whose files are gone. */
   prune?: boolean;
+  /** Write chunks without vectors even into a store that holds vectors (found by keyword search only). */
+  lexicalOnly?: boolean;
   /** Qdrant: build a new collection behind the alias and swap it (see ../reindex.ts). */
   reindex?: boolean;
   alias?: string;
@@ -128,13 +130,13 @@ export function totalOf(store: Store): string {
 }
 
 /** A local store opened for writing must get vectors for new chunks when it holds vectors already. */
-function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: EmbeddingsLike | undefined): void {
-  if (embeddings !== undefined || store.embedding === null) return;
+function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: EmbeddingsLike | undefined, lexicalOnly: boolean): void {
+  if (embeddings !== undefined || store.embedding === null || lexicalOnly) return;
   // New chunks without vectors would be invisible to the dense half of hybrid search.
   const { model, dimension } = store.embedding;
   throw new LitmPackError(
     'invalid_input',
-    `The store at ${spec} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too`,
+    `The store at ${spec} holds ${dimension}-d vectors${model === null ? '' : ` of ${model}`}: ingest with --embeddings URL --embed-model ${model ?? 'NAME'} so new chunks get vectors too, or with --lexical-only to add chunks only keyword search finds`,
   );
 }
 
@@ -153,7 +155,7 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
     const pruned = flags.prune === true ? await prune(store, paths, ids) : null;
     return { counts: `${counts}${totalOf(store)}`, pruned };
   };
-  const qdrant = await openQdrant(flags.store, { embeddings });
+  const qdrant = await openQdrant(flags.store, { embeddings, lexicalOnly: flags.lexicalOnly === true });
   let done: { counts: string; pruned: DeleteSourcesResult | null };
   let file: string | undefined;
   if (qdrant !== null) {
@@ -163,7 +165,7 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
     // One writer at a time: another ingest or remove of this store file waits for the lock (see updateStore).
     file = await storeFile(flags.store);
     done = await updateStore(file, async (local) => {
-      checkVectorsKept(local, flags.store, embeddings);
+      checkVectorsKept(local, flags.store, embeddings, flags.lexicalOnly === true);
       return change(local);
     }, { embeddings });
   }
@@ -247,6 +249,7 @@ export function registerIngest(program: Command): void {
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
     .option('--acl <list>', 'comma-separated principals who may read the files whose front matter names no `acl:`', list)
     .option('--prune', 'remove sources under the given folders whose files are gone')
+    .option('--lexical-only', 'without --embeddings, add chunks without vectors even to a store that holds vectors (keyword search finds them; dense and hybrid do not)')
     .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
     .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
     .option('--id-field <field>', 'records (.jsonl/.ndjson/.json): the field holding each record\'s id (default id)')
