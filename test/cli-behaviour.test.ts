@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codesByExit } from '../src/cli/main.js';
-import { ERROR_SURFACES } from '../src/base/errors.js';
+import { ERROR_SURFACES } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '..');

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PackSchema } from '../src/core/schemas.js';
+import { PackSchema } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 const readme = readFileSync(resolve(import.meta.dirname, '../README.md'), 'utf8');
