@@ -12,4 +12,16 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
   },
+  {
+    // Commands print through cli/io.ts, so main(argv, io) runs them with streams of the caller's (the tests run
+    // the CLI in process). serve and mcp own their process (signals, the stdio protocol).
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/io.ts', 'src/cli/commands/serve.ts', 'src/cli/commands/mcp.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['stdout', 'stderr', 'stdin'].map((property) => ({ object: 'process', property, message: `use ${property}() from cli/io.ts` })),
+      ],
+    },
+  },
 );

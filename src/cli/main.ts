@@ -20,6 +20,7 @@ import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
 import { remedyFor } from '../service/errors.js';
+import { stderr, stdout, withIo, type CliIo } from './io.js';
 import { visibleLine } from './terminal.js';
 import { LIMIT_ALIASES } from '../store/schemas.js';
 
@@ -76,7 +77,7 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', `\n${exitCodeHelp()}`)
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({ writeOut: (s) => stdout().write(s), writeErr: (s) => stderr().write(s) })
     // Set before the commands are added: they inherit it, so their usage errors reach main() too.
     .exitOverride();
   registerPack(program);
@@ -95,7 +96,15 @@ export function buildProgram(): Command {
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the command line on `argv` (as `process.argv`: node, script, arguments) and resolves with its exit code.
+ * With `io`, commands read and write those streams instead of the process's (serve and mcp excepted).
+ */
+export async function main(argv: string[], io?: CliIo): Promise<number> {
+  return io === undefined ? run(argv) : withIo(io, () => run(argv));
+}
+
+async function run(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
@@ -108,10 +117,10 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     if (isLitmPackError(error)) {
-      process.stderr.write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
+      stderr().write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
       return ERROR_SURFACES[error.code]?.exit ?? UNEXPECTED_EXIT_CODE;
     }
-    process.stderr.write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
+    stderr().write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
     return UNEXPECTED_EXIT_CODE;
   }
 }
@@ -121,6 +130,7 @@ export async function main(argv: string[]): Promise<number> {
  * reader, which is not an error: exit quietly instead of printing EPIPE's stack trace.
  */
 function exitQuietlyOnClosedPipe(): void {
+  // eslint-disable-next-line no-restricted-properties -- the binary's own process streams, not a command's output
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);

@@ -170,7 +170,7 @@ export const SERVED_STORE_CHECK_MS = 500;
 export async function openServedStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
   const qdrant = await openQdrant(spec, options);
   if (qdrant !== null) return qdrant;
-  const { embeddings, idfCorpus, lexicalOnly } = options;
+  const { embeddings, idfCorpus } = options;
   return ReloadingStore.open(await existingStoreFile(spec), {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
