@@ -140,11 +140,10 @@ export async function storeFile(spec: string): Promise<string> {
 /** The embedded store at `spec` for reading; it must exist. */
 export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
   const file = await existingStoreFile(spec);
-  const { embeddings, idfCorpus, lexicalOnly } = options;
+  const { embeddings, idfCorpus } = options;
   return MemoryHybridStore.load(file, {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
-    ...(lexicalOnly === true ? { lexicalOnly } : {}),
   });
 }
 
