@@ -1,8 +1,8 @@
 // The documentation holds together: every relative link of README.md, BENCHMARKS.md, CHANGELOG.md and docs/*.md
 // leads to a file that exists (and, with a #fragment, to a heading of that file), the README links every docs
 // page, the architecture page names the folders of src/README.md in its order, every name a code block imports
-// from the package is exported by that entry (the checked-in API report, api/*.txt), and the README and
-// BENCHMARKS.md stay within their sizes.
+// from the package is exported by that entry (the checked-in API report, api/*.txt), docs/mcp.md shows the
+// README's tested MCP host configuration, and the README and BENCHMARKS.md stay within their sizes.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import MarkdownIt from 'markdown-it';
@@ -124,6 +124,13 @@ describe('the documentation holds together', () => {
     }
     expect(imports).toBeGreaterThan(20);
     expect(missing).toEqual([]);
+  });
+
+  it("docs/mcp.md shows the README's MCP host configuration (the one test/mcp.test.ts starts)", () => {
+    const config = (file: string) =>
+      tokens(file).find((token) => token.type === 'fence' && token.info === 'json' && token.content.includes('mcpServers'))?.content;
+    expect(config(join(ROOT, 'README.md'))).toBeDefined();
+    expect(config(join(DOCS, 'mcp.md'))).toBe(config(join(ROOT, 'README.md')));
   });
 
   it('the README stays within 30 KB and BENCHMARKS.md within 40 KB (the rest belongs in docs/ and in git history)', () => {
