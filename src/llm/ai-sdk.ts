@@ -5,8 +5,8 @@
  * (`writer.write(part)` in `createUIMessageStream`). The citation travels in `providerMetadata.litm`.
  */
 import { parseOrThrow } from '../base/errors.js';
-import { PackSchema, type Citation, type Pack } from '../core/schemas.js';
-import { litmSourceUri, resultTitle } from './anthropic.js';
+import type { Citation } from '../core/schemas.js';
+import { CitablePackSchema, litmSourceUri, resultTitle, type CitablePack } from './anthropic.js';
 
 /** JSON values only (the SDK's `ProviderMetadata` holds JSON). */
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -25,8 +25,8 @@ function citationJson(citation: Citation): { [key: string]: Json } {
 }
 
 /** One `source-document` part per item (`sourceId` the chunk's `litm://` URI, unique per chunk and version). */
-export function toAiSdkSources(pack: Pack): AiSdkSourceDocumentPart[] {
-  const parsed = parseOrThrow(PackSchema, pack, 'pack');
+export function toAiSdkSources(pack: CitablePack): AiSdkSourceDocumentPart[] {
+  const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   return parsed.citations.map((citation) => ({
     type: 'source-document',
     sourceId: litmSourceUri(citation),

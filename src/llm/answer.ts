@@ -7,8 +7,7 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { splitSentences } from '../core/split.js';
-import { PackSchema, type Pack } from '../core/schemas.js';
-import { citableItems } from './anthropic.js';
+import { citableItems, CitablePackSchema, type CitablePack } from './anthropic.js';
 import { hasAnthropicCitations, resolveAnthropicCitations, responseContent, type ResolvedCitation, type ResolvedTextBlock, type ResolveOptions } from './resolve.js';
 import { narrowedLocator, sourceRanges, type CitableItem, type TextRange } from './units.js';
 
@@ -138,7 +137,7 @@ interface Found {
   cited: { ref: number; known: boolean; quote: string | null; range: TextRange | null }[];
 }
 
-function check(pack: Pack, answer: string): Found {
+function check(pack: CitablePack, answer: string): Found {
   const byRef = new Map(pack.items.map((item) => [item.ref, item] as const));
   const markers = markersOf(answer);
   const sentences = splitSentences(answer);
@@ -204,8 +203,8 @@ function check(pack: Pack, answer: string): Found {
  * (`"exact words" [2]`): which refs it cites and whether the pack has them, whether each quote occurs in the
  * item it is attached to, and which sentences cite nothing. Pure; works for any model's text.
  */
-export function checkAnswerCitations(pack: Pack, answerText: string): AnswerCheck {
-  return check(parseOrThrow(PackSchema, pack, 'pack'), parseOrThrow(AnswerTextSchema, answerText, 'answer')).check;
+export function checkAnswerCitations(pack: CitablePack, answerText: string): AnswerCheck {
+  return check(parseOrThrow(CitablePackSchema, pack, 'pack'), parseOrThrow(AnswerTextSchema, answerText, 'answer')).check;
 }
 
 const AnswerTextSchema = z.string({ message: 'the answer must be a string' });
@@ -215,8 +214,8 @@ const AnswerTextSchema = z.string({ message: 'the answer must be a string' });
  * numbered blocks as `[n]` after each sentence, quote the exact words relied on, cite nothing else, and say so
  * when the context does not answer. Put it before the context (system prompt or first user text).
  */
-export function citationInstructions(pack: Pack): string {
-  const parsed = parseOrThrow(PackSchema, pack, 'pack');
+export function citationInstructions(pack: CitablePack): string {
+  const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   const count = parsed.items.length;
   if (count === 0) return 'No sources were found for this question. Say that the provided context does not answer it; do not answer from memory.';
   const numbers = count === 1 ? '[1]' : `[1] to [${count}]`;
@@ -277,7 +276,7 @@ function markerCitation(items: readonly CitableItem[], cited: Found['cited'][num
  * (a string, or content without citations) is read for `[n]` markers and quotes (`checkAnswerCitations`), each
  * ref of each marker becoming one citation (type `marker`) narrowed to its quote when it has one.
  */
-export function resolveAnswer(pack: Pack, answer: unknown, options: ResolveOptions = {}): CitedAnswer {
+export function resolveAnswer(pack: CitablePack, answer: unknown, options: ResolveOptions = {}): CitedAnswer {
   if (typeof answer !== 'string' && hasAnthropicCitations(answer)) {
     const blocks = resolveAnthropicCitations(pack, answer, options);
     const all = blocks.flatMap((b) => b.citations);

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { invalidInput, parseOrThrow } from '../base/errors.js';
-import { PackSchema, type Citation, type Pack } from '../core/schemas.js';
+import { PackSchema, type Citation } from '../core/schemas.js';
 import { oneLine } from '../render/escape.js';
 import { locatorParts } from '../render/locator.js';
 import { citableItem, GRANULARITIES, type CitableItem, type Granularity } from './units.js';
@@ -87,9 +87,16 @@ export function resultTitle(citation: Citation): string {
   return where.length === 0 ? title : `${title} (${where.join(', ')})`;
 }
 
+/**
+ * What these functions read of a pack: its items and citations (and query, format, hash). A whole `Pack` is
+ * one; so is what a framework's documents or nodes carry (`metadata.citation`, `metadata.litm`) put back together.
+ */
+export const CitablePackSchema = PackSchema.pick({ query: true, format: true, items: true, citations: true, packHash: true });
+export type CitablePack = z.infer<typeof CitablePackSchema>;
+
 /** Parses the pack and options once; the items cut into units. */
-export function citableItems(pack: unknown, options: unknown = {}): { pack: Pack; items: CitableItem[]; granularity: Granularity | undefined } {
-  const parsed = parseOrThrow(PackSchema, pack, 'pack');
+export function citableItems(pack: unknown, options: unknown = {}): { pack: CitablePack; items: CitableItem[]; granularity: Granularity | undefined } {
+  const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   const { granularity } = parseOrThrow(AnthropicBlocksOptionsSchema, options, 'Anthropic block options');
   if (parsed.citations.length !== parsed.items.length) throw invalidInput('pack.citations must hold one citation per item', ['citations']);
   const items = parsed.items.map((item, index) => citableItem(item, parsed.citations[index] as Citation, granularity));
@@ -110,7 +117,7 @@ const textBlocks = (citable: CitableItem): AnthropicTextBlockParam[] => citable.
  * await anthropic.messages.create({ model, max_tokens: 1024,
  *   messages: [{ role: 'user', content: [...results, { type: 'text', text: pack.query }] }] });
  */
-export function toAnthropicSearchResults(pack: Pack, options: AnthropicBlocksOptions = {}): AnthropicSearchResultBlock[] {
+export function toAnthropicSearchResults(pack: CitablePack, options: AnthropicBlocksOptions = {}): AnthropicSearchResultBlock[] {
   return citableItems(pack, options).items.map((citable) => ({
     type: 'search_result',
     source: resultSource(citable.citation),
@@ -136,7 +143,7 @@ function documentContext(citation: Citation): string {
  * documents (the item's text), which Claude cuts into sentences itself and cites as `char_location`.
  * `resolveAnthropicCitations` maps both back.
  */
-export function toAnthropicDocuments(pack: Pack, options: AnthropicDocumentsOptions = {}): (AnthropicContentDocumentBlock | AnthropicTextDocumentBlock)[] {
+export function toAnthropicDocuments(pack: CitablePack, options: AnthropicDocumentsOptions = {}): (AnthropicContentDocumentBlock | AnthropicTextDocumentBlock)[] {
   const { form, granularity } = parseOrThrow(AnthropicDocumentsOptionsSchema, options, 'Anthropic document options');
   return citableItems(pack, granularity === undefined ? {} : { granularity }).items.map((citable) => {
     const common = { title: resultTitle(citable.citation), context: documentContext(citable.citation), citations: { enabled: true as const } };

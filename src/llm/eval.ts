@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
-import { PackSchema, type Pack } from '../core/schemas.js';
+import { CitablePackSchema, type CitablePack } from './anthropic.js';
 
 export const EvalSampleOptionsSchema = z.strictObject({
   /** The question asked; the pack's query when absent. */
@@ -37,8 +37,8 @@ export interface EvalSample {
 }
 
 /** The pack as one evaluation sample, contexts in rank order. */
-export function toEvalSample(pack: Pack, options: EvalSampleOptions = {}): EvalSample {
-  const parsed = parseOrThrow(PackSchema, pack, 'pack');
+export function toEvalSample(pack: CitablePack, options: EvalSampleOptions = {}): EvalSample {
+  const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   const { question, answer, reference } = parseOrThrow(EvalSampleOptionsSchema, options, 'eval sample options');
   const ranked = parsed.items
     .map((item, index) => ({ item, citation: parsed.citations[index] }))

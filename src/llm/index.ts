@@ -7,6 +7,7 @@ export {
   litmSourceUri,
   AnthropicBlocksOptionsSchema,
   AnthropicDocumentsOptionsSchema,
+  CitablePackSchema,
 } from './anthropic.js';
 export type {
   AnthropicBlocksOptions,
@@ -15,6 +16,7 @@ export type {
   AnthropicContentDocumentBlock,
   AnthropicTextDocumentBlock,
   AnthropicTextBlockParam,
+  CitablePack,
 } from './anthropic.js';
 export { resolveAnthropicCitations, ResolveOptionsSchema } from './resolve.js';
 export type { ResolvedCitation, ResolvedTextBlock, ResolveOptions } from './resolve.js';

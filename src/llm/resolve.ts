@@ -10,8 +10,8 @@
  */
 import { z } from 'zod';
 import { invalidInput, parseOrThrow } from '../base/errors.js';
-import type { Locator, Pack, Span } from '../core/schemas.js';
-import { citableItems, resultSource } from './anthropic.js';
+import type { Locator, Span } from '../core/schemas.js';
+import { citableItems, resultSource, type CitablePack } from './anthropic.js';
 import { GRANULARITIES, narrowedLocator, sourceRanges, type CitableItem, type TextRange } from './units.js';
 
 /** One citation of the model's, resolved. `ref` and the sidecar fields are null when it names no item of the pack. */
@@ -202,7 +202,7 @@ export function responseContent(content: unknown): unknown[] {
  * `ResolvedCitation`). Other blocks (tool use, thinking) are skipped. Pass the `granularity` the blocks were
  * made with, and `searchResultOffset`/`documentOffset` when other search results or documents came first.
  */
-export function resolveAnthropicCitations(pack: Pack, content: unknown, options: ResolveOptions = {}): ResolvedTextBlock[] {
+export function resolveAnthropicCitations(pack: CitablePack, content: unknown, options: ResolveOptions = {}): ResolvedTextBlock[] {
   const parsed = parseOrThrow(ResolveOptionsSchema, options, 'resolve options');
   const { items } = citableItems(pack, parsed.granularity === undefined ? {} : { granularity: parsed.granularity });
   return responseContent(content)
