@@ -140,8 +140,18 @@ interface Found {
 function check(pack: CitablePack, answer: string): Found {
   const byRef = new Map(pack.items.map((item) => [item.ref, item] as const));
   const markers = markersOf(answer);
-  const sentences = splitSentences(answer);
+  // Sentences are split on a copy with quoted text masked (same offsets): a quote's own "…" or full stop ends no sentence.
+  const masked = answer.replace(QUOTE, (match) => match.slice(0, 1) + 'x'.repeat(match.length - 2) + match.slice(-1));
+  const sentences = splitSentences(masked);
   const sentenceOf = (offset: number) => sentences.findIndex((s, i) => offset >= s.start && offset < (sentences[i + 1]?.start ?? Infinity));
+  // A marker right after a full stop ("… apply. [2]") opens the next piece of text but cites the sentence before it.
+  const citedSentence = (marker: Marker) => {
+    const index = sentenceOf(marker.start);
+    const sentence = sentences[index];
+    if (index > 0 && sentence !== undefined && /^[\s\[\]\d,;\-–]*$/u.test(answer.slice(sentence.start, marker.start))) return index - 1;
+    return index;
+  };
+  const citedIndices = new Set(markers.map(citedSentence));
 
   const quotes: AnswerQuote[] = [];
   const attached = new Map<Marker, { text: string; range: TextRange | null; ref: number | null }[]>();
@@ -187,13 +197,9 @@ function check(pack: CitablePack, answer: string): Found {
   }
   const unknownRefs = refs.filter((r) => !r.known).map((r) => r.ref);
   const uncitedSentences = sentences
-    .filter((sentence, i) => {
-      const next = sentences[i + 1]?.start ?? answer.length + 1;
-      const text = answer.slice(sentence.start, sentence.end).replace(MARKER, '');
-      if (!/[\p{L}\p{N}]/u.test(text)) return false;
-      return !markers.some((m) => m.start >= sentence.start && m.start < next);
-    })
-    .map((s) => answer.slice(s.start, s.end));
+    .filter((sentence, i) => /[\p{L}\p{N}]/u.test(answer.slice(sentence.start, sentence.end).replace(MARKER, '')) && !citedIndices.has(i))
+    // Without the markers of the sentence before it that open it.
+    .map((s) => answer.slice(s.start, s.end).replace(/^(?:\[[\d\s,;\-–]+\]\s*)+/u, ''));
   const ok = unknownRefs.length === 0 && quotes.every((q) => q.found) && uncitedSentences.length === 0;
   return { check: { refs, unknownRefs, quotes, uncitedSentences, ok }, cited };
 }
