@@ -18,6 +18,34 @@ const FieldsSchema = ResolveOptionsSchema.extend({
 });
 export type CitedAnswerRunnableFields = z.input<typeof FieldsSchema>;
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A streamed message's content as Anthropic's text blocks. `@langchain/anthropic` streams text as plain strings
+ * and each block's citations as a separate text part carrying the block's `index` and no text; concatenated,
+ * a block's citations come right before its text. They are put back together: the text after a citations part
+ * (up to the next part with an `index`) is that block's. The stream keeps no boundary between a cited block
+ * and an uncited one after it, so such a block's text may run on; its citations are unaffected.
+ */
+function joinStreamedBlocks(content: unknown): unknown {
+  if (!Array.isArray(content) || !content.some((part) => isRecord(part) && Array.isArray(part.citations) && typeof part.text !== 'string')) return content;
+  const blocks: Record<string, unknown>[] = [];
+  let open: Record<string, unknown> | undefined;
+  for (const part of content) {
+    if (!isRecord(part)) continue;
+    if (part.type === 'text' && Array.isArray(part.citations) && typeof part.text !== 'string') {
+      open = { type: 'text', text: '', citations: [...(part.citations as unknown[])] };
+      blocks.push(open);
+    } else if (part.type === 'text' && typeof part.text === 'string' && part.index === undefined && open !== undefined) {
+      open.text = `${open.text as string}${part.text}`;
+    } else {
+      open = undefined;
+      blocks.push(part);
+    }
+  }
+  return blocks;
+}
+
 const isMessageLike = (value: unknown): value is BaseMessage => typeof value === 'object' && value !== null && 'content' in value && !('pack' in value);
 
 /**
@@ -63,7 +91,7 @@ export class CitedAnswerRunnable extends Runnable<CitedAnswerInput | BaseMessage
     if (pack === undefined) throw invalidInput('CitedAnswerRunnable needs a pack: give { message, pack } as input, or new CitedAnswerRunnable({ pack })', ['pack']);
     const message = withPack !== undefined ? withPack.message : input;
     if (typeof message !== 'string' && !isMessageLike(message)) throw invalidInput('CitedAnswerRunnable takes a chat message, its text, or { message, pack }', ['message']);
-    return resolveAnswer(pack, typeof message === 'string' ? message : { content: message.content }, this.#options);
+    return resolveAnswer(pack, typeof message === 'string' ? message : { content: joinStreamedBlocks(message.content) }, this.#options);
   }
 
   override async invoke(input: CitedAnswerInput | BaseMessage | string, options?: Partial<RunnableConfig>): Promise<CitedAnswer> {

@@ -19,39 +19,39 @@ import { oneLine } from '../render/escape.js';
 import { locatorParts } from '../render/locator.js';
 import { citableItem, GRANULARITIES, type CitableItem, type Granularity } from './units.js';
 
-/** A text block of a search result's or a document's content. */
-export interface AnthropicTextBlockParam {
+/** A text block of a search result's or a document's content. (Type aliases, not interfaces: LangChain's content blocks are index-signature types, which only aliases satisfy.) */
+export type AnthropicTextBlockParam = {
   type: 'text';
   text: string;
-}
+};
 
 /** Anthropic's `search_result` content block. */
-export interface AnthropicSearchResultBlock {
+export type AnthropicSearchResultBlock = {
   type: 'search_result';
   source: string;
   title: string;
   content: AnthropicTextBlockParam[];
   citations: { enabled: true };
-}
+};
 
 /** Anthropic's `document` content block with a plain-text source (Claude cites it by characters: `char_location`). */
-export interface AnthropicTextDocumentBlock {
+export type AnthropicTextDocumentBlock = {
   type: 'document';
   source: { type: 'text'; media_type: 'text/plain'; data: string };
   title: string;
   context?: string;
   citations: { enabled: true };
-}
+};
 
 /** Anthropic's `document` content block with a custom-content source. */
-export interface AnthropicContentDocumentBlock {
+export type AnthropicContentDocumentBlock = {
   type: 'document';
   source: { type: 'content'; content: AnthropicTextBlockParam[] };
   title: string;
   /** Provenance the model may read but not cite (source, version, section, locator). */
   context?: string;
   citations: { enabled: true };
-}
+};
 
 export const AnthropicBlocksOptionsSchema = z.strictObject({
   /** One text block per `sentence`, `line`, caption `cue` or whole `item`; absent: each item's locator decides (cues for transcripts, lines for code, else sentences). */
