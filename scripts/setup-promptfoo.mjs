@@ -21,7 +21,8 @@ function fail(message) {
   process.exit(1);
 }
 
-if (process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch)) fail(`no Node 22 package for ${process.platform}-${process.arch} in this setup; run the example with a Node 22 of your own`);
+if (process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))
+  fail(`no Node 22 package for ${process.platform}-${process.arch} in this setup; run the example with a Node 22 of your own`);
 const nodePackage = `node-linux-${process.arch}`;
 const node = join(toolsDir, 'node/node_modules', nodePackage, 'bin/node');
 const promptfoo = join(toolsDir, 'tool/node_modules/promptfoo');

@@ -32,7 +32,20 @@ describe('litm-pack bundle --as anthropic', () => {
     expect(out.code, out.stderr).toBe(0);
     const printed = JSON.parse(out.stdout) as AnthropicSearchResultBlock[];
     expect(printed).toEqual(toAnthropicSearchResults(pack));
-    const whole = await runCli(['bundle', QUERY, '--store', store, '--mode', 'lexical', '--budget', '600', '--as', 'anthropic', '--granularity', 'item']);
+    const whole = await runCli([
+      'bundle',
+      QUERY,
+      '--store',
+      store,
+      '--mode',
+      'lexical',
+      '--budget',
+      '600',
+      '--as',
+      'anthropic',
+      '--granularity',
+      'item',
+    ]);
     expect((JSON.parse(whole.stdout) as AnthropicSearchResultBlock[]).map((r) => r.content.length)).toEqual(pack.items.map(() => 1));
   });
 
@@ -53,14 +66,17 @@ describe('litm-pack check-answer', () => {
     const out = await runCli(['check-answer', '--pack', packFile, join(work, 'good.txt')]);
     expect(out.code, out.stdout + out.stderr).toBe(0);
     expect(out.stdout).toMatch(/Refs: \[1\] ok/u);
-    expect(out.stdout).toMatch(/^  found +\[1\] "/mu);
+    expect(out.stdout).toMatch(/^ {2}found +\[1\] "/mu);
     expect(out.stdout).toMatch(/Answer check: ok/u);
     const piped = await runCli(['check-answer', '--pack', packFile, '--json'], answer);
     expect(JSON.parse(piped.stdout)).toMatchObject({ ok: true, unknownRefs: [] });
   });
 
   it('exit 3 with the problems listed for unknown refs, invented quotes and uncited sentences', async () => {
-    writeFileSync(join(work, 'bad.txt'), `Budgets are "summed per passage" [1]. See source [${pack.items.length + 5}]. Nothing cites this.`);
+    writeFileSync(
+      join(work, 'bad.txt'),
+      `Budgets are "summed per passage" [1]. See source [${pack.items.length + 5}]. Nothing cites this.`,
+    );
     const out = await runCli(['check-answer', '--pack', packFile, join(work, 'bad.txt')]);
     expect(out.code).toBe(3);
     expect(out.stdout).toContain(`[${pack.items.length + 5}] UNKNOWN`);
@@ -76,7 +92,9 @@ describe('litm-pack check-answer', () => {
     const out = await runCli(['check-answer', '--pack', packFile, join(work, 'response.json')]);
     expect(out.code, out.stdout + out.stderr).toBe(0);
     expect(out.stdout).toMatch(/\[1\] examples\/corpus\/\S+ chars \d+-\d+ verified/u);
-    const forged = messageResponse([{ type: 'text', text: 'x', citations: [{ ...searchResultCitation(results, 0, 0, 1), cited_text: 'made up' }] }]);
+    const forged = messageResponse([
+      { type: 'text', text: 'x', citations: [{ ...searchResultCitation(results, 0, 0, 1), cited_text: 'made up' }] },
+    ]);
     writeFileSync(join(work, 'forged.json'), JSON.stringify(forged));
     const bad = await runCli(['check-answer', '--pack', packFile, join(work, 'forged.json'), '--json']);
     expect(bad.code).toBe(3);

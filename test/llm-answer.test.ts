@@ -21,7 +21,13 @@ import { loadCorpus, type Corpus } from './helpers/llm-packs.js';
 const pack: Pack = packBundle({
   query: 'How are refunds paid?',
   candidates: [
-    { id: 'refunds', text: 'Refunds are paid to the original payment method within 14 days. Store credit is never forced on a customer.', score: 0.9, sourceId: 'refunds.md', span: { start: 100, end: 209 } },
+    {
+      id: 'refunds',
+      text: 'Refunds are paid to the original payment method within 14 days. Store credit is never forced on a customer.',
+      score: 0.9,
+      sourceId: 'refunds.md',
+      span: { start: 100, end: 209 },
+    },
     { id: 'returns', text: 'Returns are accepted within 30 days with the receipt.', score: 0.8, sourceId: 'returns.md' },
     { id: 'gift', text: 'Gift cards are never refunded and do not expire.', score: 0.7, sourceId: 'giftcards.md' },
     { id: 'loyalty', text: 'Loyalty points are removed when an order is refunded.', score: 0.6, sourceId: 'loyalty.md' },
@@ -40,7 +46,8 @@ describe('checkAnswerCitations', () => {
   });
 
   it('accepts a well-cited answer: known refs, quotes found in the cited item (quote marks, case and whitespace aside)', () => {
-    const answer = 'Refunds go back to the card: “paid to the original  payment method” [1]. Gift cards are an exception, "never refunded" [2]. Returns need a receipt [4].';
+    const answer =
+      'Refunds go back to the card: “paid to the original  payment method” [1]. Gift cards are an exception, "never refunded" [2]. Returns need a receipt [4].';
     const check = checkAnswerCitations(pack, answer);
     expect(check).toEqual({
       refs: [
@@ -83,14 +90,19 @@ describe('checkAnswerCitations', () => {
   });
 
   it('reads [1][2], [1-3] and a marker after the full stop; quotes with an ellipsis match their parts in order; links and footnotes are no markers', () => {
-    const check = checkAnswerCitations(pack, 'Refunds "are paid … within 14 days" [1][4]. Several rules apply. [2-3] See [the policy](https://x.example) and note[^1].');
+    const check = checkAnswerCitations(
+      pack,
+      'Refunds "are paid … within 14 days" [1][4]. Several rules apply. [2-3] See [the policy](https://x.example) and note[^1].',
+    );
     expect(check.refs.map((r) => r.ref)).toEqual([1, 4, 2, 3]);
     expect(check.quotes).toEqual([{ text: 'are paid … within 14 days', ref: 1, found: true }]);
     expect(check.uncitedSentences).toEqual(['See [the policy](https://x.example) and note[^1].']);
   });
 
   it('a quote with several refs belongs to the first item that has it', () => {
-    expect(checkAnswerCitations(pack, 'Receipts: "accepted within 30 days" [1, 4].').quotes).toEqual([{ text: 'accepted within 30 days', ref: 4, found: true }]);
+    expect(checkAnswerCitations(pack, 'Receipts: "accepted within 30 days" [1, 4].').quotes).toEqual([
+      { text: 'accepted within 30 days', ref: 4, found: true },
+    ]);
   });
 
   it('rejects a non-string answer and a non-pack with a typed error', () => {
@@ -105,7 +117,9 @@ describe('citationInstructions', () => {
     expect(text).toContain('[1] to [4]');
     expect(text).toMatch(/"the exact words" \[2\]/u);
     expect(text).toMatch(/say so instead of answering from memory/u);
-    const xml = citationInstructions(packBundle({ query: 'q', candidates: [{ id: 'a', text: 'A.', score: 1 }], maxTokens: 100, format: 'xml' }));
+    const xml = citationInstructions(
+      packBundle({ query: 'q', candidates: [{ id: 'a', text: 'A.', score: 1 }], maxTokens: 100, format: 'xml' }),
+    );
     expect(xml).toContain('<document index="n">');
     expect(citationInstructions(packBundle({ query: 'q', candidates: [], maxTokens: 100 }))).toMatch(/No sources were found/u);
   });
@@ -119,7 +133,14 @@ describe('resolveAnswer with [n] markers', () => {
     const [quoted, invented, unknown] = answer.blocks[0]!.citations;
     const quote = 'paid to the original payment method';
     const at = pack.items[0]!.text.indexOf(quote);
-    expect(quoted).toMatchObject({ type: 'marker', ref: 1, verified: true, citedText: quote, chunkId: 'refunds', itemRange: { start: at, end: at + quote.length } });
+    expect(quoted).toMatchObject({
+      type: 'marker',
+      ref: 1,
+      verified: true,
+      citedText: quote,
+      chunkId: 'refunds',
+      itemRange: { start: at, end: at + quote.length },
+    });
     // The chunk starts at offset 100 of its source.
     expect(quoted!.spans).toEqual([{ start: 100 + at, end: 100 + at + quote.length }]);
     expect(invented).toMatchObject({ ref: 3, verified: false, problem: "the quote is not in item 3's text" });
@@ -164,7 +185,12 @@ describe('evaluation samples', () => {
       response: 'A [1].',
       reference: 'R',
     });
-    expect(toDeepEvalTestCase(sample)).toEqual({ input: 'How are refunds paid?', actual_output: 'A [1].', expected_output: 'R', retrieval_context: sample.contexts });
+    expect(toDeepEvalTestCase(sample)).toEqual({
+      input: 'How are refunds paid?',
+      actual_output: 'A [1].',
+      expected_output: 'R',
+      retrieval_context: sample.contexts,
+    });
     expect(toPromptfooTestCase(sample)).toEqual({
       description: 'How are refunds paid?',
       vars: { query: 'How are refunds paid?', context: sample.contexts, context_ids: sample.contextIds, answer: 'A [1].', reference: 'R' },

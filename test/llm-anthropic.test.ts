@@ -29,24 +29,43 @@ function citeEverything(results: readonly AnthropicSearchResultBlock[]) {
   const content: unknown[] = [];
   results.forEach((result, index) => {
     const n = result.content.length;
-    const ranges: [number, number][] = [[0, 1], [n - 1, n]];
+    const ranges: [number, number][] = [
+      [0, 1],
+      [n - 1, n],
+    ];
     if (n >= 3) ranges.push([1, 3]);
     content.push({ type: 'text', text: `Claim ${index + 1}: `, citations: null });
-    content.push({ type: 'text', text: 'what the sources say', citations: ranges.map(([s, e]) => searchResultCitation(results, index, s, e)) });
+    content.push({
+      type: 'text',
+      text: 'what the sources say',
+      citations: ranges.map(([s, e]) => searchResultCitation(results, index, s, e)),
+    });
   });
   return messageResponse(content);
 }
 
 /** The cited units' text read back from the source through the resolved spans equals the blocks' text, trimmed, gaps aside. */
-function expectSpansReadBack(pack: Pack, citation: ResolvedCitation, results: readonly AnthropicSearchResultBlock[], range: [number, number]) {
+function expectSpansReadBack(
+  pack: Pack,
+  citation: ResolvedCitation,
+  results: readonly AnthropicSearchResultBlock[],
+  range: [number, number],
+) {
   const source = corpus.sources.get(citation.sourceId!)!;
   const item = pack.items[citation.ref! - 1]!;
   expect(citation.spans.length).toBeGreaterThan(0);
   for (const span of citation.spans) expect(item.text).toContain(source.slice(span.start, span.end));
-  const cited = results[citation.ref! - 1]!.content.slice(range[0], range[1]).map((b) => b.text).join('');
+  const cited = results[citation.ref! - 1]!.content.slice(range[0], range[1])
+    .map((b) => b.text)
+    .join('');
   const fromSource = citation.spans.map((span) => source.slice(span.start, span.end)).join(' … ');
   // A block ends with what follows its unit: whitespace, or the elision marker before the next kept sentence.
-  const normalise = (text: string) => text.replace(/\s*…\s*/gu, ' … ').replace(/\s+/gu, ' ').trim().replace(/ …$/u, '');
+  const normalise = (text: string) =>
+    text
+      .replace(/\s*…\s*/gu, ' … ')
+      .replace(/\s+/gu, ' ')
+      .trim()
+      .replace(/ …$/u, '');
   expect(normalise(fromSource)).toBe(normalise(cited));
 }
 
@@ -60,7 +79,9 @@ describe('toAnthropicSearchResults', () => {
       expect(result.type).toBe('search_result');
       expect(result.citations).toEqual({ enabled: true });
       expect(joined(result)).toBe(pack.items[i]!.text);
-      expect(result.source).toBe(`litm://sources/${encodeURIComponent(citation.sourceId)}?chunk=${encodeURIComponent(citation.chunkId)}&version=${citation.version}`);
+      expect(result.source).toBe(
+        `litm://sources/${encodeURIComponent(citation.sourceId)}?chunk=${encodeURIComponent(citation.chunkId)}&version=${citation.version}`,
+      );
       expect(result.title).toBe(citation.title);
       for (const block of result.content) expect(block.text).toMatch(/\S/u);
       // One block per sentence: a prose item of several sentences gives several blocks.
@@ -72,7 +93,13 @@ describe('toAnthropicSearchResults', () => {
   });
 
   it('uses the citation URL as source when there is one, and the locator unit for transcripts (cues) and code (lines)', async () => {
-    const withUrl = packBundle({ query: 'refund', candidates: [{ id: 'a', text: 'Refunds take 14 days. They go to the card.', score: 1, url: 'https://shop.example/refunds', title: 'Refunds' }], maxTokens: 200 });
+    const withUrl = packBundle({
+      query: 'refund',
+      candidates: [
+        { id: 'a', text: 'Refunds take 14 days. They go to the card.', score: 1, url: 'https://shop.example/refunds', title: 'Refunds' },
+      ],
+      maxTokens: 200,
+    });
     expect(toAnthropicSearchResults(withUrl)[0]!.source).toBe('https://shop.example/refunds');
 
     const transcript = await corpus.bundle('retries backoff jitter', { only: (id) => id.endsWith('.vtt') });
@@ -92,7 +119,11 @@ describe('toAnthropicSearchResults', () => {
 
   it('drops the ellipsis the context shows after a cut item (it is not part of the item text)', () => {
     const long = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} explains another detail of the refund policy.`).join(' ');
-    const pack = packBundle({ query: 'refund policy', candidates: [{ id: 'long', text: long, score: 1, span: { start: 0, end: long.length } }], maxTokens: 120 });
+    const pack = packBundle({
+      query: 'refund policy',
+      candidates: [{ id: 'long', text: long, score: 1, span: { start: 0, end: long.length } }],
+      maxTokens: 120,
+    });
     expect(pack.items[0]!.truncated).toBe(true);
     expect(pack.context).toContain(`${pack.items[0]!.text} …`);
     const [result] = toAnthropicSearchResults(pack);
@@ -102,7 +133,9 @@ describe('toAnthropicSearchResults', () => {
 
   it('rejects bad options and a pack that is not one with a typed error', async () => {
     const pack = await corpus.bundle('How are token budgets counted exactly?');
-    expect(() => toAnthropicSearchResults(pack, { granularity: 'word' as never })).toThrow(/granularity must be one of sentence, line, cue, item/);
+    expect(() => toAnthropicSearchResults(pack, { granularity: 'word' as never })).toThrow(
+      /granularity must be one of sentence, line, cue, item/,
+    );
     try {
       toAnthropicSearchResults({ items: 'nope' } as never);
       expect.unreachable();
@@ -113,7 +146,10 @@ describe('toAnthropicSearchResults', () => {
 });
 
 describe('resolveAnthropicCitations round trip', () => {
-  for (const [name, compress] of [['whole chunks', false], ['sentence selection', true]] as const) {
+  for (const [name, compress] of [
+    ['whole chunks', false],
+    ['sentence selection', true],
+  ] as const) {
     it(`${name}: each citation resolves to its sidecar entry, narrowed to the cited units, read back from the source`, async () => {
       const pack = await corpus.bundle('How are token budgets counted exactly?', { compress });
       const results = toAnthropicSearchResults(pack);
@@ -124,10 +160,17 @@ describe('resolveAnthropicCitations round trip', () => {
       expect(cited).toHaveLength(pack.items.length);
       cited.forEach((block, index) => {
         const entry = pack.citations[index]!;
-        const ranges = (response.content[2 * index + 1] as { citations: { start_block_index: number; end_block_index: number }[] }).citations;
+        const ranges = (response.content[2 * index + 1] as { citations: { start_block_index: number; end_block_index: number }[] })
+          .citations;
         block.citations.forEach((citation, k) => {
           expect(citation.verified, citation.problem).toBe(true);
-          expect({ ref: citation.ref, chunkId: citation.chunkId, sourceId: citation.sourceId, version: citation.version, textSha256: citation.textSha256 }).toEqual({
+          expect({
+            ref: citation.ref,
+            chunkId: citation.chunkId,
+            sourceId: citation.sourceId,
+            version: citation.version,
+            textSha256: citation.textSha256,
+          }).toEqual({
             ref: entry.ref,
             chunkId: entry.chunkId,
             sourceId: entry.sourceId,
@@ -159,22 +202,37 @@ describe('resolveAnthropicCitations round trip', () => {
     const pack = await corpus.bundle('retry backoff attempts', { only: (id) => id.endsWith('.ts') });
     const results = toAnthropicSearchResults(pack);
     const source = corpus.sources.get('examples/mixed/code/retry.ts')!;
-    const resolved = resolveAnthropicCitations(pack, messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(results, 0, 4, 6)] }]));
+    const resolved = resolveAnthropicCitations(
+      pack,
+      messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(results, 0, 4, 6)] }]),
+    );
     const [citation] = resolved[0]!.citations;
     expect(citation!.verified).toBe(true);
     const lineOf = (offset: number) => source.slice(0, offset).split('\n').length;
     expect(citation!.locator!.lines).toEqual([lineOf(citation!.span!.start), lineOf(citation!.span!.end - 1)]);
-    expect(citation!.locator!.lines![1]! - citation!.locator!.lines![0]!).toBe(1);
-    expect(source.slice(citation!.span!.start, citation!.span!.end)).toBe(results[0]!.content.slice(4, 6).map((b) => b.text).join('').trimEnd());
+    const [first, last] = citation!.locator!.lines!;
+    expect(last - first).toBe(1);
+    expect(source.slice(citation!.span!.start, citation!.span!.end)).toBe(
+      results[0]!.content
+        .slice(4, 6)
+        .map((b) => b.text)
+        .join('')
+        .trimEnd(),
+    );
   });
 
   it('a transcript citation keeps the chunk time (the pack records no time per cue) and its cue range in the source', async () => {
     const pack = await corpus.bundle('retries backoff jitter', { only: (id) => id.endsWith('.vtt') });
     const results = toAnthropicSearchResults(pack);
-    const [citation] = resolveAnthropicCitations(pack, messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(results, 0, 2, 3)] }]))[0]!.citations;
+    const [citation] = resolveAnthropicCitations(
+      pack,
+      messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(results, 0, 2, 3)] }]),
+    )[0]!.citations;
     expect(citation!.verified).toBe(true);
     expect(citation!.locator).toEqual(pack.citations[0]!.locator);
-    expect(corpus.sources.get('examples/mixed/podcast.vtt')!.slice(citation!.span!.start, citation!.span!.end)).toBe(results[0]!.content[2]!.text.trimEnd());
+    expect(corpus.sources.get('examples/mixed/podcast.vtt')!.slice(citation!.span!.start, citation!.span!.end)).toBe(
+      results[0]!.content[2]!.text.trimEnd(),
+    );
   });
 });
 
@@ -185,7 +243,8 @@ describe('what resolveAnthropicCitations catches (never a throw for the model)',
     pack = await corpus.bundle('How are token budgets counted exactly?');
     results = toAnthropicSearchResults(pack);
   });
-  const resolveOne = (citation: unknown, options = {}) => resolveAnthropicCitations(pack, messageResponse([{ type: 'text', text: 'x', citations: [citation] }]), options)[0]!.citations[0]!;
+  const resolveOne = (citation: unknown, options = {}) =>
+    resolveAnthropicCitations(pack, messageResponse([{ type: 'text', text: 'x', citations: [citation] }]), options)[0]!.citations[0]!;
 
   it('a forged cited_text', () => {
     const citation = { ...searchResultCitation(results, 0, 0, 1), cited_text: 'Token counts are always additive across joins.' };
@@ -202,7 +261,12 @@ describe('what resolveAnthropicCitations catches (never a throw for the model)',
     const badBlocks = resolveOne({ ...searchResultCitation(results, 0, 0, 1), start_block_index: 2, end_block_index: 999 });
     expect(badBlocks).toMatchObject({ verified: false, ref: 1 });
     expect(badBlocks.problem).toMatch(/not a range of item 1/u);
-    expect(resolveOne({ ...searchResultCitation(results, 0, 0, 1), source: results[1]!.source === results[0]!.source ? 'https://elsewhere.example' : results[1]!.source }).verified).toBe(false);
+    expect(
+      resolveOne({
+        ...searchResultCitation(results, 0, 0, 1),
+        source: results[1]!.source === results[0]!.source ? 'https://elsewhere.example' : results[1]!.source,
+      }).verified,
+    ).toBe(false);
   });
 
   it('counts search results of the request that came before the pack’s (searchResultOffset)', () => {
@@ -212,7 +276,13 @@ describe('what resolveAnthropicCitations catches (never a throw for the model)',
   });
 
   it('another tool’s citation or a malformed one is reported, not thrown; content that is not a response is the caller’s error', () => {
-    const web = resolveOne({ type: 'web_search_result_location', url: 'https://x.example', title: 'X', encrypted_index: 'abc', cited_text: 'x' });
+    const web = resolveOne({
+      type: 'web_search_result_location',
+      url: 'https://x.example',
+      title: 'X',
+      encrypted_index: 'abc',
+      cited_text: 'x',
+    });
     expect(web).toMatchObject({ verified: false, ref: null, type: 'web_search_result_location' });
     expect(resolveOne({ type: 'search_result_location', cited_text: 'x' }).problem).toMatch(/without the fields the API documents/u);
     expect(() => resolveAnthropicCitations(pack, 'not a response')).toThrow(/response content array/u);
@@ -234,7 +304,10 @@ describe('what resolveAnthropicCitations catches (never a throw for the model)',
     const briefingResults = toAnthropicSearchResults(briefing);
     expect(briefingResults[pointer]!.content).toHaveLength(1);
     expect(briefingResults[pointer]!.content[0]!.text).toMatch(/pinned; not shown in full/u);
-    const [citation] = resolveAnthropicCitations(briefing, messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(briefingResults, pointer, 0, 1)] }]))[0]!.citations;
+    const [citation] = resolveAnthropicCitations(
+      briefing,
+      messageResponse([{ type: 'text', text: 'x', citations: [searchResultCitation(briefingResults, pointer, 0, 1)] }]),
+    )[0]!.citations;
     expect(citation).toMatchObject({ verified: false, ref: pointer + 1 });
   });
 });
@@ -260,14 +333,23 @@ describe('assertAnthropicRequest', () => {
 
   it('catches a request that mixes search results with citations on and off, naming the ones that are off', () => {
     const off = { ...results[1]!, citations: { enabled: false } };
-    const request = { messages: [{ role: 'user', content: [results[0], { type: 'tool_result', tool_use_id: 't', content: [off] }, { type: 'text', text: 'q' }] }] };
-    expect(() => assertAnthropicRequest(request)).toThrow(/every search result of a request or on none.*1 of 2 have them off \(messages\[0\]\.content\[1\]\.content\[0\]\)/u);
+    const request = {
+      messages: [
+        { role: 'user', content: [results[0], { type: 'tool_result', tool_use_id: 't', content: [off] }, { type: 'text', text: 'q' }] },
+      ],
+    };
+    expect(() => assertAnthropicRequest(request)).toThrow(
+      /every search result of a request or on none.*1 of 2 have them off \(messages\[0\]\.content\[1\]\.content\[0\]\)/u,
+    );
     const noField = { ...results[1]!, citations: undefined };
     expect(() => assertAnthropicRequest({ messages: [{ role: 'user', content: [results[0], noField] }] })).toThrow(/on none/u);
   });
 
   it('catches citations combined with JSON-schema structured output', () => {
-    const request = { messages: [{ role: 'user', content: [results[0]] }], output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } };
+    const request = {
+      messages: [{ role: 'user', content: [results[0]] }],
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+    };
     expect(() => assertAnthropicRequest(request)).toThrow(/structured output/u);
   });
 });
@@ -282,9 +364,26 @@ describe('toAnthropicDocuments', () => {
     if (doc.source.type !== 'content') throw new Error('expected a content document');
     expect(doc.source.content.map((b) => b.text).join('')).toBe(pack.items[0]!.text);
     expect(doc.context).toContain(`source: ${pack.citations[0]!.sourceId}`);
-    const cited = doc.source.content.slice(1, 3).map((b) => b.text).join('');
+    const cited = doc.source.content
+      .slice(1, 3)
+      .map((b) => b.text)
+      .join('');
     const response = messageResponse([
-      { type: 'text', text: 'x', citations: [{ type: 'content_block_location', cited_text: cited, document_index: 0, document_title: doc.title, start_block_index: 1, end_block_index: 3, file_id: null }] },
+      {
+        type: 'text',
+        text: 'x',
+        citations: [
+          {
+            type: 'content_block_location',
+            cited_text: cited,
+            document_index: 0,
+            document_title: doc.title,
+            start_block_index: 1,
+            end_block_index: 3,
+            file_id: null,
+          },
+        ],
+      },
     ]);
     const [citation] = resolveAnthropicCitations(pack, response)[0]!.citations;
     expect(citation).toMatchObject({ verified: true, ref: 1, chunkId: pack.citations[0]!.chunkId, type: 'content_block_location' });
@@ -301,8 +400,19 @@ describe('toAnthropicDocuments', () => {
     const start = doc.source.data.indexOf(' ') + 1;
     const end = doc.source.data.indexOf('.', start) + 1;
     const cited = doc.source.data.slice(start, end);
-    const char = (cited_text: string) => ({ type: 'char_location', cited_text, document_index: 1, document_title: doc.title, start_char_index: start, end_char_index: end, file_id: null });
-    const [ok, forged] = resolveAnthropicCitations(pack, messageResponse([{ type: 'text', text: 'x', citations: [char(cited), char('Something else entirely.')] }]))[0]!.citations;
+    const char = (cited_text: string) => ({
+      type: 'char_location',
+      cited_text,
+      document_index: 1,
+      document_title: doc.title,
+      start_char_index: start,
+      end_char_index: end,
+      file_id: null,
+    });
+    const [ok, forged] = resolveAnthropicCitations(
+      pack,
+      messageResponse([{ type: 'text', text: 'x', citations: [char(cited), char('Something else entirely.')] }]),
+    )[0]!.citations;
     expect(ok).toMatchObject({ verified: true, ref: 2 });
     expect(corpus.sources.get(ok!.sourceId!)!.slice(ok!.span!.start, ok!.span!.end)).toBe(cited.trim());
     expect(forged).toMatchObject({ verified: false, ref: 2 });

@@ -29,30 +29,48 @@ function chatModel(answer: (body: Record<string, unknown>) => Response) {
     apiKey: 'sk-ant-test',
     maxRetries: 0,
     clientOptions: {
-      fetch: async (_url: unknown, init?: { body?: unknown }) => {
+      fetch: (_url: unknown, init?: { body?: unknown }) => {
         const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
         requests.push(body);
-        return answer(body);
+        return Promise.resolve(answer(body));
       },
     },
   });
   return { model, requests };
 }
 
-const json = (value: unknown) => new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json', 'request-id': 'req_1' } });
+const json = (value: unknown) =>
+  new Response(JSON.stringify(value), { status: 200, headers: { 'content-type': 'application/json', 'request-id': 'req_1' } });
 
 /** The documented event stream of a response with cited text blocks (citations arrive as `citations_delta`). */
 function eventStream(content: { text: string; citations: unknown[] | null }[]): Response {
   const events: [string, unknown][] = [
-    ['message_start', { type: 'message_start', message: { ...messageResponse([]), content: [], stop_reason: null, usage: { input_tokens: 2095, output_tokens: 1 } } }],
+    [
+      'message_start',
+      {
+        type: 'message_start',
+        message: { ...messageResponse([]), content: [], stop_reason: null, usage: { input_tokens: 2095, output_tokens: 1 } },
+      },
+    ],
   ];
   content.forEach((block, index) => {
-    events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '', ...(block.citations === null ? {} : { citations: [] }) } }]);
-    for (const citation of block.citations ?? []) events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } }]);
+    events.push([
+      'content_block_start',
+      {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '', ...(block.citations === null ? {} : { citations: [] }) },
+      },
+    ]);
+    for (const citation of block.citations ?? [])
+      events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } }]);
     events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }]);
     events.push(['content_block_stop', { type: 'content_block_stop', index }]);
   });
-  events.push(['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 40 } }]);
+  events.push([
+    'message_delta',
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 40 } },
+  ]);
   events.push(['message_stop', { type: 'message_stop' }]);
   const body = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join('');
   return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
@@ -75,7 +93,11 @@ describe('LangChain: CitedAnswerRunnable', () => {
 
     const answer = await new CitedAnswerRunnable().invoke({ message, pack });
     expect(answer.via).toBe('anthropic');
-    expect(answer.text).toBe(cited().map((b) => b.text).join(''));
+    expect(answer.text).toBe(
+      cited()
+        .map((b) => b.text)
+        .join(''),
+    );
     expect(answer.verified).toBe(true);
     const citations = answer.blocks.flatMap((b) => b.citations);
     expect(citations.map((c) => [c.ref, c.chunkId, c.textSha256])).toEqual([
@@ -85,7 +107,7 @@ describe('LangChain: CitedAnswerRunnable', () => {
   });
 
   it('works in a chain with the pack given once, and resolves a streamed answer (citations_delta events) the same way', async () => {
-    const { model } = chatModel((body) => (body.stream === true ? eventStream(cited() as never) : json(messageResponse(cited()))));
+    const { model } = chatModel((body) => (body.stream === true ? eventStream(cited()) : json(messageResponse(cited()))));
     const chain = RunnableLambda.from((question: string) => [new HumanMessage({ content: [...results, { type: 'text', text: question }] })])
       .pipe(model)
       .pipe(new CitedAnswerRunnable({ pack }));
@@ -93,7 +115,8 @@ describe('LangChain: CitedAnswerRunnable', () => {
     expect(viaChain.verified).toBe(true);
 
     let streamed: AIMessageChunk | undefined;
-    for await (const chunk of await model.stream([new HumanMessage({ content: [...results, { type: 'text', text: pack.query }] })])) streamed = streamed === undefined ? chunk : streamed.concat(chunk);
+    for await (const chunk of await model.stream([new HumanMessage({ content: [...results, { type: 'text', text: pack.query }] })]))
+      streamed = streamed === undefined ? chunk : streamed.concat(chunk);
     const fromStream = await new CitedAnswerRunnable({ pack }).invoke(streamed as BaseMessage);
     expect(fromStream.via).toBe('anthropic');
     expect(fromStream.blocks.flatMap((b) => b.citations).map((c) => [c.ref, c.verified])).toEqual([

@@ -23,6 +23,11 @@ export default function assertCitations(output: string, context: AssertionContex
   return {
     pass: check.ok && check.refs.length > 0,
     score: check.quotes.length === 0 ? (check.ok ? 1 : 0) : found / check.quotes.length,
-    reason: check.refs.length === 0 ? 'the answer cites no source' : problems.length === 0 ? `${check.refs.length} refs, ${found} quotes found` : problems.join('; '),
+    reason:
+      check.refs.length === 0
+        ? 'the answer cites no source'
+        : problems.length === 0
+          ? `${check.refs.length} refs, ${found} quotes found`
+          : problems.join('; '),
   };
 }

@@ -39,7 +39,8 @@ export async function buildTests(): Promise<(PromptfooTestCase & { vars: { pack:
   const dir = join(root, 'examples/corpus');
   const files = (await readdir(dir)).filter((file) => file.endsWith('.md') && file !== 'README.md').sort();
   const docs: IngestDocument[] = [];
-  for (const file of files) docs.push({ id: relative(root, join(dir, file)), text: await readFile(join(dir, file), 'utf8'), version: 'v1' });
+  for (const file of files)
+    docs.push({ id: relative(root, join(dir, file)), text: await readFile(join(dir, file), 'utf8'), version: 'v1' });
   // A fixed index time: the packs (and tests.json) stay the same bytes run after run.
   const store = new MemoryHybridStore({ now: () => new Date('2026-01-01T00:00:00Z') });
   await store.addDocuments(docs);

@@ -18,7 +18,8 @@ const args = process.argv.slice(2);
 const testsOverride = args[0] === '--tests' ? resolve(args[1]) : undefined;
 const config = YAML.parse(await readFile(join(here, 'promptfooconfig.yaml'), 'utf8'));
 if (testsOverride !== undefined) config.tests = `file://${testsOverride}`;
-const valid = promptfoo.UnifiedConfigSchema ?? (await import(pathToFileURL(join(promptfooDir, 'dist/src/index.js')).href)).UnifiedConfigSchema;
+const valid =
+  promptfoo.UnifiedConfigSchema ?? (await import(pathToFileURL(join(promptfooDir, 'dist/src/index.js')).href)).UnifiedConfigSchema;
 const parsed = valid.safeParse(config);
 if (!parsed.success) {
   console.error(`promptfooconfig.yaml does not validate: ${JSON.stringify(parsed.error.issues)}`);
@@ -26,7 +27,10 @@ if (!parsed.success) {
 }
 // Relative file:// paths (tests, assertions) are read from the config's folder.
 process.chdir(here);
-const summary = await promptfoo.evaluate({ ...config, writeLatestResults: false }, { maxConcurrency: 1, cache: false, showProgressBar: false });
+const summary = await promptfoo.evaluate(
+  { ...config, writeLatestResults: false },
+  { maxConcurrency: 1, cache: false, showProgressBar: false },
+);
 const results = summary.results.map((r) => ({
   description: r.testCase?.description ?? null,
   success: r.success,

@@ -28,7 +28,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * and an uncited one after it, so such a block's text may run on; its citations are unaffected.
  */
 function joinStreamedBlocks(content: unknown): unknown {
-  if (!Array.isArray(content) || !content.some((part) => isRecord(part) && Array.isArray(part.citations) && typeof part.text !== 'string')) return content;
+  if (!Array.isArray(content) || !content.some((part) => isRecord(part) && Array.isArray(part.citations) && typeof part.text !== 'string'))
+    return content;
   const blocks: Record<string, unknown>[] = [];
   let open: Record<string, unknown> | undefined;
   for (const part of content) {
@@ -46,7 +47,8 @@ function joinStreamedBlocks(content: unknown): unknown {
   return blocks;
 }
 
-const isMessageLike = (value: unknown): value is BaseMessage => typeof value === 'object' && value !== null && 'content' in value && !('pack' in value);
+const isMessageLike = (value: unknown): value is BaseMessage =>
+  typeof value === 'object' && value !== null && 'content' in value && !('pack' in value);
 
 /**
  * Takes the chat model's message and returns the answer with its citations resolved against the pack:
@@ -88,9 +90,13 @@ export class CitedAnswerRunnable extends Runnable<CitedAnswerInput | BaseMessage
   #resolve(input: CitedAnswerInput | BaseMessage | string): CitedAnswer {
     const withPack = typeof input === 'object' && input !== null && 'pack' in input ? input : undefined;
     const pack = withPack?.pack ?? this.#pack;
-    if (pack === undefined) throw invalidInput('CitedAnswerRunnable needs a pack: give { message, pack } as input, or new CitedAnswerRunnable({ pack })', ['pack']);
+    if (pack === undefined)
+      throw invalidInput('CitedAnswerRunnable needs a pack: give { message, pack } as input, or new CitedAnswerRunnable({ pack })', [
+        'pack',
+      ]);
     const message = withPack !== undefined ? withPack.message : input;
-    if (typeof message !== 'string' && !isMessageLike(message)) throw invalidInput('CitedAnswerRunnable takes a chat message, its text, or { message, pack }', ['message']);
+    if (typeof message !== 'string' && !isMessageLike(message))
+      throw invalidInput('CitedAnswerRunnable takes a chat message, its text, or { message, pack }', ['message']);
     return resolveAnswer(pack, typeof message === 'string' ? message : { content: joinStreamedBlocks(message.content) }, this.#options);
   }
 

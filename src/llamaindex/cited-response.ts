@@ -44,7 +44,9 @@ export function citablePackFromNodes(nodes: readonly NodeWithScore[], query = ''
   entries.sort((a, b) => a.item.ref - b.item.ref);
   const first = entries[0]?.litm;
   if (entries.some((entry, index) => entry.item.ref !== index + 1 || entry.litm.packHash !== first?.packHash)) {
-    throw invalidInput('The source nodes are not the items of one pack (refs 1..n from one packHash): pass the pack as options.pack', ['sourceNodes']);
+    throw invalidInput('The source nodes are not the items of one pack (refs 1..n from one packHash): pass the pack as options.pack', [
+      'sourceNodes',
+    ]);
   }
   return {
     query,
@@ -84,7 +86,10 @@ function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .filter((part): part is { type: 'text'; text: string } => typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text')
+      .filter(
+        (part): part is { type: 'text'; text: string } =>
+          typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text',
+      )
       .map((part) => part.text)
       .join('');
   }

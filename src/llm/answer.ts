@@ -8,7 +8,14 @@ import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { splitSentences } from '../core/split.js';
 import { citableItems, CitablePackSchema, type CitablePack } from './anthropic.js';
-import { hasAnthropicCitations, resolveAnthropicCitations, responseContent, type ResolvedCitation, type ResolvedTextBlock, type ResolveOptions } from './resolve.js';
+import {
+  hasAnthropicCitations,
+  resolveAnthropicCitations,
+  responseContent,
+  type ResolvedCitation,
+  type ResolvedTextBlock,
+  type ResolveOptions,
+} from './resolve.js';
 import { narrowedLocator, sourceRanges, type CitableItem, type TextRange } from './units.js';
 
 export interface AnswerRef {
@@ -148,7 +155,7 @@ function check(pack: CitablePack, answer: string): Found {
   const citedSentence = (marker: Marker) => {
     const index = sentenceOf(marker.start);
     const sentence = sentences[index];
-    if (index > 0 && sentence !== undefined && /^[\s\[\]\d,;\-–]*$/u.test(answer.slice(sentence.start, marker.start))) return index - 1;
+    if (index > 0 && sentence !== undefined && /^[\s[\]\d,;\-–]*$/u.test(answer.slice(sentence.start, marker.start))) return index - 1;
     return index;
   };
   const citedIndices = new Set(markers.map(citedSentence));
@@ -159,8 +166,11 @@ function check(pack: CitablePack, answer: string): Found {
     const text = (match[1] ?? match[2] ?? match[3] ?? match[4] ?? '').trim();
     if (text === '') continue;
     const end = match.index + match[0].length;
-    const marker = markers.find((m) => m.start >= end && sentenceOf(m.start) === sentenceOf(end - 1) && /^[\s.,;:!?)\]'’]*$/u.test(answer.slice(end, m.start)) === true)
-      ?? markers.find((m) => m.start >= end && sentenceOf(m.start) === sentenceOf(end - 1));
+    const marker =
+      markers.find(
+        (m) =>
+          m.start >= end && sentenceOf(m.start) === sentenceOf(end - 1) && /^[\s.,;:!?)\]'’]*$/u.test(answer.slice(end, m.start)) === true,
+      ) ?? markers.find((m) => m.start >= end && sentenceOf(m.start) === sentenceOf(end - 1));
     if (marker === undefined) {
       const found = pack.items.some((item) => findQuote(item.text, text) !== null);
       quotes.push({ text, ref: null, found });
@@ -176,7 +186,7 @@ function check(pack: CitablePack, answer: string): Found {
         break;
       }
     }
-    const ref = hit?.ref ?? (marker.refs[0] as number);
+    const ref = hit?.ref ?? marker.refs[0]!;
     quotes.push({ text, ref, found: hit !== undefined });
     attached.set(marker, [...(attached.get(marker) ?? []), { text, range: hit?.range ?? null, ref }]);
   }
@@ -223,7 +233,8 @@ const AnswerTextSchema = z.string({ message: 'the answer must be a string' });
 export function citationInstructions(pack: CitablePack): string {
   const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   const count = parsed.items.length;
-  if (count === 0) return 'No sources were found for this question. Say that the provided context does not answer it; do not answer from memory.';
+  if (count === 0)
+    return 'No sources were found for this question. Say that the provided context does not answer it; do not answer from memory.';
   const numbers = count === 1 ? '[1]' : `[1] to [${count}]`;
   const where = parsed.format === 'xml' ? `each <document index="n"> block is source [n]` : `each block starts with its number [n]`;
   return [
@@ -253,11 +264,31 @@ function markerCitation(items: readonly CitableItem[], cited: Found['cited'][num
   const citable = items[cited.ref - 1];
   const type = 'marker';
   if (citable === undefined || citable.item.ref !== cited.ref) {
-    return { type, ref: null, chunkId: null, sourceId: null, textSha256: null, spans: [], citedText: cited.quote ?? '', verified: false, problem: `[${cited.ref}] names no item of this pack (it has ${items.length})` };
+    return {
+      type,
+      ref: null,
+      chunkId: null,
+      sourceId: null,
+      textSha256: null,
+      spans: [],
+      citedText: cited.quote ?? '',
+      verified: false,
+      problem: `[${cited.ref}] names no item of this pack (it has ${items.length})`,
+    };
   }
   const { citation, item } = citable;
-  const range = cited.range ?? (citable.citable ? { start: citable.units[0]!.start, end: citable.units[citable.units.length - 1]!.end } : undefined);
-  const out: ResolvedCitation = { type, ref: cited.ref, chunkId: citation.chunkId, sourceId: citation.sourceId, textSha256: citation.textSha256, spans: [], citedText: cited.quote ?? '', verified: true };
+  const range =
+    cited.range ?? (citable.citable ? { start: citable.units[0]!.start, end: citable.units[citable.units.length - 1]!.end } : undefined);
+  const out: ResolvedCitation = {
+    type,
+    ref: cited.ref,
+    chunkId: citation.chunkId,
+    sourceId: citation.sourceId,
+    textSha256: citation.textSha256,
+    spans: [],
+    citedText: cited.quote ?? '',
+    verified: true,
+  };
   if (citation.version !== undefined) out.version = citation.version;
   if (range !== undefined) {
     out.itemRange = range;
@@ -286,7 +317,13 @@ export function resolveAnswer(pack: CitablePack, answer: unknown, options: Resol
   if (typeof answer !== 'string' && hasAnthropicCitations(answer)) {
     const blocks = resolveAnthropicCitations(pack, answer, options);
     const all = blocks.flatMap((b) => b.citations);
-    return { text: blocks.map((b) => b.text).join(''), via: 'anthropic', blocks, check: null, verified: all.length > 0 && all.every((c) => c.verified) };
+    return {
+      text: blocks.map((b) => b.text).join(''),
+      via: 'anthropic',
+      blocks,
+      check: null,
+      verified: all.length > 0 && all.every((c) => c.verified),
+    };
   }
   const text =
     typeof answer === 'string'
@@ -294,9 +331,15 @@ export function resolveAnswer(pack: CitablePack, answer: unknown, options: Resol
       : typeof (answer as { content?: unknown } | null)?.content === 'string'
         ? (answer as { content: string }).content
         : responseContent(answer)
-          .filter((b): b is { type: 'text'; text: string } => typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'text' && typeof (b as { text?: unknown }).text === 'string')
-          .map((b) => b.text)
-          .join('');
+            .filter(
+              (b): b is { type: 'text'; text: string } =>
+                typeof b === 'object' &&
+                b !== null &&
+                (b as { type?: unknown }).type === 'text' &&
+                typeof (b as { text?: unknown }).text === 'string',
+            )
+            .map((b) => b.text)
+            .join('');
   const { pack: parsed, items } = citableItems(pack, options.granularity === undefined ? {} : { granularity: options.granularity });
   const found = check(parsed, text);
   const citations = found.cited.map((cited) => markerCitation(items, cited));

@@ -95,7 +95,10 @@ export const CitablePackSchema = PackSchema.pick({ query: true, format: true, it
 export type CitablePack = z.infer<typeof CitablePackSchema>;
 
 /** Parses the pack and options once; the items cut into units. */
-export function citableItems(pack: unknown, options: unknown = {}): { pack: CitablePack; items: CitableItem[]; granularity: Granularity | undefined } {
+export function citableItems(
+  pack: unknown,
+  options: unknown = {},
+): { pack: CitablePack; items: CitableItem[]; granularity: Granularity | undefined } {
   const parsed = parseOrThrow(CitablePackSchema, pack, 'pack');
   const { granularity } = parseOrThrow(AnthropicBlocksOptionsSchema, options, 'Anthropic block options');
   if (parsed.citations.length !== parsed.items.length) throw invalidInput('pack.citations must hold one citation per item', ['citations']);
@@ -143,10 +146,17 @@ function documentContext(citation: Citation): string {
  * documents (the item's text), which Claude cuts into sentences itself and cites as `char_location`.
  * `resolveAnthropicCitations` maps both back.
  */
-export function toAnthropicDocuments(pack: CitablePack, options: AnthropicDocumentsOptions = {}): (AnthropicContentDocumentBlock | AnthropicTextDocumentBlock)[] {
+export function toAnthropicDocuments(
+  pack: CitablePack,
+  options: AnthropicDocumentsOptions = {},
+): (AnthropicContentDocumentBlock | AnthropicTextDocumentBlock)[] {
   const { form, granularity } = parseOrThrow(AnthropicDocumentsOptionsSchema, options, 'Anthropic document options');
   return citableItems(pack, granularity === undefined ? {} : { granularity }).items.map((citable) => {
-    const common = { title: resultTitle(citable.citation), context: documentContext(citable.citation), citations: { enabled: true as const } };
+    const common = {
+      title: resultTitle(citable.citation),
+      context: documentContext(citable.citation),
+      citations: { enabled: true as const },
+    };
     if (form === 'text') {
       const data = citable.citable ? citable.item.text : (citable.blocks[0] as string);
       return { type: 'document', source: { type: 'text', media_type: 'text/plain', data }, ...common };
@@ -160,7 +170,9 @@ export function toAnthropicDocuments(pack: CitablePack, options: AnthropicDocume
 
 const looseObject = z.looseObject({});
 const RequestSchema = z.looseObject({
-  messages: z.array(z.looseObject({ content: z.union([z.string(), z.array(looseObject)]) }), { message: 'request.messages must be an array of messages' }),
+  messages: z.array(z.looseObject({ content: z.union([z.string(), z.array(looseObject)]) }), {
+    message: 'request.messages must be an array of messages',
+  }),
   output_config: z.looseObject({ format: z.looseObject({ type: z.string() }).nullish() }).nullish(),
   output_format: z.looseObject({ type: z.string() }).nullish(),
 });
@@ -168,16 +180,20 @@ const RequestSchema = z.looseObject({
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Every `search_result` and `document` block of a request in API order (messages, then blocks, `tool_result` content inside). */
-function citableBlocks(messages: readonly { content: string | Record<string, unknown>[] }[]): { kind: 'search_result' | 'document'; block: Record<string, unknown>; where: string }[] {
+function citableBlocks(
+  messages: readonly { content: string | Record<string, unknown>[] }[],
+): { kind: 'search_result' | 'document'; block: Record<string, unknown>; where: string }[] {
   const found: { kind: 'search_result' | 'document'; block: Record<string, unknown>; where: string }[] = [];
   messages.forEach((message, m) => {
     if (typeof message.content === 'string') return;
     message.content.forEach((block, b) => {
       const visit = (candidate: unknown, where: string) => {
         if (!isObject(candidate)) return;
-        if (candidate.type === 'search_result' || candidate.type === 'document') found.push({ kind: candidate.type, block: candidate, where });
+        if (candidate.type === 'search_result' || candidate.type === 'document')
+          found.push({ kind: candidate.type, block: candidate, where });
       };
-      if (block.type === 'tool_result' && Array.isArray(block.content)) block.content.forEach((inner, i) => visit(inner, `messages[${m}].content[${b}].content[${i}]`));
+      if (block.type === 'tool_result' && Array.isArray(block.content))
+        block.content.forEach((inner, i) => visit(inner, `messages[${m}].content[${b}].content[${i}]`));
       else visit(block, `messages[${m}].content[${b}]`);
     });
   });
@@ -207,7 +223,10 @@ export function assertAnthropicRequest(request: unknown): { searchResults: numbe
   const documents = blocks.filter((b) => b.kind === 'document' && citationsOn(b.block)).length;
   const format = parsed.output_config?.format?.type ?? parsed.output_format?.type;
   if (format === 'json_schema' && (on.length > 0 || documents > 0)) {
-    throw invalidInput('Citations cannot be combined with JSON-schema structured output (the API answers 400): drop output_config.format, or turn citations off', ['output_config', 'format']);
+    throw invalidInput(
+      'Citations cannot be combined with JSON-schema structured output (the API answers 400): drop output_config.format, or turn citations off',
+      ['output_config', 'format'],
+    );
   }
   return { searchResults: on.length, documents };
 }

@@ -66,7 +66,11 @@ export interface RagasSample {
 }
 
 export function toRagasSample(sample: EvalSample): RagasSample {
-  const out: RagasSample = { user_input: sample.question, retrieved_contexts: [...sample.contexts], retrieved_context_ids: [...sample.contextIds] };
+  const out: RagasSample = {
+    user_input: sample.question,
+    retrieved_contexts: [...sample.contexts],
+    retrieved_context_ids: [...sample.contextIds],
+  };
   if (sample.answer !== undefined) out.response = sample.answer;
   if (sample.reference !== undefined) out.reference = sample.reference;
   return out;
@@ -96,7 +100,10 @@ export interface PromptfooTestCase {
   assert?: Record<string, unknown>[];
 }
 
-export function toPromptfooTestCase(sample: EvalSample, options: { description?: string; assert?: Record<string, unknown>[] } = {}): PromptfooTestCase {
+export function toPromptfooTestCase(
+  sample: EvalSample,
+  options: { description?: string; assert?: Record<string, unknown>[] } = {},
+): PromptfooTestCase {
   const vars: PromptfooTestCase['vars'] = { query: sample.question, context: [...sample.contexts], context_ids: [...sample.contextIds] };
   if (sample.answer !== undefined) vars.answer = sample.answer;
   if (sample.reference !== undefined) vars.reference = sample.reference;

@@ -85,7 +85,13 @@ function unresolved(type: string, citedText: string, problem: string): ResolvedC
 }
 
 /** The sidecar entry's fields for a citation of `citable`, narrowed to `range` when given. */
-function resolvedFor(type: string, citable: CitableItem, citedText: string, range: TextRange | undefined, problem: string | undefined): ResolvedCitation {
+function resolvedFor(
+  type: string,
+  citable: CitableItem,
+  citedText: string,
+  range: TextRange | undefined,
+  problem: string | undefined,
+): ResolvedCitation {
   const { citation } = citable;
   const out: ResolvedCitation = {
     type,
@@ -127,14 +133,29 @@ function byBlocks(
 ): ResolvedCitation {
   const citable = items[index];
   if (citable === undefined) return unresolved(type, citedText, `${what} ${index} names no item of this pack (it has ${items.length})`);
-  if (!citable.citable) return resolvedFor(type, citable, citedText, undefined, `item ${citable.ref} shows no source text (${citable.item.pointer ? 'a pin pointer' : 'empty'})`);
+  if (!citable.citable)
+    return resolvedFor(
+      type,
+      citable,
+      citedText,
+      undefined,
+      `item ${citable.ref} shows no source text (${citable.item.pointer ? 'a pin pointer' : 'empty'})`,
+    );
   if (start < 0 || end <= start || end > citable.blocks.length) {
-    return resolvedFor(type, citable, citedText, undefined, `blocks ${start}..${end} are not a range of item ${citable.ref}'s ${citable.blocks.length} blocks`);
+    return resolvedFor(
+      type,
+      citable,
+      citedText,
+      undefined,
+      `blocks ${start}..${end} are not a range of item ${citable.ref}'s ${citable.blocks.length} blocks`,
+    );
   }
   const range = { start: (citable.units[start] as TextRange).start, end: (citable.units[end - 1] as TextRange).end };
   let problem: string | undefined;
-  if (source !== undefined && source !== resultSource(citable.citation)) problem = `source ${JSON.stringify(source)} is not item ${citable.ref}'s`;
-  else if (!sameText(citedText, citable.blocks.slice(start, end).join(''))) problem = `cited_text is not the text of blocks ${start}..${end} of item ${citable.ref}`;
+  if (source !== undefined && source !== resultSource(citable.citation))
+    problem = `source ${JSON.stringify(source)} is not item ${citable.ref}'s`;
+  else if (!sameText(citedText, citable.blocks.slice(start, end).join('')))
+    problem = `cited_text is not the text of blocks ${start}..${end} of item ${citable.ref}`;
   return resolvedFor(type, citable, citedText, range, problem);
 }
 
@@ -142,7 +163,8 @@ function byBlocks(
 function byChars(items: readonly CitableItem[], index: number, start: number, end: number, citedText: string): ResolvedCitation {
   const type = 'char_location';
   const citable = items[index];
-  if (citable === undefined) return unresolved(type, citedText, `document_index ${index} names no item of this pack (it has ${items.length})`);
+  if (citable === undefined)
+    return unresolved(type, citedText, `document_index ${index} names no item of this pack (it has ${items.length})`);
   if (!citable.citable) return resolvedFor(type, citable, citedText, undefined, `item ${citable.ref} shows no source text`);
   const text = citable.item.text;
   const byUnits = start >= 0 && end > start && end <= text.length ? { start, end } : undefined;
@@ -156,7 +178,10 @@ function byChars(items: readonly CitableItem[], index: number, start: number, en
     }
   }
   if (range === undefined) {
-    const problem = byUnits === undefined ? `characters ${start}..${end} are not a range of item ${citable.ref}'s text` : `cited_text is not the text of characters ${start}..${end} of item ${citable.ref}`;
+    const problem =
+      byUnits === undefined
+        ? `characters ${start}..${end} are not a range of item ${citable.ref}'s text`
+        : `cited_text is not the text of characters ${start}..${end} of item ${citable.ref}`;
     return resolvedFor(type, citable, citedText, undefined, problem);
   }
   // Whitespace at the ends of a cited range is no part of what it cites.
@@ -166,17 +191,39 @@ function byChars(items: readonly CitableItem[], index: number, start: number, en
 }
 
 function resolveOne(items: readonly CitableItem[], citation: unknown, options: z.output<typeof ResolveOptionsSchema>): ResolvedCitation {
-  const type = typeof citation === 'object' && citation !== null && typeof (citation as { type?: unknown }).type === 'string' ? (citation as { type: string }).type : 'unknown';
-  const cited = typeof (citation as { cited_text?: unknown } | null)?.cited_text === 'string' ? (citation as { cited_text: string }).cited_text : '';
+  const type =
+    typeof citation === 'object' && citation !== null && typeof (citation as { type?: unknown }).type === 'string'
+      ? (citation as { type: string }).type
+      : 'unknown';
+  const cited =
+    typeof (citation as { cited_text?: unknown } | null)?.cited_text === 'string' ? (citation as { cited_text: string }).cited_text : '';
   const search = SearchResultLocation.safeParse(citation);
   if (search.success) {
     const c = search.data;
-    return byBlocks(items, type, c.search_result_index - options.searchResultOffset, 'search_result_index', c.start_block_index, c.end_block_index, c.cited_text, c.source);
+    return byBlocks(
+      items,
+      type,
+      c.search_result_index - options.searchResultOffset,
+      'search_result_index',
+      c.start_block_index,
+      c.end_block_index,
+      c.cited_text,
+      c.source,
+    );
   }
   const block = ContentBlockLocation.safeParse(citation);
   if (block.success) {
     const c = block.data;
-    return byBlocks(items, type, c.document_index - options.documentOffset, 'document_index', c.start_block_index, c.end_block_index, c.cited_text, undefined);
+    return byBlocks(
+      items,
+      type,
+      c.document_index - options.documentOffset,
+      'document_index',
+      c.start_block_index,
+      c.end_block_index,
+      c.cited_text,
+      undefined,
+    );
   }
   const chars = CharLocation.safeParse(citation);
   if (chars.success) {
@@ -184,7 +231,11 @@ function resolveOne(items: readonly CitableItem[], citation: unknown, options: z
     return byChars(items, c.document_index - options.documentOffset, c.start_char_index, c.end_char_index, c.cited_text);
   }
   const known = ['search_result_location', 'content_block_location', 'char_location'].includes(type);
-  return unresolved(type, cited, known ? `a ${type} citation without the fields the API documents` : `a ${type} citation, not one of this pack's blocks`);
+  return unresolved(
+    type,
+    cited,
+    known ? `a ${type} citation without the fields the API documents` : `a ${type} citation, not one of this pack's blocks`,
+  );
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -95,7 +95,8 @@ function segmentsOf(text: string, citation: Citation): Segment[] {
   }
   // Without selection the text is the chunk's text or a prefix of it: offsets shift by the chunk's start.
   const span = citation.span;
-  const source = span !== undefined && span.end - span.start >= text.length ? { start: span.start, end: span.start + text.length } : undefined;
+  const source =
+    span !== undefined && span.end - span.start >= text.length ? { start: span.start, end: span.start + text.length } : undefined;
   return [{ start: 0, end: text.length, source, elided: false }];
 }
 
@@ -125,7 +126,10 @@ function lines(text: string, range: TextRange): TextRange[] {
 function unitsOfSegment(text: string, segment: TextRange, granularity: Granularity): TextRange[] {
   if (granularity === 'line' || granularity === 'cue') return lines(text, segment);
   if (granularity === 'sentence') {
-    return splitSentences(text.slice(segment.start, segment.end)).map((r) => ({ start: segment.start + r.start, end: segment.start + r.end }));
+    return splitSentences(text.slice(segment.start, segment.end)).map((r) => ({
+      start: segment.start + r.start,
+      end: segment.start + r.end,
+    }));
   }
   const whole = trim(text, segment);
   return whole === null ? [] : [whole];
@@ -141,17 +145,23 @@ function unitsOf(text: string, segments: readonly Segment[], granularity: Granul
   const runs: TextRange[] = [];
   segments.forEach((segment, index) => {
     const last = runs[runs.length - 1];
-    const joins = index > 0 && !segment.elided && (granularity === 'item' || !text.slice((segments[index - 1] as Segment).end, segment.start).includes('\n'));
+    const joins =
+      index > 0 &&
+      !segment.elided &&
+      (granularity === 'item' || !text.slice((segments[index - 1] as Segment).end, segment.start).includes('\n'));
     if (last !== undefined && joins) last.end = segment.end;
     else runs.push({ start: segment.start, end: segment.end });
   });
-  if (granularity === 'item') return runs.length === 0 ? [] : [{ start: (runs[0] as TextRange).start, end: (runs[runs.length - 1] as TextRange).end }];
+  if (granularity === 'item')
+    return runs.length === 0 ? [] : [{ start: (runs[0] as TextRange).start, end: (runs[runs.length - 1] as TextRange).end }];
   return runs;
 }
 
 /** The note that stands in for an item with no source text (a provider's text block may not be empty). */
 export function placeholderNote(item: PackItem): string {
-  return item.pointer ? `[${item.ref}] pinned; not shown in full (${item.tokens} tokens did not fit the budget)` : `[${item.ref}] (no text)`;
+  return item.pointer
+    ? `[${item.ref}] pinned; not shown in full (${item.tokens} tokens did not fit the budget)`
+    : `[${item.ref}] (no text)`;
 }
 
 /** Cuts an item into units at `granularity` (the locator's unit when absent). */
@@ -165,7 +175,9 @@ export function citableItem(item: PackItem, citation: Citation, granularity?: Gr
   }
   // Block k runs from its unit's start to the next unit's start: what lies between (whitespace, an elision
   // marker) goes with the unit before it, and the text's leading and trailing whitespace with the first and last.
-  const blocks = units.map((unit, k) => text.slice(k === 0 ? 0 : unit.start, k === units.length - 1 ? text.length : (units[k + 1] as TextRange).start));
+  const blocks = units.map((unit, k) =>
+    text.slice(k === 0 ? 0 : unit.start, k === units.length - 1 ? text.length : (units[k + 1] as TextRange).start),
+  );
   return { ref: item.ref, item, citation, granularity: chosen, blocks, units, citable: true, segments };
 }
 
@@ -186,7 +198,8 @@ export function sourceRanges(citable: CitableItem, range: TextRange): Span[] {
     }
     const mapped = { start: segment.source.start + (start - segment.start), end: segment.source.start + (end - segment.start) };
     const last = out[out.length - 1];
-    if (last !== undefined && previous !== undefined && !segment.elided && last.end === previous.source!.end && start === segment.start) last.end = mapped.end;
+    if (last !== undefined && previous !== undefined && !segment.elided && last.end === previous.source!.end && start === segment.start)
+      last.end = mapped.end;
     else out.push(mapped);
     previous = segment;
   }
@@ -203,7 +216,9 @@ export function narrowedLocator(citable: CitableItem, range: TextRange): Locator
   if (locator === undefined) return undefined;
   const narrowed: Locator = { ...locator };
   const only = citable.segments.length === 1 ? citable.segments[0] : undefined;
-  const prefix = only !== undefined && (citable.citation.spans === undefined || (only.source !== undefined && only.source.start === citable.citation.span?.start));
+  const prefix =
+    only !== undefined &&
+    (citable.citation.spans === undefined || (only.source !== undefined && only.source.start === citable.citation.span?.start));
   if (locator.lines !== undefined && prefix) {
     const breaksBefore = (offset: number) => citable.item.text.slice(0, offset).split('\n').length - 1;
     const first = locator.lines[0] + breaksBefore(range.start);

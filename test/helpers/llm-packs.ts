@@ -29,19 +29,33 @@ export async function loadCorpus(): Promise<Corpus> {
     async bundle(query, options = {}) {
       const found = await store.search({ text: query, mode: 'lexical', limit: 30 });
       const candidates = options.only === undefined ? found : found.filter((c) => options.only!(c.sourceId ?? c.id));
-      return packBundle({ query, candidates, maxTokens: options.maxTokens ?? 700, ...(options.compress === true ? { compress: { mode: 'sentences' as const } } : {}) });
+      return packBundle({
+        query,
+        candidates,
+        maxTokens: options.maxTokens ?? 700,
+        ...(options.compress === true ? { compress: { mode: 'sentences' as const } } : {}),
+      });
     },
   };
 }
 
 /** A `search_result_location` citation of blocks [start, end) of result `index`, as Claude returns it. */
-export function searchResultCitation(results: readonly AnthropicSearchResultBlock[], index: number, start: number, end: number, offset = 0) {
+export function searchResultCitation(
+  results: readonly AnthropicSearchResultBlock[],
+  index: number,
+  start: number,
+  end: number,
+  offset = 0,
+) {
   const result = results[index]!;
   return {
     type: 'search_result_location' as const,
     source: result.source,
     title: result.title,
-    cited_text: result.content.slice(start, end).map((b) => b.text).join(''),
+    cited_text: result.content
+      .slice(start, end)
+      .map((b) => b.text)
+      .join(''),
     search_result_index: index + offset,
     start_block_index: start,
     end_block_index: end,

@@ -23,7 +23,13 @@ function runExample(extra: string[] = []): Summary {
   const run = spawnSync(tools.node, [join(EXAMPLE, 'run.mjs'), ...extra], {
     cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, PROMPTFOO_DIR: tools.promptfoo, PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CONFIG_DIR: join(work, 'config') },
+    env: {
+      ...process.env,
+      PROMPTFOO_DIR: tools.promptfoo,
+      PROMPTFOO_DISABLE_TELEMETRY: '1',
+      PROMPTFOO_DISABLE_UPDATE: '1',
+      PROMPTFOO_CONFIG_DIR: join(work, 'config'),
+    },
     maxBuffer: 64 * 1024 * 1024,
   });
   expect(run.status, run.stderr).toBe(0);
@@ -52,7 +58,9 @@ describe('examples/promptfoo', () => {
   });
 
   it('the same config fails an invented quote and contexts handed over in LITM order', () => {
-    const tests = JSON.parse(readFileSync(join(EXAMPLE, 'tests.json'), 'utf8')) as { vars: { answer: string; context: string[]; pack: { items: { text: string }[] } } }[];
+    const tests = JSON.parse(readFileSync(join(EXAMPLE, 'tests.json'), 'utf8')) as {
+      vars: { answer: string; context: string[]; pack: { items: { text: string }[] } };
+    }[];
     tests[0]!.vars.answer = tests[0]!.vars.answer.replace(/"[^"]+" \[1\]/u, '"Token counts always add up across joins." [1]');
     tests[1]!.vars.context = tests[1]!.vars.pack.items.map((item) => item.text);
     const file = join(work, 'broken-tests.json');
@@ -60,7 +68,10 @@ describe('examples/promptfoo', () => {
     const summary = runExample(['--tests', file]);
     expect(summary.passed).toBe(1);
     expect(summary.results[0]!.success).toBe(false);
-    expect(summary.results[0]!.assertions[0]).toMatchObject({ pass: false, reason: 'quote "Token counts always add up across joins." is not in source [1]' });
+    expect(summary.results[0]!.assertions[0]).toMatchObject({
+      pass: false,
+      reason: 'quote "Token counts always add up across joins." is not in source [1]',
+    });
     expect(summary.results[1]!.success).toBe(false);
     expect(summary.results[1]!.assertions.map((a) => a.pass)).toEqual([true, false]);
   });

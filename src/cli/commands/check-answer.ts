@@ -15,7 +15,11 @@ function readPack(input: string, path: string): CitablePack {
   try {
     return JSON.parse(input) as CitablePack;
   } catch (error) {
-    throw new LitmPackError('invalid_input', `${path} is not JSON (a pack as litm-pack bundle --json prints it): ${(error as Error).message}`, { cause: error });
+    throw new LitmPackError(
+      'invalid_input',
+      `${path} is not JSON (a pack as litm-pack bundle --json prints it): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -41,7 +45,8 @@ function printCheck(check: AnswerCheck): void {
   out.write(`Refs: ${check.refs.length === 0 ? 'none' : check.refs.map((r) => `[${r.ref}] ${r.known ? 'ok' : 'UNKNOWN'}`).join(', ')}\n`);
   if (check.quotes.length > 0) {
     out.write('Quotes:\n');
-    for (const q of check.quotes) out.write(`  ${q.found ? 'found    ' : 'NOT FOUND'}  ${q.ref === null ? '[-]' : `[${q.ref}]`} "${visibleLine(shorten(q.text))}"\n`);
+    for (const q of check.quotes)
+      out.write(`  ${q.found ? 'found    ' : 'NOT FOUND'}  ${q.ref === null ? '[-]' : `[${q.ref}]`} "${visibleLine(shorten(q.text))}"\n`);
   }
   if (check.uncitedSentences.length > 0) {
     out.write('Uncited sentences:\n');
@@ -57,7 +62,9 @@ function printResolved(answer: CitedAnswer): void {
   for (const c of citations) {
     const where = c.spans.map((s) => `${s.start}-${s.end}`).join(',');
     const status = c.verified ? 'verified' : `NOT VERIFIED (${c.problem ?? 'unknown'})`;
-    out.write(`  ${c.ref === null ? '[-]' : `[${c.ref}]`} ${visibleLine(c.sourceId ?? '-')}${where === '' ? '' : ` chars ${where}`} ${visibleLine(status)}: "${visibleLine(shorten(c.citedText))}"\n`);
+    out.write(
+      `  ${c.ref === null ? '[-]' : `[${c.ref}]`} ${visibleLine(c.sourceId ?? '-')}${where === '' ? '' : ` chars ${where}`} ${visibleLine(status)}: "${visibleLine(shorten(c.citedText))}"\n`,
+    );
   }
   const bad = citations.filter((c) => !c.verified).length;
   out.write(answer.verified ? `Citations: ${citations.length} verified\n` : `Citations: ${bad} of ${citations.length} not verified\n`);
