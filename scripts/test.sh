@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): the default suite, the Qdrant suite against the real Qdrant engine
 # (QDRANT_URL when set, else the in-process engine, whose Python environment this sets up: about 170 MB in
-# .venv-qdrant), the consumer suite (the packed tarball installed into a temporary project), the official MCP
+# .venv-qdrant), the consumer suite (the packed tarball installed into a temporary project), the promptfoo
+# example (examples/promptfoo through promptfoo, installed into .promptfoo/), the official MCP
 # conformance suite against both MCP transports, then the examples. Ends with one line "N passed, N failed"
 # counting tests and examples together, after the time each step took. The model suite (real all-MiniLM-L6-v2
 # vectors through PyTorch, 1.5 GB in .venv-model) has a command of its own: `npm run test:model`.
@@ -33,6 +34,9 @@ npx vitest run --config vitest.qdrant.config.ts --reporter=default --reporter=js
 step_done "Qdrant suite"
 npx vitest run --config vitest.consumer.config.ts --reporter=default --reporter=json --outputFile.json="$results/consumer.json" || status=1
 step_done "consumer suite"
+# examples/promptfoo through promptfoo (installs its pinned promptfoo and Node 22 into .promptfoo/ the first time).
+npx vitest run --config vitest.promptfoo.config.ts --reporter=default --reporter=json --outputFile.json="$results/promptfoo.json" || status=1
+step_done "promptfoo example"
 # The official MCP conformance suite against both MCP transports (installs its pinned Node 22 into .conformance/).
 node scripts/mcp-conformance.mjs --report "$results/conformance.json" > "$results/conformance.log" 2>&1 || { echo "MCP conformance: FAILED (see $results/conformance.log)"; grep -v 'skip (' "$results/conformance.log" | tail -n 20; status=1; }
 step_done "MCP conformance"
@@ -72,5 +76,5 @@ done
 step_done "examples"
 
 printf '%s\n' "${timings[@]}"
-node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/consumer.json" "$results/conformance.json" || status=1
+node scripts/test-summary.mjs "$examples_passed" "$examples_failed" "$results/default.json" "$results/qdrant.json" "$results/consumer.json" "$results/promptfoo.json" "$results/conformance.json" || status=1
 exit $status

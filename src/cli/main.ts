@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
+import { registerCheckAnswer } from './commands/check-answer.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
@@ -93,6 +94,7 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerCopy(program);
   registerKeys(program);
+  registerCheckAnswer(program);
   return program;
 }
 
