@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { LitmPackError, describeIssues } from '../base/errors.js';
 import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
+import { IndexedTextRecipeSchema, LEGACY_INDEXED_TEXT, type IndexedTextRecipe } from '../store/indexed-text.js';
 import { pidRunning } from './lock.js';
 import type { SparseVector } from '../tokenize/bm25.js';
 
@@ -66,6 +67,8 @@ const HeaderSchema = z.strictObject({
   chunkTokens: z.number().int().min(8).max(8192),
   dimension: z.number().int().positive().nullable(),
   embeddingModel: z.string().min(1).nullable(),
+  /** How the chunks were indexed (absent in files written before it was recorded: `chunk-text`). */
+  indexedText: IndexedTextRecipeSchema.optional(),
   sources: z.number().int().nonnegative(),
   chunks: z.number().int().nonnegative(),
 });
@@ -86,6 +89,8 @@ export interface StoreFileHeader {
   dimension: number | null;
   /** The embedding model that made the vectors (null: not recorded). */
   embeddingModel: string | null;
+  /** The recipe of the indexed text the BM25 vectors and embeddings were made from (see indexed-text.ts). */
+  indexedText: IndexedTextRecipe;
   /** Number of source lines and chunk lines that follow. */
   sources: number;
   chunks: number;
@@ -341,8 +346,8 @@ export async function* readStoreFileParts(path: string): AsyncGenerator<StoreFil
     if (schema !== MEMORY_STORE_SCHEMA) {
       corrupt(`it has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA} and ${MEMORY_STORE_SCHEMA_V1}`);
     }
-    const { schema: _schema, ...header } = check(HeaderSchema, json, 'line 1 (the header)');
-    yield { kind: 'header', header };
+    const { schema: _schema, indexedText, ...header } = check(HeaderSchema, json, 'line 1 (the header)');
+    yield { kind: 'header', header: { ...header, indexedText: indexedText ?? LEGACY_INDEXED_TEXT } };
     for (let i = 0; i < header.sources; i += 1) {
       const text = await next();
       if (text === undefined) corrupt(`it ends after ${i} of its ${header.sources} sources (a cut file?)`);
@@ -374,6 +379,7 @@ function* readV1(file: z.output<typeof V1Schema>): Generator<StoreFilePart> {
       chunkTokens: file.chunkTokens,
       dimension: file.dimension,
       embeddingModel: file.embeddingModel ?? null,
+      indexedText: LEGACY_INDEXED_TEXT,
       sources: file.sources.length,
       chunks: file.chunks.length,
     },

@@ -1,4 +1,4 @@
-import { canonicalize, canonicalStringify } from '../base/canonical.js';
+import { canonicalize, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
@@ -8,6 +8,7 @@ import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocum
 import { matchesFilter, validateFilter, type EngineFilter } from '../store/filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from '../store/fusion.js';
 import { maximalMarginalRelevance } from '../store/mmr.js';
+import { CURRENT_INDEXED_TEXT, IndexedTextRecipeSchema, indexedTextKey, indexedTextOf, reindexAdvice, type IndexedTextRecipe } from '../store/indexed-text.js';
 import { AclClasses } from './acl-classes.js';
 import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './vectors.js';
 import { Segment, type NewRow } from './segment.js';
@@ -45,6 +46,12 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
    * `QdrantHybridStore` computes). The caller's `filter` never narrows the IDF corpus.
    */
   idfCorpus: z.enum(['all', 'visible']).optional(),
+  /**
+   * How chunks are indexed (see indexed-text.ts): a new store uses this recipe (default: the current one,
+   * `title-headings@1`); a loaded store uses the one its file records, and refuses another given here with
+   * `config_mismatch` (re-index it with `reindex()`).
+   */
+  indexedText: IndexedTextRecipeSchema.optional(),
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
 
@@ -93,6 +100,8 @@ export class MemoryHybridStore implements Store {
   readonly #embedBatchSize: number;
   readonly #idfCorpus: 'all' | 'visible';
   readonly #classes = new AclClasses();
+  /** The recipe of the indexed text (a loaded store: its file's; `reindex` moves it to the current one). */
+  #indexedText: IndexedTextRecipe;
 
   /** The current version of the contents; a write swaps in the next one when it completes. */
   #snapshot: Snapshot = Snapshot.empty(this.#classes);
@@ -112,6 +121,17 @@ export class MemoryHybridStore implements Store {
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
     this.#idfCorpus = parsed.idfCorpus ?? 'visible';
+    this.#indexedText = parsed.indexedText ?? CURRENT_INDEXED_TEXT;
+  }
+
+  /** The recipe the store indexes chunks with (`title-headings@1` unless it was loaded from an older store file). */
+  get indexedText(): IndexedTextRecipe {
+    return this.#indexedText;
+  }
+
+  /** How to bring a store indexed with an older recipe up to date (null when it is current). */
+  get reindexAdvice(): string | null {
+    return reindexAdvice(this.#indexedText, 'call reindex() on it (the CLI: ingest the sources into a new store), then save it');
   }
 
   /** The model and dimension of the stored vectors; null while the store holds none. */
@@ -187,52 +207,51 @@ export class MemoryHybridStore implements Store {
     // so this is still the current version when the plan is committed.
     const base = this.#snapshot;
 
-    const staged: { record: ChunkRecord; sparse: SparseVector; dense: Float32Array | null }[] = [];
+    const recipe = this.#indexedText;
+    const staged: { record: ChunkRecord; key: string; sparse: SparseVector; dense: Float32Array | null }[] = [];
     const removed: number[] = [];
     const emptySources = new Map<string, { version?: string } | null>();
     let added = 0;
     let unchanged = 0;
     let removedCount = 0;
-    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them).
+    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them), by
+    // the key of the text they embed (the indexed text: a chunk whose title or headings changed is embedded again).
     const existingBySource = new Map<string, Map<string, number>>();
-    const vectorsByHash = new Map<string, Float32Array>();
+    const vectorsByKey = new Map<string, Float32Array>();
     for (const doc of docs) {
       const existing = new Map<string, number>();
       for (const slot of base.sourceSlots(doc.id)) {
         existing.set(base.id(slot), slot);
         const dense = base.dense(slot);
-        if (dense) vectorsByHash.set(base.textSha256(slot), dense.values);
+        if (dense) vectorsByKey.set(indexedTextKey(base.record(slot), recipe), dense.values);
       }
       existingBySource.set(doc.id, existing);
     }
-    const toEmbed = new Map<string, string>(); // textSha256 -> text
+    const toEmbed = new Map<string, string>(); // indexed text key -> indexed text
     const needsByDoc: Set<string>[] = [];
 
     for (const doc of docs) {
       const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
-      const existing = existingBySource.get(doc.id)!;
+      const existing = existingBySource.get(doc.id) ?? new Map<string, number>();
       const needs = new Set<string>();
       for (const record of records) {
         const slot = existing.get(record.id);
         const before = slot === undefined ? undefined : base.record(slot);
-        const beforeDense = slot === undefined ? null : (base.dense(slot)?.values ?? null);
         if (before) record.indexedAt = before.indexedAt;
-        const needsVector = this.#embeddings !== undefined && !(beforeDense ?? vectorsByHash.get(record.textSha256));
+        const indexed = indexedTextOf(record, recipe);
+        const key = indexed === record.text ? record.textSha256 : sha256Hex(indexed);
+        const needsVector = this.#embeddings !== undefined && !vectorsByKey.has(key);
         if (before && !needsVector && sameRecord(before, record)) {
           unchanged += 1;
           continue;
         }
         added += 1;
         if (slot !== undefined) removed.push(slot);
-        staged.push({
-          record,
-          // Both vectors depend only on the text, which a chunk id pins.
-          sparse: encodeBm25Document(record.text),
-          dense: beforeDense ?? vectorsByHash.get(record.textSha256) ?? null,
-        });
+        // Both vectors depend only on the indexed text.
+        staged.push({ record, key, sparse: encodeBm25Document(indexed), dense: vectorsByKey.get(key) ?? null });
         if (needsVector) {
-          toEmbed.set(record.textSha256, record.text);
-          needs.add(record.textSha256);
+          toEmbed.set(key, indexed);
+          needs.add(key);
         }
       }
       const keep = new Set(records.map((r) => r.id));
@@ -249,7 +268,7 @@ export class MemoryHybridStore implements Store {
     // Embed, reporting documents in order as all their vectors arrive.
     let reported = 0;
     const report = () => {
-      while (reported < docs.length && [...needsByDoc[reported]!].every((hash) => vectorsByHash.has(hash))) {
+      while (reported < docs.length && [...(needsByDoc[reported] ?? [])].every((key) => vectorsByKey.has(key))) {
         reported += 1;
         options.onProgress?.(reported, docs.length);
       }
@@ -263,13 +282,13 @@ export class MemoryHybridStore implements Store {
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
       dimension = checkEmbedderVectors(vectors, batch.length, 'embedDocuments', dimension);
-      batch.forEach(([hash], index) => vectorsByHash.set(hash, Float32Array.from(vectors[index]!)));
+      batch.forEach(([key], index) => vectorsByKey.set(key, Float32Array.from(vectors[index] ?? [])));
       report();
     }
     const rows: NewRow[] = staged.map((entry) => ({
       record: entry.record,
       sparse: entry.sparse,
-      dense: entry.dense ?? (this.#embeddings ? (vectorsByHash.get(entry.record.textSha256) ?? null) : null),
+      dense: entry.dense ?? (this.#embeddings ? (vectorsByKey.get(entry.key) ?? null) : null),
       aclClass: this.#classes.classOf(entry.record.acl),
     }));
 
@@ -494,6 +513,67 @@ export class MemoryHybridStore implements Store {
     });
   }
 
+  /**
+   * Indexes every chunk again with the current recipe (`title-headings@1`): a new BM25 vector for each, and a new
+   * embedding for each chunk that had one (which needs the embeddings of the model that made them). Chunk records,
+   * texts, ids and `indexedAt` stay as they are. Queued behind writes in progress; nothing changes if it fails.
+   *
+   * @example
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.reindex(), { embeddings });
+   */
+  reindex(options: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {}): Promise<{ chunks: number }> {
+    return this.#queued(async () => {
+      const { signal, onProgress } = options;
+      throwIfAborted(signal);
+      const base = this.#snapshot;
+      const recipe = CURRENT_INDEXED_TEXT;
+      const slots = base.liveSlots();
+      const withVector = slots.filter((slot) => base.dense(slot) !== null).length;
+      if (withVector > 0) {
+        if (this.#embeddings === undefined) {
+          const model = this.#embeddingOf(base)?.model;
+          throw new LitmPackError(
+            'invalid_input',
+            `reindex embeds the ${withVector} chunks that have vectors again: construct the store with the embeddings that made them${model ? ` ("${model}")` : ''}`,
+            { details: { requires: 'embeddings' } },
+          );
+        }
+        this.#checkEmbeddingModel(base);
+      }
+      const rows: NewRow[] = [];
+      const toEmbed = new Map<string, string>();
+      const keys: (string | null)[] = [];
+      for (const slot of slots) {
+        const record = base.record(slot);
+        const indexed = indexedTextOf(record, recipe);
+        const key = indexed === record.text ? record.textSha256 : sha256Hex(indexed);
+        const hasVector = base.dense(slot) !== null;
+        if (hasVector) toEmbed.set(key, indexed);
+        keys.push(hasVector ? key : null);
+        rows.push({ record, sparse: encodeBm25Document(indexed), dense: null, aclClass: this.#classes.classOf(record.acl) });
+      }
+      const vectors = new Map<string, Float32Array>();
+      const pending = [...toEmbed];
+      let dimension = base.dimension;
+      for (let start = 0; start < pending.length; start += this.#embedBatchSize) {
+        throwIfAborted(signal);
+        const batch = pending.slice(start, start + this.#embedBatchSize);
+        const embedded = await (this.#embeddings as EmbeddingsLike).embedDocuments(batch.map(([, text]) => text));
+        throwIfAborted(signal);
+        dimension = checkEmbedderVectors(embedded, batch.length, 'embedDocuments', dimension);
+        batch.forEach(([key], index) => vectors.set(key, Float32Array.from(embedded[index] ?? [])));
+        onProgress?.(Math.min(pending.length, start + batch.length), pending.length);
+      }
+      const reindexed = rows.map((row, i) => {
+        const key = keys[i];
+        return key === null || key === undefined ? row : { ...row, dense: vectors.get(key) ?? null };
+      });
+      this.#commit(base, { added: reindexed, removed: slots, dimension });
+      this.#indexedText = recipe;
+      return { chunks: slots.length };
+    });
+  }
+
   /** IDF per query term over the configured corpus (see `idfCorpus`). */
   #idfFunction(snapshot: Snapshot, visible: Uint8Array | null): (index: number) => number {
     const corpus = this.#idfCorpus === 'visible' ? visible : null;
@@ -531,7 +611,14 @@ export class MemoryHybridStore implements Store {
     let restore: Restorer | undefined;
     await readStoreFile(path, {
       header: (header) => {
-        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options });
+        if (options.indexedText !== undefined && options.indexedText !== header.indexedText) {
+          throw new LitmPackError(
+            'config_mismatch',
+            `The store file ${path} was indexed with the recipe "${header.indexedText}", not "${options.indexedText}": load it without indexedText, then reindex() it to move it to the current recipe`,
+            { details: { path, indexedText: header.indexedText, requested: options.indexedText } },
+          );
+        }
+        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options, indexedText: header.indexedText });
         restore = store.#restorer(header, path);
       },
       source: (source) => restore!.source(source),
@@ -560,10 +647,11 @@ export class MemoryHybridStore implements Store {
         const exists = create !== true || (await stat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT'));
         const store = exists ? await MemoryHybridStore.load(path, storeOptions) : new MemoryHybridStore(storeOptions);
         const loaded = store.#snapshot;
+        const recipe = store.#indexedText;
         const result = await change(store);
         // Writes `change` started without waiting for them belong to this update too.
         await store.#writes;
-        if (!exists || store.#snapshot !== loaded) await store.save(path);
+        if (!exists || store.#snapshot !== loaded || store.#indexedText !== recipe) await store.save(path);
         return result;
       },
       { ...(waitMs === undefined ? {} : { waitMs }), ...(signal === undefined ? {} : { signal }) },
@@ -577,6 +665,7 @@ export class MemoryHybridStore implements Store {
       chunkTokens: this.#chunkTokens,
       dimension: snapshot.dimension,
       embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
+      indexedText: this.#indexedText,
       sources: summaries.length,
       chunks: snapshot.size,
     };

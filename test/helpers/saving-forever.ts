@@ -17,7 +17,7 @@ const record: ChunkRecord = {
   tokens: {},
 };
 const file: StoreFileContents = {
-  header: { chunkTokens: 256, dimension: null, embeddingModel: null, sources: 1, chunks: 1 },
+  header: { chunkTokens: 256, dimension: null, embeddingModel: null, indexedText: 'title-headings@1', sources: 1, chunks: 1 },
   sources: () => [{ sourceId: 'big.md', ids: ['big.md#0'] }],
   chunks: () => [{ record, sparse: { indices: [], values: [] }, dense: null }],
 };
