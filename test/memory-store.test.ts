@@ -9,7 +9,7 @@ import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { hybridPrefetchLimit } from '../src/store/requests.js';
 import { indexedTextOf } from '../src/store/indexed-text.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
-import { readSaved, writeSaved, writeV1 } from './helpers/store-files.js';
+import { readSaved, savedSchema, writeSaved, writeV1 } from './helpers/store-files.js';
 import { V1_DOCS, V1_NOW } from './helpers/v1-corpus.js';
 
 const fsControl = vi.hoisted(() => ({ failRename: false }));
@@ -474,11 +474,11 @@ describe('save and load', () => {
     }
     const again = join(dir, 'again.json');
     await loaded.save(again);
-    expect(await readFile(again, 'utf8')).toBe(await readFile(path, 'utf8'));
+    expect((await readFile(again)).equals(await readFile(path))).toBe(true);
     expect((await readdir(dir)).sort()).toEqual(['again.json', 'store.json']);
   });
 
-  it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @2', async () => {
+  it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @3', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'memory-store-v1.json');
     expect(JSON.parse(await readFile(fixture, 'utf8')).schema).toBe('litm-pack/memory-store@1');
     const embeddings = new FakeEmbeddings({ dimension: 8 });
@@ -504,7 +504,7 @@ describe('save and load', () => {
     await sameAnswers(loaded);
     const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
     await loaded.save(join(dir, 'store.json'));
-    expect((await readSaved(join(dir, 'store.json'))).header.schema).toBe('litm-pack/memory-store@2');
+    expect(await savedSchema(join(dir, 'store.json'))).toBe('litm-pack/memory-store@3');
     await sameAnswers(await MemoryHybridStore.load(join(dir, 'store.json'), { embeddings }));
   });
 
@@ -538,9 +538,12 @@ describe('save and load', () => {
     await writeSaved(tampered, saved);
     await expectCode(MemoryHybridStore.load(tampered), 'corrupt');
 
-    // A file cut short (a copy that stopped half-way) is caught by the header's counts.
-    const whole = await readFile(good, 'utf8');
-    const lines = whole.split('\n');
+    // A file cut short (a copy that stopped half-way): caught by its trailer (@3), by the header's counts (@2).
+    const whole = await readFile(good);
+    await writeFile(tampered, whole.subarray(0, whole.length - 100));
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('a cut file?');
+    await writeSaved(tampered, await readSaved(good));
+    const lines = (await readFile(tampered, 'utf8')).split('\n');
     await writeFile(tampered, `${lines.slice(0, -3).join('\n')}\n`);
     expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('a cut file?');
     // A vector of the wrong size.

@@ -18,7 +18,7 @@ import { type AddDocumentsOptions, type ChunkRecord, type Fusion, type GetChunks
 import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
-import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './file.js';
+import { readStoreFile, writeStoreFile, type StoreContents } from './file.js';
 import { withStoreLock, type StoreLockOptions } from './lock.js';
 import { stat } from 'node:fs/promises';
 
@@ -99,7 +99,8 @@ export class MemoryHybridStore implements Store {
   readonly #prefetchLimit: number | undefined;
   readonly #embedBatchSize: number;
   readonly #idfCorpus: 'all' | 'visible';
-  readonly #classes = new AclClasses();
+  /** Numbers the ACL lists of the chunks (a loaded store: as its file numbers them). */
+  #classes = new AclClasses();
   /** The recipe of the indexed text (a loaded store: its file's; `reindex` moves it to the current one). */
   #indexedText: IndexedTextRecipe;
 
@@ -593,40 +594,49 @@ export class MemoryHybridStore implements Store {
   // Persistence
 
   /**
-   * Writes the store to `path` (a file; missing folders are created) as JSON, atomically: a failure at any
-   * point leaves the previous file as it was. It writes the version current when it is called.
+   * Writes the store to `path` (a file; missing folders are created) as `litm-pack/memory-store@3`, atomically: a
+   * failure at any point leaves the previous file as it was. It writes the version current when it is called. When
+   * the file at `path` already holds most of the store (it was loaded from there, or saved there before), only what
+   * changed is appended to a copy of it (see file.ts).
    */
   async save(path: string): Promise<void> {
-    await writeStoreFile(path, this.#toFile(this.#snapshot));
+    await writeStoreFile(path, this.#contents(this.#snapshot));
   }
 
   /**
-   * Reads a store written by `save`. Throws `not_found` when the file is missing or unreadable (or the path is
-   * a folder: the message names the file to pass) and `corrupt` when it is not a valid store file of this
-   * schema version. `options` configure the loaded store as for the constructor (the saved `chunkTokens` is
-   * used unless given).
+   * Reads a store written by `save` (or by earlier versions: `@2`, `@1`). Throws `not_found` when the file is missing
+   * or unreadable (or the path is a folder: the message names the file to pass) and `corrupt` when it is not a whole
+   * store file of a known version. `options` configure the loaded store as for the constructor (the saved
+   * `chunkTokens` is used unless given). With `reuse`, a store loaded from the same file before, segments it already
+   * holds are taken from it instead of read again (what a served store does when the file changes).
    */
-  static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
-    let store: MemoryHybridStore | undefined;
-    let restore: Restorer | undefined;
-    await readStoreFile(path, {
-      header: (header) => {
-        if (options.indexedText !== undefined && options.indexedText !== header.indexedText) {
-          throw new LitmPackError(
-            'config_mismatch',
-            `The store file ${path} was indexed with the recipe "${header.indexedText}", not "${options.indexedText}": load it without indexedText, then reindex() it to move it to the current recipe`,
-            { details: { path, indexedText: header.indexedText, requested: options.indexedText } },
-          );
-        }
-        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options, indexedText: header.indexedText });
-        restore = store.#restorer(header, path);
-      },
-      source: (source) => restore!.source(source),
-      chunk: (chunk) => restore!.chunk(chunk),
-    });
-    restore!.finish();
-    return store!;
+  static async load(path: string, options: MemoryHybridStoreOptions = {}, reuse?: MemoryHybridStore): Promise<MemoryHybridStore> {
+    const held = new Map<string, Segment>();
+    for (const { segment } of reuse === undefined ? [] : reuse.#snapshot.parts()) if (segment.contentId !== undefined) held.set(segment.contentId, segment);
+    const reusable = reuse === undefined ? undefined : { classes: reuse.#classes, segments: held };
+    const loaded = await readStoreFile(path, reusable === undefined ? {} : { reuse: reusable });
+    const { header } = loaded;
+    if (options.indexedText !== undefined && options.indexedText !== header.indexedText) {
+      throw new LitmPackError(
+        'config_mismatch',
+        `The store file ${path} was indexed with the recipe "${header.indexedText}", not "${options.indexedText}": load it without indexedText, then reindex() it to move it to the current recipe`,
+        { details: { path, indexedText: header.indexedText, requested: options.indexedText } },
+      );
+    }
+    const store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options, indexedText: header.indexedText });
+    store.#classes = loaded.classes;
+    store.#snapshot = Snapshot.ofParts(loaded.classes, loaded.parts, loaded.emptySources, header.dimension);
+    store.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
+    store.#loadedSegments = { segments: loaded.parts.length, read: loaded.segmentsRead };
+    return store;
   }
+
+  /** For a store made by `load`: how many segments its file holds, and how many were read (the rest were reused). */
+  get loadedSegments(): { segments: number; read: number } | undefined {
+    return this.#loadedSegments;
+  }
+
+  #loadedSegments: { segments: number; read: number } | undefined;
 
   /**
    * Changes the store file at `path` safely while other processes may write it too: takes the file's lock
@@ -658,97 +668,21 @@ export class MemoryHybridStore implements Store {
     );
   }
 
-  #toFile(snapshot: Snapshot): StoreFileContents {
-    const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    const summaries = snapshot.sources();
-    const header: StoreFileHeader = {
-      chunkTokens: this.#chunkTokens,
-      dimension: snapshot.dimension,
-      embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
-      indexedText: this.#indexedText,
-      sources: summaries.length,
-      chunks: snapshot.size,
-    };
+  #contents(snapshot: Snapshot): StoreContents {
     return {
-      header,
-      *sources(): Iterable<StoreFileSource> {
-        for (const { sourceId, version } of summaries) {
-          // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
-          const ids = snapshot
-            .sourceSlots(sourceId)
-            .map((slot) => snapshot.record(slot, false))
-            .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
-            .map((record) => record.id);
-          yield { sourceId, ...(version === undefined ? {} : { version }), ids };
-        }
+      header: {
+        chunkTokens: this.#chunkTokens,
+        dimension: snapshot.dimension,
+        embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
+        indexedText: this.#indexedText,
+        sources: snapshot.sources().length,
+        chunks: snapshot.size,
       },
-      // Chunks in slot order, a segment at a time (its BM25 vectors read back from its postings).
-      *chunks(): Iterable<StoreFileChunk> {
-        for (const { segment, dead } of snapshot.parts()) {
-          const sparse = segment.sparseRows();
-          for (let row = 0; row < segment.size; row += 1) {
-            if (dead !== null && dead[row] === 1) continue;
-            const from = sparse.offsets[row]!;
-            const to = sparse.offsets[row + 1]!;
-            yield {
-              record: segment.record(row),
-              sparse: { indices: Array.from(sparse.indices.subarray(from, to)), values: Array.from(sparse.values.subarray(from, to)) },
-              dense: segment.vectors?.has(row) ? segment.vectors.values(row) : null,
-            };
-          }
-        }
-      },
+      classes: this.#classes,
+      parts: snapshot.parts(),
+      emptySources: snapshot.emptySources(),
     };
   }
-
-  /** Builds the store from a file's parts as they are read: segments of SEGMENT_ROWS rows, checked as they come. */
-  #restorer(header: StoreFileHeader, path: string): Restorer {
-    const corrupt = (message: string): never => {
-      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
-    };
-    /** Listed chunk id → its source (false once the chunk was read). */
-    const listed = new Map<string, string | false>();
-    const seenSources = new Set<string>();
-    const emptySources = new Map<string, { version?: string }>();
-    const segments: Segment[] = [];
-    let pending: NewRow[] = [];
-    const flush = () => {
-      if (pending.length > 0) segments.push(Segment.fromRows(this.#classes, pending));
-      pending = [];
-    };
-    return {
-      source: (source: StoreFileSource) => {
-        if (seenSources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
-        seenSources.add(source.sourceId);
-        for (const id of source.ids) {
-          if (listed.has(id)) corrupt(`chunk ${id} is listed twice`);
-          listed.set(id, source.sourceId);
-        }
-        if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
-      },
-      chunk: ({ record, sparse, dense }: StoreFileChunk) => {
-        const owner = listed.get(record.id);
-        if (owner === false) corrupt(`chunk ${record.id} appears twice`);
-        if (owner !== record.sourceId) corrupt(`chunk ${record.id} is not listed by its source ${record.sourceId}`);
-        listed.set(record.id, false);
-        if (dense !== null && dense.length !== header.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-        pending.push({ record, sparse, dense, aclClass: this.#classes.classOf(record.acl) });
-        if (pending.length >= SEGMENT_ROWS) flush();
-      },
-      finish: () => {
-        for (const [id, owner] of listed) if (owner !== false) corrupt(`source ${owner} lists unknown chunk ${id}`);
-        flush();
-        this.#snapshot = Snapshot.ofSegments(this.#classes, segments, emptySources, header.dimension);
-        this.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
-      },
-    };
-  }
-}
-
-interface Restorer {
-  source(source: StoreFileSource): void;
-  chunk(chunk: StoreFileChunk): void;
-  finish(): void;
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {

@@ -14,7 +14,7 @@
  * Ids, sources and postings are grouped by ACL class (acl-classes.ts): a reader looks only into the classes its
  * principals may read, so a restricted id, source or term is a miss for it, exactly as a missing one is.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
@@ -273,6 +273,13 @@ function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 /** Thrown when a stored segment does not hold together (file.ts reports it as a corrupt store file). */
 export class SegmentCorruptError extends Error {
   override readonly name = 'SegmentCorruptError';
+  /** The schema's issues, when its strings are what failed. */
+  readonly issues: z.core.$ZodIssue[];
+
+  constructor(message: string, issues: z.core.$ZodIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
 }
 
 /**
@@ -457,7 +464,8 @@ function fillClass(entry: ClassIndex, lists: ClassLists, heap: SegmentHeap, post
 
 /** Everything a segment is made of, however it was made (built, or read from a store file). */
 interface SegmentParts {
-  readonly uuid: string;
+  /** Its content id, when known (read from a file); made on first save otherwise. */
+  readonly contentId: string | undefined;
   readonly memory: SegmentMemory;
   readonly plan: SegmentPlan;
   readonly columns: Columns;
@@ -521,23 +529,22 @@ function checkStored(plan: SegmentPlan, columns: Columns, index: ReadonlyMap<num
   if (counts.size !== plan.classes.length) fail('rows of an ACL class without an index');
 }
 
-/** A segment's stored form: its identity, its shape, its memory's bytes as they are and its heap as JSON. */
+/** A segment's stored form: its content id, its shape, its memory's bytes as they are and its heap as JSON. */
 export interface StoredSegment {
-  readonly uuid: string;
+  readonly contentId: string;
   readonly shape: SegmentShape;
   /** Whether the int8 rows hold the int8 copy (false: their place is reserved but empty). */
   readonly quantized: boolean;
   /** `[0, stored)` of the segment's memory: a view, read it before the segment is dropped. */
   readonly contents: Uint8Array;
-  heap(): string;
+  /** Its strings and interned values, JSON in UTF-8. */
+  readonly heap: Buffer;
 }
 
 export class Segment {
   readonly size: number;
   readonly dimension: number;
   readonly classes: AclClasses;
-  /** Identifies the segment (and its bytes, which never change) across saves and loads of a store file. */
-  readonly uuid: string;
   /** The memory everything below lives in, and its size in bytes. */
   readonly bytes: number;
   readonly aclClassOf: Int32Array;
@@ -553,6 +560,12 @@ export class Segment {
   readonly #memory: SegmentMemory;
   readonly #index: ReadonlyMap<number, ClassIndex>;
   readonly #serial = nextSegmentSerial++;
+  /**
+   * Identifies the segment across saves and loads of store files: the sha256 of everything stored of it (shape,
+   * memory, strings), so the same segment has the same id wherever it was made, and two segments one id only when
+   * they are the same. Made on the first save (hashing costs what reading the memory costs), read from a file.
+   */
+  #contentId: string | undefined;
 
   /** Builds a segment from `source`'s rows (in order) and `postings`, pass by pass. */
   static #build(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number): Segment {
@@ -570,12 +583,12 @@ export class Segment {
       if (classList !== undefined) fillClass(entry, classList, interned.heap, postings);
       index.set(classPlan.shape.aclClass, entry);
     });
-    return new Segment(classes, { uuid: randomUUID(), memory, plan, columns, vectors, heap: interned.heap, payloadKeys: interned.payloadKeys, index });
+    return new Segment(classes, { contentId: undefined, memory, plan, columns, vectors, heap: interned.heap, payloadKeys: interned.payloadKeys, index });
   }
 
   private constructor(classes: AclClasses, parts: SegmentParts) {
     this.classes = classes;
-    this.uuid = parts.uuid;
+    this.#contentId = parts.contentId;
     this.size = parts.plan.shape.rows;
     this.dimension = parts.plan.shape.dimension;
     this.bytes = parts.plan.size;
@@ -716,12 +729,12 @@ export class Segment {
    * `open` checks that they hold together with `heap` (JSON, as `StoredSegment.heap` wrote it) and returns the
    * segment. Throws `SegmentCorruptError` when they do not.
    */
-  static prepare(shape: SegmentShape): { contents: Uint8Array; open(classes: AclClasses, uuid: string, heapJson: string, quantized: boolean): Segment } {
+  static prepare(shape: SegmentShape): { contents: Uint8Array; open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment } {
     const plan = planSegment(shape);
     const memory = SegmentMemory.allocate(plan.size);
     return {
       contents: new Uint8Array(memory.buffer, 0, plan.stored),
-      open: (classes, uuid, heapJson, quantized) => {
+      open: (classes, contentId, heapJson, quantized) => {
         let json: unknown;
         try {
           json = JSON.parse(heapJson);
@@ -729,31 +742,49 @@ export class Segment {
           throw new SegmentCorruptError(`its strings are not valid JSON: ${(error as Error).message}`);
         }
         const parsed = HeapSchema.safeParse(json);
-        if (!parsed.success) throw new SegmentCorruptError(`its strings are not what a segment holds: ${parsed.error.issues[0]?.message ?? ''}`);
+        if (!parsed.success) {
+          throw new SegmentCorruptError(`its strings are not what a segment holds: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`, parsed.error.issues);
+        }
+        // The values as written (the schema only checks them): key order and all, so a save writes the same bytes.
+        const raw = json as SegmentHeap;
         const heap: SegmentHeap = {
-          ...parsed.data,
-          payloads: parsed.data.payloads.map((payload) => deepFreeze(payload)),
-          shapes: parsed.data.shapes.map((list) => Object.freeze(list)),
+          ...raw,
+          payloads: raw.payloads.map((payload) => deepFreeze(payload)),
+          shapes: raw.shapes.map((list) => Object.freeze(list)),
         };
         const columns = viewColumns(memory.buffer, plan);
         const index = new Map(plan.classes.map((classPlan) => [classPlan.shape.aclClass, viewClass(memory.buffer, classPlan)]));
         checkStored(plan, columns, index, heap, classes.count);
         const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: false, quantized });
-        return new Segment(classes, { uuid, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+        return new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
       },
     };
   }
 
-  /** The segment as a store file keeps it (see `prepare`). */
+  /** Its content id when known (read from a store file, or saved once); see `toStored`. */
+  get contentId(): string | undefined {
+    return this.#contentId;
+  }
+
+  /** The counts its layout follows. */
+  get shape(): SegmentShape {
+    return this.#plan.shape;
+  }
+
+  /** The segment as a store file keeps it (see `prepare`); makes its content id on first use. */
   toStored(): StoredSegment {
     const heap = this.#heap;
-    return {
-      uuid: this.uuid,
-      shape: this.#plan.shape,
-      quantized: this.vectors?.scans ?? false,
-      contents: new Uint8Array(this.#memory.buffer, 0, this.#plan.stored),
-      heap: () => JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }),
-    };
+    const shape = this.#plan.shape;
+    const quantized = this.vectors?.scans ?? false;
+    const contents = new Uint8Array(this.#memory.buffer, 0, this.#plan.stored);
+    const json = Buffer.from(JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }), 'utf8');
+    this.#contentId ??= createHash('sha256').update(JSON.stringify({ shape, quantized })).update(contents).update(json).digest('hex');
+    return { contentId: this.#contentId, shape, quantized, contents, heap: json };
+  }
+
+  /** The encodings of the token counts its rows carry. */
+  encodings(): Set<string> {
+    return new Set(this.#heap.shapes.flat());
   }
 
   /** Calls `visit` with each posting of `aclClass` here, by term then row. */
