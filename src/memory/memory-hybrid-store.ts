@@ -228,6 +228,7 @@ export class MemoryHybridStore implements Store {
       }
       existingBySource.set(doc.id, existing);
     }
+    const vectorsMatter = this.#embeddings !== undefined || vectorsByKey.size > 0;
     const toEmbed = new Map<string, string>(); // indexed text key -> indexed text
     const needsByDoc: Set<string>[] = [];
 
@@ -240,7 +241,8 @@ export class MemoryHybridStore implements Store {
         const before = slot === undefined ? undefined : base.record(slot);
         if (before) record.indexedAt = before.indexedAt;
         const indexed = indexedTextOf(record, recipe);
-        const key = indexed === record.text ? record.textSha256 : sha256Hex(indexed);
+        // The key only serves vectors: with none to make or reuse, the hash is not worth its cost.
+        const key = indexed === record.text || !vectorsMatter ? record.textSha256 : sha256Hex(indexed);
         const needsVector = this.#embeddings !== undefined && !vectorsByKey.has(key);
         if (before && !needsVector && sameRecord(before, record)) {
           unchanged += 1;
