@@ -445,20 +445,24 @@ function fillClass(entry: ClassIndex, lists: ClassLists, heap: SegmentHeap, post
   });
   entry.sourceOffsets[bySource.length] = offset;
   const termLengths = [...lists.termLengths].sort(([a], [b]) => a - b);
-  const next = new Map<number, number>();
+  // Each term's list, and where its next posting goes (one map read per posting).
+  const listOf = new Map<number, number>();
+  const next = new Int32Array(termLengths.length);
   let total = 0;
   termLengths.forEach(([term, length], i) => {
     entry.terms[i] = term;
     entry.offsets[i] = total;
-    next.set(term, total);
+    listOf.set(term, i);
+    next[i] = total;
     total += length;
   });
   entry.offsets[termLengths.length] = total;
   postings.fill(lists.aclClass, (term, row, weight) => {
-    const p = next.get(term) ?? 0;
+    const list = listOf.get(term) ?? 0;
+    const p = next[list]!;
     entry.rows[p] = row;
     entry.weights[p] = weight;
-    next.set(term, p + 1);
+    next[list] = p + 1;
   });
 }
 

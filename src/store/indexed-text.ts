@@ -33,6 +33,13 @@ export interface IndexedTextParts {
 
 const sameWords = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
+/** Whether `text`, past its leading whitespace, starts with `title` (case aside): read in place, the text is long. */
+function startsWithWords(text: string, title: string): boolean {
+  let at = 0;
+  while (at < text.length && /\s/u.test(text[at] ?? '')) at += 1;
+  return sameWords(text.slice(at, at + title.length), title);
+}
+
 /**
  * The text a chunk is indexed by under `recipe`. With `title-headings@1`: the title, unless empty or the text
  * already starts with it (a loader that keeps the title line in the text); the heading path joined by " > ",
@@ -43,7 +50,7 @@ export function indexedTextOf(parts: IndexedTextParts, recipe: IndexedTextRecipe
   if (recipe === 'chunk-text') return parts.text;
   const title = parts.title?.trim() ?? '';
   const head: string[] = [];
-  if (title !== '' && !sameWords(parts.text.trimStart().slice(0, title.length), title)) head.push(title);
+  if (title !== '' && !startsWithWords(parts.text, title)) head.push(title);
   const path = parts.section.map((heading) => heading.trim()).filter((heading) => heading !== '' && !(title !== '' && sameWords(heading, title)));
   if (path.length > 0) head.push(path.join(' > '));
   return head.length === 0 ? parts.text : `${head.join('\n')}\n\n${parts.text}`;
