@@ -21,10 +21,16 @@ const ids = (candidates: { id: string }[]) => candidates.map((c) => c.id);
 
 describe('indexedTextOf', () => {
   it('puts the title and the heading path in front of the text, without repeating either', () => {
-    expect(indexedTextOf({ text: 'Body.', title: 'Guide', section: ['Install', 'Linux'] }, 'title-headings@1')).toBe('Guide\nInstall > Linux\n\nBody.');
+    expect(indexedTextOf({ text: 'Body.', title: 'Guide', section: ['Install', 'Linux'] }, 'title-headings@1')).toBe(
+      'Guide\nInstall > Linux\n\nBody.',
+    );
     // A markdown H1 that is the title, an empty heading, a text that opens with its title: said once.
-    expect(indexedTextOf({ text: 'Body.', title: 'Guide', section: ['guide', '', 'Linux'] }, 'title-headings@1')).toBe('Guide\nLinux\n\nBody.');
-    expect(indexedTextOf({ text: 'Guide to things. Body.', title: 'Guide', section: [] }, 'title-headings@1')).toBe('Guide to things. Body.');
+    expect(indexedTextOf({ text: 'Body.', title: 'Guide', section: ['guide', '', 'Linux'] }, 'title-headings@1')).toBe(
+      'Guide\nLinux\n\nBody.',
+    );
+    expect(indexedTextOf({ text: 'Guide to things. Body.', title: 'Guide', section: [] }, 'title-headings@1')).toBe(
+      'Guide to things. Body.',
+    );
     expect(indexedTextOf({ text: 'Body.', section: [] }, 'title-headings@1')).toBe('Body.');
     expect(indexedTextOf({ text: 'Body.', title: 'Guide', section: ['Install'] }, 'chunk-text')).toBe('Body.');
   });
@@ -57,7 +63,7 @@ describe('contextual indexing in MemoryHybridStore', () => {
     expect(hits[0]?.section).toEqual(['Build guide', 'The pipeline']);
   });
 
-  it("finds an e-mail (loaded by the e-mail loader from a message nodemailer wrote) by its subject and its sender", async () => {
+  it('finds an e-mail (loaded by the e-mail loader from a message nodemailer wrote) by its subject and its sender', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'litm-indexed-'));
     await writeFile(
       join(dir, 'bounce.eml'),
@@ -87,7 +93,11 @@ describe('contextual indexing in MemoryHybridStore', () => {
     await store.addDocuments([{ id: 'a.md', title: 'Alpha', text: '# Alpha\n\n## Setup\n\nRun the installer.' }]);
     expect(embeddings.embeddedTexts).toEqual(['Alpha\nSetup\n\nRun the installer.']);
     // Same document again: nothing to embed, nothing changed.
-    expect(await store.addDocuments([{ id: 'a.md', title: 'Alpha', text: '# Alpha\n\n## Setup\n\nRun the installer.' }])).toEqual({ added: 0, unchanged: 1, removed: 0 });
+    expect(await store.addDocuments([{ id: 'a.md', title: 'Alpha', text: '# Alpha\n\n## Setup\n\nRun the installer.' }])).toEqual({
+      added: 0,
+      unchanged: 1,
+      removed: 0,
+    });
     expect(embeddings.embeddedTexts).toHaveLength(1);
     // A new title: same chunk id (the text did not change), new vector.
     await store.addDocuments([{ id: 'a.md', title: 'Beta', text: '# Alpha\n\n## Setup\n\nRun the installer.' }]);

@@ -26,7 +26,13 @@ interface Manifest {
   chunks: number;
   acl: string[][];
   emptySources: { sourceId: string; version?: string }[];
-  segments: { id: string; contents: { offset: number; length: number }; heap: { offset: number; length: number }; dead: string | null; live: number }[];
+  segments: {
+    id: string;
+    contents: { offset: number; length: number };
+    heap: { offset: number; length: number };
+    dead: string | null;
+    live: number;
+  }[];
 }
 
 /** The file read as its layout is documented (file.ts), independently of the reader under test. */
@@ -38,7 +44,10 @@ function layout(bytes: Buffer): { manifest: Manifest; manifestOffset: number; se
   const length = trailer.readUInt32LE(8);
   expect(manifestOffset + length + 24).toBe(bytes.length);
   const manifest = JSON.parse(bytes.subarray(manifestOffset, manifestOffset + length).toString('utf8')) as Manifest;
-  const sectionsEnd = Math.max(8, ...manifest.segments.flatMap((s) => [s.contents.offset + s.contents.length, s.heap.offset + s.heap.length]));
+  const sectionsEnd = Math.max(
+    8,
+    ...manifest.segments.flatMap((s) => [s.contents.offset + s.contents.length, s.heap.offset + s.heap.length]),
+  );
   return { manifest, manifestOffset, sectionsEnd };
 }
 
@@ -61,7 +70,14 @@ async function answers(store: MemoryHybridStore): Promise<unknown[]> {
   const out: unknown[] = [store.sources(), store.size];
   for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
     for (const principals of [[], ['hr'], ['board'], 'all'] as const) {
-      out.push(await store.search({ text: 'refunds harbour tea leave', mode, limit: 30, principals: principals === 'all' ? 'all' : [...principals] }));
+      out.push(
+        await store.search({
+          text: 'refunds harbour tea leave',
+          mode,
+          limit: 30,
+          principals: principals === 'all' ? 'all' : [...principals],
+        }),
+      );
     }
   }
   out.push(await store.getChunks({ principals: 'all', filter: { must: [{ key: 'metadata.n', range: { gte: 0 } }] } }));

@@ -74,7 +74,10 @@ const ChunkLineSchema = z
     chunk: z.strictObject({
       record: ChunkRecordSchema,
       sparse: SparseSchema,
-      dense: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').nullable(),
+      dense: z
+        .string()
+        .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64')
+        .nullable(),
     }),
   })
   .superRefine((line, ctx) => checkHash(line.chunk.record, ctx, ['chunk', 'record', 'textSha256']));
@@ -100,7 +103,8 @@ function messageOf(error: unknown): string {
 
 function decodeDense(base64: string, dimension: number | null): Float32Array | string {
   const bytes = Buffer.from(base64, 'base64');
-  if (dimension === null || bytes.length !== dimension * 4) return `a vector of ${bytes.length / 4} values where the store's dimension is ${dimension}`;
+  if (dimension === null || bytes.length !== dimension * 4)
+    return `a vector of ${bytes.length / 4} values where the store's dimension is ${dimension}`;
   const values = new Float32Array(dimension);
   for (let i = 0; i < dimension; i += 1) {
     const value = bytes.readFloatLE(i * 4);
@@ -128,7 +132,10 @@ export async function* readLegacyParts(handle: FileHandle, path: string): AsyncG
       number += 1;
       return value;
     } catch (error) {
-      throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
+      throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, {
+        cause: error,
+        details: { path },
+      });
     }
   };
   const parse = (text: string): unknown => {
@@ -154,7 +161,9 @@ export async function* readLegacyParts(handle: FileHandle, path: string): AsyncG
       return;
     }
     if (schema !== MEMORY_STORE_SCHEMA_V2) {
-      corrupt(`it has schema ${JSON.stringify(schema)}; this version reads litm-pack/memory-store@3, ${MEMORY_STORE_SCHEMA_V2} and ${MEMORY_STORE_SCHEMA_V1}`);
+      corrupt(
+        `it has schema ${JSON.stringify(schema)}; this version reads litm-pack/memory-store@3, ${MEMORY_STORE_SCHEMA_V2} and ${MEMORY_STORE_SCHEMA_V1}`,
+      );
     }
     const { schema: _schema, indexedText, ...header } = check(V2HeaderSchema, json, 'line 1 (the header)');
     yield { kind: 'header', header: { ...header, indexedText: indexedText ?? LEGACY_INDEXED_TEXT } };

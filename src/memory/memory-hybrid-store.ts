@@ -12,7 +12,7 @@ import { CURRENT_INDEXED_TEXT, IndexedTextRecipeSchema, indexedTextKey, indexedT
 import { AclClasses } from './acl-classes.js';
 import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './vectors.js';
 import { Segment, type NewRow } from './segment.js';
-import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './snapshot.js';
+import { Snapshot, type SnapshotChanges } from './snapshot.js';
 import { diversityCandidates, hybridPrefetchLimit, orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../store/requests.js';
 import { type AddDocumentsOptions, type ChunkRecord, type Fusion, type GetChunksRequest, type IngestDocument, type SearchMode, type SearchRequest, AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from '../store/schemas.js';
 import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';

@@ -398,7 +398,13 @@ function shapeOf(interned: Interned, lists: readonly ClassLists[], dimension: nu
     int8: dimension > 0 && VectorBlock.quantizes,
     textBytes: interned.textBytes,
     tokenValues: interned.tokenValues,
-    classes: lists.map((c) => ({ aclClass: c.aclClass, rows: c.rows.length, sources: c.bySource.size, terms: c.termLengths.size, postings: total(c.termLengths) })),
+    classes: lists.map((c) => ({
+      aclClass: c.aclClass,
+      rows: c.rows.length,
+      sources: c.bySource.size,
+      terms: c.termLengths.size,
+      postings: total(c.termLengths),
+    })),
   };
 }
 
@@ -499,7 +505,13 @@ function isOffsets(values: ArrayLike<number>, end: number): boolean {
  * The checks a segment read from a file must pass before anything reads it: every index into the strings, the
  * text, the token counts, the rows and the postings is in range, so no read of a damaged file goes astray.
  */
-function checkStored(plan: SegmentPlan, columns: Columns, index: ReadonlyMap<number, ClassIndex>, heap: SegmentHeap, aclClasses: number): void {
+function checkStored(
+  plan: SegmentPlan,
+  columns: Columns,
+  index: ReadonlyMap<number, ClassIndex>,
+  heap: SegmentHeap,
+  aclClasses: number,
+): void {
   const { shape } = plan;
   const n = shape.rows;
   const fail = (what: string): never => {
@@ -515,7 +527,8 @@ function checkStored(plan: SegmentPlan, columns: Columns, index: ReadonlyMap<num
   if (!allBelow(columns.aclClassOf, aclClasses)) fail('an ACL class out of range');
   for (let row = 0; row < n; row += 1) {
     const shapeLength = heap.shapes[columns.shapeOf[row] ?? 0]?.length ?? -1;
-    if ((columns.tokenStart[row + 1] ?? 0) - (columns.tokenStart[row] ?? 0) !== shapeLength) fail(`row ${row} has token counts of another shape`);
+    if ((columns.tokenStart[row + 1] ?? 0) - (columns.tokenStart[row] ?? 0) !== shapeLength)
+      fail(`row ${row} has token counts of another shape`);
     if ((columns.spans[row * 2] ?? 0) > (columns.spans[row * 2 + 1] ?? 0)) fail(`row ${row} has a span that ends before it starts`);
   }
   const counts = new Map<number, number>();
@@ -524,10 +537,13 @@ function checkStored(plan: SegmentPlan, columns: Columns, index: ReadonlyMap<num
     const entry = index.get(c.aclClass);
     if (entry === undefined || counts.get(c.aclClass) !== c.rows) fail(`ACL class ${c.aclClass} has another number of rows`);
     else {
-      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || !allBelow(entry.rows, n)) fail(`ACL class ${c.aclClass} names a row out of range`);
+      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || !allBelow(entry.rows, n))
+        fail(`ACL class ${c.aclClass} names a row out of range`);
       if (!allBelow(entry.sourceOf, heap.sources.length)) fail(`ACL class ${c.aclClass} names a source out of range`);
-      if (!isOffsets(entry.sourceOffsets, c.rows) || !isOffsets(entry.offsets, c.postings)) fail(`ACL class ${c.aclClass} has offsets out of order`);
-      for (let i = 1; i < entry.terms.length; i += 1) if (!((entry.terms[i] ?? 0) > (entry.terms[i - 1] ?? 0))) fail(`ACL class ${c.aclClass} has terms out of order`);
+      if (!isOffsets(entry.sourceOffsets, c.rows) || !isOffsets(entry.offsets, c.postings))
+        fail(`ACL class ${c.aclClass} has offsets out of order`);
+      for (let i = 1; i < entry.terms.length; i += 1)
+        if (!((entry.terms[i] ?? 0) > (entry.terms[i - 1] ?? 0))) fail(`ACL class ${c.aclClass} has terms out of order`);
     }
   }
   if (counts.size !== plan.classes.length) fail('rows of an ACL class without an index');
@@ -587,7 +603,16 @@ export class Segment {
       if (classList !== undefined) fillClass(entry, classList, interned.heap, postings);
       index.set(classPlan.shape.aclClass, entry);
     });
-    return new Segment(classes, { contentId: undefined, memory, plan, columns, vectors, heap: interned.heap, payloadKeys: interned.payloadKeys, index });
+    return new Segment(classes, {
+      contentId: undefined,
+      memory,
+      plan,
+      columns,
+      vectors,
+      heap: interned.heap,
+      payloadKeys: interned.payloadKeys,
+      index,
+    });
   }
 
   private constructor(classes: AclClasses, parts: SegmentParts) {
@@ -733,7 +758,10 @@ export class Segment {
    * `open` checks that they hold together with `heap` (JSON, as `StoredSegment.heap` wrote it) and returns the
    * segment. Throws `SegmentCorruptError` when they do not.
    */
-  static prepare(shape: SegmentShape): { contents: Uint8Array; open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment } {
+  static prepare(shape: SegmentShape): {
+    contents: Uint8Array;
+    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment;
+  } {
     const plan = planSegment(shape);
     const memory = SegmentMemory.allocate(plan.size);
     return {
@@ -747,7 +775,10 @@ export class Segment {
         }
         const parsed = HeapSchema.safeParse(json);
         if (!parsed.success) {
-          throw new SegmentCorruptError(`its strings are not what a segment holds: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`, parsed.error.issues);
+          throw new SegmentCorruptError(
+            `its strings are not what a segment holds: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+            parsed.error.issues,
+          );
         }
         // The values as written (the schema only checks them): key order and all, so a save writes the same bytes.
         const raw = json as SegmentHeap;
@@ -781,7 +812,10 @@ export class Segment {
     const shape = this.#plan.shape;
     const quantized = this.vectors?.scans ?? false;
     const contents = new Uint8Array(this.#memory.buffer, 0, this.#plan.stored);
-    const json = Buffer.from(JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }), 'utf8');
+    const json = Buffer.from(
+      JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }),
+      'utf8',
+    );
     this.#contentId ??= createHash('sha256').update(JSON.stringify({ shape, quantized })).update(contents).update(json).digest('hex');
     return { contentId: this.#contentId, shape, quantized, contents, heap: json };
   }
@@ -950,7 +984,7 @@ export class Segment {
       textSha256: '',
       indexedAt: this.indexedAt(row),
       tokens: this.tokens(row),
-    } as ChunkRecord;
+    };
   }
 
   /**
@@ -959,7 +993,8 @@ export class Segment {
    */
   sparseRows(): { offsets: Int32Array; indices: Float64Array; values: Float32Array } {
     const counts = new Int32Array(this.size + 1);
-    for (const aclClass of this.#index.keys()) this.#forEachPosting(aclClass, (_term, row) => (counts[row + 1] = (counts[row + 1] ?? 0) + 1));
+    for (const aclClass of this.#index.keys())
+      this.#forEachPosting(aclClass, (_term, row) => (counts[row + 1] = (counts[row + 1] ?? 0) + 1));
     for (let row = 0; row < this.size; row += 1) counts[row + 1] = (counts[row + 1] ?? 0) + (counts[row] ?? 0);
     const indices = new Float64Array(counts[this.size] ?? 0);
     const values = new Float32Array(indices.length);

@@ -190,7 +190,8 @@ export class QdrantConnection {
    * stays: it says how the points already there were indexed, which this store does not change.
    */
   async recordEmbedding(signal: AbortSignal | undefined): Promise<void> {
-    const { indexedText: _recipe, ...own } = this.ownEmbedding(this.vectorSize);
+    const own = this.ownEmbedding(this.vectorSize);
+    delete own.indexedText;
     await this.write(
       'updateCollection',
       () => this.client.updateCollection(this.collection, { metadata: embeddingMetadata({ ...this.recorded, ...own }) }),

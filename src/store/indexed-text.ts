@@ -51,7 +51,9 @@ export function indexedTextOf(parts: IndexedTextParts, recipe: IndexedTextRecipe
   const title = parts.title?.trim() ?? '';
   const head: string[] = [];
   if (title !== '' && !startsWithWords(parts.text, title)) head.push(title);
-  const path = parts.section.map((heading) => heading.trim()).filter((heading) => heading !== '' && !(title !== '' && sameWords(heading, title)));
+  const path = parts.section
+    .map((heading) => heading.trim())
+    .filter((heading) => heading !== '' && !(title !== '' && sameWords(heading, title)));
   if (path.length > 0) head.push(path.join(' > '));
   return head.length === 0 ? parts.text : `${head.join('\n')}\n\n${parts.text}`;
 }

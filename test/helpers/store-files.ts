@@ -12,7 +12,15 @@ export interface SavedChunk {
 }
 
 export interface SavedStore {
-  header: { schema: string; chunkTokens: number; dimension: number | null; embeddingModel: string | null; indexedText?: string; sources: number; chunks: number };
+  header: {
+    schema: string;
+    chunkTokens: number;
+    dimension: number | null;
+    embeddingModel: string | null;
+    indexedText?: string;
+    sources: number;
+    chunks: number;
+  };
   sources: { sourceId: string; version?: string; ids: string[] }[];
   chunks: SavedChunk[];
 }
@@ -43,7 +51,11 @@ export async function readSaved(path: string): Promise<SavedStore> {
 
 /** The store as a `litm-pack/memory-store@2` file (JSON lines, what the previous version wrote). */
 export async function writeSaved(path: string, saved: SavedStore): Promise<void> {
-  const lines = [JSON.stringify({ ...saved.header, schema: 'litm-pack/memory-store@2' }), ...saved.sources.map((source) => JSON.stringify({ source })), ...saved.chunks.map((chunk) => JSON.stringify({ chunk }))];
+  const lines = [
+    JSON.stringify({ ...saved.header, schema: 'litm-pack/memory-store@2' }),
+    ...saved.sources.map((source) => JSON.stringify({ source })),
+    ...saved.chunks.map((chunk) => JSON.stringify({ chunk })),
+  ];
   await writeFile(path, `${lines.join('\n')}\n`);
 }
 
@@ -69,7 +81,11 @@ export async function writeV1(path: string, saved: SavedStore, options: { withMo
       dimension: header.dimension,
       ...(options.withModel === false ? {} : { embeddingModel: header.embeddingModel }),
       sources: saved.sources,
-      chunks: saved.chunks.map((chunk) => ({ record: chunk.record, sparse: chunk.sparse, dense: chunk.dense === null ? null : decodeDense(chunk.dense) })),
+      chunks: saved.chunks.map((chunk) => ({
+        record: chunk.record,
+        sparse: chunk.sparse,
+        dense: chunk.dense === null ? null : decodeDense(chunk.dense),
+      })),
     }),
   );
 }

@@ -16,7 +16,11 @@ import { admin, clock, collectionNames, url } from './helpers.js';
 const names = collectionNames('indexed');
 
 const docs: IngestDocument[] = [
-  { id: 'report.md', title: 'Quarterly Zebrafish Report', text: '# Results\n\nGrowth rates rose in the second tank.\n\n## The pipeline\n\nEach stage reads the output of the one before.' },
+  {
+    id: 'report.md',
+    title: 'Quarterly Zebrafish Report',
+    text: '# Results\n\nGrowth rates rose in the second tank.\n\n## The pipeline\n\nEach stage reads the output of the one before.',
+  },
   { id: 'budget.md', title: 'Budget', text: 'Spending stayed flat this quarter.' },
 ];
 
@@ -34,10 +38,17 @@ describe('contextual indexing in QdrantHybridStore', () => {
     expect(await recorded(collection)).toMatchObject({ indexed_text: 'title-headings@1' });
     await store.addDocuments(docs);
     expect(embeddings.embeddedTexts.sort()).toEqual(
-      ['Budget\n\nSpending stayed flat this quarter.', 'Quarterly Zebrafish Report\nResults\n\nGrowth rates rose in the second tank.', 'Quarterly Zebrafish Report\nResults > The pipeline\n\nEach stage reads the output of the one before.'].sort(),
+      [
+        'Budget\n\nSpending stayed flat this quarter.',
+        'Quarterly Zebrafish Report\nResults\n\nGrowth rates rose in the second tank.',
+        'Quarterly Zebrafish Report\nResults > The pipeline\n\nEach stage reads the output of the one before.',
+      ].sort(),
     );
     const byTitle = await store.search({ text: 'zebrafish', mode: 'lexical' });
-    expect(byTitle.map((c) => c.text).sort()).toEqual(['Each stage reads the output of the one before.', 'Growth rates rose in the second tank.']);
+    expect(byTitle.map((c) => c.text).sort()).toEqual([
+      'Each stage reads the output of the one before.',
+      'Growth rates rose in the second tank.',
+    ]);
     const [byHeading] = await store.search({ text: 'pipeline', mode: 'lexical' });
     expect(byHeading?.text).toBe('Each stage reads the output of the one before.');
     expect(await store.indexedText()).toEqual({ recipe: 'title-headings@1', reindexAdvice: null });
@@ -48,7 +59,10 @@ describe('contextual indexing in QdrantHybridStore', () => {
     for (const text of ['zebrafish pipeline', 'quarter results', 'budget growth']) {
       const ours = await memory.search({ text, mode: 'lexical', limit: 10 });
       const theirs = await store.search({ text, mode: 'lexical', limit: 10 });
-      expect(theirs.map((c) => c.id), text).toEqual(ours.map((c) => c.id));
+      expect(
+        theirs.map((c) => c.id),
+        text,
+      ).toEqual(ours.map((c) => c.id));
       theirs.forEach((c, i) => expect(Math.abs(c.score - ours[i]!.score), text).toBeLessThan(1e-5));
     }
   });
@@ -72,7 +86,9 @@ describe('contextual indexing in QdrantHybridStore', () => {
     expect(reindexAdvice).toMatch(/--reindex --alias/);
     expect(await recorded(collection)).toMatchObject({ indexed_text: 'chunk-text', dense_dimension: 8 });
     // New points are indexed the collection's way: one recipe per collection.
-    await new QdrantHybridStore({ url, collection, lexicalOnly: true, now: clock() }).addDocuments([{ id: 'memo.md', title: 'Octopus memo', text: 'Tanks were cleaned.' }]);
+    await new QdrantHybridStore({ url, collection, lexicalOnly: true, now: clock() }).addDocuments([
+      { id: 'memo.md', title: 'Octopus memo', text: 'Tanks were cleaned.' },
+    ]);
     expect(await store.search({ text: 'octopus', mode: 'lexical' })).toEqual([]);
     expect((await store.search({ text: 'cleaned', mode: 'lexical' })).map((c) => c.sourceId)).toEqual(['memo.md']);
 
