@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PackSchema } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
-import { readSavedSync } from './helpers/store-files.js';
+import { readSaved } from './helpers/store-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-formats-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -18,7 +18,7 @@ describe('litm-pack ingest on the mixed corpus', () => {
     expect(ingest.code).toBe(0);
     expect(ingest.stderr).toBe('');
     expect(ingest.stdout).toMatch(/^Ingested 12 files \(16 sources\) into .*: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\n$/u);
-    const saved = readSavedSync(join(store, 'store.json'));
+    const saved = await readSaved(join(store, 'store.json'));
     expect(saved.chunks.find((c) => c.record.sourceId === 'examples/mixed/tickets.jsonl/OPS-101')!.record.metadata).toEqual({ status: 'open', priority: 'high' });
 
     const bundle = await runCli(['bundle', 'how are refund webhook retries spaced out, with backoff and jitter?', '--store', store, '--budget', '1200', '--json']);

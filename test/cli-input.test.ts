@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSavedSync } from './helpers/store-files.js';
+import { readSaved } from './helpers/store-files.js';
 import { decodeText } from '../src/sources/text.js';
 import { runCli } from './helpers/cli.js';
 
@@ -35,7 +35,7 @@ describe('ingest refuses what is not UTF-8 text', () => {
     ]);
     expect(out.stdout).toMatch(/^Ingested 2 files into .*mixed-store: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\nSkipped 3 files: 2 binary, 1 not UTF-8\.\n$/);
 
-    const saved = readSavedSync(join(store, 'store.json'));
+    const saved = await readSaved(join(store, 'store.json'));
     const bom = saved.chunks.find((c) => c.record.sourceId === 'mixed/bom.md')!.record;
     expect(bom.title).toBe('Heading after a BOM');
     expect(bom.section).toEqual(['Heading after a BOM']);
@@ -85,15 +85,15 @@ describe('ingest and symbolic links', () => {
     return { root, docs };
   }
 
-  const sources = (store: string) =>
-    readSavedSync(join(store, 'store.json')).sources.map((s) => s.sourceId);
+  const sources = async (store: string) =>
+    (await readSaved(join(store, 'store.json'))).sources.map((s) => s.sourceId);
 
   it('by default follows none that leave the folder, never loops, and skips dangling links with a warning', async () => {
     const { root } = linkedTree('links');
     const store = join(work, 'links-store');
     const out = await runCli(['ingest', 'docs', '--store', store], undefined, { cwd: root });
     expect(out.code).toBe(0);
-    expect(sources(store)).toEqual(['docs/policy.md', 'docs/sub/faq.md']);
+    expect(await sources(store)).toEqual(['docs/policy.md', 'docs/sub/faq.md']);
     expect(out.stderr).toContain('litm-pack: skipped docs/dangling.md: a symbolic link to nothing');
     expect(out.stderr).toContain('litm-pack: skipped docs/notes.md: a symbolic link leading outside docs (not followed; --follow-symlinks follows it)');
     expect(out.stderr).toContain('litm-pack: skipped docs/up: a symbolic link leading outside docs');
@@ -106,7 +106,7 @@ describe('ingest and symbolic links', () => {
     const out = await runCli(['ingest', 'docs', '--store', store, '--follow-symlinks'], undefined, { cwd: root });
     expect(out.code).toBe(0);
     // up -> .. reaches secret.txt in the parent (docs/ itself is not walked twice); notes.md is the same file.
-    expect(sources(store)).toEqual(['docs/notes.md', 'docs/policy.md', 'docs/sub/faq.md']);
+    expect(await sources(store)).toEqual(['docs/notes.md', 'docs/policy.md', 'docs/sub/faq.md']);
   });
 
   it('fails on a dangling link with --strict', async () => {

@@ -200,14 +200,15 @@ describe('one request, one pack on every door', () => {
 describe('one ingest path', () => {
   it('loadDocuments + addDocuments gives the store litm-pack ingest gives, and the same packs', async () => {
     const cliFile = join(storeDir, 'store.json');
-    const cliText = await readFile(cliFile, 'utf8');
+    const cliBytes = await readFile(cliFile);
     // The CLI's store was written at some instant: the library's gets the same clock, so indexedAt agrees.
     const indexedAt = (await readSaved(cliFile)).chunks[0]!.record.indexedAt;
     const library = new MemoryHybridStore({ now: () => new Date(indexedAt) });
     await library.addDocuments(await loadDocuments(['examples/corpus'], { base: ROOT }));
     const libraryFile = join(work, 'library', 'store.json');
     await library.save(libraryFile);
-    expect(await readFile(libraryFile, 'utf8')).toBe(cliText);
+    // The same store, to the byte (a segment's id is the hash of its contents).
+    expect((await readFile(libraryFile)).equals(cliBytes)).toBe(true);
 
     for (const query of [QUERY, 'term frequency saturation', 'what does a dense retriever miss?']) {
       const fromCli = (await assembleBundle({ store, query, maxTokens: 900 })).pack;

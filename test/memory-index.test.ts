@@ -19,8 +19,8 @@ describe('the WebAssembly vector kernels', () => {
       fc.property(fc.constantFrom(4, 8, 12, 36, 384), fc.integer({ min: 1, max: 9 }), fc.infiniteStream(fc.nat()), (dimension, rows, seeds) => {
         const layout = new Layout();
         layout.take(7); // something before the vectors, as in a segment
-        const plan = VectorBlock.plan(layout, dimension, rows);
-        const block = new VectorBlock(SegmentMemory.allocate(layout.size), plan);
+        const plan = VectorBlock.planScratch(layout, VectorBlock.plan(layout, dimension, rows, true));
+        const block = new VectorBlock(SegmentMemory.allocate(layout.size), plan, { fresh: true });
         expect(block.scans).toBe(true);
         const it = seeds[Symbol.iterator]();
         const next = () => ((it.next().value as number) % 2001) / 1000 - 1;

@@ -7,8 +7,9 @@ import { cosineSimilarity } from '../src/base/vectors.js';
 import { fuseDbsf, fuseRrf } from '../src/store/fusion.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { hybridPrefetchLimit } from '../src/store/requests.js';
+import { indexedTextOf } from '../src/store/indexed-text.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
-import { readSaved, writeSaved, writeV1 } from './helpers/store-files.js';
+import { readSaved, savedSchema, writeSaved, writeV1 } from './helpers/store-files.js';
 import { V1_DOCS, V1_NOW } from './helpers/v1-corpus.js';
 
 const fsControl = vi.hoisted(() => ({ failRename: false }));
@@ -162,7 +163,8 @@ describe('dense and hybrid search', () => {
     const results = await store.search({ text: query, mode: 'dense', limit: 3 });
     expect(results).toHaveLength(3);
     for (const c of results) {
-      const expected = cosineSimilarity(embeddings.embed(query), embeddings.embed(c.text));
+      // The vector is the indexed text's: the title and heading path, then the chunk's text.
+      const expected = cosineSimilarity(embeddings.embed(query), embeddings.embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1')));
       expect(c.similarity).toBe(expected);
       expect(c.score).toBe(expected);
     }
@@ -319,7 +321,7 @@ describe('ingest', () => {
     embeddings.embeddedTexts = [];
     // every chunk's payload gets the new version, one text changed
     expect(await store.addDocuments([v2])).toEqual({ added: 3, unchanged: 0, removed: 1 });
-    expect(embeddings.embeddedTexts).toEqual(['Beta rules, revised.']);
+    expect(embeddings.embeddedTexts).toEqual(['B\n\nBeta rules, revised.']);
     expect(store.sources()).toEqual([{ sourceId: 'policy.md', version: 'v2', chunks: 3 }]);
 
     const results = await store.search({ text: 'rules', mode: 'lexical', limit: 10 });
@@ -433,7 +435,7 @@ describe('ranking at scale', () => {
       const results = await store.search({ text: query, mode: 'dense', limit: 20 });
       expect(results.length).toBe(store.size);
       for (const c of results) {
-        const expected = cosineSimilarity(embed(query), Float32Array.from(embed(c.text)));
+        const expected = cosineSimilarity(embed(query), Float32Array.from(embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1'))));
         expect(Math.abs(c.similarity! - expected), `dimension ${dimension}`).toBeLessThanOrEqual(1e-12);
         expect(c.score).toBe(c.similarity);
       }
@@ -472,16 +474,17 @@ describe('save and load', () => {
     }
     const again = join(dir, 'again.json');
     await loaded.save(again);
-    expect(await readFile(again, 'utf8')).toBe(await readFile(path, 'utf8'));
+    expect((await readFile(again)).equals(await readFile(path))).toBe(true);
     expect((await readdir(dir)).sort()).toEqual(['again.json', 'store.json']);
   });
 
-  it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @2', async () => {
+  it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @3', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'memory-store-v1.json');
     expect(JSON.parse(await readFile(fixture, 'utf8')).schema).toBe('litm-pack/memory-store@1');
     const embeddings = new FakeEmbeddings({ dimension: 8 });
     const loaded = await MemoryHybridStore.load(fixture, { embeddings });
-    const fresh = new MemoryHybridStore({ embeddings, now: V1_NOW, chunkTokens: 16 });
+    // The fixture was indexed by chunk text alone, and keeps being indexed so.
+    const fresh = new MemoryHybridStore({ embeddings, now: V1_NOW, chunkTokens: 16, indexedText: 'chunk-text' });
     await fresh.addDocuments(V1_DOCS);
     const sameAnswers = async (store: MemoryHybridStore) => {
       expect(store.sources()).toEqual(fresh.sources());
@@ -501,7 +504,7 @@ describe('save and load', () => {
     await sameAnswers(loaded);
     const dir = await mkdtemp(join(tmpdir(), 'litm-store-'));
     await loaded.save(join(dir, 'store.json'));
-    expect((await readSaved(join(dir, 'store.json'))).header.schema).toBe('litm-pack/memory-store@2');
+    expect(await savedSchema(join(dir, 'store.json'))).toBe('litm-pack/memory-store@3');
     await sameAnswers(await MemoryHybridStore.load(join(dir, 'store.json'), { embeddings }));
   });
 
@@ -535,9 +538,12 @@ describe('save and load', () => {
     await writeSaved(tampered, saved);
     await expectCode(MemoryHybridStore.load(tampered), 'corrupt');
 
-    // A file cut short (a copy that stopped half-way) is caught by the header's counts.
-    const whole = await readFile(good, 'utf8');
-    const lines = whole.split('\n');
+    // A file cut short (a copy that stopped half-way): caught by its trailer (@3), by the header's counts (@2).
+    const whole = await readFile(good);
+    await writeFile(tampered, whole.subarray(0, whole.length - 100));
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('a cut file?');
+    await writeSaved(tampered, await readSaved(good));
+    const lines = (await readFile(tampered, 'utf8')).split('\n');
     await writeFile(tampered, `${lines.slice(0, -3).join('\n')}\n`);
     expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('a cut file?');
     // A vector of the wrong size.

@@ -17,6 +17,7 @@ import {
   packBundle,
 } from '../src/index.js';
 import { LitmCompressor } from '../src/langchain/index.js';
+import { readSaved, writeSaved } from './helpers/store-files.js';
 
 /** `{ a: { a: ... { a: leaf } } }` with `levels` objects. */
 function nested(levels: number, leaf: unknown = 1): Record<string, unknown> {
@@ -119,6 +120,8 @@ describe('MemoryHybridStore', () => {
     const store = new MemoryHybridStore();
     await store.addDocuments([{ id: 'doc.md', text: 'Some text.', metadata: { marker: 'HERE' } }]);
     await store.save(path);
+    // Edited in the JSON lines format earlier versions wrote (still read); test/memory-store-file.test.ts has the binary case.
+    await writeSaved(path, await readSaved(path));
     const saved = await readFile(path, 'utf8');
     expect(saved).toContain('"marker":"HERE"');
     // A hand-edited (or hostile) file: nesting that no addDocuments call could have written.

@@ -648,6 +648,11 @@ describe('faults through the real client (fake fetch)', () => {
           return call < 3 ? qdrantError(502, 'bad gateway') : Response.json({ result: { points: [] }, status: 'ok', time: 0 });
         }
         if (url.includes('/points/scroll')) return Response.json({ result: { points: [], next_page_offset: null }, status: 'ok', time: 0 });
+        // The collection's record (read once before the first ingest, for its indexed-text recipe).
+        if (url.endsWith('/collections/docs')) {
+          const params = { vectors: { dense: { size: 8, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } };
+          return Response.json({ result: { config: { params, metadata: { litm_pack: { indexed_text: 'title-headings@1' } } } }, status: 'ok', time: 0 });
+        }
         return qdrantError(503, 'busy');
       },
       { retries: 3 },
@@ -657,7 +662,7 @@ describe('faults through the real client (fake fetch)', () => {
     fetchMock.mockClear();
     expectCode(await rejection(store.addDocuments([{ id: 'a', text: 'Green tea.' }])), 'server_error');
     const requests = fetchMock.mock.calls.map(([url, init]) => `${init?.method ?? 'GET'} ${new URL(String(url)).pathname}`);
-    expect(requests).toEqual(['POST /collections/docs/points/scroll', 'PUT /collections/docs/points']);
+    expect(requests).toEqual(['GET /collections/docs', 'POST /collections/docs/points/scroll', 'PUT /collections/docs/points']);
   });
 });
 

@@ -21,6 +21,12 @@ function store(options: Partial<ConstructorParameters<typeof QdrantHybridStore>[
   return new QdrantHybridStore({ url: server.url, collection: 'docs', retries: 0, retryBaseDelayMs: 1, lexicalOnly: true, ...options });
 }
 
+// What a collection litm-pack created records (an ingest reads it once, for the indexed-text recipe).
+const COLLECTION_INFO = {
+  config: { params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } }, metadata: { litm_pack: { indexed_text: 'title-headings@1' } } },
+};
+const isCollectionInfo = (req: { method: string; path: string }) => req.method === 'GET' && req.path === '/collections/docs';
+
 const payload = chunkDocument({ id: 'tea.md', text: 'Green tea brews best below boiling water.' }, { indexedAt: '2025-01-01T00:00:00.000Z' })[0]!;
 const point = (score: unknown) => ({ id: pointIdForChunk(payload.id), version: 1, score, payload });
 
@@ -64,13 +70,14 @@ describe('answers that are not what Qdrant specifies → bad_response naming the
 
   it('a scroll answer without points (ingest)', async () => {
     server.setHandler((req, res) => {
+      if (isCollectionInfo(req)) return qdrantOk(res, COLLECTION_INFO);
       if (req.path.endsWith('/points/scroll')) return sendJson(res, 200, { result: { next_page_offset: null }, status: 'ok', time: 0 });
       qdrantOk(res, { operation_id: 1, status: 'completed' });
     });
     const error = await failure(store().addDocuments([{ id: 'tea.md', text: 'Green tea.' }]), 'bad_response');
     expect(error.message).toMatch(/scroll/);
     expect(error.message).toMatch(/points: .*expected array/);
-    expect(server.requests.map((r) => r.path)).toEqual(['/collections/docs/points/scroll']);
+    expect(server.requests.map((r) => r.path)).toEqual(['/collections/docs', '/collections/docs/points/scroll']);
   });
 
   it('collection info without config (ensureCollection)', async () => {
@@ -84,6 +91,7 @@ describe('answers that are not what Qdrant specifies → bad_response naming the
 
   it('an upsert answer without a status', async () => {
     server.setHandler((req, res) => {
+      if (isCollectionInfo(req)) return qdrantOk(res, COLLECTION_INFO);
       if (req.path.endsWith('/points/scroll')) return qdrantOk(res, { points: [], next_page_offset: null });
       qdrantOk(res, { operation_id: 3 });
     });
@@ -152,6 +160,7 @@ describe('scrolls that do not advance → bad_response instead of a loop', () =>
   function scrollServer(page: (call: number) => { points: unknown[]; next_page_offset: string | null }) {
     let calls = 0;
     server.setHandler((req, res) => {
+      if (isCollectionInfo(req)) return qdrantOk(res, COLLECTION_INFO);
       if (req.path.endsWith('/points/scroll')) {
         calls += 1;
         // A loop that ran on would get an end after 200 pages, and the ingest would then succeed.

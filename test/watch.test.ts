@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, loadDocuments } from '../src/index.js';
 import { applyFileChanges, watchDocuments, type WatchBatch } from '../src/sources/watch.js';
 import { makeEmail, makeMbox } from './helpers/real-files.js';
-import { readSavedSync } from './helpers/store-files.js';
+import { readSaved } from './helpers/store-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-watch-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -121,7 +121,7 @@ describe('litm-pack ingest --watch', () => {
       expect(out).toMatch(/^Ingested 1 file into st: 1 chunk added/u);
       writeFileSync(join(dir, 'notes/b.md'), '# B\n\nBravo paragraph.\n');
       await until('a batch line', () => /Updated: 1 file read, 0 files gone: 1 chunk added/u.test(out));
-      const saved = readSavedSync(join(dir, 'st/store.json'));
+      const saved = await readSaved(join(dir, 'st/store.json'));
       expect(saved.chunks.map((c) => c.record.sourceId).sort()).toEqual(['notes/a.md', 'notes/b.md']);
     } finally {
       child.kill('SIGINT');

@@ -41,6 +41,25 @@ export class AclClasses {
     return id;
   }
 
+  /** The `acl` lists of classes 1, 2, ... in order (what a store file records to rebuild the same classes). */
+  lists(): (readonly string[])[] {
+    return this.#acls.slice(1).map((acl) => acl ?? []);
+  }
+
+  /**
+   * Whether these classes are the first ones of `lists` (as `lists()` gives them): then `extend(lists)` numbers the
+   * rest as the store that wrote `lists` numbered them, and segments numbered by either agree.
+   */
+  isPrefixOf(lists: readonly (readonly string[])[]): boolean {
+    const own = this.lists();
+    return own.length <= lists.length && own.every((acl, i) => JSON.stringify(acl) === JSON.stringify(lists[i]));
+  }
+
+  /** Adds the classes of `lists` past the ones known (see `isPrefixOf`); false when one comes out numbered otherwise. */
+  extend(lists: readonly (readonly string[])[]): boolean {
+    return lists.every((acl, i) => this.classOf(acl) === i + 1);
+  }
+
   /** The `acl` list of a class (undefined for class 0). */
   acl(id: number): readonly string[] | undefined {
     return this.#acls[id];

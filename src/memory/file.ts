@@ -1,92 +1,65 @@
 /**
- * The embedded store's file: its schema, an atomic write (a temporary file in the same folder, fsynced, then
- * renamed over the target; missing folders are created), and a read that says what to pass instead when the path
- * is a folder or missing. A store is one file.
+ * The embedded store's file, `litm-pack/memory-store@3`: the store's segments written as they live in memory, so
+ * a load reads bytes into place instead of parsing, re-tokenising, re-encoding or re-quantising anything.
  *
- * `litm-pack/memory-store@2` (written since the store became columnar) is JSON lines, read and written as a
- * stream so a store is never one string: a header line (counts included, so a cut file is caught), one line per
- * source (by id), one line per chunk (its record, BM25 vector and dense vector as base64 of little-endian
- * float32, exact). `@1` files (one JSON document) are still read. Earlier versions of litm-pack read a `@2`
- * file as corrupt ("not valid JSON"): upgrade to read it.
+ *     magic (8 bytes: 89 'L' 'I' 'T' 'M' 0d 0a 1a)
+ *     per segment: its memory's bytes (columns, vectors f32 and int8, postings, id and source indexes), then its
+ *                  strings and interned payloads as JSON (segment.ts), each section's length and CRC-32 in the manifest
+ *     manifest: JSON (format version, counts, embedding model and dimension, indexed-text recipe, encodings, the ACL
+ *               classes, sources without chunks, and per segment its shape, sections and dead rows)
+ *     trailer (24 bytes): manifest offset (u64), length (u32), CRC-32 (u32), 'L' 'I' 'T' 'M' 'E' 'N' 'D' 0a
+ *
+ * Little-endian throughout. Every section is checked against its CRC-32 and its length against the shape it must
+ * have, and the columns against each other (segment.ts), before the store is used: a corrupt or cut file is
+ * `corrupt`, never half-read.
+ *
+ * Saves are atomic: a temporary file in the same folder, fsynced, then renamed over the target (missing folders
+ * are created). A save that keeps most of the file is incremental: the previous file's bytes are copied by the
+ * kernel (a reflink where the file system has them) and only the segments it lacks are appended, with a new
+ * manifest; when more than half the file would be bytes no manifest refers to, it is written afresh (compaction).
+ * `@2` and `@1` files (legacy-file.ts) are still read, and saved as `@3`.
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { copyFile, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import * as zlib from 'node:zlib';
 import { z } from 'zod';
-import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { LitmPackError, describeIssues } from '../base/errors.js';
-import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
-import { pidRunning } from './lock.js';
+import { IndexedTextRecipeSchema, type IndexedTextRecipe } from '../store/indexed-text.js';
+import type { ChunkRecord } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
+import { AclClasses } from './acl-classes.js';
+import { readLegacyParts, restoreLegacy } from './legacy-file.js';
+import { pidRunning } from './lock.js';
+import { Segment, SegmentCorruptError, type SegmentShape, type StoredSegment } from './segment.js';
 
 /** The schema this version writes. */
-export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@2' as const;
-/** The schema of files written before the columnar store; still read. */
-export const MEMORY_STORE_SCHEMA_V1 = 'litm-pack/memory-store@1' as const;
+export const MEMORY_STORE_SCHEMA = 'litm-pack/memory-store@3' as const;
 
 /** The file a folder given as a store holds (the CLI's `--store DIR`). */
 export const STORE_FILE_NAME = 'store.json';
 
-const finiteNumber = z.number().refine(Number.isFinite, { message: 'must be finite' });
-const SparseSchema = z
-  .strictObject({ indices: z.array(z.number().int().nonnegative()), values: z.array(finiteNumber) })
-  .superRefine((sparse, ctx) => {
-    if (sparse.indices.length !== sparse.values.length) ctx.addIssue({ code: 'custom', message: 'indices and values differ in length' });
-    for (let i = 1; i < sparse.indices.length; i += 1) {
-      if (sparse.indices[i]! <= sparse.indices[i - 1]!) {
-        ctx.addIssue({ code: 'custom', path: ['indices', i], message: 'indices must be ascending' });
-        return;
-      }
-    }
-  });
-const SourceSchema = z.strictObject({ sourceId: z.string().min(1), version: z.string().optional(), ids: z.array(z.string().min(1)) });
-const checkHash = (record: { text: string; textSha256: string }, ctx: z.RefinementCtx, path: (string | number)[]) => {
-  // A record whose text no longer hashes to its textSha256 was edited or damaged.
-  if (sha256Hex(record.text) !== record.textSha256) ctx.addIssue({ code: 'custom', path, message: 'does not match the text' });
-};
+const MAGIC = Buffer.from([0x89, 0x4c, 0x49, 0x54, 0x4d, 0x0d, 0x0a, 0x1a]);
+const END_MAGIC = Buffer.from('LITMEND\n', 'latin1');
+const TRAILER_BYTES = 24;
+/** A save writes the file afresh when more than this share of it would be bytes no manifest refers to. */
+const MAX_GARBAGE_SHARE = 0.5;
 
-const V1Schema = z
-  .strictObject({
-    schema: z.literal(MEMORY_STORE_SCHEMA_V1),
-    chunkTokens: z.number().int().min(8).max(8192),
-    dimension: z.number().int().positive().nullable(),
-    /** The embedding model that made the vectors (absent in files written before it was recorded). */
-    embeddingModel: z.string().min(1).nullable().optional(),
-    sources: z.array(SourceSchema),
-    chunks: z.array(z.strictObject({ record: ChunkRecordSchema, sparse: SparseSchema, dense: z.array(finiteNumber).nullable() })),
-  })
-  .superRefine((file, ctx) => {
-    file.chunks.forEach((chunk, index) => checkHash(chunk.record, ctx, ['chunks', index, 'record', 'textSha256']));
-  });
+const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-const HeaderSchema = z.strictObject({
-  schema: z.literal(MEMORY_STORE_SCHEMA),
-  chunkTokens: z.number().int().min(8).max(8192),
-  dimension: z.number().int().positive().nullable(),
-  embeddingModel: z.string().min(1).nullable(),
-  sources: z.number().int().nonnegative(),
-  chunks: z.number().int().nonnegative(),
-});
-const SourceLineSchema = z.strictObject({ source: SourceSchema });
-const ChunkLineSchema = z
-  .strictObject({
-    chunk: z.strictObject({
-      record: ChunkRecordSchema,
-      sparse: SparseSchema,
-      dense: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').nullable(),
-    }),
-  })
-  .superRefine((line, ctx) => checkHash(line.chunk.record, ctx, ['chunk', 'record', 'textSha256']));
+// -------------------------------------------------------------------------------------------------
+// What a store file holds
 
-/** What a store file says about itself. */
+/** What a store file says about the store. */
 export interface StoreFileHeader {
   chunkTokens: number;
   dimension: number | null;
   /** The embedding model that made the vectors (null: not recorded). */
   embeddingModel: string | null;
-  /** Number of source lines and chunk lines that follow. */
+  /** The recipe of the indexed text the BM25 vectors and embeddings were made from (see indexed-text.ts). */
+  indexedText: IndexedTextRecipe;
+  /** Sources (with or without chunks) and live chunks. */
   sources: number;
   chunks: number;
 }
@@ -105,19 +78,100 @@ export interface StoreFileChunk {
   dense: Float32Array | null;
 }
 
-/** A store's contents, as `writeStoreFile` reads them: sources and chunks produced as they are written. */
-export interface StoreFileContents {
-  header: StoreFileHeader;
-  sources(): Iterable<StoreFileSource>;
-  chunks(): Iterable<StoreFileChunk>;
+/** A part of a store, as `readStoreFileParts` hands it on: the header, every source, then every chunk. */
+export type StoreFilePart =
+  | { kind: 'header'; header: StoreFileHeader }
+  | { kind: 'source'; source: StoreFileSource }
+  | { kind: 'chunk'; chunk: StoreFileChunk };
+
+/** A segment of the store and its dead rows (1 = removed), as a snapshot holds them. */
+export interface StoreFilePartition {
+  readonly segment: Segment;
+  readonly dead: Uint8Array | null;
 }
 
-/** What `readStoreFile` hands on, in file order: the header, every source, then every chunk. */
-export interface StoreFileReader {
-  header(header: StoreFileHeader): void;
-  source(source: StoreFileSource): void;
-  chunk(chunk: StoreFileChunk): void;
+/** What `writeStoreFile` writes: the store's header, ACL classes, segments with their dead rows, empty sources. */
+export interface StoreContents {
+  readonly header: StoreFileHeader;
+  readonly classes: AclClasses;
+  readonly parts: readonly StoreFilePartition[];
+  readonly emptySources: ReadonlyMap<string, { version?: string }>;
 }
+
+/** A store file read: what `StoreContents` was, with the ACL classes the segments are numbered by. */
+export interface LoadedStore {
+  readonly header: StoreFileHeader;
+  readonly classes: AclClasses;
+  readonly parts: readonly StoreFilePartition[];
+  readonly emptySources: Map<string, { version?: string }>;
+  /** Segments read from the file (the others were reused). */
+  readonly segmentsRead: number;
+}
+
+/** Segments a reader already holds, by content id, with the ACL classes they are numbered by. */
+export interface ReusableSegments {
+  readonly classes: AclClasses;
+  readonly segments: ReadonlyMap<string, Segment>;
+}
+
+/** What a save did. */
+export interface SaveReport {
+  /** True when the previous file's bytes were kept and only new segments appended. */
+  incremental: boolean;
+  /** Bytes written by this process (the kernel's copy of the previous file not counted). */
+  bytesWritten: number;
+  fileBytes: number;
+}
+
+// -------------------------------------------------------------------------------------------------
+// The manifest
+
+const SectionSchema = z.strictObject({
+  offset: z.number().int().nonnegative(),
+  length: z.number().int().nonnegative(),
+  crc32: z.number().int().nonnegative().max(0xffff_ffff),
+});
+type Section = z.infer<typeof SectionSchema>;
+const count = z.number().int().nonnegative();
+const ShapeSchema = z.strictObject({
+  rows: count,
+  dimension: count,
+  int8: z.boolean(),
+  textBytes: count,
+  tokenValues: count,
+  classes: z.array(z.strictObject({ aclClass: count, rows: count, sources: count, terms: count, postings: count })),
+});
+const SegmentEntrySchema = z.strictObject({
+  /** The segment's content id (segment.ts): the sha256 of its shape, memory and strings. */
+  id: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 hex digits'),
+  shape: ShapeSchema,
+  quantized: z.boolean(),
+  contents: SectionSchema,
+  heap: SectionSchema,
+  /** Rows removed since the segment was written: a bitmap (bit r of byte r / 8), base64. */
+  dead: z.base64().nullable(),
+  live: count,
+});
+type SegmentEntry = z.infer<typeof SegmentEntrySchema>;
+const ManifestSchema = z.strictObject({
+  schema: z.literal(MEMORY_STORE_SCHEMA),
+  chunkTokens: z.number().int().min(8).max(8192),
+  dimension: z.number().int().positive().nullable(),
+  embeddingModel: z.string().min(1).nullable(),
+  indexedText: IndexedTextRecipeSchema,
+  /** The token-count encodings the chunks carry. */
+  encodings: z.array(z.string().min(1)),
+  sources: count,
+  chunks: count,
+  /** The `acl` lists of ACL classes 1, 2, ... (class 0: no ACL), which the segments' rows are numbered by. */
+  acl: z.array(z.array(z.string().min(1))),
+  emptySources: z.array(z.strictObject({ sourceId: z.string().min(1), version: z.string().optional() })),
+  segments: z.array(SegmentEntrySchema),
+});
+type Manifest = z.infer<typeof ManifestSchema>;
+
+// -------------------------------------------------------------------------------------------------
+// Small pieces
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -131,10 +185,28 @@ async function isFolder(path: string): Promise<boolean> {
   }
 }
 
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
+
+/**
+ * CRC-32 (zlib's): native in Node 20.15 and later. Written out for earlier Node 20 releases, which lack
+ * `zlib.crc32`; it gives the same value, only slower.
+ */
+function crc32(bytes: Uint8Array, start = 0): number {
+  const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+  if (native !== undefined) return native(bytes, start);
+  let c = ~start;
+  for (let i = 0; i < bytes.length; i += 1) c = (CRC_TABLE[(c ^ (bytes[i] ?? 0)) & 0xff] ?? 0) ^ (c >>> 8);
+  return ~c >>> 0;
+}
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * Removes the temporary files a save (`.store.json.<pid>.<uuid>.tmp`) or a lock (`store.json.lock.<pid>.<uuid>.tmp`)
+ * Removes the temporary files a save (`.store.json.<pid>.<id>.tmp`) or a lock (`store.json.lock.<pid>.<id>.tmp`)
  * of `path` left behind when its process died mid-way (kill -9, power loss): the pid in the name is not running.
  * Temporaries of running processes, this one included, are left alone. Returns the names removed.
  */
@@ -163,87 +235,378 @@ export async function removeStaleTemporaries(path: string): Promise<string[]> {
   return removed;
 }
 
-/** Float32 values as base64 of their little-endian bytes (exact). */
-export function encodeDense(values: Float32Array): string {
-  if (isLittleEndian) return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
-  const bytes = Buffer.alloc(values.length * 4);
-  values.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
-  return bytes.toString('base64');
+function requireLittleEndian(path: string): void {
+  if (isLittleEndian) return;
+  throw new LitmPackError(
+    'unsupported',
+    `The store file ${path} is little-endian (${MEMORY_STORE_SCHEMA}) and this platform is big-endian: keep the store in Qdrant instead (litm-pack/qdrant)`,
+    { details: { path } },
+  );
 }
 
-const isLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-function decodeDense(base64: string, dimension: number | null): Float32Array | string {
-  const bytes = Buffer.from(base64, 'base64');
-  if (dimension === null || bytes.length !== dimension * 4) return `a vector of ${bytes.length / 4} values where the store's dimension is ${dimension}`;
-  const values = new Float32Array(dimension);
-  for (let i = 0; i < dimension; i += 1) {
-    const value = bytes.readFloatLE(i * 4);
-    if (!Number.isFinite(value)) return 'a vector with a value that is not finite';
-    values[i] = value;
+/** Reads exactly `into.length` bytes at `position` (short reads continued); false when the file ends first. */
+async function readFully(handle: FileHandle, into: Uint8Array, position: number): Promise<boolean> {
+  let done = 0;
+  while (done < into.length) {
+    const { bytesRead } = await handle.read(into, done, into.length - done, position + done);
+    if (bytesRead === 0) return false;
+    done += bytesRead;
   }
-  return values;
+  return true;
 }
 
-/**
- * Writes a store to `path` atomically, as `litm-pack/memory-store@2`, line by line: the previous file stays as
- * it was if anything fails. Missing folders on the way are created; a path that is a folder is refused, naming
- * the file to give instead. Temporaries that dead writers left beside it are removed first.
- */
-export async function writeStoreFile(path: string, contents: StoreFileContents): Promise<void> {
+async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+function deadBitmap(dead: Uint8Array | null, rows: number): string | null {
+  if (dead === null) return null;
+  const bits = new Uint8Array(Math.ceil(rows / 8));
+  let any = false;
+  for (let row = 0; row < rows; row += 1) {
+    if (dead[row] !== 1) continue;
+    bits[row >> 3] = (bits[row >> 3] ?? 0) | (1 << (row & 7));
+    any = true;
+  }
+  return any ? Buffer.from(bits).toString('base64') : null;
+}
+
+function deadMarks(bitmap: string | null, rows: number): Uint8Array | null {
+  if (bitmap === null) return null;
+  const bits = Buffer.from(bitmap, 'base64');
+  if (bits.length !== Math.ceil(rows / 8)) return null;
+  const marks = new Uint8Array(rows);
+  for (let row = 0; row < rows; row += 1) marks[row] = ((bits[row >> 3] ?? 0) >> (row & 7)) & 1;
+  return marks;
+}
+
+const liveRows = (dead: Uint8Array | null, rows: number) => {
+  if (dead === null) return rows;
+  let live = 0;
+  for (let row = 0; row < rows; row += 1) if (dead[row] === 0) live += 1;
+  return live;
+};
+
+const sameShape = (a: SegmentShape, b: SegmentShape) => JSON.stringify(a) === JSON.stringify(b);
+
+/** CRC-32 of a segment's memory section, by segment: a segment never changes, so a later save need not read it again. */
+const contentsCrc = new WeakMap<Segment, number>();
+
+// -------------------------------------------------------------------------------------------------
+// Opening
+
+/** Opens a store file for reading: `not_found` (a folder: naming the file inside to pass), else `io_error`. */
+async function openForReading(path: string): Promise<FileHandle> {
   if (await isFolder(path)) {
-    throw new LitmPackError('invalid_input', `${path} is a folder; a store is a file: save to ${join(path, STORE_FILE_NAME)}`, {
+    throw new LitmPackError('not_found', `${path} is a folder; a store is a file: load ${join(path, STORE_FILE_NAME)} (the file ingest writes there)`, {
       details: { path },
     });
   }
   await removeStaleTemporaries(path);
+  try {
+    return await open(path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new LitmPackError('not_found', `No store file at ${path}: pass the path of a file a store was saved to`, { cause: error, details: { path } });
+    }
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new LitmPackError('not_found', `The store file ${path} cannot be read (${code})`, { cause: error, details: { path } });
+    }
+    throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
+  }
+}
+
+/** Which format the open file is in, by its first bytes: `@3` by its magic, the JSON ones by their `{`. */
+async function formatOf(handle: FileHandle, path: string): Promise<'binary' | 'json'> {
+  const head = Buffer.alloc(MAGIC.length);
+  const { bytesRead } = await handle.read(head, 0, head.length, 0);
+  if (bytesRead === MAGIC.length && head.equals(MAGIC)) return 'binary';
+  const text = head.subarray(0, bytesRead).toString('latin1').trimStart();
+  if (bytesRead === 0) throw corruptError(path, 'not valid JSON: the file is empty');
+  if (text.startsWith('{') || text === '') return 'json';
+  throw corruptError(path, `it is not a store file (it starts with neither the ${MEMORY_STORE_SCHEMA} magic nor JSON)`);
+}
+
+function corruptError(path: string, message: string, cause?: unknown): LitmPackError {
+  return new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { ...(cause === undefined ? {} : { cause }), details: { path } });
+}
+
+/** The manifest of an open `@3` file, checked: its place, its CRC-32, its schema and its sections' places. */
+async function readManifest(handle: FileHandle, path: string): Promise<{ manifest: Manifest; offset: number; size: number; trailer: Buffer }> {
+  const size = (await handle.stat()).size;
+  if (size < MAGIC.length + TRAILER_BYTES) throw corruptError(path, `it ends after ${size} bytes (a cut file?)`);
+  const trailer = Buffer.alloc(TRAILER_BYTES);
+  if (!(await readFully(handle, trailer, size - TRAILER_BYTES))) throw corruptError(path, 'it ends early (a cut file?)');
+  if (!trailer.subarray(16).equals(END_MAGIC)) throw corruptError(path, 'it has no trailer at its end (a cut file?)');
+  const offset = Number(trailer.readBigUInt64LE(0));
+  const length = trailer.readUInt32LE(8);
+  if (offset < MAGIC.length || offset + length + TRAILER_BYTES !== size) throw corruptError(path, 'its trailer does not point at its manifest (a cut file?)');
+  const bytes = Buffer.alloc(length);
+  if (!(await readFully(handle, bytes, offset))) throw corruptError(path, 'it ends inside its manifest (a cut file?)');
+  if (crc32(bytes) !== trailer.readUInt32LE(12)) throw corruptError(path, 'its manifest does not match its checksum');
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch (error) {
+    throw corruptError(path, `its manifest is not valid JSON: ${messageOf(error)}`, error);
+  }
+  const parsed = ManifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
+    if (schema !== MEMORY_STORE_SCHEMA) throw corruptError(path, `it has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA} and the JSON formats before it`);
+    throw new LitmPackError('corrupt', `Store file ${path} is corrupt: its manifest: ${describeIssues(parsed.error.issues)}`, {
+      cause: parsed.error,
+      issues: parsed.error.issues,
+      details: { path },
+    });
+  }
+  const inside = (section: Section) => section.offset >= MAGIC.length && section.offset + section.length <= offset;
+  for (const entry of parsed.data.segments) {
+    if (!inside(entry.contents) || !inside(entry.heap)) throw corruptError(path, `segment ${entry.id} lies outside the file`);
+  }
+  if (new Set(parsed.data.segments.map((entry) => entry.id)).size !== parsed.data.segments.length) throw corruptError(path, 'it lists a segment twice');
+  return { manifest: parsed.data, offset, size, trailer };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Reading
+
+/**
+ * Reads a store file of any version: `@3` section by section into the segments' memories (segments `reuse`
+ * already holds, by id, are taken as they are: a served store reads only what changed), `@2` and `@1` record by
+ * record. `not_found` for a missing or unreadable path (a folder: the message names the file inside it to pass),
+ * `corrupt` for anything that is not a whole store file of a known version.
+ */
+export async function readStoreFile(path: string, options: { reuse?: ReusableSegments } = {}): Promise<LoadedStore> {
+  const handle = await openForReading(path);
+  try {
+    if ((await formatOf(handle, path)) === 'json') {
+      const classes = new AclClasses();
+      const restored = await restoreLegacy(readLegacyParts(handle, path), classes, path);
+      return {
+        header: restored.header,
+        classes,
+        parts: restored.segments.map((segment) => ({ segment, dead: null })),
+        emptySources: restored.emptySources,
+        segmentsRead: restored.segments.length,
+      };
+    }
+    requireLittleEndian(path);
+    return await readBinary(handle, path, options.reuse);
+  } catch (error) {
+    if (error instanceof LitmPackError) throw error;
+    throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+async function readBinary(handle: FileHandle, path: string, reuse: ReusableSegments | undefined): Promise<LoadedStore> {
+  const { manifest } = await readManifest(handle, path);
+  // Reused segments are numbered by the reader's ACL classes: usable when the file's classes extend them.
+  const canReuse = reuse !== undefined && reuse.classes.isPrefixOf(manifest.acl);
+  const classes = canReuse ? reuse.classes : new AclClasses();
+  if (!classes.extend(manifest.acl)) throw corruptError(path, 'its ACL classes repeat one another');
+  const parts: StoreFilePartition[] = [];
+  let segmentsRead = 0;
+  for (const entry of manifest.segments) {
+    const dead = deadMarks(entry.dead, entry.shape.rows);
+    if ((entry.dead !== null && dead === null) || liveRows(dead, entry.shape.rows) !== entry.live) {
+      throw corruptError(path, `segment ${entry.id}'s dead rows do not match its live count`);
+    }
+    const held = canReuse ? reuse.segments.get(entry.id) : undefined;
+    if (held !== undefined && sameShape(held.shape, entry.shape)) {
+      parts.push({ segment: held, dead });
+      continue;
+    }
+    parts.push({ segment: await readSegment(handle, path, entry, classes), dead });
+    segmentsRead += 1;
+  }
+  checkLive(parts, manifest, path);
+  const header: StoreFileHeader = {
+    chunkTokens: manifest.chunkTokens,
+    dimension: manifest.dimension,
+    embeddingModel: manifest.embeddingModel,
+    indexedText: manifest.indexedText,
+    sources: manifest.sources,
+    chunks: manifest.chunks,
+  };
+  const emptySources = new Map(manifest.emptySources.map(({ sourceId, version }) => [sourceId, version === undefined ? {} : { version }]));
+  return { header, classes, parts, emptySources, segmentsRead };
+}
+
+async function readSegment(handle: FileHandle, path: string, entry: SegmentEntry, classes: AclClasses): Promise<Segment> {
+  const prepared = Segment.prepare(entry.shape);
+  const { contents } = prepared;
+  if (contents.length !== entry.contents.length) throw corruptError(path, `segment ${entry.id} has ${entry.contents.length} bytes where its shape has ${contents.length}`);
+  if (!(await readFully(handle, contents, entry.contents.offset))) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
+  if (crc32(contents) !== entry.contents.crc32) throw corruptError(path, `segment ${entry.id} does not match its checksum`);
+  const heap = Buffer.alloc(entry.heap.length);
+  if (!(await readFully(handle, heap, entry.heap.offset))) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
+  if (crc32(heap) !== entry.heap.crc32) throw corruptError(path, `the strings of segment ${entry.id} do not match their checksum`);
+  try {
+    const segment = prepared.open(classes, entry.id, heap.toString('utf8'), entry.quantized);
+    contentsCrc.set(segment, entry.contents.crc32);
+    return segment;
+  } catch (error) {
+    if (error instanceof SegmentCorruptError) {
+      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: segment ${entry.id}: ${error.message}`, { cause: error, issues: error.issues, details: { path } });
+    }
+    throw error;
+  }
+}
+
+/** The live rows agree with the manifest's counts, and no chunk id is live twice. */
+function checkLive(parts: readonly StoreFilePartition[], manifest: Manifest, path: string): void {
+  const ids = new Set<string>();
+  const sources = new Set<string>();
+  let live = 0;
+  for (const { segment, dead } of parts) {
+    for (let row = 0; row < segment.size; row += 1) {
+      if (dead !== null && dead[row] === 1) continue;
+      live += 1;
+      const id = segment.id(row);
+      if (ids.has(id)) throw corruptError(path, `chunk ${id} appears twice`);
+      ids.add(id);
+      sources.add(segment.sourceId(row));
+    }
+  }
+  for (const { sourceId } of manifest.emptySources) {
+    if (sources.has(sourceId)) throw corruptError(path, `source ${sourceId} is listed as empty and has chunks`);
+    sources.add(sourceId);
+  }
+  if (live !== manifest.chunks || sources.size !== manifest.sources) {
+    throw corruptError(path, `it counts ${manifest.sources} sources and ${manifest.chunks} chunks, and holds ${sources.size} and ${live}`);
+  }
+}
+
+/**
+ * The store file as sources and chunks, in order (for a copy into another store): the header, every source with
+ * its chunk ids in document order, then every chunk with its record and vectors. A `@2` file is read as a stream.
+ */
+export async function* readStoreFileParts(path: string): AsyncGenerator<StoreFilePart> {
+  const handle = await openForReading(path);
+  let loaded: LoadedStore;
+  try {
+    if ((await formatOf(handle, path)) === 'json') {
+      for await (const part of readLegacyParts(handle, path)) yield part;
+      return;
+    }
+    requireLittleEndian(path);
+    loaded = await readBinary(handle, path, undefined);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  yield { kind: 'header', header: loaded.header };
+  yield* sourcesOf(loaded);
+  for (const { segment, dead } of loaded.parts) {
+    const sparse = segment.sparseRows();
+    for (let row = 0; row < segment.size; row += 1) {
+      if (dead !== null && dead[row] === 1) continue;
+      const from = sparse.offsets[row] ?? 0;
+      const to = sparse.offsets[row + 1] ?? 0;
+      yield {
+        kind: 'chunk',
+        chunk: {
+          record: segment.record(row),
+          sparse: { indices: Array.from(sparse.indices.subarray(from, to)), values: Array.from(sparse.values.subarray(from, to)) },
+          dense: segment.vectors?.has(row) ? segment.vectors.values(row) : null,
+        },
+      };
+    }
+  }
+}
+
+function* sourcesOf(loaded: LoadedStore): Generator<StoreFilePart> {
+  const bySource = new Map<string, { version?: string; chunks: { id: string; start: number }[] }>();
+  for (const { segment, dead } of loaded.parts) {
+    for (let row = 0; row < segment.size; row += 1) {
+      if (dead !== null && dead[row] === 1) continue;
+      const sourceId = segment.sourceId(row);
+      let entry = bySource.get(sourceId);
+      if (entry === undefined) {
+        const version = segment.version(row);
+        entry = { ...(version === undefined ? {} : { version }), chunks: [] };
+        bySource.set(sourceId, entry);
+      }
+      entry.chunks.push({ id: segment.id(row), start: segment.spanStart(row) });
+    }
+  }
+  for (const [sourceId, entry] of loaded.emptySources) bySource.set(sourceId, { ...entry, chunks: [] });
+  const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  for (const sourceId of [...bySource.keys()].sort(byId)) {
+    const { version, chunks } = bySource.get(sourceId) ?? { chunks: [] };
+    // A document's chunks never overlap: span order is document order.
+    const ids = chunks.sort((a, b) => a.start - b.start || byId(a.id, b.id)).map((chunk) => chunk.id);
+    yield { kind: 'source', source: { sourceId, ...(version === undefined ? {} : { version }), ids } };
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// Writing
+
+/** The previous `@3` file at `path`, when there is one whose manifest reads (anything else: a fresh write). */
+async function previousFile(path: string): Promise<{ manifest: Manifest; offset: number; trailer: Buffer } | null> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    if ((await formatOf(handle, path)) !== 'binary') return null;
+    return await readManifest(handle, path);
+  } catch {
+    return null;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Writes a store to `path` atomically as `litm-pack/memory-store@3`: the previous file stays as it was if anything
+ * fails. When the previous file already holds most of the segments (see the module comment) only the others are
+ * appended to a copy of it. Missing folders on the way are created; a path that is a folder is refused, naming the
+ * file to give instead. Temporaries that dead writers left beside it are removed first.
+ */
+export async function writeStoreFile(path: string, contents: StoreContents): Promise<SaveReport> {
+  if (await isFolder(path)) {
+    throw new LitmPackError('invalid_input', `${path} is a folder; a store is a file: save to ${join(path, STORE_FILE_NAME)}`, { details: { path } });
+  }
+  requireLittleEndian(path);
+  await removeStaleTemporaries(path);
   const directory = dirname(path);
   const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomUUID()}.tmp`);
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  let handle: FileHandle | undefined;
+  let report: SaveReport;
   try {
     await mkdir(directory, { recursive: true });
-    handle = await open(temporary, 'wx');
-    const out = handle;
-    let pending: string[] = [];
-    let size = 0;
-    const flush = async () => {
-      if (pending.length === 0) return;
-      await out.write(pending.join(''), null, 'utf8');
-      pending = [];
-      size = 0;
-    };
-    const line = async (text: string) => {
-      pending.push(text, '\n');
-      size += text.length + 1;
-      // Written in pieces of about 4 MB: the file is never one string.
-      if (size >= 4 * 2 ** 20) await flush();
-    };
-    const { header } = contents;
-    await line(JSON.stringify({ schema: MEMORY_STORE_SCHEMA, ...header }));
-    let sources = 0;
-    for (const source of contents.sources()) {
-      sources += 1;
-      await line(canonicalStringify({ source }));
+    const previous = await previousFile(path);
+    const kept = keptSegments(previous?.manifest ?? null, contents);
+    const written = await (kept !== null && previous !== null ? appendTo(path, temporary, previous, kept, contents) : null);
+    if (written !== null) {
+      handle = written.handle;
+      report = written.report;
+    } else {
+      handle = await open(temporary, 'wx');
+      await writeFully(handle, MAGIC, 0);
+      const { end, entries, bytes } = await writeSegments(handle, MAGIC.length, contents, new Map());
+      report = { incremental: false, bytesWritten: MAGIC.length + bytes + (await writeManifest(handle, end, contents, entries)), fileBytes: 0 };
     }
-    let chunks = 0;
-    for (const { record, sparse, dense } of contents.chunks()) {
-      chunks += 1;
-      await line(
-        `{"chunk":{"dense":${dense === null ? 'null' : `"${encodeDense(dense)}"`},"record":${canonicalStringify(record)},` +
-          `"sparse":{"indices":${JSON.stringify(sparse.indices)},"values":${JSON.stringify(sparse.values)}}}}`,
-      );
-    }
-    if (sources !== header.sources || chunks !== header.chunks) {
-      throw new Error(`the header counts ${header.sources} sources and ${header.chunks} chunks, ${sources} and ${chunks} were written`);
-    }
-    await flush();
     await handle.sync();
+    report.fileBytes = (await handle.stat()).size;
     await handle.close();
     handle = undefined;
     await rename(temporary, path);
   } catch (error) {
     await handle?.close().catch(() => undefined);
     await unlink(temporary).catch(() => undefined);
+    if (error instanceof LitmPackError && error.code === 'unsupported') throw error;
     throw new LitmPackError('io_error', `Could not save the store to ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
   }
   // Make the rename itself durable where the platform allows syncing a directory.
@@ -257,129 +620,129 @@ export async function writeStoreFile(path: string, contents: StoreFileContents):
   } catch {
     // Some platforms cannot fsync a directory; the file content is already durable.
   }
+  return report;
 }
-
-/** A part of a store file, in file order: the header, every source, then every chunk. */
-export type StoreFilePart =
-  | { kind: 'header'; header: StoreFileHeader }
-  | { kind: 'source'; source: StoreFileSource }
-  | { kind: 'chunk'; chunk: StoreFileChunk };
 
 /**
- * Reads and validates a store file (`@2`, or `@1`), handing its parts to `reader` in file order; `@2` is read
- * line by line. `not_found` for a missing or unreadable path (a folder: the message names the file inside it
- * to pass), `corrupt` for anything that is not a store file of a known schema, naming the line.
+ * The segments of `contents` the previous file holds (by id and shape) with their entries there, when keeping
+ * them leaves at most `MAX_GARBAGE_SHARE` of the file to bytes no manifest refers to; else null (write afresh).
  */
-export async function readStoreFile(path: string, reader: StoreFileReader): Promise<void> {
-  for await (const part of readStoreFileParts(path)) {
-    if (part.kind === 'header') reader.header(part.header);
-    else if (part.kind === 'source') reader.source(part.source);
-    else reader.chunk(part.chunk);
+function keptSegments(previous: Manifest | null, contents: StoreContents): Map<Segment, SegmentEntry> | null {
+  if (previous === null) return null;
+  const byId = new Map(previous.segments.map((entry) => [entry.id, entry]));
+  const kept = new Map<Segment, SegmentEntry>();
+  let keptBytes = 0;
+  let newBytes = 0;
+  for (const { segment } of contents.parts) {
+    const entry = segment.contentId === undefined ? undefined : byId.get(segment.contentId);
+    if (entry !== undefined && sameShape(entry.shape, segment.shape)) {
+      kept.set(segment, entry);
+      keptBytes += entry.contents.length + entry.heap.length;
+    } else {
+      newBytes += segment.bytes;
+    }
   }
+  const previousBytes = previous.segments.reduce((sum, entry) => Math.max(sum, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length), MAGIC.length);
+  const garbage = previousBytes - MAGIC.length - keptBytes;
+  if (kept.size === 0 || garbage > MAX_GARBAGE_SHARE * (previousBytes + newBytes)) return null;
+  return kept;
 }
 
-/** `readStoreFile` as an async iteration: the next part is read when the caller asks for it (a copy waits on its writes). */
-export async function* readStoreFileParts(path: string): AsyncGenerator<StoreFilePart> {
-  if (await isFolder(path)) {
-    throw new LitmPackError('not_found', `${path} is a folder; a store is a file: load ${join(path, STORE_FILE_NAME)} (the file ingest writes there)`, {
-      details: { path },
-    });
-  }
-  await removeStaleTemporaries(path);
-  const corrupt = (message: string, options: { cause?: unknown; issues?: z.core.$ZodIssue[] } = {}): never => {
-    throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { ...options, details: { path } });
-  };
-  let lines: AsyncIterableIterator<string>;
-  let stream: ReturnType<typeof createReadStream>;
+/**
+ * A copy of the previous file (the kernel's: a reflink where the file system has them) cut after its last segment,
+ * with the new segments and a new manifest appended; null when the copy is not the file whose manifest was read
+ * (another writer replaced it meanwhile), so the caller writes afresh.
+ */
+async function appendTo(
+  path: string,
+  temporary: string,
+  previous: { manifest: Manifest; offset: number; trailer: Buffer },
+  kept: Map<Segment, SegmentEntry>,
+  contents: StoreContents,
+): Promise<{ handle: FileHandle; report: SaveReport } | null> {
+  await copyFile(path, temporary, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+  const handle = await open(temporary, 'r+');
   try {
-    const handle = await open(path, 'r');
-    stream = handle.createReadStream({ encoding: 'utf8' });
-    lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
+    const size = (await handle.stat()).size;
+    const trailer = Buffer.alloc(TRAILER_BYTES);
+    if (size !== previous.offset + Number(previous.trailer.readUInt32LE(8)) + TRAILER_BYTES || !(await readFully(handle, trailer, size - TRAILER_BYTES)) || !trailer.equals(previous.trailer)) {
+      await handle.close();
+      await unlink(temporary);
+      return null;
+    }
+    const end = previous.manifest.segments.reduce((at, entry) => Math.max(at, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length), MAGIC.length);
+    await handle.truncate(end);
+    const { end: after, entries, bytes } = await writeSegments(handle, end, contents, kept);
+    const manifestBytes = await writeManifest(handle, after, contents, entries);
+    return { handle, report: { incremental: true, bytesWritten: bytes + manifestBytes, fileBytes: 0 } };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new LitmPackError('not_found', `No store file at ${path}: pass the path of a file a store was saved to`, { cause: error, details: { path } });
-    }
-    if (code === 'EACCES' || code === 'EPERM') {
-      throw new LitmPackError('not_found', `The store file ${path} cannot be read (${code})`, { cause: error, details: { path } });
-    }
-    throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
-  }
-  let number = 0;
-  const next = async (): Promise<string | undefined> => {
-    try {
-      const { value, done } = await lines.next();
-      if (done) return undefined;
-      number += 1;
-      return value;
-    } catch (error) {
-      throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, { cause: error, details: { path } });
-    }
-  };
-  const parse = (text: string): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      return corrupt(`${number > 1 ? `line ${number} is ` : ''}not valid JSON: ${messageOf(error)}`, { cause: error });
-    }
-  };
-  const check = <T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> => {
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return parsed.data;
-    return corrupt(`${where}: ${describeIssues(parsed.error.issues)}`, { cause: parsed.error, issues: parsed.error.issues });
-  };
-  try {
-    const first = await next();
-    if (first === undefined) corrupt('not valid JSON: the file is empty');
-    const json = parse(first!);
-    const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
-    if (schema === MEMORY_STORE_SCHEMA_V1) {
-      if ((await next()) !== undefined) corrupt(`line ${number}: a ${MEMORY_STORE_SCHEMA_V1} file is one JSON document`);
-      yield* readV1(check(V1Schema, json, 'the file'));
-      return;
-    }
-    if (schema !== MEMORY_STORE_SCHEMA) {
-      corrupt(`it has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA} and ${MEMORY_STORE_SCHEMA_V1}`);
-    }
-    const { schema: _schema, ...header } = check(HeaderSchema, json, 'line 1 (the header)');
-    yield { kind: 'header', header };
-    for (let i = 0; i < header.sources; i += 1) {
-      const text = await next();
-      if (text === undefined) corrupt(`it ends after ${i} of its ${header.sources} sources (a cut file?)`);
-      yield { kind: 'source', source: check(SourceLineSchema, parse(text!), `line ${number}`).source as StoreFileSource };
-    }
-    for (let i = 0; i < header.chunks; i += 1) {
-      const text = await next();
-      if (text === undefined) corrupt(`it ends after ${i} of its ${header.chunks} chunks (a cut file?)`);
-      const { chunk } = check(ChunkLineSchema, parse(text!), `line ${number}`);
-      let dense: Float32Array | null = null;
-      if (chunk.dense !== null) {
-        const decoded = decodeDense(chunk.dense, header.dimension);
-        if (typeof decoded === 'string') corrupt(`line ${number}: chunk ${chunk.record.id} has ${decoded}`);
-        dense = decoded as Float32Array;
-      }
-      yield { kind: 'chunk', chunk: { record: chunk.record as ChunkRecord, sparse: chunk.sparse, dense } };
-    }
-    const extra = await next();
-    if (extra !== undefined && extra.trim() !== '') corrupt(`line ${number}: more lines than the header counts`);
-  } finally {
-    stream.destroy();
+    await handle.close().catch(() => undefined);
+    throw error;
   }
 }
 
-function* readV1(file: z.output<typeof V1Schema>): Generator<StoreFilePart> {
-  yield {
-    kind: 'header',
-    header: {
-      chunkTokens: file.chunkTokens,
-      dimension: file.dimension,
-      embeddingModel: file.embeddingModel ?? null,
-      sources: file.sources.length,
-      chunks: file.chunks.length,
-    },
-  };
-  for (const source of file.sources) yield { kind: 'source', source: source as StoreFileSource };
-  for (const { record, sparse, dense } of file.chunks) {
-    yield { kind: 'chunk', chunk: { record: record as ChunkRecord, sparse, dense: dense === null ? null : Float32Array.from(dense) } };
+/** Writes the segments not in `kept` from `at` on; returns the entries of all of them, in order. */
+async function writeSegments(
+  handle: FileHandle,
+  at: number,
+  contents: StoreContents,
+  kept: Map<Segment, SegmentEntry>,
+): Promise<{ end: number; entries: SegmentEntry[]; bytes: number }> {
+  let position = at;
+  let bytes = 0;
+  const entries: SegmentEntry[] = [];
+  for (const { segment, dead } of contents.parts) {
+    const dead64 = deadBitmap(dead, segment.size);
+    const live = liveRows(dead, segment.size);
+    const previous = kept.get(segment);
+    if (previous !== undefined) {
+      entries.push({ ...previous, dead: dead64, live });
+      continue;
+    }
+    const stored: StoredSegment = segment.toStored();
+    let crc = contentsCrc.get(segment);
+    if (crc === undefined) {
+      crc = crc32(stored.contents);
+      contentsCrc.set(segment, crc);
+    }
+    await writeFully(handle, stored.contents, position);
+    const contentsSection = { offset: position, length: stored.contents.length, crc32: crc };
+    position += stored.contents.length;
+    const { heap } = stored;
+    await writeFully(handle, heap, position);
+    const heapSection = { offset: position, length: heap.length, crc32: crc32(heap) };
+    position += heap.length;
+    bytes += stored.contents.length + heap.length;
+    entries.push({ id: stored.contentId, shape: { ...stored.shape, classes: [...stored.shape.classes] }, quantized: stored.quantized, contents: contentsSection, heap: heapSection, dead: dead64, live });
   }
+  return { end: position, entries, bytes };
+}
+
+/** Writes the manifest and the trailer at `at`; returns the bytes written. */
+async function writeManifest(handle: FileHandle, at: number, contents: StoreContents, segments: SegmentEntry[]): Promise<number> {
+  const encodings = new Set<string>();
+  for (const { segment } of contents.parts) for (const name of segment.encodings()) encodings.add(name);
+  const { header } = contents;
+  const manifest: Manifest = {
+    schema: MEMORY_STORE_SCHEMA,
+    chunkTokens: header.chunkTokens,
+    dimension: header.dimension,
+    embeddingModel: header.embeddingModel,
+    indexedText: header.indexedText,
+    encodings: [...encodings].sort(),
+    sources: header.sources,
+    chunks: header.chunks,
+    acl: contents.classes.lists().map((acl) => [...acl]),
+    emptySources: [...contents.emptySources].map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }) })),
+    segments,
+  };
+  const bytes = Buffer.from(JSON.stringify(manifest), 'utf8');
+  const trailer = Buffer.alloc(TRAILER_BYTES);
+  trailer.writeBigUInt64LE(BigInt(at), 0);
+  trailer.writeUInt32LE(bytes.length, 8);
+  trailer.writeUInt32LE(crc32(bytes), 12);
+  END_MAGIC.copy(trailer, 16);
+  await writeFully(handle, bytes, at);
+  await writeFully(handle, trailer, at + bytes.length);
+  return bytes.length + TRAILER_BYTES;
 }

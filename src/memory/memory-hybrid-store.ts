@@ -1,4 +1,4 @@
-import { canonicalize, canonicalStringify } from '../base/canonical.js';
+import { canonicalize, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
@@ -8,16 +8,17 @@ import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocum
 import { matchesFilter, validateFilter, type EngineFilter } from '../store/filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from '../store/fusion.js';
 import { maximalMarginalRelevance } from '../store/mmr.js';
+import { CURRENT_INDEXED_TEXT, IndexedTextRecipeSchema, indexedTextKey, indexedTextOf, reindexAdvice, type IndexedTextRecipe } from '../store/indexed-text.js';
 import { AclClasses } from './acl-classes.js';
 import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './vectors.js';
 import { Segment, type NewRow } from './segment.js';
-import { SEGMENT_ROWS, Snapshot, type SnapshotChanges } from './snapshot.js';
+import { Snapshot, type SnapshotChanges } from './snapshot.js';
 import { diversityCandidates, hybridPrefetchLimit, orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../store/requests.js';
 import { type AddDocumentsOptions, type ChunkRecord, type Fusion, type GetChunksRequest, type IngestDocument, type SearchMode, type SearchRequest, AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from '../store/schemas.js';
 import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
-import { readStoreFile, writeStoreFile, type StoreFileChunk, type StoreFileContents, type StoreFileHeader, type StoreFileSource } from './file.js';
+import { readStoreFile, writeStoreFile, type StoreContents } from './file.js';
 import { withStoreLock, type StoreLockOptions } from './lock.js';
 import { stat } from 'node:fs/promises';
 
@@ -45,6 +46,12 @@ export const MemoryHybridStoreOptionsSchema = z.strictObject({
    * `QdrantHybridStore` computes). The caller's `filter` never narrows the IDF corpus.
    */
   idfCorpus: z.enum(['all', 'visible']).optional(),
+  /**
+   * How chunks are indexed (see indexed-text.ts): a new store uses this recipe (default: the current one,
+   * `title-headings@1`); a loaded store uses the one its file records, and refuses another given here with
+   * `config_mismatch` (re-index it with `reindex()`).
+   */
+  indexedText: IndexedTextRecipeSchema.optional(),
 });
 export type MemoryHybridStoreOptions = z.input<typeof MemoryHybridStoreOptionsSchema>;
 
@@ -92,7 +99,10 @@ export class MemoryHybridStore implements Store {
   readonly #prefetchLimit: number | undefined;
   readonly #embedBatchSize: number;
   readonly #idfCorpus: 'all' | 'visible';
-  readonly #classes = new AclClasses();
+  /** Numbers the ACL lists of the chunks (a loaded store: as its file numbers them). */
+  #classes = new AclClasses();
+  /** The recipe of the indexed text (a loaded store: its file's; `reindex` moves it to the current one). */
+  #indexedText: IndexedTextRecipe;
 
   /** The current version of the contents; a write swaps in the next one when it completes. */
   #snapshot: Snapshot = Snapshot.empty(this.#classes);
@@ -112,6 +122,17 @@ export class MemoryHybridStore implements Store {
     this.#prefetchLimit = parsed.prefetchLimit;
     this.#embedBatchSize = parsed.embedBatchSize ?? 64;
     this.#idfCorpus = parsed.idfCorpus ?? 'visible';
+    this.#indexedText = parsed.indexedText ?? CURRENT_INDEXED_TEXT;
+  }
+
+  /** The recipe the store indexes chunks with (`title-headings@1` unless it was loaded from an older store file). */
+  get indexedText(): IndexedTextRecipe {
+    return this.#indexedText;
+  }
+
+  /** How to bring a store indexed with an older recipe up to date (null when it is current). */
+  get reindexAdvice(): string | null {
+    return reindexAdvice(this.#indexedText, 'call reindex() on it (the CLI: ingest the sources into a new store), then save it');
   }
 
   /** The model and dimension of the stored vectors; null while the store holds none. */
@@ -187,52 +208,53 @@ export class MemoryHybridStore implements Store {
     // so this is still the current version when the plan is committed.
     const base = this.#snapshot;
 
-    const staged: { record: ChunkRecord; sparse: SparseVector; dense: Float32Array | null }[] = [];
+    const recipe = this.#indexedText;
+    const staged: { record: ChunkRecord; key: string; sparse: SparseVector; dense: Float32Array | null }[] = [];
     const removed: number[] = [];
     const emptySources = new Map<string, { version?: string } | null>();
     let added = 0;
     let unchanged = 0;
     let removedCount = 0;
-    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them).
+    // Vectors to reuse: those of the existing chunks of the batch's sources (as the Qdrant store reuses them), by
+    // the key of the text they embed (the indexed text: a chunk whose title or headings changed is embedded again).
     const existingBySource = new Map<string, Map<string, number>>();
-    const vectorsByHash = new Map<string, Float32Array>();
+    const vectorsByKey = new Map<string, Float32Array>();
     for (const doc of docs) {
       const existing = new Map<string, number>();
       for (const slot of base.sourceSlots(doc.id)) {
         existing.set(base.id(slot), slot);
         const dense = base.dense(slot);
-        if (dense) vectorsByHash.set(base.textSha256(slot), dense.values);
+        if (dense) vectorsByKey.set(indexedTextKey(base.record(slot), recipe), dense.values);
       }
       existingBySource.set(doc.id, existing);
     }
-    const toEmbed = new Map<string, string>(); // textSha256 -> text
+    const vectorsMatter = this.#embeddings !== undefined || vectorsByKey.size > 0;
+    const toEmbed = new Map<string, string>(); // indexed text key -> indexed text
     const needsByDoc: Set<string>[] = [];
 
     for (const doc of docs) {
       const records = chunkDocument(doc, { maxTokens: this.#chunkTokens, indexedAt });
-      const existing = existingBySource.get(doc.id)!;
+      const existing = existingBySource.get(doc.id) ?? new Map<string, number>();
       const needs = new Set<string>();
       for (const record of records) {
         const slot = existing.get(record.id);
         const before = slot === undefined ? undefined : base.record(slot);
-        const beforeDense = slot === undefined ? null : (base.dense(slot)?.values ?? null);
         if (before) record.indexedAt = before.indexedAt;
-        const needsVector = this.#embeddings !== undefined && !(beforeDense ?? vectorsByHash.get(record.textSha256));
+        const indexed = indexedTextOf(record, recipe);
+        // The key only serves vectors: with none to make or reuse, the hash is not worth its cost.
+        const key = indexed === record.text || !vectorsMatter ? record.textSha256 : sha256Hex(indexed);
+        const needsVector = this.#embeddings !== undefined && !vectorsByKey.has(key);
         if (before && !needsVector && sameRecord(before, record)) {
           unchanged += 1;
           continue;
         }
         added += 1;
         if (slot !== undefined) removed.push(slot);
-        staged.push({
-          record,
-          // Both vectors depend only on the text, which a chunk id pins.
-          sparse: encodeBm25Document(record.text),
-          dense: beforeDense ?? vectorsByHash.get(record.textSha256) ?? null,
-        });
+        // Both vectors depend only on the indexed text.
+        staged.push({ record, key, sparse: encodeBm25Document(indexed), dense: vectorsByKey.get(key) ?? null });
         if (needsVector) {
-          toEmbed.set(record.textSha256, record.text);
-          needs.add(record.textSha256);
+          toEmbed.set(key, indexed);
+          needs.add(key);
         }
       }
       const keep = new Set(records.map((r) => r.id));
@@ -249,7 +271,7 @@ export class MemoryHybridStore implements Store {
     // Embed, reporting documents in order as all their vectors arrive.
     let reported = 0;
     const report = () => {
-      while (reported < docs.length && [...needsByDoc[reported]!].every((hash) => vectorsByHash.has(hash))) {
+      while (reported < docs.length && [...(needsByDoc[reported] ?? [])].every((key) => vectorsByKey.has(key))) {
         reported += 1;
         options.onProgress?.(reported, docs.length);
       }
@@ -263,13 +285,13 @@ export class MemoryHybridStore implements Store {
       const vectors = await this.#embeddings!.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(options.signal);
       dimension = checkEmbedderVectors(vectors, batch.length, 'embedDocuments', dimension);
-      batch.forEach(([hash], index) => vectorsByHash.set(hash, Float32Array.from(vectors[index]!)));
+      batch.forEach(([key], index) => vectorsByKey.set(key, Float32Array.from(vectors[index] ?? [])));
       report();
     }
     const rows: NewRow[] = staged.map((entry) => ({
       record: entry.record,
       sparse: entry.sparse,
-      dense: entry.dense ?? (this.#embeddings ? (vectorsByHash.get(entry.record.textSha256) ?? null) : null),
+      dense: entry.dense ?? (this.#embeddings ? (vectorsByKey.get(entry.key) ?? null) : null),
       aclClass: this.#classes.classOf(entry.record.acl),
     }));
 
@@ -494,6 +516,67 @@ export class MemoryHybridStore implements Store {
     });
   }
 
+  /**
+   * Indexes every chunk again with the current recipe (`title-headings@1`): a new BM25 vector for each, and a new
+   * embedding for each chunk that had one (which needs the embeddings of the model that made them). Chunk records,
+   * texts, ids and `indexedAt` stay as they are. Queued behind writes in progress; nothing changes if it fails.
+   *
+   * @example
+   * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.reindex(), { embeddings });
+   */
+  reindex(options: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {}): Promise<{ chunks: number }> {
+    return this.#queued(async () => {
+      const { signal, onProgress } = options;
+      throwIfAborted(signal);
+      const base = this.#snapshot;
+      const recipe = CURRENT_INDEXED_TEXT;
+      const slots = base.liveSlots();
+      const withVector = slots.filter((slot) => base.dense(slot) !== null).length;
+      if (withVector > 0) {
+        if (this.#embeddings === undefined) {
+          const model = this.#embeddingOf(base)?.model;
+          throw new LitmPackError(
+            'invalid_input',
+            `reindex embeds the ${withVector} chunks that have vectors again: construct the store with the embeddings that made them${model ? ` ("${model}")` : ''}`,
+            { details: { requires: 'embeddings' } },
+          );
+        }
+        this.#checkEmbeddingModel(base);
+      }
+      const rows: NewRow[] = [];
+      const toEmbed = new Map<string, string>();
+      const keys: (string | null)[] = [];
+      for (const slot of slots) {
+        const record = base.record(slot);
+        const indexed = indexedTextOf(record, recipe);
+        const key = indexed === record.text ? record.textSha256 : sha256Hex(indexed);
+        const hasVector = base.dense(slot) !== null;
+        if (hasVector) toEmbed.set(key, indexed);
+        keys.push(hasVector ? key : null);
+        rows.push({ record, sparse: encodeBm25Document(indexed), dense: null, aclClass: this.#classes.classOf(record.acl) });
+      }
+      const vectors = new Map<string, Float32Array>();
+      const pending = [...toEmbed];
+      let dimension = base.dimension;
+      for (let start = 0; start < pending.length; start += this.#embedBatchSize) {
+        throwIfAborted(signal);
+        const batch = pending.slice(start, start + this.#embedBatchSize);
+        const embedded = await (this.#embeddings as EmbeddingsLike).embedDocuments(batch.map(([, text]) => text));
+        throwIfAborted(signal);
+        dimension = checkEmbedderVectors(embedded, batch.length, 'embedDocuments', dimension);
+        batch.forEach(([key], index) => vectors.set(key, Float32Array.from(embedded[index] ?? [])));
+        onProgress?.(Math.min(pending.length, start + batch.length), pending.length);
+      }
+      const reindexed = rows.map((row, i) => {
+        const key = keys[i];
+        return key === null || key === undefined ? row : { ...row, dense: vectors.get(key) ?? null };
+      });
+      this.#commit(base, { added: reindexed, removed: slots, dimension });
+      this.#indexedText = recipe;
+      return { chunks: slots.length };
+    });
+  }
+
   /** IDF per query term over the configured corpus (see `idfCorpus`). */
   #idfFunction(snapshot: Snapshot, visible: Uint8Array | null): (index: number) => number {
     const corpus = this.#idfCorpus === 'visible' ? visible : null;
@@ -513,33 +596,49 @@ export class MemoryHybridStore implements Store {
   // Persistence
 
   /**
-   * Writes the store to `path` (a file; missing folders are created) as JSON, atomically: a failure at any
-   * point leaves the previous file as it was. It writes the version current when it is called.
+   * Writes the store to `path` (a file; missing folders are created) as `litm-pack/memory-store@3`, atomically: a
+   * failure at any point leaves the previous file as it was. It writes the version current when it is called. When
+   * the file at `path` already holds most of the store (it was loaded from there, or saved there before), only what
+   * changed is appended to a copy of it (see file.ts).
    */
   async save(path: string): Promise<void> {
-    await writeStoreFile(path, this.#toFile(this.#snapshot));
+    await writeStoreFile(path, this.#contents(this.#snapshot));
   }
 
   /**
-   * Reads a store written by `save`. Throws `not_found` when the file is missing or unreadable (or the path is
-   * a folder: the message names the file to pass) and `corrupt` when it is not a valid store file of this
-   * schema version. `options` configure the loaded store as for the constructor (the saved `chunkTokens` is
-   * used unless given).
+   * Reads a store written by `save` (or by earlier versions: `@2`, `@1`). Throws `not_found` when the file is missing
+   * or unreadable (or the path is a folder: the message names the file to pass) and `corrupt` when it is not a whole
+   * store file of a known version. `options` configure the loaded store as for the constructor (the saved
+   * `chunkTokens` is used unless given). With `reuse`, a store loaded from the same file before, segments it already
+   * holds are taken from it instead of read again (what a served store does when the file changes).
    */
-  static async load(path: string, options: MemoryHybridStoreOptions = {}): Promise<MemoryHybridStore> {
-    let store: MemoryHybridStore | undefined;
-    let restore: Restorer | undefined;
-    await readStoreFile(path, {
-      header: (header) => {
-        store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options });
-        restore = store.#restorer(header, path);
-      },
-      source: (source) => restore!.source(source),
-      chunk: (chunk) => restore!.chunk(chunk),
-    });
-    restore!.finish();
-    return store!;
+  static async load(path: string, options: MemoryHybridStoreOptions = {}, reuse?: MemoryHybridStore): Promise<MemoryHybridStore> {
+    const held = new Map<string, Segment>();
+    for (const { segment } of reuse === undefined ? [] : reuse.#snapshot.parts()) if (segment.contentId !== undefined) held.set(segment.contentId, segment);
+    const reusable = reuse === undefined ? undefined : { classes: reuse.#classes, segments: held };
+    const loaded = await readStoreFile(path, reusable === undefined ? {} : { reuse: reusable });
+    const { header } = loaded;
+    if (options.indexedText !== undefined && options.indexedText !== header.indexedText) {
+      throw new LitmPackError(
+        'config_mismatch',
+        `The store file ${path} was indexed with the recipe "${header.indexedText}", not "${options.indexedText}": load it without indexedText, then reindex() it to move it to the current recipe`,
+        { details: { path, indexedText: header.indexedText, requested: options.indexedText } },
+      );
+    }
+    const store = new MemoryHybridStore({ chunkTokens: header.chunkTokens, ...options, indexedText: header.indexedText });
+    store.#classes = loaded.classes;
+    store.#snapshot = Snapshot.ofParts(loaded.classes, loaded.parts, loaded.emptySources, header.dimension);
+    store.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
+    store.#loadedSegments = { segments: loaded.parts.length, read: loaded.segmentsRead };
+    return store;
   }
+
+  /** For a store made by `load`: how many segments its file holds, and how many were read (the rest were reused). */
+  get loadedSegments(): { segments: number; read: number } | undefined {
+    return this.#loadedSegments;
+  }
+
+  #loadedSegments: { segments: number; read: number } | undefined;
 
   /**
    * Changes the store file at `path` safely while other processes may write it too: takes the file's lock
@@ -560,106 +659,32 @@ export class MemoryHybridStore implements Store {
         const exists = create !== true || (await stat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT'));
         const store = exists ? await MemoryHybridStore.load(path, storeOptions) : new MemoryHybridStore(storeOptions);
         const loaded = store.#snapshot;
+        const recipe = store.#indexedText;
         const result = await change(store);
         // Writes `change` started without waiting for them belong to this update too.
         await store.#writes;
-        if (!exists || store.#snapshot !== loaded) await store.save(path);
+        if (!exists || store.#snapshot !== loaded || store.#indexedText !== recipe) await store.save(path);
         return result;
       },
       { ...(waitMs === undefined ? {} : { waitMs }), ...(signal === undefined ? {} : { signal }) },
     );
   }
 
-  #toFile(snapshot: Snapshot): StoreFileContents {
-    const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    const summaries = snapshot.sources();
-    const header: StoreFileHeader = {
-      chunkTokens: this.#chunkTokens,
-      dimension: snapshot.dimension,
-      embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
-      sources: summaries.length,
-      chunks: snapshot.size,
-    };
+  #contents(snapshot: Snapshot): StoreContents {
     return {
-      header,
-      *sources(): Iterable<StoreFileSource> {
-        for (const { sourceId, version } of summaries) {
-          // Chunk ids in document order (a document's chunks never overlap, so span order is document order).
-          const ids = snapshot
-            .sourceSlots(sourceId)
-            .map((slot) => snapshot.record(slot, false))
-            .sort((a, b) => a.span.start - b.span.start || byId(a.id, b.id))
-            .map((record) => record.id);
-          yield { sourceId, ...(version === undefined ? {} : { version }), ids };
-        }
+      header: {
+        chunkTokens: this.#chunkTokens,
+        dimension: snapshot.dimension,
+        embeddingModel: this.#embeddingOf(snapshot)?.model ?? null,
+        indexedText: this.#indexedText,
+        sources: snapshot.sources().length,
+        chunks: snapshot.size,
       },
-      // Chunks in slot order, a segment at a time (its BM25 vectors read back from its postings).
-      *chunks(): Iterable<StoreFileChunk> {
-        for (const { segment, dead } of snapshot.parts()) {
-          const sparse = segment.sparseRows();
-          for (let row = 0; row < segment.size; row += 1) {
-            if (dead !== null && dead[row] === 1) continue;
-            const from = sparse.offsets[row]!;
-            const to = sparse.offsets[row + 1]!;
-            yield {
-              record: segment.record(row),
-              sparse: { indices: Array.from(sparse.indices.subarray(from, to)), values: Array.from(sparse.values.subarray(from, to)) },
-              dense: segment.vectors?.has(row) ? segment.vectors.values(row) : null,
-            };
-          }
-        }
-      },
+      classes: this.#classes,
+      parts: snapshot.parts(),
+      emptySources: snapshot.emptySources(),
     };
   }
-
-  /** Builds the store from a file's parts as they are read: segments of SEGMENT_ROWS rows, checked as they come. */
-  #restorer(header: StoreFileHeader, path: string): Restorer {
-    const corrupt = (message: string): never => {
-      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { details: { path } });
-    };
-    /** Listed chunk id → its source (false once the chunk was read). */
-    const listed = new Map<string, string | false>();
-    const seenSources = new Set<string>();
-    const emptySources = new Map<string, { version?: string }>();
-    const segments: Segment[] = [];
-    let pending: NewRow[] = [];
-    const flush = () => {
-      if (pending.length > 0) segments.push(Segment.fromRows(this.#classes, pending));
-      pending = [];
-    };
-    return {
-      source: (source: StoreFileSource) => {
-        if (seenSources.has(source.sourceId)) corrupt(`source ${source.sourceId} appears twice`);
-        seenSources.add(source.sourceId);
-        for (const id of source.ids) {
-          if (listed.has(id)) corrupt(`chunk ${id} is listed twice`);
-          listed.set(id, source.sourceId);
-        }
-        if (source.ids.length === 0) emptySources.set(source.sourceId, source.version === undefined ? {} : { version: source.version });
-      },
-      chunk: ({ record, sparse, dense }: StoreFileChunk) => {
-        const owner = listed.get(record.id);
-        if (owner === false) corrupt(`chunk ${record.id} appears twice`);
-        if (owner !== record.sourceId) corrupt(`chunk ${record.id} is not listed by its source ${record.sourceId}`);
-        listed.set(record.id, false);
-        if (dense !== null && dense.length !== header.dimension) corrupt(`chunk ${record.id} has a vector of the wrong dimension`);
-        pending.push({ record, sparse, dense, aclClass: this.#classes.classOf(record.acl) });
-        if (pending.length >= SEGMENT_ROWS) flush();
-      },
-      finish: () => {
-        for (const [id, owner] of listed) if (owner !== false) corrupt(`source ${owner} lists unknown chunk ${id}`);
-        flush();
-        this.#snapshot = Snapshot.ofSegments(this.#classes, segments, emptySources, header.dimension);
-        this.#vectorModel = header.dimension === null ? undefined : header.embeddingModel;
-      },
-    };
-  }
-}
-
-interface Restorer {
-  source(source: StoreFileSource): void;
-  chunk(chunk: StoreFileChunk): void;
-  finish(): void;
 }
 
 function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {

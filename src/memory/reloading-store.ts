@@ -1,7 +1,9 @@
 /**
  * A store that serves a store file and follows it: before each request it checks the file (device, inode,
  * size, modification and change times; `save` writes a new file and renames it over the old one, so every
- * save changes the inode), and when the file changed it loads the new version and swaps it in at once.
+ * save changes the inode), and when the file changed it loads the new version and swaps it in at once. A new
+ * version reads only the segments the one served lacks (a save that changed a few sources appended a few): the
+ * others are shared with it, as they never change.
  * Requests already running finish on the version they started on; a new version that cannot be loaded (a
  * corrupt or missing file) is reported and the previous version keeps serving.
  */
@@ -28,10 +30,18 @@ export interface ReloadingStoreOptions extends MemoryHybridStoreOptions {
    * keeps serving, and that file is not tried again until it changes.
    */
   onReloadError?: (error: LitmPackError) => void;
-  /** Called after a new version was loaded. */
-  onReload?: (info: { path: string; chunks: number }) => void;
+  /** Called after a new version was loaded: its chunks, and its segments (`read` of them from the file, the rest shared). */
+  onReload?: (info: ReloadInfo) => void;
   /** For writes made through this store: how long to wait for another writer's lock (see `withStoreLock`). */
   waitMs?: StoreLockOptions['waitMs'];
+}
+
+export interface ReloadInfo {
+  path: string;
+  chunks: number;
+  segments: number;
+  /** Segments read from the file; the others were shared with the version served before. */
+  segmentsRead: number;
 }
 
 type Identity = string;
@@ -60,7 +70,7 @@ export class ReloadingStore implements Store {
   readonly #options: MemoryHybridStoreOptions;
   readonly #checkIntervalMs: number;
   readonly #onReloadError: ((error: LitmPackError) => void) | undefined;
-  readonly #onReload: ((info: { path: string; chunks: number }) => void) | undefined;
+  readonly #onReload: ((info: ReloadInfo) => void) | undefined;
   readonly #waitMs: number | undefined;
   #current: MemoryHybridStore;
   /** The file the current version was read from. */
@@ -152,7 +162,7 @@ export class ReloadingStore implements Store {
     }
     if (identity === this.#loaded || identity === this.#failed) return;
     try {
-      const store = await MemoryHybridStore.load(this.path, this.#options);
+      const store = await MemoryHybridStore.load(this.path, this.#options, this.#current);
       this.#swap(store, identity);
     } catch (error) {
       this.#fail(identity, asStoreError(error, this.path));
@@ -165,7 +175,8 @@ export class ReloadingStore implements Store {
     this.#loaded = identity;
     this.#failed = null;
     this.#error = undefined;
-    this.#onReload?.({ path: this.path, chunks: store.size });
+    const { segments, read } = store.loadedSegments ?? { segments: 0, read: 0 };
+    this.#onReload?.({ path: this.path, chunks: store.size, segments, segmentsRead: read });
   }
 
   #fail(identity: Identity, error: LitmPackError): void {
@@ -220,7 +231,7 @@ export class ReloadingStore implements Store {
     return withStoreLock(
       this.path,
       async () => {
-        const store = await MemoryHybridStore.load(this.path, this.#options);
+        const store = await MemoryHybridStore.load(this.path, this.#options, this.#current);
         const result = await change(store);
         await store.save(this.path);
         this.#swap(store, await identityOf(this.path));

@@ -1,22 +1,27 @@
 /**
  * A segment of the embedded store: a batch of chunks that never changes once built. Writes add a new segment
  * and mark rows of older ones dead in a new snapshot (snapshot.ts); small segments are merged into
- * bigger ones. Immutability is what lets a reader keep the snapshot it started on while writes go on.
+ * bigger ones. Immutability is what lets a reader keep the snapshot it started on while writes go on, and a
+ * store file keep a segment's bytes from one save to the next (file.ts).
  *
  * Chunks are stored in columns, not as an object each, all in one memory per segment (vectors.ts): texts as
  * UTF-8, hashes as bytes, spans and token counts as integers, vectors f32 and int8, ids and sources as sorted
  * indexes, postings in packed arrays. What a document gives all its chunks (version, title, section path,
  * metadata...) is interned once per segment. Records are rebuilt from the columns when a read returns them.
+ * A segment's counts (its `SegmentShape`) fix where each column lives, so its memory is saved and read back as it
+ * is, with its strings and interned values beside it (`SegmentHeap`).
  *
  * Ids, sources and postings are grouped by ACL class (acl-classes.ts): a reader looks only into the classes its
  * principals may read, so a restricted id, source or term is a miss for it, exactly as a missing one is.
  */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
-import { Layout, SegmentMemory, VectorBlock, type DenseVector, type VectorPlan } from './vectors.js';
-import type { ChunkRecord } from '../store/schemas.js';
+import { Layout, SegmentMemory, VectorBlock, type DenseVector, type StoredVectorPlan, type VectorPlan } from './vectors.js';
+import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
 
 /**
@@ -39,19 +44,60 @@ export interface NewRow {
 }
 
 /** What a document gives every chunk of it (and a section, the chunks of that section): interned. */
-interface Payload {
-  readonly version?: string;
-  readonly title?: string;
-  readonly url?: string;
-  readonly section: readonly string[];
-  readonly timestamp?: string;
-  readonly kind?: string;
-  readonly clusters?: readonly string[];
-  readonly metadata?: Record<string, unknown>;
-  /** Per chunk (a page, lines, a time range): interned with the rest, so chunks without one share as before. */
-  readonly locator?: NonNullable<ChunkRecord['locator']>;
-  readonly parentId?: string;
+const PayloadSchema = ChunkRecordSchema.pick({
+  version: true,
+  title: true,
+  url: true,
+  section: true,
+  timestamp: true,
+  kind: true,
+  clusters: true,
+  metadata: true,
+  locator: true,
+  parentId: true,
+});
+type Payload = Readonly<z.infer<typeof PayloadSchema>>;
+
+/** A segment's counts: they fix where each column lives in its memory (the store file records them). */
+export interface SegmentShape {
+  readonly rows: number;
+  /** Dimension of the vectors; 0 when no row has one. */
+  readonly dimension: number;
+  /** Whether the layout has room for the vectors' int8 copy. */
+  readonly int8: boolean;
+  readonly textBytes: number;
+  /** Token counts stored, over all rows. */
+  readonly tokenValues: number;
+  /** The ACL classes with rows here, ascending. */
+  readonly classes: readonly ClassShape[];
 }
+
+export interface ClassShape {
+  readonly aclClass: number;
+  readonly rows: number;
+  /** Sources with rows of the class. */
+  readonly sources: number;
+  readonly terms: number;
+  readonly postings: number;
+}
+
+/** What a segment keeps on the JavaScript heap: its strings and interned values, in the order rows refer to them. */
+export interface SegmentHeap {
+  readonly ids: readonly string[];
+  readonly sources: readonly string[];
+  readonly indexedAts: readonly string[];
+  readonly payloads: readonly Payload[];
+  /** Encoding names of each token-count shape, sorted. */
+  readonly shapes: readonly (readonly string[])[];
+}
+
+const HeapSchema = z.strictObject({
+  ids: z.array(z.string().min(1)),
+  sources: z.array(z.string().min(1)),
+  indexedAts: z.array(z.string().min(1)),
+  payloads: z.array(PayloadSchema),
+  shapes: z.array(z.array(z.string().min(1))),
+});
 
 /** One ACL class's part of a segment, as views into the segment's memory. */
 interface ClassIndex {
@@ -75,10 +121,110 @@ export interface PostingList {
   readonly end: number;
 }
 
+/** The per-row columns, as views into the segment's memory. */
+interface Columns {
+  readonly textStart: Float64Array;
+  readonly text: Buffer;
+  readonly sha: Uint8Array;
+  readonly spans: Uint32Array;
+  readonly sourceOf: Int32Array;
+  readonly indexedAtOf: Int32Array;
+  readonly payloadOf: Int32Array;
+  readonly shapeOf: Int32Array;
+  readonly aclClassOf: Int32Array;
+  readonly tokenStart: Uint32Array;
+  readonly tokenValues: Uint32Array;
+}
+
+type ColumnPlan = { readonly [K in keyof Columns]: number };
+
+interface ClassPlan {
+  readonly shape: ClassShape;
+  readonly at: { readonly [K in keyof ClassIndex]: number };
+}
+
+/**
+ * Where everything of a segment of this shape lives in its memory. The order is the store file's (`@3`): changing
+ * it changes the format. What a file keeps is `[0, stored)`; a query's scratch space follows.
+ */
+interface SegmentPlan {
+  readonly shape: SegmentShape;
+  readonly columns: ColumnPlan;
+  readonly vectors: VectorPlan | null;
+  readonly classes: readonly ClassPlan[];
+  readonly stored: number;
+  readonly size: number;
+}
+
+function planSegment(shape: SegmentShape): SegmentPlan {
+  const layout = new Layout();
+  const n = shape.rows;
+  const columns: ColumnPlan = {
+    textStart: layout.take((n + 1) * 8, 8),
+    text: layout.take(shape.textBytes),
+    sha: layout.take(n * 32),
+    spans: layout.take(n * 8, 4),
+    sourceOf: layout.take(n * 4, 4),
+    indexedAtOf: layout.take(n * 4, 4),
+    payloadOf: layout.take(n * 4, 4),
+    shapeOf: layout.take(n * 4, 4),
+    aclClassOf: layout.take(n * 4, 4),
+    tokenStart: layout.take((n + 1) * 4, 4),
+    tokenValues: layout.take(shape.tokenValues * 4, 4),
+  };
+  const stored: StoredVectorPlan | null = shape.dimension > 0 ? VectorBlock.plan(layout, shape.dimension, n, shape.int8) : null;
+  const classes = shape.classes.map((c) => ({
+    shape: c,
+    at: {
+      byId: layout.take(c.rows * 4, 4),
+      sourceOf: layout.take(c.sources * 4, 4),
+      sourceOffsets: layout.take((c.sources + 1) * 4, 4),
+      sourceRows: layout.take(c.rows * 4, 4),
+      terms: layout.take(c.terms * 8, 8),
+      offsets: layout.take((c.terms + 1) * 4, 4),
+      rows: layout.take(c.postings * 4, 4),
+      weights: layout.take(c.postings * 4, 4),
+    },
+  }));
+  const storedBytes = layout.size;
+  const vectors = stored === null ? null : VectorBlock.planScratch(layout, stored);
+  return { shape, columns, vectors, classes, stored: storedBytes, size: layout.size };
+}
+
+function viewColumns(buffer: ArrayBuffer, plan: SegmentPlan): Columns {
+  const { columns: at, shape } = plan;
+  const n = shape.rows;
+  return {
+    textStart: new Float64Array(buffer, at.textStart, n + 1),
+    text: Buffer.from(buffer, at.text, shape.textBytes),
+    sha: new Uint8Array(buffer, at.sha, n * 32),
+    spans: new Uint32Array(buffer, at.spans, n * 2),
+    sourceOf: new Int32Array(buffer, at.sourceOf, n),
+    indexedAtOf: new Int32Array(buffer, at.indexedAtOf, n),
+    payloadOf: new Int32Array(buffer, at.payloadOf, n),
+    shapeOf: new Int32Array(buffer, at.shapeOf, n),
+    aclClassOf: new Int32Array(buffer, at.aclClassOf, n),
+    tokenStart: new Uint32Array(buffer, at.tokenStart, n + 1),
+    tokenValues: new Uint32Array(buffer, at.tokenValues, shape.tokenValues),
+  };
+}
+
+function viewClass(buffer: ArrayBuffer, { shape: c, at }: ClassPlan): ClassIndex {
+  return {
+    byId: new Int32Array(buffer, at.byId, c.rows),
+    sourceOf: new Int32Array(buffer, at.sourceOf, c.sources),
+    sourceOffsets: new Int32Array(buffer, at.sourceOffsets, c.sources + 1),
+    sourceRows: new Int32Array(buffer, at.sourceRows, c.rows),
+    terms: new Float64Array(buffer, at.terms, c.terms),
+    offsets: new Int32Array(buffer, at.offsets, c.terms + 1),
+    rows: new Int32Array(buffer, at.rows, c.postings),
+    weights: new Float32Array(buffer, at.weights, c.postings),
+  };
+}
+
 /** Interns values by a string key: an index per distinct key, in first-seen order. */
 class Interner<T> {
   readonly values: T[] = [];
-  readonly keys: string[] = [];
   readonly #index = new Map<string, number>();
 
   add(key: string, value: () => T): number {
@@ -86,7 +232,6 @@ class Interner<T> {
     if (index === undefined) {
       index = this.values.length;
       this.values.push(value());
-      this.keys.push(key);
       this.#index.set(key, index);
     }
     return index;
@@ -118,6 +263,25 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Appends `value` to the list under `key`. */
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+/** Thrown when a stored segment does not hold together (file.ts reports it as a corrupt store file). */
+export class SegmentCorruptError extends Error {
+  override readonly name = 'SegmentCorruptError';
+  /** The schema's issues, when its strings are what failed. */
+  readonly issues: z.core.$ZodIssue[];
+
+  constructor(message: string, issues: z.core.$ZodIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
 /**
  * Where a row comes from while a segment is built: a new record, or a row of another segment being merged.
  * The builder asks each for what it needs, in two passes (sizes, then contents).
@@ -133,6 +297,7 @@ interface RowSource {
   spanStart(i: number): number;
   spanEnd(i: number): number;
   indexedAt(i: number): string;
+  /** The row's payload and its key (its canonical JSON). */
   payload(i: number): [string, Payload];
   tokenShape(i: number): readonly string[];
   tokenValue(i: number, k: number): number;
@@ -143,6 +308,257 @@ interface RowSource {
 interface PostingSource {
   lengths(aclClass: number): Map<number, number>;
   fill(aclClass: number, put: (term: number, row: number, weight: number) => void): void;
+}
+
+/** Pass 1 of a build: the strings and interned values, each row's indexes into them, and the sizes of the rest. */
+interface Interned {
+  readonly heap: SegmentHeap;
+  readonly payloadKeys: readonly string[];
+  readonly sourceOf: Int32Array;
+  readonly indexedAtOf: Int32Array;
+  readonly payloadOf: Int32Array;
+  readonly shapeOf: Int32Array;
+  readonly aclClassOf: Int32Array;
+  /** Rows per ACL class, ascending, classes in first-seen order. */
+  readonly rowsOfClass: Map<number, number[]>;
+  readonly textBytes: number;
+  readonly tokenValues: number;
+}
+
+function internRows(source: RowSource): Interned {
+  const n = source.count;
+  const ids: string[] = new Array<string>(n);
+  const sources = new Interner<string>();
+  const indexedAts = new Interner<string>();
+  const payloads = new Interner<[string, Payload]>();
+  const shapes = new Interner<readonly string[]>();
+  const interned = {
+    sourceOf: new Int32Array(n),
+    indexedAtOf: new Int32Array(n),
+    payloadOf: new Int32Array(n),
+    shapeOf: new Int32Array(n),
+    aclClassOf: new Int32Array(n),
+    rowsOfClass: new Map<number, number[]>(),
+  };
+  let textBytes = 0;
+  let tokenValues = 0;
+  for (let i = 0; i < n; i += 1) {
+    ids[i] = source.id(i);
+    const sourceId = source.sourceId(i);
+    interned.sourceOf[i] = sources.add(sourceId, () => sourceId);
+    const indexedAt = source.indexedAt(i);
+    interned.indexedAtOf[i] = indexedAts.add(indexedAt, () => indexedAt);
+    const entry = source.payload(i);
+    interned.payloadOf[i] = payloads.add(entry[0], () => entry);
+    const shape = source.tokenShape(i);
+    interned.shapeOf[i] = shapes.add(shape.join('\u0000'), () => shape);
+    tokenValues += shape.length;
+    textBytes += source.textLength(i);
+    const aclClass = source.aclClass(i);
+    interned.aclClassOf[i] = aclClass;
+    pushTo(interned.rowsOfClass, aclClass, i);
+  }
+  const heap: SegmentHeap = {
+    ids,
+    sources: sources.values,
+    indexedAts: indexedAts.values,
+    payloads: payloads.values.map(([, payload]) => payload),
+    shapes: shapes.values,
+  };
+  return { ...interned, heap, payloadKeys: payloads.values.map(([key]) => key), textBytes, tokenValues };
+}
+
+/** Per class: its postings' lengths by term, and its rows grouped by source (source index → rows ascending). */
+interface ClassLists {
+  readonly aclClass: number;
+  readonly rows: readonly number[];
+  readonly termLengths: Map<number, number>;
+  readonly bySource: Map<number, number[]>;
+}
+
+function classLists(interned: Interned, postings: PostingSource): ClassLists[] {
+  return [...interned.rowsOfClass]
+    .sort(([a], [b]) => a - b)
+    .map(([aclClass, rows]) => {
+      const bySource = new Map<number, number[]>();
+      for (const row of rows) pushTo(bySource, interned.sourceOf[row] ?? -1, row);
+      return { aclClass, rows, termLengths: postings.lengths(aclClass), bySource };
+    });
+}
+
+function shapeOf(interned: Interned, lists: readonly ClassLists[], dimension: number): SegmentShape {
+  const total = (lengths: Map<number, number>) => {
+    let sum = 0;
+    for (const length of lengths.values()) sum += length;
+    return sum;
+  };
+  return {
+    rows: interned.heap.ids.length,
+    dimension,
+    int8: dimension > 0 && VectorBlock.quantizes,
+    textBytes: interned.textBytes,
+    tokenValues: interned.tokenValues,
+    classes: lists.map((c) => ({
+      aclClass: c.aclClass,
+      rows: c.rows.length,
+      sources: c.bySource.size,
+      terms: c.termLengths.size,
+      postings: total(c.termLengths),
+    })),
+  };
+}
+
+/** Pass 2 of a build: the per-row columns and the vectors, from the source in order. */
+function fillRows(columns: Columns, vectors: VectorBlock | null, source: RowSource, interned: Interned): void {
+  const n = source.count;
+  columns.sourceOf.set(interned.sourceOf);
+  columns.indexedAtOf.set(interned.indexedAtOf);
+  columns.payloadOf.set(interned.payloadOf);
+  columns.shapeOf.set(interned.shapeOf);
+  columns.aclClassOf.set(interned.aclClassOf);
+  const shapes = interned.heap.shapes;
+  let text = 0;
+  let tokens = 0;
+  for (let i = 0; i < n; i += 1) {
+    columns.textStart[i] = text;
+    source.writeText(i, columns.text, text);
+    text += source.textLength(i);
+    source.writeSha(i, columns.sha, i * 32);
+    columns.spans[i * 2] = source.spanStart(i);
+    columns.spans[i * 2 + 1] = source.spanEnd(i);
+    columns.tokenStart[i] = tokens;
+    const shape = shapes[interned.shapeOf[i] ?? 0] ?? [];
+    for (let k = 0; k < shape.length; k += 1) columns.tokenValues[tokens + k] = source.tokenValue(i, k);
+    tokens += shape.length;
+    if (vectors !== null) source.writeVector(i, vectors, i);
+  }
+  columns.textStart[n] = text;
+  columns.tokenStart[n] = tokens;
+}
+
+/** Pass 3 of a build: per class, rows by id, source lists by source id, posting lists by term (rows ascending). */
+function fillClass(entry: ClassIndex, lists: ClassLists, heap: SegmentHeap, postings: PostingSource): void {
+  const { ids, sources } = heap;
+  const id = (row: number) => ids[row] ?? '';
+  entry.byId.set([...lists.rows].sort((a, b) => byCodeUnits(id(a), id(b))));
+  const bySource = [...lists.bySource].sort(([a], [b]) => byCodeUnits(sources[a] ?? '', sources[b] ?? ''));
+  let offset = 0;
+  bySource.forEach(([sourceIndex, rows], i) => {
+    entry.sourceOf[i] = sourceIndex;
+    entry.sourceOffsets[i] = offset;
+    entry.sourceRows.set(rows, offset);
+    offset += rows.length;
+  });
+  entry.sourceOffsets[bySource.length] = offset;
+  const termLengths = [...lists.termLengths].sort(([a], [b]) => a - b);
+  // Each term's list, and where its next posting goes (one map read per posting).
+  const listOf = new Map<number, number>();
+  const next = new Int32Array(termLengths.length);
+  let total = 0;
+  termLengths.forEach(([term, length], i) => {
+    entry.terms[i] = term;
+    entry.offsets[i] = total;
+    listOf.set(term, i);
+    next[i] = total;
+    total += length;
+  });
+  entry.offsets[termLengths.length] = total;
+  postings.fill(lists.aclClass, (term, row, weight) => {
+    const list = listOf.get(term) ?? 0;
+    const p = next[list]!;
+    entry.rows[p] = row;
+    entry.weights[p] = weight;
+    next[list] = p + 1;
+  });
+}
+
+/** Everything a segment is made of, however it was made (built, or read from a store file). */
+interface SegmentParts {
+  /** Its content id, when known (read from a file); made on first save otherwise. */
+  readonly contentId: string | undefined;
+  readonly memory: SegmentMemory;
+  readonly plan: SegmentPlan;
+  readonly columns: Columns;
+  readonly vectors: VectorBlock | null;
+  readonly heap: SegmentHeap;
+  readonly payloadKeys: readonly string[] | null;
+  readonly index: ReadonlyMap<number, ClassIndex>;
+}
+
+/** True when every value of `values` is an integer in [0, limit). */
+function allBelow(values: ArrayLike<number>, limit: number): boolean {
+  for (let i = 0; i < values.length; i += 1) {
+    const value = values[i] ?? -1;
+    if (!(value >= 0 && value < limit)) return false;
+  }
+  return true;
+}
+
+/** True when `values` never decreases, starts at 0 and ends at `end`. */
+function isOffsets(values: ArrayLike<number>, end: number): boolean {
+  if (values.length === 0 || values[0] !== 0 || values[values.length - 1] !== end) return false;
+  for (let i = 1; i < values.length; i += 1) if ((values[i] ?? 0) < (values[i - 1] ?? 0)) return false;
+  return true;
+}
+
+/**
+ * The checks a segment read from a file must pass before anything reads it: every index into the strings, the
+ * text, the token counts, the rows and the postings is in range, so no read of a damaged file goes astray.
+ */
+function checkStored(
+  plan: SegmentPlan,
+  columns: Columns,
+  index: ReadonlyMap<number, ClassIndex>,
+  heap: SegmentHeap,
+  aclClasses: number,
+): void {
+  const { shape } = plan;
+  const n = shape.rows;
+  const fail = (what: string): never => {
+    throw new SegmentCorruptError(what);
+  };
+  if (heap.ids.length !== n) fail(`${heap.ids.length} ids for ${n} rows`);
+  if (!isOffsets(columns.textStart, shape.textBytes)) fail('text offsets out of order');
+  if (!isOffsets(columns.tokenStart, shape.tokenValues)) fail('token offsets out of order');
+  if (!allBelow(columns.sourceOf, heap.sources.length)) fail('a source index out of range');
+  if (!allBelow(columns.indexedAtOf, heap.indexedAts.length)) fail('an indexedAt index out of range');
+  if (!allBelow(columns.payloadOf, heap.payloads.length)) fail('a payload index out of range');
+  if (!allBelow(columns.shapeOf, heap.shapes.length)) fail('a token shape index out of range');
+  if (!allBelow(columns.aclClassOf, aclClasses)) fail('an ACL class out of range');
+  for (let row = 0; row < n; row += 1) {
+    const shapeLength = heap.shapes[columns.shapeOf[row] ?? 0]?.length ?? -1;
+    if ((columns.tokenStart[row + 1] ?? 0) - (columns.tokenStart[row] ?? 0) !== shapeLength)
+      fail(`row ${row} has token counts of another shape`);
+    if ((columns.spans[row * 2] ?? 0) > (columns.spans[row * 2 + 1] ?? 0)) fail(`row ${row} has a span that ends before it starts`);
+  }
+  const counts = new Map<number, number>();
+  for (let row = 0; row < n; row += 1) counts.set(columns.aclClassOf[row] ?? -1, (counts.get(columns.aclClassOf[row] ?? -1) ?? 0) + 1);
+  for (const { shape: c } of plan.classes) {
+    const entry = index.get(c.aclClass);
+    if (entry === undefined || counts.get(c.aclClass) !== c.rows) fail(`ACL class ${c.aclClass} has another number of rows`);
+    else {
+      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || !allBelow(entry.rows, n))
+        fail(`ACL class ${c.aclClass} names a row out of range`);
+      if (!allBelow(entry.sourceOf, heap.sources.length)) fail(`ACL class ${c.aclClass} names a source out of range`);
+      if (!isOffsets(entry.sourceOffsets, c.rows) || !isOffsets(entry.offsets, c.postings))
+        fail(`ACL class ${c.aclClass} has offsets out of order`);
+      for (let i = 1; i < entry.terms.length; i += 1)
+        if (!((entry.terms[i] ?? 0) > (entry.terms[i - 1] ?? 0))) fail(`ACL class ${c.aclClass} has terms out of order`);
+    }
+  }
+  if (counts.size !== plan.classes.length) fail('rows of an ACL class without an index');
+}
+
+/** A segment's stored form: its content id, its shape, its memory's bytes as they are and its heap as JSON. */
+export interface StoredSegment {
+  readonly contentId: string;
+  readonly shape: SegmentShape;
+  /** Whether the int8 rows hold the int8 copy (false: their place is reserved but empty). */
+  readonly quantized: boolean;
+  /** `[0, stored)` of the segment's memory: a view, read it before the segment is dropped. */
+  readonly contents: Uint8Array;
+  /** Its strings and interned values, JSON in UTF-8. */
+  readonly heap: Buffer;
 }
 
 export class Segment {
@@ -156,229 +572,91 @@ export class Segment {
   readonly vectors: VectorBlock | null;
   /** Rows per ACL class. */
   readonly classCounts: ReadonlyMap<number, number>;
-  readonly #ids: readonly string[];
-  readonly #sources: readonly string[];
-  readonly #indexedAts: readonly string[];
-  readonly #payloads: readonly Payload[];
-  readonly #payloadKeys: readonly string[];
-  readonly #shapes: readonly (readonly string[])[];
-  readonly #text: Buffer;
-  readonly #textStart: Float64Array;
-  readonly #sha: Uint8Array;
-  readonly #spans: Uint32Array;
-  readonly #sourceOf: Int32Array;
-  readonly #indexedAtOf: Int32Array;
-  readonly #payloadOf: Int32Array;
-  readonly #shapeOf: Int32Array;
-  readonly #tokenStart: Uint32Array;
-  readonly #tokenValues: Uint32Array;
+  readonly #heap: SegmentHeap;
+  /** Each payload's canonical JSON, made when a merge first asks (a segment read from a file has none). */
+  #payloadKeys: readonly string[] | null;
+  readonly #columns: Columns;
+  readonly #plan: SegmentPlan;
+  readonly #memory: SegmentMemory;
   readonly #index: ReadonlyMap<number, ClassIndex>;
   readonly #serial = nextSegmentSerial++;
+  /**
+   * Identifies the segment across saves and loads of store files: the sha256 of everything stored of it (shape,
+   * memory, strings), so the same segment has the same id wherever it was made, and two segments one id only when
+   * they are the same. Made on the first save (hashing costs what reading the memory costs), read from a file.
+   */
+  #contentId: string | undefined;
 
-  /** Builds a segment from `source`'s rows (in order) and `postings`. */
-  private constructor(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number) {
-    const n = source.count;
-    this.size = n;
-    this.classes = classes;
-    this.dimension = dimension;
-    // Pass 1: strings and interned values (JavaScript heap), and the sizes of everything else.
-    const ids: string[] = new Array(n);
-    const sources = new Interner<string>();
-    const indexedAts = new Interner<string>();
-    const payloads = new Interner<Payload>();
-    const shapes = new Interner<readonly string[]>();
-    const sourceOf = new Int32Array(n);
-    const indexedAtOf = new Int32Array(n);
-    const payloadOf = new Int32Array(n);
-    const shapeOf = new Int32Array(n);
-    const aclClassOf = new Int32Array(n);
-    const rowsOfClass = new Map<number, number[]>();
-    let textBytes = 0;
-    let tokenCount = 0;
-    for (let i = 0; i < n; i += 1) {
-      ids[i] = source.id(i);
-      const sourceId = source.sourceId(i);
-      sourceOf[i] = sources.add(sourceId, () => sourceId);
-      const indexedAt = source.indexedAt(i);
-      indexedAtOf[i] = indexedAts.add(indexedAt, () => indexedAt);
-      const [key, payload] = source.payload(i);
-      payloadOf[i] = payloads.add(key, () => payload);
-      const shape = source.tokenShape(i);
-      shapeOf[i] = shapes.add(shape.join('\u0000'), () => shape);
-      tokenCount += shape.length;
-      textBytes += source.textLength(i);
-      const aclClass = source.aclClass(i);
-      aclClassOf[i] = aclClass;
-      const list = rowsOfClass.get(aclClass);
-      if (list === undefined) rowsOfClass.set(aclClass, [i]);
-      else list.push(i);
-    }
-    const lengths = new Map<number, Map<number, number>>();
-    const sourceLists = new Map<number, Map<number, number[]>>();
-    for (const [aclClass, rows] of rowsOfClass) {
-      lengths.set(aclClass, postings.lengths(aclClass));
-      const bySource = new Map<number, number[]>();
-      for (const row of rows) {
-        const list = bySource.get(sourceOf[row]!);
-        if (list === undefined) bySource.set(sourceOf[row]!, [row]);
-        else list.push(row);
-      }
-      sourceLists.set(aclClass, bySource);
-    }
-
-    // Pass 2: the layout, one memory, and the columns filled into it.
-    const layout = new Layout();
-    const vectorPlan: VectorPlan | null = dimension > 0 ? VectorBlock.plan(layout, dimension, n) : null;
-    const at = {
-      textStart: layout.take((n + 1) * 8, 8),
-      text: layout.take(textBytes),
-      sha: layout.take(n * 32),
-      spans: layout.take(n * 8, 4),
-      sourceOf: layout.take(n * 4, 4),
-      indexedAtOf: layout.take(n * 4, 4),
-      payloadOf: layout.take(n * 4, 4),
-      shapeOf: layout.take(n * 4, 4),
-      aclClassOf: layout.take(n * 4, 4),
-      tokenStart: layout.take((n + 1) * 4, 4),
-      tokenValues: layout.take(tokenCount * 4, 4),
-    };
-    const classPlans = new Map<number, { rows: number; lists: number; postings: number; terms: number; byId: number; sourceOf: number; sourceOffsets: number; sourceRows: number; termsAt: number; offsets: number; postingRows: number; weights: number }>();
-    for (const [aclClass, rows] of rowsOfClass) {
-      const lists = sourceLists.get(aclClass)!.size;
-      const termLengths = lengths.get(aclClass)!;
-      let total = 0;
-      for (const length of termLengths.values()) total += length;
-      classPlans.set(aclClass, {
-        rows: rows.length,
-        lists,
-        postings: total,
-        terms: termLengths.size,
-        byId: layout.take(rows.length * 4, 4),
-        sourceOf: layout.take(lists * 4, 4),
-        sourceOffsets: layout.take((lists + 1) * 4, 4),
-        sourceRows: layout.take(rows.length * 4, 4),
-        termsAt: layout.take(termLengths.size * 8, 8),
-        offsets: layout.take((termLengths.size + 1) * 4, 4),
-        postingRows: layout.take(total * 4, 4),
-        weights: layout.take(total * 4, 4),
-      });
-    }
-    const memory = SegmentMemory.allocate(layout.size);
-    const buffer = memory.buffer;
-    this.bytes = layout.size;
-    this.vectors = vectorPlan === null ? null : new VectorBlock(memory, vectorPlan);
-    this.#textStart = new Float64Array(buffer, at.textStart, n + 1);
-    this.#text = Buffer.from(buffer, at.text, textBytes);
-    this.#sha = new Uint8Array(buffer, at.sha, n * 32);
-    this.#spans = new Uint32Array(buffer, at.spans, n * 2);
-    this.#sourceOf = new Int32Array(buffer, at.sourceOf, n);
-    this.#indexedAtOf = new Int32Array(buffer, at.indexedAtOf, n);
-    this.#payloadOf = new Int32Array(buffer, at.payloadOf, n);
-    this.#shapeOf = new Int32Array(buffer, at.shapeOf, n);
-    this.aclClassOf = new Int32Array(buffer, at.aclClassOf, n);
-    this.#tokenStart = new Uint32Array(buffer, at.tokenStart, n + 1);
-    this.#tokenValues = new Uint32Array(buffer, at.tokenValues, tokenCount);
-    this.#sourceOf.set(sourceOf);
-    this.#indexedAtOf.set(indexedAtOf);
-    this.#payloadOf.set(payloadOf);
-    this.#shapeOf.set(shapeOf);
-    this.aclClassOf.set(aclClassOf);
-    let text = 0;
-    let tokens = 0;
-    for (let i = 0; i < n; i += 1) {
-      this.#textStart[i] = text;
-      source.writeText(i, this.#text, text);
-      text += source.textLength(i);
-      source.writeSha(i, this.#sha, i * 32);
-      this.#spans[i * 2] = source.spanStart(i);
-      this.#spans[i * 2 + 1] = source.spanEnd(i);
-      this.#tokenStart[i] = tokens;
-      const shape = shapes.values[shapeOf[i]!]!;
-      for (let k = 0; k < shape.length; k += 1) this.#tokenValues[tokens + k] = source.tokenValue(i, k);
-      tokens += shape.length;
-      if (this.vectors !== null) source.writeVector(i, this.vectors, i);
-    }
-    this.#textStart[n] = text;
-    this.#tokenStart[n] = tokens;
-    this.#ids = ids;
-    this.#sources = sources.values;
-    this.#indexedAts = indexedAts.values;
-    this.#payloads = payloads.values;
-    this.#payloadKeys = payloads.keys;
-    this.#shapes = shapes.values;
-
-    // Per class: rows by id, source lists by source id, posting lists by term (each list's rows ascending).
+  /** Builds a segment from `source`'s rows (in order) and `postings`, pass by pass. */
+  static #build(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number): Segment {
+    const interned = internRows(source);
+    const lists = classLists(interned, postings);
+    const plan = planSegment(shapeOf(interned, lists, dimension));
+    const memory = SegmentMemory.allocate(plan.size);
+    const columns = viewColumns(memory.buffer, plan);
+    const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: true });
+    fillRows(columns, vectors, source, interned);
     const index = new Map<number, ClassIndex>();
-    const classCounts = new Map<number, number>();
-    for (const [aclClass, rows] of rowsOfClass) {
-      const plan = classPlans.get(aclClass)!;
-      classCounts.set(aclClass, rows.length);
-      const entry: ClassIndex = {
-        byId: new Int32Array(buffer, plan.byId, plan.rows),
-        sourceOf: new Int32Array(buffer, plan.sourceOf, plan.lists),
-        sourceOffsets: new Int32Array(buffer, plan.sourceOffsets, plan.lists + 1),
-        sourceRows: new Int32Array(buffer, plan.sourceRows, plan.rows),
-        terms: new Float64Array(buffer, plan.termsAt, plan.terms),
-        offsets: new Int32Array(buffer, plan.offsets, plan.terms + 1),
-        rows: new Int32Array(buffer, plan.postingRows, plan.postings),
-        weights: new Float32Array(buffer, plan.weights, plan.postings),
-      };
-      entry.byId.set([...rows].sort((a, b) => byCodeUnits(ids[a]!, ids[b]!)));
-      const bySource = [...sourceLists.get(aclClass)!].sort(([a], [b]) => byCodeUnits(sources.values[a]!, sources.values[b]!));
-      let offset = 0;
-      bySource.forEach(([sourceIndex, list], i) => {
-        entry.sourceOf[i] = sourceIndex;
-        entry.sourceOffsets[i] = offset;
-        entry.sourceRows.set(list, offset);
-        offset += list.length;
-      });
-      entry.sourceOffsets[bySource.length] = offset;
-      const termLengths = [...lengths.get(aclClass)!].sort(([a], [b]) => a - b);
-      const next = new Map<number, number>();
-      let total = 0;
-      termLengths.forEach(([term, length], i) => {
-        entry.terms[i] = term;
-        entry.offsets[i] = total;
-        next.set(term, total);
-        total += length;
-      });
-      entry.offsets[termLengths.length] = total;
-      postings.fill(aclClass, (term, row, weight) => {
-        const p = next.get(term)!;
-        entry.rows[p] = row;
-        entry.weights[p] = weight;
-        next.set(term, p + 1);
-      });
-      index.set(aclClass, entry);
-    }
-    this.#index = index;
-    this.classCounts = classCounts;
+    plan.classes.forEach((classPlan, i) => {
+      const entry = viewClass(memory.buffer, classPlan);
+      const classList = lists[i];
+      if (classList !== undefined) fillClass(entry, classList, interned.heap, postings);
+      index.set(classPlan.shape.aclClass, entry);
+    });
+    return new Segment(classes, {
+      contentId: undefined,
+      memory,
+      plan,
+      columns,
+      vectors,
+      heap: interned.heap,
+      payloadKeys: interned.payloadKeys,
+      index,
+    });
+  }
+
+  private constructor(classes: AclClasses, parts: SegmentParts) {
+    this.classes = classes;
+    this.#contentId = parts.contentId;
+    this.size = parts.plan.shape.rows;
+    this.dimension = parts.plan.shape.dimension;
+    this.bytes = parts.plan.size;
+    this.#plan = parts.plan;
+    this.#memory = parts.memory;
+    this.#columns = parts.columns;
+    this.aclClassOf = parts.columns.aclClassOf;
+    this.vectors = parts.vectors;
+    this.#heap = parts.heap;
+    this.#payloadKeys = parts.payloadKeys;
+    this.#index = parts.index;
+    this.classCounts = new Map(parts.plan.classes.map(({ shape }) => [shape.aclClass, shape.rows]));
   }
 
   /** A segment of new rows (an ingest batch, or a stretch of a file being loaded), in order. */
   static fromRows(classes: AclClasses, rows: readonly NewRow[]): Segment {
-    const dimension = rows.find((row) => row.dense !== null)?.dense?.length ?? 0;
-    const texts = rows.map((row) => Buffer.from(row.record.text, 'utf8'));
-    const shapes = rows.map((row) => Object.freeze(Object.keys(row.record.tokens).sort()));
+    const row = (i: number): NewRow => rows[i]!;
+    const dimension = rows.find((r) => r.dense !== null)?.dense?.length ?? 0;
+    const texts = rows.map((r) => Buffer.from(r.record.text, 'utf8'));
+    const shapes = rows.map((r) => Object.freeze(Object.keys(r.record.tokens).sort()));
     const payloads = new Map<ChunkRecord, [string, Payload]>();
     const source: RowSource = {
       count: rows.length,
-      id: (i) => rows[i]!.record.id,
-      sourceId: (i) => rows[i]!.record.sourceId,
-      aclClass: (i) => rows[i]!.aclClass,
-      textLength: (i) => texts[i]!.length,
-      writeText: (i, into, at) => into.set(texts[i]!, at),
+      id: (i) => row(i).record.id,
+      sourceId: (i) => row(i).record.sourceId,
+      aclClass: (i) => row(i).aclClass,
+      textLength: (i) => texts[i]?.length ?? 0,
+      writeText: (i, into, at) => into.set(texts[i] ?? [], at),
       writeSha: (i, into, at) => {
-        const { id, textSha256 } = rows[i]!.record;
+        const { id, textSha256 } = row(i).record;
         // Hashes from other tools' files are validated as hex before they get here; anything else is a bug.
         if (!HEX.test(textSha256)) throw new TypeError(`textSha256 of ${id} is not 64 hex digits`);
         into.set(Buffer.from(textSha256, 'hex'), at);
       },
-      spanStart: (i) => rows[i]!.record.span.start,
-      spanEnd: (i) => rows[i]!.record.span.end,
-      indexedAt: (i) => rows[i]!.record.indexedAt,
+      spanStart: (i) => row(i).record.span.start,
+      spanEnd: (i) => row(i).record.span.end,
+      indexedAt: (i) => row(i).record.indexedAt,
       payload: (i) => {
-        const { record } = rows[i]!;
+        const { record } = row(i);
         let entry = payloads.get(record);
         if (entry === undefined) {
           const payload = payloadOf(record);
@@ -388,36 +666,32 @@ export class Segment {
         return entry;
       },
       // Token counts in key order, so a record reads the same whether it was ingested or loaded.
-      tokenShape: (i) => shapes[i]!,
-      tokenValue: (i, k) => rows[i]!.record.tokens[shapes[i]![k]!]!,
-      writeVector: (i, into, row) => {
-        const dense = rows[i]!.dense;
-        if (dense !== null) into.set(row, dense);
+      tokenShape: (i) => shapes[i] ?? [],
+      tokenValue: (i, k) => row(i).record.tokens[shapes[i]?.[k] ?? ''] ?? 0,
+      writeVector: (i, into, at) => {
+        const dense = row(i).dense;
+        if (dense !== null) into.set(at, dense);
       },
     };
     // Rows grouped by class once, so each class's postings are built from its own rows.
     const byClass = new Map<number, number[]>();
-    rows.forEach((row, i) => {
-      const list = byClass.get(row.aclClass);
-      if (list === undefined) byClass.set(row.aclClass, [i]);
-      else list.push(i);
-    });
+    rows.forEach((r, i) => pushTo(byClass, r.aclClass, i));
     const postings: PostingSource = {
       lengths: (aclClass) => {
         const lengths = new Map<number, number>();
         for (const i of byClass.get(aclClass) ?? []) {
-          for (const term of rows[i]!.sparse.indices) lengths.set(term, (lengths.get(term) ?? 0) + 1);
+          for (const term of row(i).sparse.indices) lengths.set(term, (lengths.get(term) ?? 0) + 1);
         }
         return lengths;
       },
       fill: (aclClass, put) => {
         for (const i of byClass.get(aclClass) ?? []) {
-          const { indices, values } = rows[i]!.sparse;
-          for (let t = 0; t < indices.length; t += 1) put(indices[t]!, i, values[t]!);
+          const { indices, values } = row(i).sparse;
+          for (let t = 0; t < indices.length; t += 1) put(indices[t] ?? 0, i, values[t] ?? 0);
         }
       },
     };
-    return new Segment(classes, source, postings, dimension);
+    return Segment.#build(classes, source, postings, dimension);
   }
 
   /** One segment of the live rows of `parts`, in order (rows keep their relative order). */
@@ -440,8 +714,8 @@ export class Segment {
       count: from.length,
       id: (i) => at(i).segment.id(at(i).row),
       sourceId: (i) => at(i).segment.sourceId(at(i).row),
-      aclClass: (i) => at(i).segment.aclClassOf[at(i).row]!,
-      textLength: (i) => at(i).segment.#textStart[at(i).row + 1]! - at(i).segment.#textStart[at(i).row]!,
+      aclClass: (i) => at(i).segment.aclClassOf[at(i).row] ?? 0,
+      textLength: (i) => at(i).segment.textBytes(at(i).row).length,
       writeText: (i, into, offset) => into.set(at(i).segment.textBytes(at(i).row), offset),
       writeSha: (i, into, offset) => into.set(at(i).segment.shaBytes(at(i).row), offset),
       spanStart: (i) => at(i).segment.spanStart(at(i).row),
@@ -449,7 +723,7 @@ export class Segment {
       indexedAt: (i) => at(i).segment.indexedAt(at(i).row),
       payload: (i) => at(i).segment.payloadEntry(at(i).row),
       tokenShape: (i) => at(i).segment.tokenShape(at(i).row),
-      tokenValue: (i, k) => at(i).segment.#tokenValues[at(i).segment.#tokenStart[at(i).row]! + k]!,
+      tokenValue: (i, k) => at(i).segment.tokenValue(at(i).row, k),
       writeVector: (i, into, row) => {
         const { segment, row: fromRow } = at(i);
         if (segment.vectors !== null) into.copy(row, segment.vectors, fromRow);
@@ -459,78 +733,156 @@ export class Segment {
       lengths: (aclClass) => {
         const lengths = new Map<number, number>();
         parts.forEach(({ segment }, p) => {
-          const entry = segment.#index.get(aclClass);
-          if (entry === undefined) return;
-          const remap = remaps[p]!;
-          for (let list = 0; list < entry.terms.length; list += 1) {
-            let live = 0;
-            for (let i = entry.offsets[list]!; i < entry.offsets[list + 1]!; i += 1) if (remap[entry.rows[i]!]! >= 0) live += 1;
-            if (live > 0) lengths.set(entry.terms[list]!, (lengths.get(entry.terms[list]!) ?? 0) + live);
-          }
+          const remap = remaps[p];
+          segment.#forEachPosting(aclClass, (term, row) => {
+            if ((remap?.[row] ?? -1) >= 0) lengths.set(term, (lengths.get(term) ?? 0) + 1);
+          });
         });
         return lengths;
       },
       fill: (aclClass, put) => {
         parts.forEach(({ segment }, p) => {
-          const entry = segment.#index.get(aclClass);
-          if (entry === undefined) return;
-          const remap = remaps[p]!;
-          for (let list = 0; list < entry.terms.length; list += 1) {
-            const term = entry.terms[list]!;
-            for (let i = entry.offsets[list]!; i < entry.offsets[list + 1]!; i += 1) {
-              const row = remap[entry.rows[i]!]!;
-              if (row >= 0) put(term, row, entry.weights[i]!);
-            }
-          }
+          const remap = remaps[p];
+          segment.#forEachPosting(aclClass, (term, row, weight) => {
+            const to = remap?.[row] ?? -1;
+            if (to >= 0) put(term, to, weight);
+          });
         });
       },
     };
-    return new Segment(classes, source, postings, dimension);
+    return Segment.#build(classes, source, postings, dimension);
+  }
+
+  /**
+   * A segment of this shape read from a store file: `read` fills the bytes of its memory (`[0, stored)`), then
+   * `open` checks that they hold together with `heap` (JSON, as `StoredSegment.heap` wrote it) and returns the
+   * segment. Throws `SegmentCorruptError` when they do not.
+   */
+  static prepare(shape: SegmentShape): {
+    contents: Uint8Array;
+    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment;
+  } {
+    const plan = planSegment(shape);
+    const memory = SegmentMemory.allocate(plan.size);
+    return {
+      contents: new Uint8Array(memory.buffer, 0, plan.stored),
+      open: (classes, contentId, heapJson, quantized) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(heapJson);
+        } catch (error) {
+          throw new SegmentCorruptError(`its strings are not valid JSON: ${(error as Error).message}`);
+        }
+        const parsed = HeapSchema.safeParse(json);
+        if (!parsed.success) {
+          throw new SegmentCorruptError(
+            `its strings are not what a segment holds: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
+            parsed.error.issues,
+          );
+        }
+        // The values as written (the schema only checks them): key order and all, so a save writes the same bytes.
+        const raw = json as SegmentHeap;
+        const heap: SegmentHeap = {
+          ...raw,
+          payloads: raw.payloads.map((payload) => deepFreeze(payload)),
+          shapes: raw.shapes.map((list) => Object.freeze(list)),
+        };
+        const columns = viewColumns(memory.buffer, plan);
+        const index = new Map(plan.classes.map((classPlan) => [classPlan.shape.aclClass, viewClass(memory.buffer, classPlan)]));
+        checkStored(plan, columns, index, heap, classes.count);
+        const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: false, quantized });
+        return new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+      },
+    };
+  }
+
+  /** Its content id when known (read from a store file, or saved once); see `toStored`. */
+  get contentId(): string | undefined {
+    return this.#contentId;
+  }
+
+  /** The counts its layout follows. */
+  get shape(): SegmentShape {
+    return this.#plan.shape;
+  }
+
+  /** The segment as a store file keeps it (see `prepare`); makes its content id on first use. */
+  toStored(): StoredSegment {
+    const heap = this.#heap;
+    const shape = this.#plan.shape;
+    const quantized = this.vectors?.scans ?? false;
+    const contents = new Uint8Array(this.#memory.buffer, 0, this.#plan.stored);
+    const json = Buffer.from(
+      JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }),
+      'utf8',
+    );
+    this.#contentId ??= createHash('sha256').update(JSON.stringify({ shape, quantized })).update(contents).update(json).digest('hex');
+    return { contentId: this.#contentId, shape, quantized, contents, heap: json };
+  }
+
+  /** The encodings of the token counts its rows carry. */
+  encodings(): Set<string> {
+    return new Set(this.#heap.shapes.flat());
+  }
+
+  /** Calls `visit` with each posting of `aclClass` here, by term then row. */
+  #forEachPosting(aclClass: number, visit: (term: number, row: number, weight: number) => void): void {
+    const entry = this.#index.get(aclClass);
+    if (entry === undefined) return;
+    const { terms, offsets, rows, weights } = entry;
+    for (let list = 0; list < terms.length; list += 1) {
+      const term = terms[list] ?? 0;
+      const end = offsets[list + 1] ?? 0;
+      for (let i = offsets[list] ?? 0; i < end; i += 1) visit(term, rows[i] ?? 0, weights[i] ?? 0);
+    }
   }
 
   // -------------------------------------------------------------------------------------------
-  // Rows
+  // Rows (callers pass rows in [0, size): typed-array reads below cannot miss)
 
   id(row: number): string {
-    return this.#ids[row]!;
+    return this.#heap.ids[row]!;
   }
 
   sourceId(row: number): string {
-    return this.#sources[this.#sourceOf[row]!]!;
+    return this.#heap.sources[this.#columns.sourceOf[row]!]!;
   }
 
   spanStart(row: number): number {
-    return this.#spans[row * 2]!;
+    return this.#columns.spans[row * 2]!;
   }
 
   spanEnd(row: number): number {
-    return this.#spans[row * 2 + 1]!;
+    return this.#columns.spans[row * 2 + 1]!;
   }
 
   text(row: number): string {
     const key = this.#serial * 2 ** 32 + row;
-    return decodedTexts.get(key) ?? decodedTexts.set(key, this.#text.toString('utf8', this.#textStart[row]!, this.#textStart[row + 1]!));
+    const { text, textStart } = this.#columns;
+    return decodedTexts.get(key) ?? decodedTexts.set(key, text.toString('utf8', textStart[row], textStart[row + 1]));
   }
 
   textBytes(row: number): Uint8Array {
-    return this.#text.subarray(this.#textStart[row]!, this.#textStart[row + 1]!);
+    const { text, textStart } = this.#columns;
+    return text.subarray(textStart[row], textStart[row + 1]);
   }
 
   shaBytes(row: number): Uint8Array {
-    return this.#sha.subarray(row * 32, row * 32 + 32);
+    return this.#columns.sha.subarray(row * 32, row * 32 + 32);
   }
 
   textSha256(row: number): string {
-    return Buffer.from(this.#sha.buffer, this.#sha.byteOffset + row * 32, 32).toString('hex');
+    const { sha } = this.#columns;
+    return Buffer.from(sha.buffer, sha.byteOffset + row * 32, 32).toString('hex');
   }
 
   indexedAt(row: number): string {
-    return this.#indexedAts[this.#indexedAtOf[row]!]!;
+    return this.#heap.indexedAts[this.#columns.indexedAtOf[row]!]!;
   }
 
   /** The newest `indexedAt` (ms since the epoch) of the rows not marked dead in `dead`; NaN with none. */
   newestIndexedAt(dead: Uint8Array | null): number {
-    const millis = this.#indexedAts.map((at) => timestampMillis(at));
+    const millis = this.#heap.indexedAts.map((at) => timestampMillis(at));
     let newest = Number.NaN;
     if (dead === null) {
       for (const at of millis) if (!(at <= newest)) newest = Number.isNaN(at) ? newest : at;
@@ -538,30 +890,40 @@ export class Segment {
     }
     for (let row = 0; row < this.size; row += 1) {
       if (dead[row] === 1) continue;
-      const at = millis[this.#indexedAtOf[row]!]!;
+      const at = millis[this.#columns.indexedAtOf[row]!]!;
       if (!Number.isNaN(at) && !(at <= newest)) newest = at;
     }
     return newest;
   }
 
+  #payload(row: number): Payload {
+    return this.#heap.payloads[this.#columns.payloadOf[row]!]!;
+  }
+
   version(row: number): string | undefined {
-    return this.#payloads[this.#payloadOf[row]!]!.version;
+    return this.#payload(row).version;
   }
 
   payloadEntry(row: number): [string, Payload] {
-    const index = this.#payloadOf[row]!;
-    return [this.#payloadKeys[index]!, this.#payloads[index]!];
+    const index = this.#columns.payloadOf[row]!;
+    this.#payloadKeys ??= this.#heap.payloads.map((payload) => canonicalStringify(payload));
+    return [this.#payloadKeys[index]!, this.#heap.payloads[index]!];
   }
 
   tokenShape(row: number): readonly string[] {
-    return this.#shapes[this.#shapeOf[row]!]!;
+    return this.#heap.shapes[this.#columns.shapeOf[row]!]!;
+  }
+
+  tokenValue(row: number, k: number): number {
+    return this.#columns.tokenValues[this.#columns.tokenStart[row]! + k]!;
   }
 
   tokens(row: number): Record<string, number> {
     const shape = this.tokenShape(row);
-    const start = this.#tokenStart[row]!;
+    const start = this.#columns.tokenStart[row]!;
+    const values = this.#columns.tokenValues;
     const tokens: Record<string, number> = {};
-    for (let i = 0; i < shape.length; i += 1) tokens[shape[i]!] = this.#tokenValues[start + i]!;
+    for (let i = 0; i < shape.length; i += 1) tokens[shape[i]!] = values[start + i]!;
     return tokens;
   }
 
@@ -574,9 +936,9 @@ export class Segment {
    * records. Without `text`, the text and its hash are left out: enough to evaluate a filter that names neither.
    */
   record(row: number, withText = true): ChunkRecord {
-    const payload = this.#payloads[this.#payloadOf[row]!]!;
+    const payload = this.#payload(row);
     const record = {
-      id: this.#ids[row]!,
+      id: this.id(row),
       sourceId: this.sourceId(row),
       section: [...payload.section],
       span: { start: this.spanStart(row), end: this.spanEnd(row) },
@@ -603,7 +965,7 @@ export class Segment {
    * are the segment's own (interned) values. Only for code that copies what it keeps and changes nothing.
    */
   recordView(row: number): ChunkRecord {
-    const payload = this.#payloads[this.#payloadOf[row]!]!;
+    const payload = this.#payload(row);
     // Field by field: only what chunkToCandidate reads, without spreading the payload object.
     return {
       version: payload.version,
@@ -615,39 +977,36 @@ export class Segment {
       locator: payload.locator,
       parentId: payload.parentId,
       section: payload.section,
-      id: this.#ids[row]!,
+      id: this.id(row),
       sourceId: this.sourceId(row),
       span: { start: this.spanStart(row), end: this.spanEnd(row) },
       text: this.text(row),
       textSha256: '',
       indexedAt: this.indexedAt(row),
       tokens: this.tokens(row),
-    } as ChunkRecord;
+    };
   }
 
   /**
    * Each row's BM25 vector, read back from the postings (indices ascending, weights as stored: f32), for
-   * saving: row r's entries are [offsets[r], offsets[r + 1]) of indices and values.
+   * copying: row r's entries are [offsets[r], offsets[r + 1]) of indices and values.
    */
   sparseRows(): { offsets: Int32Array; indices: Float64Array; values: Float32Array } {
     const counts = new Int32Array(this.size + 1);
-    for (const entry of this.#index.values()) for (let i = 0; i < entry.rows.length; i += 1) counts[entry.rows[i]! + 1]! += 1;
-    for (let row = 0; row < this.size; row += 1) counts[row + 1]! += counts[row]!;
-    const indices = new Float64Array(counts[this.size]!);
+    for (const aclClass of this.#index.keys())
+      this.#forEachPosting(aclClass, (_term, row) => (counts[row + 1] = (counts[row + 1] ?? 0) + 1));
+    for (let row = 0; row < this.size; row += 1) counts[row + 1] = (counts[row + 1] ?? 0) + (counts[row] ?? 0);
+    const indices = new Float64Array(counts[this.size] ?? 0);
     const values = new Float32Array(indices.length);
     const next = counts.slice(0, this.size);
     // Lists are in ascending term order, and a row belongs to one class: each row receives its terms in order.
-    for (const entry of this.#index.values()) {
-      for (let list = 0; list < entry.terms.length; list += 1) {
-        const term = entry.terms[list]!;
-        for (let i = entry.offsets[list]!; i < entry.offsets[list + 1]!; i += 1) {
-          const row = entry.rows[i]!;
-          const at = next[row]!;
-          indices[at] = term;
-          values[at] = entry.weights[i]!;
-          next[row] = at + 1;
-        }
-      }
+    for (const aclClass of this.#index.keys()) {
+      this.#forEachPosting(aclClass, (term, row, weight) => {
+        const at = next[row] ?? 0;
+        indices[at] = term;
+        values[at] = weight;
+        next[row] = at + 1;
+      });
     }
     return { offsets: counts, indices, values };
   }
@@ -673,8 +1032,9 @@ export class Segment {
     let hi = byId.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const found = this.#ids[byId[mid]!]!;
-      if (found === id) return byId[mid];
+      const row = byId[mid]!;
+      const found = this.id(row);
+      if (found === id) return row;
       if (found < id) lo = mid + 1;
       else hi = mid - 1;
     }
@@ -685,13 +1045,15 @@ export class Segment {
   forEachRowOfSource(aclClass: number, sourceId: string, visit: (row: number) => void): void {
     const entry = this.#index.get(aclClass);
     if (entry === undefined) return;
+    const { sources } = this.#heap;
     let lo = 0;
     let hi = entry.sourceOf.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const found = this.#sources[entry.sourceOf[mid]!]!;
+      const found = sources[entry.sourceOf[mid]!]!;
       if (found === sourceId) {
-        for (let i = entry.sourceOffsets[mid]!; i < entry.sourceOffsets[mid + 1]!; i += 1) visit(entry.sourceRows[i]!);
+        const end = entry.sourceOffsets[mid + 1]!;
+        for (let i = entry.sourceOffsets[mid]!; i < end; i += 1) visit(entry.sourceRows[i]!);
         return;
       }
       if (found < sourceId) lo = mid + 1;
@@ -703,7 +1065,7 @@ export class Segment {
   *sourceIds(aclClass: number): IterableIterator<string> {
     const entry = this.#index.get(aclClass);
     if (entry === undefined) return;
-    for (let i = 0; i < entry.sourceOf.length; i += 1) yield this.#sources[entry.sourceOf[i]!]!;
+    for (let i = 0; i < entry.sourceOf.length; i += 1) yield this.#heap.sources[entry.sourceOf[i]!]!;
   }
 
   /**

@@ -108,14 +108,30 @@ export class Snapshot {
     return new Snapshot(classes, [], new Map(), new Map(), null);
   }
 
-  /** A snapshot of prepared segments (a file being loaded), their rows all live. */
-  static ofSegments(classes: AclClasses, segments: readonly Segment[], emptySources: ReadonlyMap<string, { version?: string }>, dimension: number | null): Snapshot {
+  /** A snapshot of segments read from a store file, with the rows that are dead in it (null: none). */
+  static ofParts(
+    classes: AclClasses,
+    parts: readonly { segment: Segment; dead: Uint8Array | null }[],
+    emptySources: ReadonlyMap<string, { version?: string }>,
+    dimension: number | null,
+  ): Snapshot {
     const classLive = new Map<number, number>();
-    for (const segment of segments) {
+    const placed: Unplaced[] = [];
+    for (const { segment, dead } of parts) {
+      let live = segment.size;
       for (const [aclClass, count] of segment.classCounts) classLive.set(aclClass, (classLive.get(aclClass) ?? 0) + count);
+      if (dead !== null) {
+        for (let row = 0; row < segment.size; row += 1) {
+          if (dead[row] !== 1) continue;
+          live -= 1;
+          const aclClass = segment.aclClassOf[row] ?? 0;
+          classLive.set(aclClass, (classLive.get(aclClass) ?? 0) - 1);
+        }
+      }
+      placed.push({ segment, dead, live });
     }
-    const parts = segments.map((segment) => ({ segment, dead: null, live: segment.size }));
-    return new Snapshot(classes, parts, classLive, new Map(emptySources), dimension);
+    for (const [aclClass, count] of classLive) if (count === 0) classLive.delete(aclClass);
+    return new Snapshot(classes, placed, classLive, new Map(emptySources), dimension);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -226,22 +226,28 @@ export class SegmentMemory {
   }
 }
 
-/** Where a segment's vectors live in its memory (planned before the memory is allocated). */
+/**
+ * Where a segment's vectors live in its memory (planned before the memory is allocated): what the store file keeps
+ * (the f32 rows, the int8 rows, the norms, scales and errors), then the scratch space of a query (the f64 query,
+ * the int8 query, one i32 per row for `scan8`), which is not kept.
+ */
 export interface VectorPlan {
   readonly dimension: number;
   readonly rows: number;
   readonly stride: number;
-  readonly query: number;
-  readonly query8: number;
-  readonly out: number;
   readonly f32: number;
   readonly i8: number;
   readonly norms: number;
   readonly scales: number;
   readonly errors: number;
-  /** Whether the int8 copy is kept (the kernels run). */
+  /** Whether the int8 copy is kept (the kernels ran where the vectors were stored). */
   readonly int8: boolean;
+  readonly query: number;
+  readonly query8: number;
+  readonly out: number;
 }
+
+export type StoredVectorPlan = Omit<VectorPlan, 'query' | 'query8' | 'out'>;
 
 /** The int8 query of a dense search, and what the bound on its own rounding needs. */
 export interface Int8Query {
@@ -278,18 +284,19 @@ export class VectorBlock {
   readonly #dot: Kernels['dot'] | null;
   readonly #scan8: Kernels['scan8'] | null;
 
-  /** Reserves the vectors' place in `layout`. */
-  static plan(layout: Layout, dimension: number, rows: number): VectorPlan {
-    const int8 = SegmentMemory.hasKernels;
+  /** Whether new vectors get an int8 copy here (WebAssembly SIMD runs). */
+  static get quantizes(): boolean {
+    return SegmentMemory.hasKernels;
+  }
+
+  /** Reserves the place of the vectors' stored parts in `layout` (`int8`: with the int8 copy). */
+  static plan(layout: Layout, dimension: number, rows: number, int8: boolean): StoredVectorPlan {
     const stride = align(Math.max(dimension, 1), 32);
     return {
       dimension,
       rows,
       stride,
       int8,
-      query: layout.take(dimension * 8),
-      query8: int8 ? layout.take(stride) : 0,
-      out: int8 ? layout.take(rows * 4) : 0,
       f32: layout.take(rows * dimension * 4),
       i8: int8 ? layout.take(rows * stride) : 0,
       norms: layout.take(rows * 8, 8),
@@ -298,20 +305,37 @@ export class VectorBlock {
     };
   }
 
-  constructor(memory: SegmentMemory, plan: VectorPlan) {
-    const int8 = plan.int8 && memory.kernels !== null;
+  /** Reserves a query's scratch space after everything kept, in `layout`. */
+  static planScratch(layout: Layout, stored: StoredVectorPlan): VectorPlan {
+    return {
+      ...stored,
+      query: layout.take(stored.dimension * 8),
+      query8: stored.int8 ? layout.take(stored.stride) : 0,
+      out: stored.int8 ? layout.take(stored.rows * 4) : 0,
+    };
+  }
+
+  /**
+   * `fresh`: the memory is new, its norms are set to NaN (no vector yet) and rows set later get their int8 copy;
+   * otherwise the rows were read from a store file as they are, and `quantized` says whether its int8 rows hold
+   * the int8 copy (a store saved where the kernels did not run reserved their place but left them empty).
+   */
+  constructor(memory: SegmentMemory, plan: VectorPlan, contents: { fresh: true } | { fresh: false; quantized: boolean }) {
+    const int8 = plan.int8 && memory.kernels !== null && (contents.fresh || contents.quantized);
+    const fresh = contents.fresh;
     this.dimension = plan.dimension;
     this.rows = plan.rows;
     this.stride = plan.stride;
     this.#buffer = memory.buffer;
     this.#plan = plan;
-    this.norms = new Float64Array(memory.buffer, plan.norms, plan.rows).fill(Number.NaN);
+    this.norms = new Float64Array(memory.buffer, plan.norms, plan.rows);
+    if (fresh) this.norms.fill(Number.NaN);
     this.scales = int8 ? new Float64Array(memory.buffer, plan.scales, plan.rows) : new Float64Array(0);
     this.errors = int8 ? new Float64Array(memory.buffer, plan.errors, plan.rows) : new Float64Array(0);
     this.#f32 = new Float32Array(memory.buffer, plan.f32, plan.rows * plan.dimension);
     this.#i8 = int8 ? new Int8Array(memory.buffer, plan.i8, plan.rows * plan.stride) : new Int8Array(0);
     this.#dot = memory.kernels !== null && plan.dimension % 4 === 0 ? memory.kernels.dot : null;
-    this.#scan8 = int8 ? memory.kernels!.scan8 : null;
+    this.#scan8 = int8 ? (memory.kernels?.scan8 ?? null) : null;
   }
 
   /** Whether the int8 first pass can run. */
@@ -373,7 +397,9 @@ export class VectorBlock {
 
   /** The exact i32 dot products of the int8 query last set with every int8 row (a view, valid until the next scan). */
   scan(): Int32Array {
-    this.#scan8!(this.#plan.query8, this.#plan.i8, this.rows, this.stride, this.#plan.out);
+    // Only called where `scans` holds (see Snapshot.denseTopK).
+    if (this.#scan8 === null) throw new Error('VectorBlock.scan: this block has no int8 copy');
+    this.#scan8(this.#plan.query8, this.#plan.i8, this.rows, this.stride, this.#plan.out);
     return new Int32Array(this.#buffer, this.#plan.out, this.rows);
   }
 }

@@ -52,11 +52,14 @@ export interface RecordedEmbedding {
   /** The embedding model that wrote its dense vectors, when that model named itself. */
   model?: string;
   dimension?: number;
+  /** The recipe of the text its sparse and dense vectors were made from (see store/indexed-text.ts). */
+  indexedText?: string;
 }
 
 const RecordedEmbeddingSchema = z.looseObject({
   embedding_model: z.string().min(1).optional(),
   dense_dimension: z.number().int().positive().optional(),
+  indexed_text: z.string().min(1).optional(),
 });
 
 /**
@@ -69,6 +72,7 @@ export function recordedEmbedding(info: QdrantCollectionInfo): RecordedEmbedding
   const out: RecordedEmbedding = {};
   if (parsed.data.embedding_model !== undefined) out.model = parsed.data.embedding_model;
   if (parsed.data.dense_dimension !== undefined) out.dimension = parsed.data.dense_dimension;
+  if (parsed.data.indexed_text !== undefined) out.indexedText = parsed.data.indexed_text;
   return out;
 }
 
@@ -77,6 +81,7 @@ export function embeddingMetadata(embedding: RecordedEmbedding): Record<string, 
   const entry: Record<string, unknown> = {};
   if (embedding.model !== undefined) entry.embedding_model = embedding.model;
   if (embedding.dimension !== undefined) entry.dense_dimension = embedding.dimension;
+  if (embedding.indexedText !== undefined) entry.indexed_text = embedding.indexedText;
   return { [COLLECTION_METADATA_KEY]: entry };
 }
 

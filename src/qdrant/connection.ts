@@ -10,6 +10,7 @@ import { checkEmbedderVectors } from '../base/vectors.js';
 import type { Candidate } from '../core/schemas.js';
 import { DEFAULT_CHUNK_TOKENS } from '../store/chunk.js';
 import { embeddingModelName, type EmbeddingsLike } from '../store/embeddings.js';
+import { CURRENT_INDEXED_TEXT, INDEXED_TEXT_RECIPES, LEGACY_INDEXED_TEXT, reindexAdvice, type IndexedTextRecipe } from '../store/indexed-text.js';
 import { compareScored } from '../store/fusion.js';
 import type { ChunkRecord, Fusion } from '../store/schemas.js';
 import { callQdrant, type CallPolicy } from './call.js';
@@ -30,6 +31,7 @@ import type { VectorNames, QdrantClientLike, QdrantFilter, QdrantQueryArgs, Qdra
 import {
   BooleanResultSchema,
   CollectionInfoSchema,
+  CountResultSchema,
   ScrollResultSchema,
   parseQdrantResponse,
   type CollectionInfoResponse,
@@ -172,17 +174,24 @@ export class QdrantConnection {
     return probe.length;
   }
 
-  /** What this store would record: its model (when named) and the dense dimension. */
+  /**
+   * What this store would record in a collection it creates: its model (when named), the dense dimension and the
+   * current indexed-text recipe.
+   */
   ownEmbedding(dimension: number | undefined): RecordedEmbedding {
-    const own: RecordedEmbedding = {};
+    const own: RecordedEmbedding = { indexedText: CURRENT_INDEXED_TEXT };
     if (this.embeddingModel !== undefined) own.model = this.embeddingModel;
     if (dimension !== undefined) own.dimension = dimension;
     return own;
   }
 
-  /** Writes the store's model and dimension into the collection's metadata (Qdrant merges it). */
+  /**
+   * Writes the store's model and dimension into the collection's metadata (Qdrant merges it). The recipe recorded
+   * stays: it says how the points already there were indexed, which this store does not change.
+   */
   async recordEmbedding(signal: AbortSignal | undefined): Promise<void> {
     const own = this.ownEmbedding(this.vectorSize);
+    delete own.indexedText;
     await this.write(
       'updateCollection',
       () => this.client.updateCollection(this.collection, { metadata: embeddingMetadata({ ...this.recorded, ...own }) }),
@@ -222,6 +231,52 @@ export class QdrantConnection {
     const check = checkCollection(info, { vectors: this.vectors, size: undefined, payloadIndexes: {} });
     this.vectorSize = check.denseSize ?? this.vectorSize;
   }
+
+  /**
+   * How the collection's points were indexed (see store/indexed-text.ts), read once per store: the recipe its
+   * metadata records; without one, the current recipe for an empty collection and `chunk-text` for one whose points
+   * were written before recipes were recorded (recorded then, so the next store need not count). With `adopt` (a
+   * copy of a store indexed that way), an empty collection takes `adopt` whatever it records. Writes use the
+   * answer, so one collection never holds points indexed two ways.
+   */
+  async indexedTextRecipe(signal: AbortSignal | undefined, adopt?: IndexedTextRecipe): Promise<IndexedTextRecipe> {
+    if (this.#indexedText !== undefined && adopt === undefined) return this.#indexedText;
+    if (this.recorded === undefined) await this.readCollectionOnce(signal);
+    const recorded = this.recorded?.indexedText;
+    let recipe: IndexedTextRecipe;
+    const empty = async () => (await this.read('count', () => this.client.count(this.collection, { exact: true }), CountResultSchema, signal)).count === 0;
+    if (adopt !== undefined && recorded !== adopt && (await empty())) {
+      recipe = adopt;
+    } else if (recorded !== undefined) {
+      if (!(INDEXED_TEXT_RECIPES as readonly string[]).includes(recorded)) {
+        throw new LitmPackError(
+          'config_mismatch',
+          `Qdrant collection "${this.collection}" was indexed with the recipe "${recorded}", which this version of litm-pack does not know: upgrade litm-pack to write into it`,
+          { details: { collection: this.collection, indexedText: recorded } },
+        );
+      }
+      this.#indexedText = recorded as IndexedTextRecipe;
+      return this.#indexedText;
+    } else {
+      recipe = (await empty()) ? CURRENT_INDEXED_TEXT : LEGACY_INDEXED_TEXT;
+    }
+    const entry = { ...this.recorded, indexedText: recipe };
+    await this.write('updateCollection', () => this.client.updateCollection(this.collection, { metadata: embeddingMetadata(entry) }), BooleanResultSchema, signal);
+    this.recorded = entry;
+    this.#indexedText = recipe;
+    return recipe;
+  }
+
+  /** How to bring this collection to the current recipe, once its recipe is known and older (else null). */
+  reindexAdvice(): string | null {
+    if (this.#indexedText === undefined) return null;
+    return reindexAdvice(
+      this.#indexedText,
+      `rebuild it with store.reindex({ alias, documents }) (the CLI: ingest --reindex --alias ${this.collection}), which indexes into a new collection and swaps the alias`,
+    );
+  }
+
+  #indexedText: IndexedTextRecipe | undefined;
 
   /** A query or document embedder other than the one the collection records is refused (when both are named). */
   checkEmbeddingModel(): void {

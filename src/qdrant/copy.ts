@@ -70,6 +70,17 @@ export async function copyToQdrant(options: CopyToQdrantOptions): Promise<CopyRe
   const header: StoreFileHeader = first.value.header;
   const store = targetStore(options.to, header);
   await store.ensureCollection(signal === undefined ? {} : { signal });
+  // The copied sparse and dense vectors were made from the store's indexed text: the collection must hold points
+  // made the same way (an empty one takes the store's recipe).
+  const { recipe } = await store.indexedText({ ...(signal === undefined ? {} : { signal }), adopt: header.indexedText });
+  if (recipe !== header.indexedText) {
+    throw new LitmPackError(
+      'config_mismatch',
+      `The store ${options.from} was indexed with the recipe "${header.indexedText}" and Qdrant collection "${store.collection}" with "${recipe}": ` +
+        'their vectors would not agree. Copy into a new collection, or re-index the older of the two first',
+      { details: { collection: store.collection, storeIndexedText: header.indexedText, collectionIndexedText: recipe } },
+    );
+  }
   const emptyAtStart = (await store.countPoints(signal === undefined ? {} : { signal })) === 0;
 
   const sources: { sourceId: string; ids: string[] }[] = [];

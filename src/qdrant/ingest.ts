@@ -1,10 +1,14 @@
 /**
  * Ingest: documents chunked and BM25-encoded, embedded where no stored vector can be reused, upserted in
  * batches, then the sources' stale points deleted (so a failure midway never leaves a source with no chunks).
+ * Both vectors are made from each chunk's indexed text (its title and heading path, then its text, under the
+ * collection's recipe: see store/indexed-text.ts); the payload keeps the chunk's own text.
  */
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { encodeBm25Document, type SparseVector } from '../tokenize/bm25.js';
+import { sha256Hex } from '../base/canonical.js';
 import { chunkDocument, parseIngestDocuments } from '../store/chunk.js';
+import { indexedTextKey, indexedTextOf, type IndexedTextRecipe } from '../store/indexed-text.js';
 import { AddDocumentsOptionsSchema, type AddDocumentsOptions, type ChunkRecord, type IngestDocument } from '../store/schemas.js';
 import type { AddDocumentsResult } from '../store/types.js';
 import type { QdrantConnection } from './connection.js';
@@ -33,14 +37,16 @@ export async function add(c: QdrantConnection, input: unknown, rawOptions: AddDo
   const options = parseOrThrow(AddDocumentsOptionsSchema, rawOptions, 'addDocuments options');
   const { signal } = options;
   throwIfAborted(signal);
-  if (c.embeddings !== undefined && docs.length > 0) await c.checkEmbeddingForWrite(signal);
-  const indexedAt = c.now().toISOString();
   const result: AddDocumentsResult = { added: 0, unchanged: 0, removed: 0 };
+  if (docs.length === 0) return result;
+  if (c.embeddings !== undefined) await c.checkEmbeddingForWrite(signal);
+  const recipe = await c.indexedTextRecipe(signal);
+  const indexedAt = c.now().toISOString();
   const batches: IngestDocument[][] = [];
   for (let start = 0; start < docs.length; start += c.ingestBatchSize) batches.push(docs.slice(start, start + c.ingestBatchSize));
   let done = 0;
   await runBounded(batches, c.ingestConcurrency, signal, async (batch) => {
-    const one = await addBatch(c, batch, indexedAt, signal);
+    const one = await addBatch(c, batch, indexedAt, recipe, signal);
     result.added += one.added;
     result.unchanged += one.unchanged;
     result.removed += one.removed;
@@ -50,32 +56,41 @@ export async function add(c: QdrantConnection, input: unknown, rawOptions: AddDo
   return result;
 }
 
-export async function addBatch(c: QdrantConnection, docs: IngestDocument[], indexedAt: string, signal: AbortSignal | undefined): Promise<AddDocumentsResult> {
+export async function addBatch(
+  c: QdrantConnection,
+  docs: IngestDocument[],
+  indexedAt: string,
+  recipe: IndexedTextRecipe,
+  signal: AbortSignal | undefined,
+): Promise<AddDocumentsResult> {
   const records = docs.flatMap((doc) => chunkDocument(doc, { maxTokens: c.chunkTokens, indexedAt }));
   const existing = await existingPoints(
     c,
     docs.map((doc) => doc.id),
     signal,
   );
-  const vectorsByHash = new Map<string, number[]>();
+  // Stored vectors are reused by the key of the text they embed (the indexed text).
+  const vectorsByKey = new Map<string, number[]>();
   for (const point of existing.values()) {
-    if (point.dense !== undefined) vectorsByHash.set(point.record.textSha256, point.dense);
+    if (point.dense !== undefined) vectorsByKey.set(indexedTextKey(point.record, recipe), point.dense);
   }
-  const changed: ChunkRecord[] = [];
+  const changed: { record: ChunkRecord; indexed: string; key: string }[] = [];
   let unchanged = 0;
   for (const record of records) {
     const before = existing.get(record.id);
     if (before !== undefined) record.indexedAt = before.record.indexedAt;
-    const needsVector = c.embeddings !== undefined && !vectorsByHash.has(record.textSha256);
+    const indexed = indexedTextOf(record, recipe);
+    const key = indexed === record.text ? record.textSha256 : sha256Hex(indexed);
+    const needsVector = c.embeddings !== undefined && !vectorsByKey.has(key);
     if (before !== undefined && !needsVector && sameRecord(before.record, record)) unchanged += 1;
-    else changed.push(record);
+    else changed.push({ record, indexed, key });
   }
 
   // Embed what has no vector yet, in batches.
   if (c.embeddings !== undefined) {
     const texts = new Map<string, string>();
-    for (const record of changed) {
-      if (!vectorsByHash.has(record.textSha256)) texts.set(record.textSha256, record.text);
+    for (const { indexed, key } of changed) {
+      if (!vectorsByKey.has(key)) texts.set(key, indexed);
     }
     const pending = [...texts];
     for (let start = 0; start < pending.length; start += c.embedBatchSize) {
@@ -84,12 +99,12 @@ export async function addBatch(c: QdrantConnection, docs: IngestDocument[], inde
       const vectors = await c.embeddings.embedDocuments(batch.map(([, text]) => text));
       throwIfAborted(signal);
       c.checkVectors(vectors, batch.length, 'embedDocuments');
-      batch.forEach(([hash], i) => vectorsByHash.set(hash, vectors[i]!));
+      batch.forEach(([key], i) => vectorsByKey.set(key, vectors[i] ?? []));
     }
   }
 
   // One batch's upserts go one after another: at most `ingestConcurrency` requests are in flight in all.
-  const points = changed.map((record) => point(c, record, vectorsByHash.get(record.textSha256)));
+  const points = changed.map(({ record, indexed, key }) => point(c, record, vectorsByKey.get(key), indexed));
   for (let start = 0; start < points.length; start += c.upsertBatchSize) {
     throwIfAborted(signal);
     const batch = points.slice(start, start + c.upsertBatchSize);
@@ -121,10 +136,11 @@ export async function addBatch(c: QdrantConnection, docs: IngestDocument[], inde
   return { added: changed.length, unchanged, removed: stale.length };
 }
 
-export function point(c: QdrantConnection, record: ChunkRecord, dense: number[] | undefined): QdrantPointStruct {
+/** A chunk's point: its payload is the record (the chunk's own text); its sparse vector encodes `indexed`. */
+export function point(c: QdrantConnection, record: ChunkRecord, dense: number[] | undefined, indexed: string): QdrantPointStruct {
   const vector: Record<string, number[] | SparseVector> = {};
   if (dense !== undefined) vector[c.vectors.dense] = dense;
-  if (c.vectors.sparse !== null) vector[c.vectors.sparse] = encodeBm25Document(record.text);
+  if (c.vectors.sparse !== null) vector[c.vectors.sparse] = encodeBm25Document(indexed);
   const payload = payloadOf(record);
   if (c.scope.tenancy === 'payload') payload[TENANT_FIELD] = c.scope.tenant;
   return { id: c.pointId(record.id), vector, payload };

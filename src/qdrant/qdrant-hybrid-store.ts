@@ -21,6 +21,7 @@ import {
 } from './responses.js';
 import { rankings, search } from './search.js';
 import type { QdrantClientLike } from './types.js';
+import type { IndexedTextRecipe } from '../store/indexed-text.js';
 
 
 /** Where `fromExistingCollection` finds Qdrant: a client, or a url (with its key). */
@@ -266,6 +267,15 @@ export class QdrantHybridStore implements Store {
   /** Deletes the points of these sources whose chunk ids are not listed (one scroll, one delete). Queued like writes. */
   deleteChunksExcept(sources: readonly { sourceId: string; ids: readonly string[] }[], options: { signal?: AbortSignal } = {}): Promise<number> {
     return this.#queued(() => deleteChunksExcept(this.#c, sources, options.signal));
+  }
+
+  /**
+   * How the collection's points are indexed (store/indexed-text.ts): the recipe its metadata records, read once;
+   * an empty collection takes `adopt` when given (a copy of a store indexed that way). With the way to re-index when older.
+   */
+  async indexedText(options: { signal?: AbortSignal; adopt?: IndexedTextRecipe } = {}): Promise<{ recipe: IndexedTextRecipe; reindexAdvice: string | null }> {
+    const recipe = await this.#c.indexedTextRecipe(options.signal, options.adopt);
+    return { recipe, reindexAdvice: this.#c.reindexAdvice() };
   }
 
   /** Points of this store (its tenant's, with tenancy), counted exactly. */

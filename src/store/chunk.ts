@@ -120,8 +120,16 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   let i = 0;
   while (i < units.length) {
     const first = units[i]!;
-    if (!fits(first)) {
-      for (const piece of splitRange(text, first, fits)) ranges.push({ range: piece, section: first.section });
+    // A unit that may not fit is split at once: the split counts its sentences one after another (a range grown
+    // by a sentence adds that sentence's count, see RangeCounter), so a unit that fits comes out whole, counted
+    // once, where counting it whole first and then its sentences again would count most units twice. A unit
+    // that fits is one piece either way, and a unit that does not is split alike: the chunks are the same.
+    const pieces = counter.splitsFirst(first) ? splitRange(text, first, fits) : null;
+    // Split in pieces, it does not fit: a prefix ending at a sentence cut did not, and where every cut is one at
+    // which counts add up (`splitsAt`), the whole counts at least as much. Elsewhere the whole is counted to know.
+    const whole = pieces !== null && pieces.length > 1 ? !sentenceCutsAdd(text, first) && fits(first) : fits(first);
+    if (!whole) {
+      for (const piece of pieces ?? splitRange(text, first, fits)) ranges.push({ range: piece, section: first.section });
       i += 1;
       continue;
     }
@@ -210,6 +218,16 @@ class RangeCounter {
     this.#maxTokens = maxTokens;
     this.#tokenizer = tokenizer;
     this.#longestFit = tokenizer ? Infinity : maxTokens * Math.min(...ENCODINGS.map((encoding) => maxTokenChars(getTokenizer(encoding))));
+  }
+
+  /**
+   * Whether a unit is better split before it is counted: it may not fit (it has more UTF-8 bytes than the bound)
+   * and the shipped encodings count it. Splitting first relies on a prefix at a sentence cut never having more
+   * tokens than the whole, which they keep (their pre-tokeniser splits at those cuts); a caller's tokenizer need
+   * not, so its units are counted whole first, as before.
+   */
+  splitsFirst(range: Range): boolean {
+    return this.#tokenizer === undefined && !utf8BytesAtMost(this.#text, range, this.#maxTokens);
   }
 
   /**
@@ -365,6 +383,16 @@ function splitRange(text: string, range: Range, fits: (r: Range, bytes?: number)
   const byWord = (r: Range) => packAtCuts(text, r, cutsIn(text, r, WORD_CUT), fits, byCodePoint);
   const byCodePoint = (r: Range) => splitCodePoints(text, r, fits);
   return bySentence(range);
+}
+
+/** Whether token counts add up at every sentence cut of `range` (at the end of the text before each cut). */
+function sentenceCutsAdd(text: string, range: Range): boolean {
+  for (const cut of cutsIn(text, range, SENTENCE_CUT)) {
+    let end = cut;
+    while (end > range.start && /\s/u.test(text[end - 1] ?? '')) end -= 1;
+    if (!splitsAt(text, end)) return false;
+  }
+  return true;
 }
 
 /** Positions inside `range` where a new segment starts (the end of each separator match). */

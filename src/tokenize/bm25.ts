@@ -83,15 +83,34 @@ export function encodeBm25Document(text: string, options: Bm25Options = {}): Spa
 
   // Same operation order as fastembed, so the float64 results are identical, not merely close.
   const norm = k * (1 - b + (b * docLen) / avgLen);
-  const weights = new Map<number, number>();
-  for (const term of order) {
+  const n = order.length;
+  const ids = new Array<number>(n);
+  const weights = new Array<number>(n);
+  const places = new Array<number>(n);
+  for (let i = 0; i < n; i += 1) {
+    const term = order[i]!;
     const tf = frequencies[term]!;
     frequencies[term] = 0;
-    // Two stems with the same id: fastembed's dict keeps the weight of the stem seen last (counts are per stem,
-    // never summed). Map.set in first-occurrence order reproduces that.
-    weights.set(terms[term]!.index, (tf * (k + 1)) / (tf + norm));
+    ids[i] = terms[term]!.index;
+    weights[i] = (tf * (k + 1)) / (tf + norm);
+    places[i] = i;
   }
-  return sortedVector(weights);
+  // Indices ascending. Two stems with the same id: fastembed's dict keeps the weight of the stem seen last
+  // (counts are per stem, never summed); the sort is stable, so of equal ids the last in first-occurrence order
+  // is the one kept. (Written without a Map: one per chunk was a tenth of encoding.)
+  places.sort((x, y) => ids[x]! - ids[y]!);
+  const indices: number[] = [];
+  const values: number[] = [];
+  for (let p = 0; p < n; p += 1) {
+    const at = places[p]!;
+    const id = ids[at]!;
+    if (indices.length > 0 && indices[indices.length - 1] === id) values[values.length - 1] = weights[at]!;
+    else {
+      indices.push(id);
+      values.push(weights[at]!);
+    }
+  }
+  return { indices, values };
 }
 
 /** Query vector: weight 1.0 for each distinct stem id, indices ascending. */

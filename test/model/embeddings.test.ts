@@ -5,7 +5,7 @@ import { OpenAIEmbedding } from '@llamaindex/openai';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { MemoryHybridStore, OpenAICompatibleEmbeddings, PackSchema, isLitmPackError, packBundle } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
-import { readSavedSync } from '../helpers/store-files.js';
+import { readSaved } from '../helpers/store-files.js';
 
 const base = inject('modelUrl');
 const MODEL = 'all-MiniLM-L6-v2';
@@ -79,7 +79,7 @@ describe('the CLI with --embeddings', () => {
     const ingest = await runCli(['ingest', 'examples/corpus', '--store', store, ...flags]);
     expect(ingest.stderr).toBe('');
     expect(ingest.code).toBe(0);
-    expect(readSavedSync(join(store, 'store.json')).header).toMatchObject({ embeddingModel: MODEL, dimension: 384 });
+    expect((await readSaved(join(store, 'store.json'))).header).toMatchObject({ embeddingModel: MODEL, dimension: 384 });
 
     // The environment works as the flags do.
     const bundle = await runCli(['bundle', 'Why put the best passage first and the second best last?', '--store', store, '--mode', 'hybrid', '--json'], undefined, {

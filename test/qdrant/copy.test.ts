@@ -18,7 +18,7 @@ const names = collectionNames('copy');
 // Lengths differ between chunks sharing a query term, so BM25 never ties (Qdrant leaves ties in engine order).
 const corpus: IngestDocument[] = [
   { id: 'billing/refunds.md', version: 'v2', title: 'Refunds', clusters: ['billing'], kind: 'insight', text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.' },
-  { id: 'billing/invoices.md', clusters: ['billing', 'finance'], metadata: { team: { name: 'ledger' }, lang: 'en' }, text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a fee.' },
+  { id: 'billing/invoices.md', clusters: ['billing', 'finance'], metadata: { team: { name: 'ledger' }, lang: 'en' }, text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a small fee.' },
   { id: 'hr/leave.md', acl: ['hr'], kind: 'segment', timestamp: '2024-02-01T00:00:00Z', text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days; refunds of unused days are paid in March.' },
   { id: 'finance/budget.md', acl: ['finance', 'board'], clusters: ['finance'], text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need the approval of two managers.' },
   { id: 'ops/oncall.md', url: 'https://example.test/oncall', text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, never to the on-call engineer.' },

@@ -159,7 +159,7 @@ describe('the embedding model the collection records', () => {
     const a = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a') });
     await a.ensureCollection();
     const info = await admin.getCollection(name);
-    expect((info.config as { metadata?: unknown }).metadata).toEqual({ litm_pack: { embedding_model: 'model-a', dense_dimension: 32 } });
+    expect((info.config as { metadata?: unknown }).metadata).toEqual({ litm_pack: { embedding_model: 'model-a', dense_dimension: 32, indexed_text: 'title-headings@1' } });
     await a.addDocuments(docs.slice(0, 2));
 
     const b = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-b') });
