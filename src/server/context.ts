@@ -37,6 +37,11 @@ export function recordPack(state: RequestState, kind: PackKind, pack: Pack, mode
   if (mode !== undefined) state.mode = mode;
 }
 
+/** Work (a REST call, a tool call, a resource read or list) or MCP housekeeping (initialize, notifications, ping). */
+export type CallKind = 'work' | 'housekeeping';
+/** How many calls of each kind one request makes. */
+export type CallCounts = Partial<Record<CallKind, number>>;
+
 export interface ServerContext {
   config: ServerConfig;
   limits: ServiceLimits;
@@ -44,8 +49,8 @@ export interface ServerContext {
   stateOf(request: FastifyRequest): RequestState;
   /** The service context of a request: the store, the caller's principals, its abort signal, the server's stages. */
   serviceContextOf(request: FastifyRequest): ServiceContext;
-  /** Counts `calls` calls against the per-caller, then the global limit; answers 429 and returns false past one. */
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: number): Promise<boolean>;
+  /** Counts a request's calls by kind against the per-caller, then the shared limits; answers 429 and returns false past one. */
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: CallCounts): Promise<boolean>;
   /** True once the server is closing (answers then ask the client to close the connection). */
   closing(): boolean;
 }
