@@ -9,7 +9,7 @@ import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Con
 import type { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { SearchModeSchema, type Principals } from '../store/schemas.js';
-import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
+import { errorAnswer, excerpt, parseRequest, type ErrorBody } from '../service/errors.js';
 import { resolveLimits, type ServiceLimits } from '../service/limits.js';
 import type { ErrorBodySchema } from '../service/responses.js';
 import type { ServiceContext } from '../service/service.js';
@@ -82,7 +82,7 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: raw } = request.params;
     const tool = tools.get(name);
-    if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found: the tools are ${[...tools.keys()].join(', ')}`);
+    if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${excerpt(name, 200)} not found: the tools are ${[...tools.keys()].join(', ')}`);
     const started = performance.now();
     const args = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     const query = tool.queryOf(args);
@@ -155,6 +155,9 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
   return server;
 }
 
+/** The longest URI an error's data repeats. */
+const MAX_TOLD_URI = 2048;
+
 /**
  * Runs a resource request; its typed errors become protocol errors: a resource that is not found (or may not be
  * read) is Invalid Params with the URI in its data (SEP-2164), other requests' mistakes Invalid Params, faults
@@ -167,7 +170,9 @@ async function asProtocolError<T>(uri: string | undefined, run: () => Promise<T>
     if (!isLitmPackError(error)) throw error;
     const { status, body } = errorAnswer(error);
     const code = status < 500 ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError;
-    const data = { ...(body satisfies z.input<typeof ErrorBodySchema>), ...(uri === undefined || error.code !== 'not_found' ? {} : { uri }) };
+    // The URI is told back (SEP-2164) when it is of a sane length; a longer one only as the message's excerpt.
+    const told = uri === undefined || error.code !== 'not_found' || uri.length > MAX_TOLD_URI ? {} : { uri };
+    const data = { ...(body satisfies z.input<typeof ErrorBodySchema>), ...told };
     throw new ProtocolError(code, body.error, data);
   }
 }

@@ -23,7 +23,7 @@ export const SOURCE_TEMPLATE = 'litm://sources/{sourceId}{?chunk,start,end,from}
 export const NEXT_PAGE_META_KEY = 'litm-pack/next';
 
 /** Chunks one page reads from the store at most (a page is cut to the byte budget after that). */
-const PAGE_CHUNKS = 256;
+const PAGE_CHUNKS = 2048;
 /** Source ids one `resources/list` call looks at, per source it answers, before it answers a shorter page. */
 const LIST_SCAN_FACTOR = 20;
 

@@ -8,7 +8,7 @@ import { packJson } from '../core/finish.js';
 import type { Pack } from '../core/schemas.js';
 import type { SearchMode } from '../store/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
-import type { ErrorBody } from '../service/errors.js';
+import { boundedBody, type ErrorBody } from '../service/errors.js';
 import type { ServiceContext } from '../service/service.js';
 import type { Caller } from './auth.js';
 import type { httpSchemas, ResponseFormat } from './http-requests.js';
@@ -68,7 +68,8 @@ const JSON_RPC_SERVER_ERROR = -32000;
  * An error answer: the API's `{ error, code, issues }` body, or on /mcp a JSON-RPC error carrying that body as
  * its `data`, so an MCP client shows a refusal (401, 403, 413, 429...) as what it is.
  */
-export function sendError(reply: FastifyReply, status: number, body: ErrorBody, retryAfterSeconds?: number): FastifyReply {
+export function sendError(reply: FastifyReply, status: number, error: ErrorBody, retryAfterSeconds?: number): FastifyReply {
+  const body = boundedBody(error);
   if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
   if (status === 401) reply.header('www-authenticate', 'Bearer');
   const path = reply.request.routeOptions.url ?? reply.request.url.split('?')[0];

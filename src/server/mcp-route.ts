@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { mcpRegistry, protocolServer, type McpCaller } from '../mcp/protocol.js';
+import { SURFACE_DEFAULTS } from '../service/limits.js';
 import { issueless, recordPack, sendError, type CallCounts, type RequestState, type ServerContext } from './context.js';
 
 /** Messages that keep a session going rather than ask for work: counted apart, against generous limits. */
@@ -114,6 +115,11 @@ export async function mcpRoute(app: FastifyInstance, options: ServerContext): Pr
     if (messages.length > limits.maxBatchMessages) {
       state.code = 'too_large';
       return sendError(reply, 413, issueless('too_large', `A batch of ${messages.length} messages is more than this server takes in one request (${limits.maxBatchMessages}): send them in smaller batches`));
+    }
+    // Every answer repeats its request's id: one too long to repeat is refused before anything runs.
+    if (messages.some((message) => typeof (message as { id?: unknown } | null)?.id === 'string' && ((message as { id: string }).id.length > SURFACE_DEFAULTS.maxJsonRpcIdChars))) {
+      state.code = 'invalid_input';
+      return sendError(reply, 400, issueless('invalid_input', `A JSON-RPC id longer than ${SURFACE_DEFAULTS.maxJsonRpcIdChars} characters is not accepted: use a shorter id`));
     }
     if (!(await options.withinRateLimits(request, reply, callsIn(messages)))) return reply;
     const webRequest = webRequestOf(request, state.controller.signal);

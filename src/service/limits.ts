@@ -24,6 +24,8 @@ export const SURFACE_DEFAULTS = Object.freeze({
   /** An error answer quotes at most this many characters of a message, and at most this many issues. */
   maxErrorChars: 1000,
   maxErrorIssues: 20,
+  /** A JSON-RPC id longer than this is refused: every answer repeats the id of its request. */
+  maxJsonRpcIdChars: 256,
 });
 
 /**
