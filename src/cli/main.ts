@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
+import { registerCitations } from './commands/citations.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
@@ -84,6 +85,7 @@ export function buildProgram(): Command {
   registerBundle(program);
   registerBriefing(program);
   registerVerify(program);
+  registerCitations(program);
   registerRemove(program);
   registerRankings(program);
   registerDemo(program);

@@ -9,8 +9,9 @@
  *   [1] handbook/refunds.md (p. 3) v2
  *   [2] hr/salaries.md (lines 4–9)
  *
- * The trailer costs 22 to 30 tokens (o200k_base) plus 6 to 15 per citation, depending on the length of the
- * source ids (docs/mcp.md has the measured figures). Source ids and versions are shown on one line each: a
+ * The trailer costs its summary (25 to 27 tokens, o200k_base) and a line per citation: the source id, locator
+ * and version as written plus 3 to 6 tokens (about 20 a line with path ids and content-hash versions, 7 with
+ * short ones; docs/mcp.md has the measured figures). Source ids and versions are shown on one line each: a
  * control character in them (a forged line break) is shown as a space.
  */
 import { locatorParts } from '../render/locator.js';

@@ -254,6 +254,18 @@ export async function serveVerify(request: VerifyRequest, context: ServiceContex
 }
 
 /**
+ * The Message-ID of an e-mail chunk: `metadata.messageId`, or where stores ingested before it was put there
+ * keep it (`metadata.email.messageId`, the e-mail headers the loader records).
+ */
+function messageIdOf(metadata: Candidate['metadata']): string | undefined {
+  const direct = metadata?.messageId;
+  if (typeof direct === 'string' && direct !== '') return direct;
+  const email = metadata?.email;
+  const nested = typeof email === 'object' && email !== null && !Array.isArray(email) ? (email as Record<string, unknown>).messageId : undefined;
+  return typeof nested === 'string' && nested !== '' ? nested : undefined;
+}
+
+/**
  * `get_rag_context`'s answer from a bundle: its context, a hit per item, the exact token count. With the
  * candidates it was packed from, a hit of an e-mail chunk names the message (`message_id`, from the chunk's
  * `metadata.messageId`).
@@ -261,8 +273,8 @@ export async function serveVerify(request: VerifyRequest, context: ServiceContex
 export function ragContextOf(pack: Pack, candidates: readonly Candidate[] = []): RagContext {
   const messageIds = new Map<string, string>();
   for (const candidate of candidates) {
-    const messageId = candidate.metadata?.messageId;
-    if (typeof messageId === 'string' && messageId !== '') messageIds.set(candidate.id, messageId);
+    const messageId = messageIdOf(candidate.metadata);
+    if (messageId !== undefined) messageIds.set(candidate.id, messageId);
   }
   const hits = pack.items.map((item, index): RagHit => {
     const citation = pack.citations[index];
