@@ -2,9 +2,9 @@
 // pack_candidates, verify_citations, list_stale_citations) and the corpus as resources, over a store, on stdio or
 // any serving entry of the MCP SDK, for protocol revisions 2025-11-25 and 2026-07-28. Loads the SDK; the package
 // root does not.
-import type { JSONRPCMessage, MessageExtraInfo, Server, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { UnsupportedProtocolVersionError, type JSONRPCMessage, type MessageExtraInfo, type Server, type Transport, type TransportSendOptions } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio as serveSdkStdio } from '@modelcontextprotocol/server/stdio';
-import { mcpRegistry, protocolServer, type McpCaller } from './protocol.js';
+import { STATELESS_REVISIONS, mcpRegistry, protocolServer, type McpCaller } from './protocol.js';
 import type { McpServerOptions } from './tools.js';
 
 export {
@@ -38,6 +38,20 @@ export function createMcpServer(input: McpServerOptions): Server {
 }
 
 /**
+ * The answer to a `server/discover` whose envelope names a revision this server does not serve. The SDK's
+ * stdio entry checks the revision of the message that opens a connection, and the tools check every request
+ * of theirs (protocol.ts); a later discover is answered by the SDK without a look at it, so it is checked here.
+ */
+function discoverRefusal(message: JSONRPCMessage): JSONRPCMessage | null {
+  if (!('method' in message) || message.method !== 'server/discover' || !('id' in message)) return null;
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  const requested = meta?.['io.modelcontextprotocol/protocolVersion'];
+  if (typeof requested !== 'string' || STATELESS_REVISIONS.includes(requested)) return null;
+  const error = new UnsupportedProtocolVersionError({ supported: [...STATELESS_REVISIONS], requested });
+  return { jsonrpc: '2.0', id: message.id, error: { code: error.code, message: error.message, data: error.data } } as JSONRPCMessage;
+}
+
+/**
  * The stdio transport with its requests counted: a close waits for the answers of requests read and not
  * answered yet (the transport's own close would drop them).
  */
@@ -52,6 +66,11 @@ class DrainingTransport implements Transport {
   constructor(inner: Transport, whenClosed: () => void) {
     this.#inner = inner;
     inner.onmessage = (message, extra) => {
+      const refusal = discoverRefusal(message);
+      if (refusal !== null) {
+        void inner.send(refusal).catch((error: unknown) => this.onerror?.(error as Error));
+        return;
+      }
       if ('method' in message && 'id' in message) this.#unanswered.add(message.id);
       // A cancelled request gets no answer.
       else if ('method' in message && message.method === 'notifications/cancelled') {

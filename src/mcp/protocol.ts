@@ -5,7 +5,7 @@
  * Handlers translate: arguments to the service's request, the service's answer to the protocol's result, its
  * typed errors to the one error body (a tool error) or to a protocol error (resources).
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, UnsupportedProtocolVersionError, type CallToolResult, type ContentBlock, type ServerContext as SdkContext } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { SearchModeSchema, type Principals } from '../store/schemas.js';
@@ -45,6 +45,22 @@ export function mcpRegistry(input: McpServerOptions): McpRegistry {
   return { options, limits, tools, listing: listingOf(tools) };
 }
 
+/** The revisions the per-request envelope may name (the 2025-era ones are negotiated by `initialize`). */
+export const STATELESS_REVISIONS: readonly string[] = ['2026-07-28'];
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * A request whose envelope names a revision this server does not serve is refused on its own (the SDK checks
+ * the revision of the request that opens a stdio connection; each later one is checked here, as over HTTP).
+ */
+function checkRevision(ctx: SdkContext): void {
+  // The SDK types the envelope as an empty object; its keys are the spec's.
+  const requested = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[PROTOCOL_VERSION_KEY];
+  if (typeof requested === 'string' && !STATELESS_REVISIONS.includes(requested)) {
+    throw new UnsupportedProtocolVersionError({ supported: [...STATELESS_REVISIONS], requested });
+  }
+}
+
 /** A refusal or failure, in the one shape every tool answers it with. */
 function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
   const { body } = errorAnswer(error);
@@ -77,9 +93,13 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     },
   );
 
-  server.setRequestHandler('tools/list', () => ({ tools: listing }));
+  server.setRequestHandler('tools/list', (_request, ctx) => {
+    checkRevision(ctx);
+    return { tools: listing };
+  });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
+    checkRevision(ctx);
     const { name, arguments: raw } = request.params;
     const tool = tools.get(name);
     if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${excerpt(name, 200)} not found: the tools are ${[...tools.keys()].join(', ')}`);
@@ -115,8 +135,9 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     }
   });
 
-  server.setRequestHandler('resources/templates/list', () => ({
-    resourceTemplates: [
+  server.setRequestHandler('resources/templates/list', (_request, ctx) => {
+    checkRevision(ctx);
+    return { resourceTemplates: [
       {
         uriTemplate: SOURCE_TEMPLATE,
         name: 'source',
@@ -127,10 +148,11 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
           "or one chunk of it (chunk: a citation's chunkId), or a span (start, end: a citation's span). A source you may not read is not found, as one that does not exist.",
         mimeType: 'text/plain',
       },
-    ],
-  }));
+    ] };
+  });
 
   server.setRequestHandler('resources/list', async (request, ctx) => {
+    checkRevision(ctx);
     const page = await asProtocolError(undefined, () => listSources(options.store, principals, request.params?.cursor, limits.resourcesPageSize, ctx.mcpReq.signal));
     return {
       resources: page.sources.map((source) => ({
@@ -144,6 +166,7 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
   });
 
   server.setRequestHandler('resources/read', async (request, ctx) => {
+    checkRevision(ctx);
     const { uri } = request.params;
     const budget = caller.readBudget ?? { remaining: limits.maxRequestReadBytes };
     const read = await asProtocolError(uri, () => readSource(options.store, uri, principals, { limits, budget, signal: ctx.mcpReq.signal }));

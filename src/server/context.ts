@@ -9,6 +9,7 @@ import type { Pack } from '../core/schemas.js';
 import type { SearchMode } from '../store/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
 import { boundedBody, type ErrorBody } from '../service/errors.js';
+import { SURFACE_DEFAULTS } from '../service/limits.js';
 import type { ServiceContext } from '../service/service.js';
 import type { Caller } from './auth.js';
 import type { httpSchemas, ResponseFormat } from './http-requests.js';
@@ -61,6 +62,14 @@ export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat
   return reply.type('application/json; charset=utf-8').send(packJson(pack));
 }
 
+/** The id of a single JSON-RPC request of a bounded length (a parsed body), else null. */
+function jsonRpcIdOf(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id } = body as { id?: unknown };
+  if (typeof id === 'number' && Number.isFinite(id)) return id;
+  return typeof id === 'string' && id.length <= SURFACE_DEFAULTS.maxJsonRpcIdChars ? id : null;
+}
+
 /** JSON-RPC's code for a refusal outside a method's own errors (the SDK uses it for the same refusals). */
 const JSON_RPC_SERVER_ERROR = -32000;
 
@@ -70,10 +79,12 @@ const JSON_RPC_SERVER_ERROR = -32000;
  */
 export function sendError(reply: FastifyReply, status: number, error: ErrorBody, retryAfterSeconds?: number): FastifyReply {
   const body = boundedBody(error);
+  // The answer to a single JSON-RPC request carries its id (2026-07-28 has no null ids); else null.
+  const id = jsonRpcIdOf(reply.request.body);
   if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
   if (status === 401) reply.header('www-authenticate', 'Bearer');
   const path = reply.request.routeOptions.url ?? reply.request.url.split('?')[0];
-  const payload = path === '/mcp' ? { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: body.error, data: body }, id: null } : body;
+  const payload = path === '/mcp' ? { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: body.error, data: body }, id } : body;
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(payload));
 }
 
