@@ -12,8 +12,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { escapeBody } from '../src/render/escape.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import type { PackFormat } from '../src/core/schemas.js';
+import { getTokenizer, type PackFormat } from '../src/index.js';
 import { chunkDocument } from '../src/store/chunk.js';
 
 const argIndex = process.argv.indexOf('--rounds');

@@ -12,9 +12,8 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { defaultLoaders, loadDocuments } from '../src/sources/load.js';
-import { recordsLoader } from '../src/sources/records.js';
+import { MemoryHybridStore, loadDocuments } from '../src/index.js';
+import { defaultLoaders, recordsLoader } from '../src/sources/index.js';
 import { makeEmail, makeMbox, makePdf } from '../test/helpers/real-files.js';
 import { loadNote } from './lib/report.js';
 import { markdownTable } from './lib/table.js';

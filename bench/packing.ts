@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { packBundle } from '../src/core/bundle.js';
 import { sentenceKey } from '../src/core/sentences.js';
-import { splitSentences } from '../src/core/split.js';
+import { splitSentences } from '../src/index.js';
 import { CompressOptionsSchema, type CompressOptions, type Candidate, type Pack, HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
 import { escapeBody } from '../src/render/escape.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';

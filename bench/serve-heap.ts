@@ -10,11 +10,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { DEFAULT_LIMITS } from '../src/service/limits.js';
-import { parseRequest } from '../src/service/errors.js';
-import { requestSchemas } from '../src/service/requests.js';
-import { serveBundle } from '../src/service/service.js';
+import { MemoryHybridStore } from '../src/index.js';
+import { DEFAULT_LIMITS, parseRequest, requestSchemas, serveBundle } from '../src/service/index.js';
 import { loadSciFact } from './lib/datasets.js';
 import { REPO_ROOT } from './lib/paths.js';
 import { markdownTable } from './lib/table.js';

@@ -12,9 +12,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { readFrontMatter } from '../src/sources/front-matter.js';
+import { MemoryHybridStore, assembleBriefing } from '../src/index.js';
+import { readFrontMatter } from '../src/sources/index.js';
 
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const store = new MemoryHybridStore();

@@ -6,9 +6,7 @@
  *   npx tsx examples/eval-harness.ts
  */
 import { createHash } from 'node:crypto';
-import { packBundle } from '../src/core/bundle.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import type { CandidateInput } from '../src/core/schemas.js';
+import { packBundle, toCanonicalJson, type CandidateInput } from '../src/index.js';
 
 const candidates: CandidateInput[] = [
   { id: 'refunds#1', sourceId: 'refunds.md', version: 'v3', score: 0.91, similarity: 0.72, text: 'Refunds are paid to the original payment method within 14 days of the return arriving.' },

@@ -9,8 +9,7 @@ import { Document } from '@langchain/core/documents';
 import { Embeddings } from '@langchain/core/embeddings';
 import { ContextualCompressionRetriever } from '@langchain/classic/retrievers/contextual_compression';
 import { MemoryVectorStore } from '@langchain/classic/vectorstores/memory';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import type { LitmDocumentMetadata } from '../src/adapters/packing.js';
+import { LitmCompressor, type LitmDocumentMetadata } from '../src/langchain/index.js';
 
 /** Offline stand-in for a real embedding model: hashed bag of words, so shared words mean similarity. */
 class BagOfWordsEmbeddings extends Embeddings {

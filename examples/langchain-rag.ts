@@ -11,9 +11,8 @@ import { StringOutputParser } from '@langchain/core/output_parsers';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { RunnableLambda, RunnablePassthrough } from '@langchain/core/runnables';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { BundleRetriever } from '../src/langchain/bundle-retriever.js';
-import { formatDocumentsAsContext } from '../src/langchain/format.js';
+import type { IngestDocument } from '../src/index.js';
+import { BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 
 /** The markdown files in examples/corpus (its README excepted), each as one source document. */

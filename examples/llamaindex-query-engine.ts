@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { MockLLM } from '@llamaindex/core/llms/mock';
 import { RetrieverQueryEngine } from '@llamaindex/core/query-engine';
 import { getResponseSynthesizer } from '@llamaindex/core/response-synthesizers';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { BundleRetriever } from '../src/llamaindex/bundle-retriever.js';
+import type { IngestDocument } from '../src/index.js';
+import { BundleRetriever } from '../src/llamaindex/index.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 
 /** The markdown files in examples/corpus (its README excepted), each as one source document. */

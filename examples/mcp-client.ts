@@ -14,9 +14,8 @@ import { mkdtemp, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { PackSchema } from '../src/core/schemas.js';
-import { RagContextSchema } from '../src/service/responses.js';
+import { MemoryHybridStore, PackSchema } from '../src/index.js';
+import { RagContextSchema } from '../src/server/index.js';
 
 const question = process.argv[2] ?? 'Why should the best passage come first and the second best last?';
 

@@ -4,10 +4,8 @@
 //   npx tsx examples/mixed-corpus.ts
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { assembleBundle } from '../src/pipeline/bundle.js';
-import { defaultLoaders, loadDocuments } from '../src/sources/load.js';
-import { recordsLoader } from '../src/sources/records.js';
+import { MemoryHybridStore, assembleBundle, loadDocuments } from '../src/index.js';
+import { defaultLoaders, recordsLoader } from '../src/sources/index.js';
 
 const corpus = join(dirname(fileURLToPath(import.meta.url)), 'mixed');
 const docs = await loadDocuments([corpus], {

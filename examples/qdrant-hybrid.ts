@@ -11,10 +11,8 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packBundle } from '../src/core/bundle.js';
-import type { EmbeddingsLike } from '../src/store/embeddings.js';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
+import { packBundle, type EmbeddingsLike, type IngestDocument } from '../src/index.js';
+import { QdrantHybridStore } from '../src/qdrant/index.js';
 
 const url = process.env.QDRANT_URL;
 if (!url) {

@@ -9,11 +9,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { HttpReranker } from '../src/refine/rerank.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { packBundle } from '../src/core/bundle.js';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { BundleRetriever } from '../src/langchain/bundle-retriever.js';
+import { HttpReranker, MemoryHybridStore, packBundle, type IngestDocument } from '../src/index.js';
+import { BundleRetriever } from '../src/langchain/index.js';
 
 const dir = join(import.meta.dirname, 'corpus');
 const files = (await readdir(dir)).filter((file) => file.endsWith('.md') && file !== 'README.md').sort();

@@ -9,12 +9,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { packBundle } from '../src/core/bundle.js';
-import { readFrontMatter } from '../src/sources/front-matter.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import { verifyCitations } from '../src/verify/verify.js';
-import type { Pack } from '../src/core/schemas.js';
+import { MemoryHybridStore, packBundle, toCanonicalJson, verifyCitations, type Pack } from '../src/index.js';
+import { readFrontMatter } from '../src/sources/index.js';
 
 const corpusDir = fileURLToPath(new URL('./corpus/', import.meta.url));
 const texts = new Map(

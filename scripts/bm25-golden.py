@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate test/fixtures/bm25-golden.jsonl from fastembed's real `Qdrant/bm25` model.
 
-The fixture pins src/tokenize/bm25.ts to the Python implementation that writes BM25 sparse vectors into
+The fixture pins src/retrieve/bm25.ts to the Python implementation that writes BM25 sparse vectors into
 Qdrant collections (fastembed's `Bm25` class, `SparseTextEmbedding("Qdrant/bm25")`).
 
 Run from the repository root (any Python >= 3.10):

@@ -39,8 +39,15 @@ const externalExceptZod = {
   },
 };
 
-// The package entries (package.json "exports") and the bin.
-const entries = ['index.ts', 'qdrant/index.ts', 'langchain/index.ts', 'llamaindex/index.ts', 'server/index.ts', 'mcp/index.ts', 'cli/main.ts'];
+// The package entries (package.json "exports", each import's types path read as its source file) and the bin.
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const entries = [
+  ...Object.values(manifest.exports)
+    .map((target) => target?.import?.types)
+    .filter((types) => typeof types === 'string')
+    .map((types) => types.replace(/^\.\/dist\//u, '').replace(/\.d\.ts$/u, '.ts')),
+  'cli/main.ts',
+];
 await build({
   entryPoints: entries.map((file) => join(root, 'src', file)),
   outdir: dist,

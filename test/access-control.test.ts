@@ -4,12 +4,9 @@
 // coverage, caveats, pins, errors and counts are all inside those bytes.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PackSchema } from '../src/core/schemas.js';
-import { packBundle } from '../src/core/bundle.js';
-import { createServer } from '../src/server/server.js';
+import { PackSchema, packBundle, MemoryHybridStore, type Store } from '../src/index.js';
+import { createServer } from '../src/server/index.js';
 import { ENG_MARKER, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, bearer, fixtureKeys, fixtureStore, FIXED_NOW } from './helpers/serve-fixtures.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import type { Store } from '../src/store/types.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 interface Probe {

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { isLitmPackError } from '../src/base/errors.js';
+import { MemoryHybridStore, isLitmPackError } from '../src/index.js';
 import * as langchain from '../src/langchain/index.js';
 import * as llamaindex from '../src/llamaindex/index.js';
 

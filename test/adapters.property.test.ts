@@ -3,8 +3,8 @@ import { Document as LlamaDocument, MetadataMode, type NodeWithScore } from '@ll
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/base/canonical.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import { LitmPostprocessor } from '../src/llamaindex/litm-postprocessor.js';
+import { LitmCompressor } from '../src/langchain/index.js';
+import { LitmPostprocessor } from '../src/llamaindex/index.js';
 
 // Inputs that collide on purpose: few ids, few scores, few sources, so several inputs share an id and a
 // score and the packer has to choose between them. Each input carries its position as `tag`.

@@ -9,14 +9,10 @@ import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/typ
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { assembleBundle } from '../src/pipeline/bundle.js';
-import { verifyCitations } from '../src/verify/verify.js';
-import type { Store } from '../src/store/types.js';
-import { BundleRetriever as LangChainBundle } from '../src/langchain/bundle-retriever.js';
-import { BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/bundle-retriever.js';
-import { startServer, type RunningServer } from '../src/server/server.js';
+import { MemoryHybridStore, assembleBriefing, assembleBundle, verifyCitations, type Store } from '../src/index.js';
+import { BundleRetriever as LangChainBundle } from '../src/langchain/index.js';
+import { BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/index.js';
+import { startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { failure } from './helpers/failure.js';
 import { ENG_MARKER, HR_MARKER, KEYS, bearer, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';

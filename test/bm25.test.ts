@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { stem } from 'porter2';
 import { describe, expect, it } from 'vitest';
 
-import { isLitmPackError } from '../src/base/errors.js';
-import { bm25TokenId, encodeBm25Document, encodeBm25Query, tokenizeBm25, type SparseVector } from '../src/tokenize/bm25.js';
+import { isLitmPackError, type SparseVector } from '../src/index.js';
+import { bm25TokenId, encodeBm25Document, encodeBm25Query, tokenizeBm25 } from '../src/tokenize/bm25.js';
 import { ENGLISH_STOPWORDS } from '../src/tokenize/stopwords.js';
 
 // Produced by scripts/bm25-golden.py with fastembed's own Qdrant/bm25 code.

@@ -2,16 +2,9 @@
 // surface does, and the CLI and both frameworks' briefing retrievers reach them through it (one path).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/base/canonical.js';
-import { isLitmPackError } from '../src/base/errors.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import { PackSchema, type Pack } from '../src/core/schemas.js';
-import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/briefing-pack-retriever.js';
-import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/briefing-pack-retriever.js';
-import { assembleBriefing, type BriefingRequest } from '../src/pipeline/briefing.js';
-import type { Reranker } from '../src/refine/rerank.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { verifyCitations } from '../src/verify/verify.js';
-import type { ChunkRecord, IngestDocument, SearchRequest } from '../src/store/schemas.js';
+import { isLitmPackError, toCanonicalJson, PackSchema, type Pack, assembleBriefing, type BriefingRequest, type Reranker, MemoryHybridStore, verifyCitations, type ChunkRecord, type IngestDocument, type SearchRequest } from '../src/index.js';
+import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/index.js';
+import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';
 import { runCli } from './helpers/cli.js';
 import { closedPort } from './helpers/loopback.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';

@@ -1,13 +1,9 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { MetadataMode } from '@llamaindex/core/schema';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/briefing-pack-retriever.js';
-import { PACK_SUMMARY_EVENT } from '../src/langchain/tracing.js';
-import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/briefing-pack-retriever.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { isLitmPackError, toCanonicalJson, assembleBriefing, MemoryHybridStore } from '../src/index.js';
+import { BriefingPackRetriever as LangChainBriefing, PACK_SUMMARY_EVENT } from '../src/langchain/index.js';
+import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';
 
 let store: MemoryHybridStore;
 beforeAll(async () => {

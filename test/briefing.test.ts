@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toCanonicalJson } from '../src/core/pack.js';
-import type { Pack } from '../src/core/schemas.js';
-import { assembleBriefing, type BriefingRequest } from '../src/pipeline/briefing.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { toCanonicalJson, type Pack, assembleBriefing, type BriefingRequest, MemoryHybridStore, type IngestDocument, getTokenizer } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { failure } from './helpers/failure.js';
 

@@ -1,9 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import type { CandidateInput, PackFormat } from '../src/core/schemas.js';
+import { getTokenizer, packBriefing, packBundle, type CandidateInput, type PackFormat } from '../src/index.js';
 import { candidateArb } from './helpers/candidates.js';
 
 // Rule 1 at the edges: tiny budgets (below a block's header, below the frame, below a briefing's caveats),

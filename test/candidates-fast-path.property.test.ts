@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isPlainCandidate, parsePackOptions } from '../src/core/candidates.js';
 import { BundleOptionsSchema, CandidateSchema } from '../src/core/schemas.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { packBundle } from '../src/core/bundle.js';
+import { MemoryHybridStore, packBundle } from '../src/index.js';
 
 // Values near every rule's edge: each field draws from valid values, invalid ones and the wrong types.
 const anyOf = <T>(...values: T[]) => fc.constantFrom(...values);

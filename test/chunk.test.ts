@@ -1,11 +1,8 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { CandidateSchema } from '../src/core/schemas.js';
+import { isLitmPackError, CandidateSchema, type ChunkRecord, type IngestDocument, getTokenizer } from '../src/index.js';
 import { chunkDocument, chunkToCandidate, parseHeading, parseIngestDocuments } from '../src/store/chunk.js';
-import type { ChunkRecord, IngestDocument } from '../src/store/schemas.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
 
 const indexedAt = '2025-01-02T03:04:05.000Z';
 const o200k = getTokenizer('o200k_base');

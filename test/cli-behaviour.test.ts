@@ -6,8 +6,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codesByExit } from '../src/cli/main.js';
-import { ERROR_SURFACES } from '../src/base/errors.js';
-import { runCli } from './helpers/cli.js';
+import { ERROR_SURFACES } from '../src/index.js';
+import { runCli, spawnCli } from './helpers/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -52,10 +52,20 @@ describe('a killed demo', () => {
 });
 
 describe('usage errors, flags and exit codes', () => {
-  it('--version prints the package version', async () => {
-    const out = await runCli(['--version']);
-    expect(out.code).toBe(0);
-    expect(out.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  it('--version prints the package version, in a process of its own and in process', async () => {
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    for (const out of [await spawnCli(['--version']), await runCli(['--version'])]) {
+      expect(out.code).toBe(0);
+      expect(out.stdout.trim()).toBe(version);
+    }
+  });
+
+  it('a process exits with the code main() gives: 2 for a usage error, the message on stderr', async () => {
+    const spawned = await spawnCli(['bundle', 'q', '--budget', '0']);
+    const inProcess = await runCli(['bundle', 'q', '--budget', '0']);
+    expect(spawned).toEqual(inProcess);
+    expect(spawned.code).toBe(2);
+    expect(spawned.stderr).toMatch(/--budget must be at least 1/u);
   });
 
   it('name the flag the user typed, suggest the flag meant, and exit 2', async () => {
@@ -94,9 +104,9 @@ describe('usage errors, flags and exit codes', () => {
     for (const code of Object.keys(ERROR_SURFACES)) expect(out.stdout).toContain(code);
   });
 
-  it('the README documents the same exit codes as the table', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Exit codes'));
+  it('docs/cli.md documents the same exit codes as the table', () => {
+    const readme = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Exit codes'));
     const rows = new Map<number, string[]>();
     for (const match of section.matchAll(/^\| (\d) \| [^|]+\| ([^|]*) \|$/gm)) {
       rows.set(Number(match[1]), [...match[2]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));

@@ -2,8 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PackSchema } from '../src/core/schemas.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { PackSchema, MemoryHybridStore } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-briefing-'));

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PackSchema } from '../src/core/schemas.js';
+import { PackSchema } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 import { readSavedSync } from './helpers/store-files.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { MemoryHybridStore } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-verify-'));

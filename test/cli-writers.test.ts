@@ -4,9 +4,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { PackSchema } from '../src/core/schemas.js';
-import { verifyCitations } from '../src/verify/verify.js';
+import { MemoryHybridStore, PackSchema, verifyCitations } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 import { spawnServe } from './helpers/serve-fixtures.js';
 

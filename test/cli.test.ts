@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli as cli } from './helpers/cli.js';
-import { PackSchema } from '../src/core/schemas.js';
+import { PackSchema } from '../src/index.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

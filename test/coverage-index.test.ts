@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { packBriefing, packBundle, MemoryHybridStore } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 const docs = [

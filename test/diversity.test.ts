@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { maximalMarginalRelevance } from '../src/store/mmr.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { isLitmPackError, maximalMarginalRelevance, MemoryHybridStore } from '../src/index.js';
 import { TopicEmbeddings, topicCorpus } from './helpers/topic-embeddings.js';
 
 const cosine = (a: number[], b: number[]) => {

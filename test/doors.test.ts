@@ -10,22 +10,23 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { PIPELINE_DEFAULTS } from '../src/pipeline/defaults.js';
-import { PackSchema, type CandidateInput, type Pack } from '../src/core/schemas.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { assembleBundle, packCandidates } from '../src/pipeline/bundle.js';
-import { loadDocuments } from '../src/sources/load.js';
-import { toCanonicalJson } from '../src/core/pack.js';
+import {
+  MemoryHybridStore,
+  PIPELINE_DEFAULTS,
+  PackSchema,
+  assembleBriefing,
+  assembleBundle,
+  loadDocuments,
+  toCanonicalJson,
+  type CandidateInput,
+  type Pack,
+} from '../src/index.js';
 import { Document } from '@langchain/core/documents';
 import { TextNode } from '@llamaindex/core/schema';
-import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/briefing-pack-retriever.js';
-import { BundleRetriever as LangChainBundle } from '../src/langchain/bundle-retriever.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/briefing-pack-retriever.js';
-import { BundleRetriever as LlamaIndexBundle } from '../src/llamaindex/bundle-retriever.js';
-import { LitmPostprocessor } from '../src/llamaindex/litm-postprocessor.js';
-import { startServer, type RunningServer } from '../src/server/server.js';
+import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle, LitmCompressor } from '../src/langchain/index.js';
+import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle, LitmPostprocessor } from '../src/llamaindex/index.js';
+import { packCandidates } from '../src/pipeline/bundle.js';
+import { startServer, type RunningServer } from '../src/server/index.js';
 import { readSaved } from './helpers/store-files.js';
 import { runCli } from './helpers/cli.js';
 

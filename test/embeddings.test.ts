@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OpenAICompatibleEmbeddings } from '../src/embeddings/openai-compatible.js';
-import { isLitmPackError, type LitmPackError } from '../src/base/errors.js';
+import { OpenAICompatibleEmbeddings, isLitmPackError, type LitmPackError } from '../src/index.js';
 
 interface Seen {
   body: { model: string; input: string[]; [key: string]: unknown };

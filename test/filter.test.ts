@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, LitmPackError } from '../src/base/errors.js';
-import { aclFilter, combineFilters, getPayloadValues, matchesFilter, validateFilter, type Filter } from '../src/store/filter.js';
+import { isLitmPackError, LitmPackError, type Filter } from '../src/index.js';
+import { aclFilter, combineFilters, getPayloadValues, matchesFilter, validateFilter } from '../src/store/filter.js';
 
 // The example points of Qdrant's filtering documentation.
 const points = [

@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
+import { isLitmPackError, MemoryHybridStore } from '../src/index.js';
 import { readFrontMatter } from '../src/sources/front-matter.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { runCli } from './helpers/cli.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-front-matter-'));

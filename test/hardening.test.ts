@@ -5,11 +5,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { assembleBundle } from '../src/pipeline/bundle.js';
-import { loadDocuments, type SkippedFile } from '../src/sources/load.js';
-import { packBundle } from '../src/core/bundle.js';
-import { startServer, type RunningServer } from '../src/server/server.js';
+import { MemoryHybridStore, assembleBundle, loadDocuments, packBundle, type SkippedFile } from '../src/index.js';
+import { startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { failure } from './helpers/failure.js';
 

@@ -7,9 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeBody } from '../src/render/escape.js';
-import { PackSchema, type Pack } from '../src/core/schemas.js';
-import { packBundle } from '../src/core/bundle.js';
-import { renderPackReport } from '../src/inspect/pack-report.js';
+import { PackSchema, packBundle, type Pack, renderPackReport } from '../src/index.js';
 import { sampleCandidates } from './helpers/candidates.js';
 import { runCli } from './helpers/cli.js';
 

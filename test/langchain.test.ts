@@ -9,16 +9,18 @@ import { FakeListChatModel, SyntheticEmbeddings } from '@langchain/core/utils/te
 import { ContextualCompressionRetriever } from '@langchain/classic/retrievers/contextual_compression';
 import { MemoryVectorStore } from '@langchain/classic/vectorstores/memory';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import type { Pack } from '../src/core/schemas.js';
-import { BriefingPackRetriever } from '../src/langchain/briefing-pack-retriever.js';
-import { BundleRetriever } from '../src/langchain/bundle-retriever.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import { PACK_RUN_NAME, PACK_SUMMARY_EVENT, SEARCH_RUN_NAME } from '../src/langchain/tracing.js';
-import { formatDocumentsAsContext } from '../src/langchain/format.js';
-import type { LitmDocumentMetadata, PackSummary } from '../src/adapters/packing.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
+import { isLitmPackError, type Pack, MemoryHybridStore, getTokenizer } from '../src/index.js';
+import {
+  BriefingPackRetriever,
+  BundleRetriever,
+  LitmCompressor,
+  PACK_RUN_NAME,
+  PACK_SUMMARY_EVENT,
+  SEARCH_RUN_NAME,
+  formatDocumentsAsContext,
+  type LitmDocumentMetadata,
+  type PackSummary,
+} from '../src/langchain/index.js';
 import { SUPPORT_CORPUS } from './helpers/support-corpus.js';
 
 const CORPUS = SUPPORT_CORPUS;

@@ -10,12 +10,14 @@ import { RetrieverQueryEngine } from '@llamaindex/core/query-engine';
 import { getResponseSynthesizer } from '@llamaindex/core/response-synthesizers';
 import { Document as LlamaDocument, MetadataMode } from '@llamaindex/core/schema';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { isLitmPackError } from '../src/base/errors.js';
-import { BriefingPackRetriever } from '../src/langchain/briefing-pack-retriever.js';
-import { BundleRetriever } from '../src/langchain/bundle-retriever.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import { LitmDocumentPrompt, formatDocumentsAsContext } from '../src/langchain/format.js';
+import { MemoryHybridStore, isLitmPackError } from '../src/index.js';
+import {
+  BriefingPackRetriever,
+  BundleRetriever,
+  LitmCompressor,
+  LitmDocumentPrompt,
+  formatDocumentsAsContext,
+} from '../src/langchain/index.js';
 import * as llamaindex from '../src/llamaindex/index.js';
 import { SUPPORT_CORPUS } from './helpers/support-corpus.js';
 

@@ -7,12 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Document } from '@langchain/core/documents';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isLitmPackError, LitmPackError } from '../src/base/errors.js';
-import { MAX_METADATA_DEPTH, MAX_METADATA_SIZE } from '../src/base/metadata.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
+import {
+  isLitmPackError,
+  LitmPackError,
+  MAX_METADATA_DEPTH,
+  MAX_METADATA_SIZE,
+  MemoryHybridStore,
+  packBriefing,
+  packBundle,
+} from '../src/index.js';
+import { LitmCompressor } from '../src/langchain/index.js';
 
 /** `{ a: { a: ... { a: leaf } } }` with `levels` objects. */
 function nested(levels: number, leaf: unknown = 1): Record<string, unknown> {

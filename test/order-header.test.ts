@@ -2,12 +2,8 @@
 // and that neither changes which items are kept or what the citations hold.
 import { describe, expect, it } from 'vitest';
 import { Document } from '@langchain/core/documents';
-import { isLitmPackError } from '../src/base/errors.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import type { CandidateInput } from '../src/core/schemas.js';
-import { LitmCompressor } from '../src/langchain/litm-compressor.js';
-import { formatDocumentsAsContext } from '../src/langchain/format.js';
+import { isLitmPackError, packBriefing, packBundle, type CandidateInput } from '../src/index.js';
+import { LitmCompressor, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { packCandidates } from '../src/pipeline/bundle.js';
 import { servePack } from '../src/service/service.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';

@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import type { CandidateInput, Pack } from '../src/core/schemas.js';
+import { getTokenizer, packBriefing, packBundle, type CandidateInput, type Pack } from '../src/index.js';
 
 // Token hints are the caller's claim; the budget (rule 1) must hold whatever they say, and a hint that cannot
 // be right must not make packing quadratic (a pack with 1,200 hints of 0 once recounted the whole context per

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { PackSchema, type CandidateInput, type Pack, type PackFormat } from '../src/core/schemas.js';
+import { getTokenizer, packBriefing, packBundle, PackSchema, toCanonicalJson, type CandidateInput, type Pack, type PackFormat, type Tokenizer } from '../src/index.js';
 import { sha256Hex, canonicalStringify } from '../src/base/canonical.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import type { Tokenizer } from '../src/tokenize/types.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
 const tokenizer = getTokenizer('o200k_base');

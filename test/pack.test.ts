@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { isLitmPackError, LitmPackError } from '../src/base/errors.js';
-import { orderForLongContext } from '../src/core/layout.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import type { Tokenizer } from '../src/tokenize/types.js';
+import {
+  getTokenizer,
+  isLitmPackError,
+  LitmPackError,
+  orderForLongContext,
+  packBriefing,
+  packBundle,
+  toCanonicalJson,
+  type Tokenizer,
+} from '../src/index.js';
 import { sampleCandidates } from './helpers/candidates.js';
 
 const o200k = getTokenizer('o200k_base');

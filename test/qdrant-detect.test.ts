@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackError } from '../src/base/errors.js';
+import { isLitmPackError, type LitmPackError } from '../src/index.js';
 import { fitVectors, presetOfCollection, presetOfPayload, presetsFitting, vectorNamesFor, type ConfiguredVectors } from '../src/qdrant/detect.js';
 import { PRESET_DEFAULTS, type PayloadPreset } from '../src/qdrant/presets.js';
 import { errorAnswer, remedyFor } from '../src/service/errors.js';

@@ -7,21 +7,26 @@ import {
   type Schemas,
 } from '@qdrant/js-client-rest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../src/base/errors.js';
-import { CandidateSchema } from '../src/core/schemas.js';
-import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
-import { buildAccessFilter, buildCreateCollection, buildHybridQueryBatch, buildSearchFilter, toQdrantFusion } from '../src/qdrant/requests.js';
-import { callQdrant, type CallPolicy } from '../src/qdrant/call.js';
-import { checkCollection } from '../src/qdrant/collection.js';
-import { parseRetryAfter } from '../src/base/retry-after.js';
-import { pointIdForChunk } from '../src/qdrant/connection.js';
-import { pointToCandidate } from '../src/qdrant/presets.js';
-import { toQdrantError } from '../src/qdrant/errors.js';
-import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from '../src/qdrant/types.js';
-import { encodeBm25Query } from '../src/tokenize/bm25.js';
-import { chunkDocument, chunkToCandidate } from '../src/store/chunk.js';
+import { LitmPackError, isLitmPackError, type LitmPackErrorCode, CandidateSchema, encodeBm25Query, chunkDocument, type ChunkRecord } from '../src/index.js';
+import {
+  QdrantHybridStore,
+  buildAccessFilter,
+  buildCreateCollection,
+  buildHybridQueryBatch,
+  buildSearchFilter,
+  callQdrant,
+  checkCollection,
+  parseRetryAfter,
+  pointIdForChunk,
+  pointToCandidate,
+  toQdrantError,
+  toQdrantFusion,
+  QDRANT_CLIENT_METHODS,
+  type CallPolicy,
+  type QdrantClientLike,
+} from '../src/qdrant/index.js';
+import { chunkToCandidate } from '../src/store/chunk.js';
 import { aclFilter } from '../src/store/filter.js';
-import type { ChunkRecord } from '../src/store/schemas.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 type ScoredPoint = Schemas['ScoredPoint'];
@@ -569,6 +574,8 @@ describe('faults through the real client (fake fetch)', () => {
     const store = new QdrantHybridStore({
       url: 'http://qdrant.test:6333',
       collection: 'docs',
+      // Keyword-only writes on purpose (no check of the collection's vectors before them: see lexical-writes.test.ts).
+      lexicalOnly: true,
       retries: options.retries ?? 0,
       retryBaseDelayMs: 1,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RETRY_AFTER_MS } from '../src/base/retry-after.js';
-import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
-import { pointIdForChunk } from '../src/qdrant/connection.js';
-import { chunkDocument } from '../src/store/chunk.js';
+import { MAX_RETRY_AFTER_MS, QdrantHybridStore, pointIdForChunk } from '../src/qdrant/index.js';
+import { chunkDocument } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { qdrantOk, sendJson, startLoopback } from './helpers/loopback.js';
 import { failure } from './helpers/failure.js';
@@ -18,7 +16,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function store(options: Partial<ConstructorParameters<typeof QdrantHybridStore>[0]> = {}) {
-  return new QdrantHybridStore({ url: server.url, collection: 'docs', retries: 0, retryBaseDelayMs: 1, ...options });
+  // Keyword-only writes on purpose: what these stores ingest has no vectors (test/qdrant/lexical-writes.test.ts
+  // checks the refusal of such writes into a collection of dense vectors, against the engine).
+  return new QdrantHybridStore({ url: server.url, collection: 'docs', retries: 0, retryBaseDelayMs: 1, lexicalOnly: true, ...options });
 }
 
 const payload = chunkDocument({ id: 'tea.md', text: 'Green tea brews best below boiling water.' }, { indexedAt: '2025-01-01T00:00:00.000Z' })[0]!;

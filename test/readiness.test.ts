@@ -1,9 +1,8 @@
 // GET /readyz: 200 while the store answers a cheap read, 503 with the store's error code when it does not (or
 // does not answer in time); outside keys and rate limits, like /healthz.
 import { describe, expect, it } from 'vitest';
-import { LitmPackError } from '../src/base/errors.js';
-import type { Store } from '../src/store/types.js';
-import { startServer } from '../src/server/server.js';
+import { LitmPackError, type Store } from '../src/index.js';
+import { startServer } from '../src/server/index.js';
 import { KEYS, fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
 
 /** A store that has stopped answering: every read rejects as a store that cannot be reached does. */

@@ -5,13 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { escapeBody } from '../src/render/escape.js';
-import { HeaderSchema, ORDERS, type CandidateInput, type Pack, type PackFormat } from '../src/core/schemas.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { BriefingPackRetriever } from '../src/langchain/briefing-pack-retriever.js';
-import { BundleRetriever } from '../src/langchain/bundle-retriever.js';
-import { formatDocumentsAsContext } from '../src/langchain/format.js';
+import { HeaderSchema, MemoryHybridStore, ORDERS, packBriefing, packBundle, type CandidateInput, type Pack, type PackFormat } from '../src/index.js';
+import { BriefingPackRetriever, BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { checkContext, LINE_TERMINATORS } from './helpers/context-structure.js';
 import { hostileNonEmpty, hostileString, hostileText, INVISIBLES } from './helpers/hostile.js';
 

@@ -5,10 +5,7 @@
 import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
 import { escapeBody } from '../src/render/escape.js';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import type { CandidateInput, PackFormat } from '../src/core/schemas.js';
+import { getTokenizer, packBriefing, packBundle, type CandidateInput, type PackFormat } from '../src/index.js';
 import { checkContext, checkMarkdownContext, parseXml, splitLines } from './helpers/context-structure.js';
 
 const markdownIt = new MarkdownIt('commonmark');

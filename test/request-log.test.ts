@@ -1,6 +1,6 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { packBundle } from '../src/core/bundle.js';
+import { packBundle } from '../src/index.js';
 import { type RequestState, recordPack } from '../src/server/context.js';
 import { installRequestObservers } from '../src/server/request-log.js';
 import type { RequestLogLine } from '../src/server/options.js';

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LitmPackError, isLitmPackError } from '../src/base/errors.js';
-import { RerankStageSchema, rerankCandidates } from '../src/refine/stages.js';
-import { faultCode, withTimeout } from '../src/refine/contain.js';
-import type { Reranker } from '../src/refine/rerank.js';
+import { LitmPackError, isLitmPackError } from '../src/index.js';
+import { RerankStageSchema, faultCode, rerankCandidates, type Reranker } from '../src/refine/index.js';
+import { withTimeout } from '../src/refine/contain.js';
 
 const pool = [
   { id: 'a', text: 'alpha', score: 3 },

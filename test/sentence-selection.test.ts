@@ -1,16 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { isLitmPackError } from '../src/base/errors.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { PackSchema, type CandidateInput, type Pack, type PackFormat } from '../src/core/schemas.js';
+import { getTokenizer, isLitmPackError, packBriefing, packBundle, PackSchema, toCanonicalJson, tokenizeBm25, type CandidateInput, type Pack, type PackFormat, chunkDocument, splitSentences } from '../src/index.js';
 import { sha256Hex } from '../src/base/canonical.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import { tokenizeBm25 } from '../src/tokenize/bm25.js';
-import { chunkDocument, chunkToCandidate } from '../src/store/chunk.js';
+import { chunkToCandidate } from '../src/store/chunk.js';
 import { ELISION, sentenceKey } from '../src/core/sentences.js';
-import { splitSentences } from '../src/core/split.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
 const tokenizer = getTokenizer('o200k_base');

@@ -3,19 +3,12 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { PackSchema, type Pack } from '../src/core/schemas.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
-import { toCanonicalJson } from '../src/core/pack.js';
+import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker, type EmbeddingsLike } from '../src/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
-import { assembleBriefing } from '../src/pipeline/briefing.js';
-import { HttpReranker } from '../src/refine/rerank.js';
-import type { EmbeddingsLike } from '../src/store/embeddings.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { closedPort, startLoopback } from './helpers/loopback.js';
-import { QdrantHybridStore } from '../src/qdrant/qdrant-hybrid-store.js';
-import { createServer } from '../src/server/server.js';
+import { QdrantHybridStore } from '../src/qdrant/index.js';
+import { createServer } from '../src/server/index.js';
 import { bearer, fixtureKeys, fixtureStore, KEYS, pipelineBundle } from './helpers/serve-fixtures.js';
 
 let store: MemoryHybridStore;

@@ -5,14 +5,19 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import { chunkDocument } from '../src/store/chunk.js';
-import { fromLangChainDocuments, fromLlamaIndexDocuments } from '../src/sources/frameworks.js';
-import { loadDocuments, type LoadWarning, type SkippedFile } from '../src/sources/load.js';
-import { packBundle } from '../src/core/bundle.js';
-import { toCanonicalJson } from '../src/core/pack.js';
-import { verifyCitations } from '../src/verify/verify.js';
-import type { IngestDocument } from '../src/store/schemas.js';
+import {
+  MemoryHybridStore,
+  chunkDocument,
+  fromLangChainDocuments,
+  fromLlamaIndexDocuments,
+  loadDocuments,
+  packBundle,
+  toCanonicalJson,
+  verifyCitations,
+  type IngestDocument,
+  type LoadWarning,
+  type SkippedFile,
+} from '../src/index.js';
 import { makeEmail, makeEncryptedPdf, makeImageOnlyPdf, makeMbox, makePdf } from './helpers/real-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-formats-'));
@@ -311,7 +316,7 @@ describe('transcripts: WebVTT and SRT', () => {
 
 describe('records: JSON Lines and JSON arrays with a field mapping', () => {
   it('maps id, text, title and metadata fields; each record is a source under its file', async () => {
-    const { recordsLoader, defaultLoaders } = await import('../src/index.js');
+    const { recordsLoader, defaultLoaders } = await import('../src/sources/index.js');
     const loaders = [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] })];
     const { docs } = await load([join(MIXED, 'tickets.jsonl')], { base: MIXED, loaders });
     expect(docs.map((d) => [d.id, d.title, d.metadata])).toEqual([

@@ -1,4 +1,4 @@
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { MemoryHybridStore } from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { describeStoreMethods } from './helpers/store-contract.js';
 

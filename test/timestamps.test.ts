@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { timestampMillis } from '../src/core/schemas.js';
-import { packBundle } from '../src/core/bundle.js';
+import { packBundle } from '../src/index.js';
 import { runCli } from './helpers/cli.js';
 
 // Local 10:00 read as UTC is the latest instant; read in Tokyo (UTC+9) it would be 01:00Z, the earliest.

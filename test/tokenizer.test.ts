@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer, countBySegments, countUpTo, countingSegments, loadTiktokenRanks, runLimit, splitsAt, tokenizerFromVocabulary, vocabularySource } from '../src/tokenize/tiktoken.js';
+import { getTokenizer } from '../src/index.js';
 import { CL100K_PATTERN, O200K_PATTERN } from '../src/tokenize/pretokenize.js';
 import { decodeRankTableFile, encodeRankTableFile, vocabularyFromTiktoken } from '../src/tokenize/rank-table.js';
+import { countBySegments, countUpTo, countingSegments, loadTiktokenRanks, runLimit, splitsAt, tokenizerFromVocabulary, vocabularySource } from '../src/tokenize/tiktoken.js';
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');

@@ -6,9 +6,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import type { Pack } from '../src/core/schemas.js';
-import { startServer, type RunningServer } from '../src/server/server.js';
+import type { MemoryHybridStore, Pack } from '../src/index.js';
+import { startServer, type RunningServer } from '../src/server/index.js';
 import { fixtureKeys, fixtureStore } from './helpers/serve-fixtures.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { packBriefing } from '../src/core/briefing.js';
-import { packBundle } from '../src/core/bundle.js';
+import { isLitmPackError, packBriefing, packBundle } from '../src/index.js';
 
 const base = { query: 'q', candidates: [{ id: 'a', text: 'alpha', score: 1 }], maxTokens: 100 };
 

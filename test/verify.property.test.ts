@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import type { ChunkRecord } from '../src/store/schemas.js';
-import { verifyCitations, type CitationStatus, type VerifiableCitation } from '../src/verify/verify.js';
+import { MemoryHybridStore, type ChunkRecord, verifyCitations, type CitationStatus, type VerifiableCitation } from '../src/index.js';
 
 // Documents are sections of paragraphs of sentences over a small vocabulary (so texts repeat and edits can
 // recreate text found elsewhere); small chunks make re-ingest regroup paragraphs across chunk boundaries.

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../src/base/errors.js';
-import { packBundle } from '../src/core/bundle.js';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
-import type { IngestDocument } from '../src/store/schemas.js';
-import { CitationCheckSchema, verifyCitations } from '../src/verify/verify.js';
+import { isLitmPackError, packBundle, MemoryHybridStore, type IngestDocument, CitationCheckSchema, verifyCitations } from '../src/index.js';
 
 const policy = [
   '# Refund policy',

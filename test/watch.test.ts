@@ -7,9 +7,8 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { MemoryHybridStore, loadDocuments } from '../src/index.js';
 import { applyFileChanges, watchDocuments, type WatchBatch } from '../src/sources/watch.js';
-import { loadDocuments } from '../src/sources/load.js';
 import { makeEmail, makeMbox } from './helpers/real-files.js';
 import { readSavedSync } from './helpers/store-files.js';
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
+import { registerCheckAnswer } from './commands/check-answer.js';
 import { registerCitations } from './commands/citations.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
@@ -21,6 +22,7 @@ import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
 import { remedyFor } from '../service/errors.js';
+import { stderr, stdout, withIo, type CliIo } from './io.js';
 import { visibleLine } from './terminal.js';
 import { LIMIT_ALIASES } from '../store/schemas.js';
 
@@ -77,7 +79,7 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', `\n${exitCodeHelp()}`)
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({ writeOut: (s) => stdout().write(s), writeErr: (s) => stderr().write(s) })
     // Set before the commands are added: they inherit it, so their usage errors reach main() too.
     .exitOverride();
   registerPack(program);
@@ -94,10 +96,19 @@ export function buildProgram(): Command {
   registerMcp(program);
   registerCopy(program);
   registerKeys(program);
+  registerCheckAnswer(program);
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the command line on `argv` (as `process.argv`: node, script, arguments) and resolves with its exit code.
+ * With `io`, commands read and write those streams instead of the process's (serve and mcp excepted).
+ */
+export async function main(argv: string[], io?: CliIo): Promise<number> {
+  return io === undefined ? run(argv) : withIo(io, () => run(argv));
+}
+
+async function run(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
@@ -110,10 +121,10 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     if (isLitmPackError(error)) {
-      process.stderr.write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
+      stderr().write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
       return ERROR_SURFACES[error.code]?.exit ?? UNEXPECTED_EXIT_CODE;
     }
-    process.stderr.write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
+    stderr().write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);
     return UNEXPECTED_EXIT_CODE;
   }
 }
@@ -123,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
  * reader, which is not an error: exit quietly instead of printing EPIPE's stack trace.
  */
 function exitQuietlyOnClosedPipe(): void {
+  // eslint-disable-next-line no-restricted-properties -- the binary's own process streams, not a command's output
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);

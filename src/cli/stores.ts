@@ -140,11 +140,10 @@ export async function storeFile(spec: string): Promise<string> {
 /** The embedded store at `spec` for reading; it must exist. */
 export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
   const file = await existingStoreFile(spec);
-  const { embeddings, idfCorpus, lexicalOnly } = options;
+  const { embeddings, idfCorpus } = options;
   return MemoryHybridStore.load(file, {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),
-    ...(lexicalOnly === true ? { lexicalOnly } : {}),
   });
 }
 
@@ -170,7 +169,7 @@ export const SERVED_STORE_CHECK_MS = 500;
 export async function openServedStore(spec: string, options: OpenStoreOptions = {}): Promise<Store> {
   const qdrant = await openQdrant(spec, options);
   if (qdrant !== null) return qdrant;
-  const { embeddings, idfCorpus, lexicalOnly } = options;
+  const { embeddings, idfCorpus } = options;
   return ReloadingStore.open(await existingStoreFile(spec), {
     ...(embeddings === undefined ? {} : { embeddings }),
     ...(idfCorpus === undefined ? {} : { idfCorpus }),

@@ -18,3 +18,5 @@ export type {
   PackSummary,
   PackerOptions,
 } from '../adapters/packing.js';
+export { CitedAnswerRunnable } from './cited-answer.js';
+export type { CitedAnswerInput, CitedAnswerRunnableFields } from './cited-answer.js';

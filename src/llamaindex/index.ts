@@ -15,3 +15,5 @@ export type {
   PackSummary,
   PackerOptions,
 } from '../adapters/packing.js';
+export { resolveResponseCitations, citablePackFromNodes } from './cited-response.js';
+export type { ResolveResponseOptions, ResponseLike } from './cited-response.js';

@@ -7,17 +7,13 @@ import { StdioServerTransport, serveStdio as serveSdkStdio } from '@modelcontext
 import { STATELESS_REVISIONS, mcpRegistry, protocolServer, type McpCaller } from './protocol.js';
 import type { McpServerOptions } from './tools.js';
 
-export {
-  DEGRADED_META_KEY,
-  McpServerOptionsSchema,
-  SERVER_INSTRUCTIONS,
-  TOOL_ANNOTATIONS,
-  TOOL_DESCRIPTIONS,
-} from './tools.js';
+export { DEGRADED_META_KEY, McpServerOptionsSchema, SERVER_INSTRUCTIONS, TOOL_DESCRIPTIONS } from './tools.js';
 export type { McpServerOptions, ToolCallEvent } from './tools.js';
 export { mcpServerFactory } from './protocol.js';
 export type { McpCaller } from './protocol.js';
-export { NEXT_PAGE_META_KEY, SOURCE_TEMPLATE } from './resources.js';
+export { NEXT_PAGE_META_KEY } from './resources.js';
+export { CitationLedger } from '../service/ledger.js';
+export type { LedgerOptions } from '../service/ledger.js';
 export { TRAILER_PREFIX, packText, packTrailer } from './text.js';
 
 /** How long a close waits for tool calls in flight. */

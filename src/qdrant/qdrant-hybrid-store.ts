@@ -46,6 +46,7 @@ export type FromExistingCollectionOptions = Omit<QdrantHybridStoreOptions, 'clie
 export class QdrantHybridStore implements Store {
   readonly #c: QdrantConnection;
   #writes: Promise<unknown> = Promise.resolve();
+  #lexicalWriteChecked = false;
 
   constructor(options: QdrantHybridStoreOptions) {
     this.#c = new QdrantConnection(options);
@@ -212,7 +213,8 @@ export class QdrantHybridStore implements Store {
    */
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
     return this.#queued(async () => {
-      await checkLexicalWrite(this.#c, Array.isArray(docs) ? docs.length : 0, options?.signal);
+      // Once per store: the collection's points cannot gain dense vectors from a store without embeddings.
+      if (!this.#lexicalWriteChecked) this.#lexicalWriteChecked = await checkLexicalWrite(this.#c, Array.isArray(docs) ? docs.length : 0, options?.signal);
       return add(this.#c, docs, options);
     });
   }

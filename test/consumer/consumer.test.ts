@@ -194,10 +194,10 @@ describe('the installed tarball in TypeScript', () => {
 });
 
 describe("the README's framework examples, against the installed tarball", () => {
-  it('compile and run: the LCEL RAG chain and the LlamaIndex query engine', async () => {
+  it('compile and run: the LCEL RAG chain, the briefing retriever, the compressor, the LlamaIndex query engine and postprocessor', async () => {
     const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
     const blocks = [...readme.matchAll(/<!-- consumer-test: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)];
-    expect(blocks.map((b) => b[1])).toEqual(['lcel-rag.ts', 'llamaindex-engine.ts']);
+    expect(blocks.map((b) => b[1])).toEqual(['lcel-rag.ts', 'briefing-retriever.ts', 'compressor.ts', 'llamaindex-engine.ts', 'llamaindex-postprocessor.ts']);
     await mkdir(join(project, 'readme'), { recursive: true });
     for (const [, name, code] of blocks) await writeFile(join(project, 'readme', name!), `${code}\n`);
     const names = blocks.map((b) => `readme/${b[1]}`);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { CandidateInput } from '../../src/core/schemas.js';
+import type { CandidateInput } from '../../src/index.js';
 
 const words = ['alpha', 'beta', 'gamma', 'delta', 'retrieval', 'budget', 'token', 'café', 'naïve', '東京', '数据', 'émoji', '😀', 'x'];
 

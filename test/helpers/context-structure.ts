@@ -16,7 +16,7 @@ import MarkdownIt from 'markdown-it';
 
 import { SaxesParser } from 'saxes';
 import { expect } from 'vitest';
-import type { Pack } from '../../src/core/schemas.js';
+import type { Pack } from '../../src/index.js';
 
 const markdownIt = new MarkdownIt('commonmark');
 const commonMark = new CommonMarkParser();

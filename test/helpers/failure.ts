@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/base/errors.js';
+import { isLitmPackError, type LitmPackError, type LitmPackErrorCode } from '../../src/index.js';
 
 /** The `LitmPackError` a promise rejects with, checked to carry `code`; fails the test when it resolves. */
 export async function failure(promise: Promise<unknown>, code: LitmPackErrorCode): Promise<LitmPackError> {

@@ -1,4 +1,4 @@
-import type { EmbeddingsLike } from '../../src/store/embeddings.js';
+import type { EmbeddingsLike } from '../../src/index.js';
 
 /**
  * Deterministic embeddings for tests: a hashed bag of lower-cased words (FNV-1a into `dimension` buckets).

@@ -1,12 +1,9 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import { packBundle } from '../../src/core/bundle.js';
-import type { IngestDocument } from '../../src/store/schemas.js';
-import type { Pack } from '../../src/core/schemas.js';
+import { MemoryHybridStore, packBundle, type IngestDocument, type Pack } from '../../src/index.js';
 import { preparePacking, retrieveCandidates } from '../../src/pipeline/retrieve.js';
-import { PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../../src/refine/stages.js';
+import { PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../../src/refine/index.js';
 import type { EmbeddingsLike } from '../../src/store/embeddings.js';
 import type { Store } from '../../src/store/types.js';
 import { ApiKeys } from '../../src/server/auth.js';

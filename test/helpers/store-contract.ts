@@ -1,9 +1,7 @@
 // The semantics every Store shares for getChunks, deleteSources, rankings, clusters and kind: one suite,
 // run on each store implementation with its own factory.
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode } from '../../src/base/errors.js';
-import type { ChunkRecord, GetChunksRequest, IngestDocument } from '../../src/store/schemas.js';
-import type { Rankings, Store } from '../../src/store/types.js';
+import { isLitmPackError, type LitmPackErrorCode, type ChunkRecord, type GetChunksRequest, type IngestDocument, type Rankings, type Store } from '../../src/index.js';
 
 /** A store with the optional methods present (the suite checks them). */
 export type FullStore = Store & Required<Pick<Store, 'getChunks' | 'deleteSources' | 'rankings'>>;

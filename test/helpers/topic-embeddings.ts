@@ -1,4 +1,4 @@
-import type { EmbeddingsLike } from '../../src/store/embeddings.js';
+import type { EmbeddingsLike } from '../../src/index.js';
 import { mulberry32 as random } from '../../bench/lib/random.js';
 
 function hash(text: string): number {

@@ -3,11 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OpenAIEmbedding } from '@llamaindex/openai';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import { OpenAICompatibleEmbeddings } from '../../src/embeddings/openai-compatible.js';
-import { PackSchema } from '../../src/core/schemas.js';
-import { isLitmPackError } from '../../src/base/errors.js';
-import { packBundle } from '../../src/core/bundle.js';
+import { MemoryHybridStore, OpenAICompatibleEmbeddings, PackSchema, isLitmPackError, packBundle } from '../../src/index.js';
 import { runCli } from '../helpers/cli.js';
 import { readSavedSync } from '../helpers/store-files.js';
 

@@ -8,12 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { PackSchema } from '../../src/core/schemas.js';
-import { toCanonicalJson } from '../../src/core/pack.js';
-import { OpenAICompatibleEmbeddings } from '../../src/embeddings/openai-compatible.js';
-import { HttpReranker } from '../../src/refine/rerank.js';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import { startServer, type RunningServer } from '../../src/server/server.js';
+import { PackSchema, toCanonicalJson, OpenAICompatibleEmbeddings, HttpReranker, MemoryHybridStore } from '../../src/index.js';
+import { startServer, type RunningServer } from '../../src/server/index.js';
 import { FIXED_NOW, PUBLIC_DOCS, pipelineBundle, spawnServe } from '../helpers/serve-fixtures.js';
 
 const base = inject('modelUrl');

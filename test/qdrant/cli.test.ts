@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runCli as cli } from '../helpers/cli.js';
-import { PackSchema } from '../../src/core/schemas.js';
+import { PackSchema } from '../../src/index.js';
 
 const url = new URL(inject('qdrantUrl'));
 const collection = `litm_cli_${randomUUID().slice(0, 8)}`;

@@ -5,13 +5,10 @@
 // Against a real standalone server (QDRANT_URL) user-defined shard keys are refused with 405, which the
 // store reports as `unsupported`; those tests check that instead.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { pointIdForChunk } from '../../src/qdrant/connection.js';
-import type { QdrantHybridStoreOptions } from '../../src/qdrant/options.js';
-import type { IngestDocument } from '../../src/store/schemas.js';
+import { QdrantHybridStore, pointIdForChunk, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
+import type { IngestDocument } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { admin, collectionNames, url } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { admin, collectionNames, failure, url } from './helpers.js';
 
 const collectionName = collectionNames('cluster');
 let clusterMode = false;

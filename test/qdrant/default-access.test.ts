@@ -2,16 +2,13 @@
 // ACL only), on every door (the store, the pipeline, both frameworks' retrievers, verification, MCP resources);
 // a full view is asked for with `principals: 'all'`.
 import { describe, expect, it } from 'vitest';
-import { assembleBriefing } from '../../src/pipeline/briefing.js';
-import { assembleBundle } from '../../src/pipeline/bundle.js';
-import { verifyCitations } from '../../src/verify/verify.js';
-import { BundleRetriever as LangChainBundle } from '../../src/langchain/bundle-retriever.js';
-import { BundleRetriever as LlamaIndexBundle } from '../../src/llamaindex/bundle-retriever.js';
+import { assembleBriefing, assembleBundle, verifyCitations } from '../../src/index.js';
+import { BundleRetriever as LangChainBundle } from '../../src/langchain/index.js';
+import { BundleRetriever as LlamaIndexBundle } from '../../src/llamaindex/index.js';
 import { readSource } from '../../src/mcp/resources.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
+import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { ENG_MARKER, HR_MARKER, PUBLIC_DOCS, RESTRICTED_DOCS } from '../helpers/serve-fixtures.js';
-import { clock, collectionNames, url } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { clock, collectionNames, failure, url } from './helpers.js';
 
 const name = collectionNames('litm_default_access');
 const readsRestricted = (texts: string[]) => texts.some((text) => text.includes(HR_MARKER) || text.includes(ENG_MARKER));

@@ -1,8 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Candidate } from '../../src/core/schemas.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import type { SearchMode, SearchRequest } from '../../src/store/schemas.js';
+import { type Candidate, MemoryHybridStore, type SearchMode, type SearchRequest } from '../../src/index.js';
+import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { TopicEmbeddings, topicCorpus } from '../helpers/topic-embeddings.js';
 import { collectionNames, url } from './helpers.js';
 

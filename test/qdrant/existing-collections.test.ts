@@ -1,14 +1,12 @@
 // Collections litm-pack did not create, or that are not there: what a user of the library and of the CLI sees.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PackSchema } from '../../src/core/schemas.js';
-import { assembleBundle } from '../../src/pipeline/bundle.js';
+import { PackSchema, assembleBundle } from '../../src/index.js';
 import { searchDegradedOf } from '../../src/store/types.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
+import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { runCli as cli } from '../helpers/cli.js';
-import { admin, collectionNames, url } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { admin, collectionNames, failure, url } from './helpers.js';
 
 const collectionName = collectionNames('litm_existing');
 const texts = ['Cookies need brown butter and chocolate.', 'Sourdough bread needs a lively starter.', 'Change the engine oil yearly.'];

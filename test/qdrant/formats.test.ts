@@ -2,14 +2,10 @@
 // and parent ids survive the payload, packs equal the memory store's, and the attachment rule holds.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import { defaultLoaders, loadDocuments } from '../../src/sources/load.js';
-import { packBundle } from '../../src/core/bundle.js';
+import { MemoryHybridStore, loadDocuments, packBundle, verifyCitations, type Candidate } from '../../src/index.js';
+import { defaultLoaders } from '../../src/sources/load.js';
 import { recordsLoader } from '../../src/sources/records.js';
-import { verifyCitations } from '../../src/verify/verify.js';
-import type { Candidate } from '../../src/core/schemas.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { QdrantRestClient } from '../../src/qdrant/rest-client.js';
+import { QdrantHybridStore, QdrantRestClient } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { clock, collectionNames, url } from './helpers.js';
 

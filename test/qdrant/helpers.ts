@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, inject } from 'vitest';
-import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from '../../src/qdrant/types.js';
+import { QDRANT_CLIENT_METHODS, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 export { failure } from '../helpers/failure.js';
 

@@ -2,13 +2,8 @@
 // with one scroll per batch, upserts of many points, one delete per batch that needs one, bounded requests
 // in flight, and a failure that stops the ingest without leaving a source without chunks.
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError } from '../../src/base/errors.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { QdrantRestClient } from '../../src/qdrant/rest-client.js';
-import type { QdrantClientLike } from '../../src/qdrant/types.js';
-import { chunkDocument } from '../../src/store/chunk.js';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import type { IngestDocument } from '../../src/store/schemas.js';
+import { isLitmPackError, chunkDocument, MemoryHybridStore, type IngestDocument } from '../../src/index.js';
+import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { clock, collectionNames, url, wrapClient } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
+import { QdrantHybridStore } from '../../src/qdrant/index.js';
 import { WordEmbedding } from '../helpers/word-embedding.js';
 
 const url = inject('qdrantUrl');

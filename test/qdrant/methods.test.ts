@@ -2,12 +2,10 @@
 // Qdrant engine (or a real server with QDRANT_URL).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import type { QdrantHybridStoreOptions } from '../../src/qdrant/options.js';
-import type { IngestDocument, SearchMode } from '../../src/store/schemas.js';
+import { QdrantHybridStore, type QdrantHybridStoreOptions } from '../../src/qdrant/index.js';
+import type { IngestDocument, SearchMode } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { DistinctEmbeddings, NamedEmbeddings, admin, collectionNames, url } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { DistinctEmbeddings, NamedEmbeddings, admin, collectionNames, failure, url } from './helpers.js';
 
 const collectionName = collectionNames('methods');
 

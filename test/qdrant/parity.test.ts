@@ -1,11 +1,8 @@
 // getChunks, deleteSources, rankings, clusters and kind: the same answers from MemoryHybridStore and from
 // QdrantHybridStore on the Qdrant engine (or a real server with QDRANT_URL).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import type { Filter } from '../../src/store/filter.js';
-import type { GetChunksRequest, IngestDocument, SearchRequest } from '../../src/store/schemas.js';
-import type { RankedChunk } from '../../src/store/types.js';
+import { QdrantHybridStore } from '../../src/qdrant/index.js';
+import { MemoryHybridStore, type Filter, type GetChunksRequest, type IngestDocument, type RankedChunk, type SearchRequest } from '../../src/index.js';
 import { DistinctEmbeddings, clock, collectionNames, url } from './helpers.js';
 
 const collection = collectionNames('parity')('stores');

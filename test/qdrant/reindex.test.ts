@@ -3,14 +3,10 @@
 // old collection.
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import type { LitmPackErrorCode } from '../../src/base/errors.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import { QdrantRestClient } from '../../src/qdrant/rest-client.js';
-import type { QdrantClientLike } from '../../src/qdrant/types.js';
-import type { IngestDocument } from '../../src/store/schemas.js';
+import type { LitmPackErrorCode, IngestDocument } from '../../src/index.js';
+import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { admin, url, wrapClient } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { admin, failure, url, wrapClient } from './helpers.js';
 
 const run = randomUUID().slice(0, 8);
 const aliasesUsed: string[] = [];

@@ -4,16 +4,10 @@ import { TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CandidateSchema, type Candidate } from '../../src/core/schemas.js';
-import { QdrantHybridStore } from '../../src/qdrant/qdrant-hybrid-store.js';
-import type { QdrantClientLike } from '../../src/qdrant/types.js';
-import { encodeBm25Document } from '../../src/tokenize/bm25.js';
-import { chunkDocument } from '../../src/store/chunk.js';
-import { MemoryHybridStore } from '../../src/memory/memory-hybrid-store.js';
-import type { Fusion, IngestDocument, SearchMode, SearchRequest } from '../../src/store/schemas.js';
+import { CandidateSchema, type Candidate, encodeBm25Document, chunkDocument, MemoryHybridStore, type Fusion, type IngestDocument, type SearchMode, type SearchRequest } from '../../src/index.js';
+import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
-import { DistinctEmbeddings, admin, clock, collectionNames, url, wrapClient } from './helpers.js';
-import { failure } from '../helpers/failure.js';
+import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
 
 const collectionName = collectionNames('litm');
 

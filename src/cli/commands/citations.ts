@@ -4,6 +4,7 @@ import { requestSchemas } from '../../service/requests.js';
 import type { StaleCitation } from '../../service/responses.js';
 import { integer, list, principalsFrom, serviceRequest, storeOption } from '../options.js';
 import { existingStoreFile, openStore } from '../stores.js';
+import { stdout } from '../io.js';
 import { visibleLine } from '../terminal.js';
 import { CommandExit, STALE_EXIT_CODE } from './verify.js';
 
@@ -37,8 +38,8 @@ function printTable(citations: readonly StaleCitation[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
   if (rows.length > 0) {
-    process.stdout.write(`${line(header)}\n`);
-    for (const row of rows) process.stdout.write(`${line(row)}\n`);
+    stdout().write(`${line(header)}\n`);
+    for (const row of rows) stdout().write(`${line(row)}\n`);
   }
 }
 
@@ -85,12 +86,12 @@ export function registerCitations(program: Command): void {
       const counts = { changed: 0, moved: 0, missing: 0 };
       for (const citation of found) counts[citation.status] += 1;
       if (flags.json) {
-        for (const citation of found) process.stdout.write(`${JSON.stringify({ type: 'citation', ...citation })}\n`);
-        process.stdout.write(`${JSON.stringify({ type: 'summary', ...counts, checked, skippedLines: ledger.skippedLines })}\n`);
+        for (const citation of found) stdout().write(`${JSON.stringify({ type: 'citation', ...citation })}\n`);
+        stdout().write(`${JSON.stringify({ type: 'summary', ...counts, checked, skippedLines: ledger.skippedLines })}\n`);
       } else {
         printTable(found);
         const skipped = ledger.skippedLines === 0 ? '' : `; ${ledger.skippedLines} ledger line${ledger.skippedLines === 1 ? '' : 's'} skipped (torn or not ledger entries)`;
-        process.stdout.write(`${counts.changed} changed, ${counts.moved} moved, ${counts.missing} missing of ${checked} served citations checked${skipped}\n`);
+        stdout().write(`${counts.changed} changed, ${counts.moved} moved, ${counts.missing} missing of ${checked} served citations checked${skipped}\n`);
       }
       if (found.length > 0) throw new CommandExit(STALE_EXIT_CODE);
     });

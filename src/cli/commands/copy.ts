@@ -1,3 +1,4 @@
+import { stderr, stdout } from '../io.js';
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { LitmPackError } from '../../base/errors.js';
@@ -25,7 +26,7 @@ export function registerCopy(program: Command): void {
       if (to === null) throw new LitmPackError('invalid_input', `--to must be a Qdrant collection, e.g. qdrant://localhost:6333/docs; got "${flags.to}"`);
       const from = await storeFile(flags.from);
       const { copyToQdrant } = await import('../../qdrant/index.js');
-      const bar = flags.quiet !== true && process.stderr.isTTY ? new SingleBar({ format: '{phase} [{bar}] {value}/{total}', stream: process.stderr }, Presets.shades_classic) : null;
+      const bar = flags.quiet !== true && stderr().isTTY ? new SingleBar({ format: '{phase} [{bar}] {value}/{total}', stream: stderr() }, Presets.shades_classic) : null;
       let phase = '';
       try {
         const result = await copyToQdrant({
@@ -45,7 +46,7 @@ export function registerCopy(program: Command): void {
           },
         });
         bar?.stop();
-        process.stdout.write(
+        stdout().write(
           `Copied ${count(result.chunks, 'chunk')} of ${count(result.sources, 'source')} from ${from} to ${flags.to}: ` +
             `${result.written} written, ${result.unchanged} already there, ${result.removed} no longer in the store removed.\n`,
         );

@@ -4,7 +4,7 @@ import { LitmPackError } from '../../base/errors.js';
 import type { Pack } from '../../core/schemas.js';
 import { MemoryHybridStore } from '../../memory/memory-hybrid-store.js';
 import { packageRoot } from '../../service/version.js';
-import { printPack } from '../io.js';
+import { printPack, stdout } from '../io.js';
 import { packOptions, type RetrieveFlags } from '../options.js';
 import { bundleFromFlags } from './bundle.js';
 import { addWithProgress, readForIngest } from './ingest.js';
@@ -27,10 +27,10 @@ export function registerDemo(program: Command): void {
       const store = new MemoryHybridStore();
       const { docs } = await readForIngest([corpus], { base: corpus });
       const counts = await addWithProgress(store, docs, true);
-      process.stdout.write(`Ingested ${docs.length} files into a store in memory: ${counts}.\n\nQuestion: ${flags.question}\n\n`);
+      stdout().write(`Ingested ${docs.length} files into a store in memory: ${counts}.\n\nQuestion: ${flags.question}\n\n`);
       const pack = await bundleFromFlags(flags.question, { ...flags, budget: flags.budget ?? DEMO_BUDGET, limit: DEMO_POOL }, store);
       printPack(pack, false);
-      process.stdout.write(`\n${howToRead(pack)}\n`);
+      stdout().write(`\n${howToRead(pack)}\n`);
     });
 }
 

@@ -8,7 +8,7 @@ import type { IngestDocument } from '../../store/schemas.js';
 import { defaultLoaders, describeSkipped, loadDocuments, sourceScope, type LoadWarning, type SkippedFile } from '../../sources/load.js';
 import { recordsLoader, type RecordsMapping } from '../../sources/records.js';
 import { watchDocuments, type WatchBatch } from '../../sources/watch.js';
-import { warn } from '../io.js';
+import { stderr, stdout, warn } from '../io.js';
 import { visible, visibleLine, count } from '../terminal.js';
 import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
@@ -114,7 +114,7 @@ export function filesLine(files: number, sources: number): string {
 
 /** Adds documents to an open store with a progress bar on a terminal; returns the counts line. */
 export async function addWithProgress(store: Store, docs: IngestDocument[], quiet: boolean): Promise<string> {
-  const bar = !quiet && process.stderr.isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: process.stderr }, Presets.shades_classic) : null;
+  const bar = !quiet && stderr().isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: stderr() }, Presets.shades_classic) : null;
   bar?.start(docs.length, 0);
   try {
     const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
@@ -174,7 +174,7 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   if (pruned !== null) lines.push(`Pruned ${count(pruned.sources, 'source')} whose files are gone (${count(pruned.chunks, 'chunk')}).`);
   if (skipped.length > 0) lines.push(describeSkipped(skipped));
   if (flags.watch === true) {
-    process.stdout.write(`${visible(lines.join('\n'))}\n`);
+    stdout().write(`${visible(lines.join('\n'))}\n`);
     await watchIngest(paths, flags, qdrant, file, embeddings);
     return '';
   }
@@ -201,7 +201,7 @@ async function watchIngest(paths: string[], flags: IngestFlags, qdrant: Store | 
     ...target,
     onSkip: (skip) => warn(skipWarning(skip)),
     onWarning: (warning) => warn(partialWarning(warning)),
-    onBatch: (batch) => process.stdout.write(`${visibleLine(batchLine(batch))}\n`),
+    onBatch: (batch) => stdout().write(`${visibleLine(batchLine(batch))}\n`),
     onError: (error) => warn(`a batch of changes was not applied: ${error instanceof Error ? error.message : String(error)}`),
   });
   warn(`watching ${paths.join(', ')} for changes (Ctrl-C stops)`);
@@ -262,6 +262,6 @@ export function registerIngest(program: Command): void {
       if (flags.alias !== undefined && flags.reindex !== true) throw new LitmPackError('invalid_input', '--alias goes with --reindex');
       if (flags.watch === true && flags.reindex === true) throw new LitmPackError('invalid_input', '--watch cannot go with --reindex');
       const summary = await ingest(paths, flags);
-      if (summary !== '') process.stdout.write(`${visible(summary)}\n`);
+      if (summary !== '') stdout().write(`${visible(summary)}\n`);
     });
 }

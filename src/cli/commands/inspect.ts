@@ -5,7 +5,7 @@ import { LitmPackError } from '../../base/errors.js';
 import { readPackRun } from '../../inspect/schema.js';
 import { renderGoldenSetReport } from '../../inspect/golden-report.js';
 import { renderPackReport } from '../../inspect/pack-report.js';
-import { readStdin, readUserFile } from '../io.js';
+import { readStdin, readUserFile, stdout } from '../io.js';
 
 interface InspectFlags {
   output?: string;
@@ -56,7 +56,7 @@ export function registerInspect(program: Command): void {
         }
       }
       if (flags.output === undefined) {
-        process.stdout.write(report);
+        stdout().write(report);
         return;
       }
       try {
@@ -64,6 +64,6 @@ export function registerInspect(program: Command): void {
       } catch (error) {
         throw new LitmPackError('io_error', `Cannot write ${flags.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
       }
-      process.stdout.write(`Wrote ${flags.output} (${Buffer.byteLength(report)} bytes)\n`);
+      stdout().write(`Wrote ${flags.output} (${Buffer.byteLength(report)} bytes)\n`);
     });
 }

@@ -1,3 +1,4 @@
+import { stderr, stdout } from '../io.js';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { ApiKeys, type ApiKeysInput } from '../../server/auth.js';
@@ -25,7 +26,7 @@ export function registerKeys(program: Command): void {
     .option('--principals <list>', 'what the caller may read besides documents without an ACL (comma-separated)', list, [])
     .action((flags: { id: string; principals: string[] }) => {
       const file = newKeyFile(flags.id, flags.principals);
-      process.stdout.write(`${JSON.stringify(file)}\n`);
-      process.stderr.write(`litm-pack: ${visibleLine(`key for ${flags.id}: send "Authorization: Bearer ${file.keys[0]?.key}"`)}\n`);
+      stdout().write(`${JSON.stringify(file)}\n`);
+      stderr().write(`litm-pack: ${visibleLine(`key for ${flags.id}: send "Authorization: Bearer ${file.keys[0]?.key}"`)}\n`);
     });
 }

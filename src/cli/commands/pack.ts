@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { emptyContextHint } from '../../service/hints.js';
 import { servePack } from '../../service/service.js';
-import { readStdin, readUserFile } from '../io.js';
+import { readStdin, readUserFile, stderr, stdout } from '../io.js';
 import { list, packOptions, packingParameters, rerankStage, serviceRequest, type PackFlags } from '../options.js';
 import { parseCandidates } from '../read-candidates.js';
 
@@ -39,7 +39,7 @@ export function registerPack(program: Command): void {
       });
       const pack = await servePack(request, rerank === undefined ? {} : { rerank });
       const hint = emptyContextHint(pack);
-      if (hint !== null) process.stderr.write(`litm-pack: note: ${hint}\n`);
-      process.stdout.write(output === 'context' ? `${pack.context}\n` : `${packJson(pack)}\n`);
+      if (hint !== null) stderr().write(`litm-pack: note: ${hint}\n`);
+      stdout().write(output === 'context' ? `${pack.context}\n` : `${packJson(pack)}\n`);
     });
 }

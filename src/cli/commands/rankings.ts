@@ -1,3 +1,4 @@
+import { stdout } from '../io.js';
 import type { Command } from 'commander';
 import type { RankedChunk, Rankings } from '../../store/types.js';
 import { SEARCH_MODES } from '../../store/schemas.js';
@@ -22,8 +23,8 @@ function printRankings(rankings: Rankings): void {
   const rows = [['#', ...shown.map(([name]) => name)]];
   for (let i = 0; i < depth; i += 1) rows.push([String(i + 1), ...shown.map(([, arm]) => cell(arm[i]))]);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  process.stdout.write(`mode ${rankings.mode}${rankings.dense === null ? ' (no dense arm)' : ''}\n`);
-  for (const row of rows) process.stdout.write(`${row.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd()}\n`);
+  stdout().write(`mode ${rankings.mode}${rankings.dense === null ? ' (no dense arm)' : ''}\n`);
+  for (const row of rows) stdout().write(`${row.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd()}\n`);
 }
 
 export function registerRankings(program: Command): void {
@@ -40,7 +41,7 @@ export function registerRankings(program: Command): void {
       const embeddings = embeddingsFrom(flags);
       const store = await openStore(flags.store, embeddings === undefined ? {} : { embeddings });
       const rankings = await serveRankings(request, { store, principals: principalsFrom(flags) });
-      if (flags.json) process.stdout.write(`${JSON.stringify(rankings)}\n`);
+      if (flags.json) stdout().write(`${JSON.stringify(rankings)}\n`);
       else printRankings(rankings);
     });
 }

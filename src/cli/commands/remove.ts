@@ -1,3 +1,4 @@
+import { stdout } from '../io.js';
 import type { Command } from 'commander';
 import { LitmPackError } from '../../base/errors.js';
 import type { DeleteSourcesResult, Store } from '../../store/types.js';
@@ -26,7 +27,7 @@ export function registerRemove(program: Command): void {
   ).action(async (sources: string[], flags: { store: string }) => {
     const result = await removeSources(flags.store, sources);
     const unique = new Set(sources).size;
-    process.stdout.write(
+    stdout().write(
       visibleLine(`Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
         `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.`,
       ) + '\n',

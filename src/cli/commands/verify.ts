@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveVerify } from '../../service/service.js';
 import { VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
-import { readStdin, readUserFile } from '../io.js';
+import { readStdin, readUserFile, stdout } from '../io.js';
 import { visibleLine } from '../terminal.js';
 import { list, principalsFrom, serviceRequest, storeOption } from '../options.js';
 
@@ -80,7 +80,7 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
   const title = [`Pack ${packIndex}`, typeof packHash === 'string' ? `sha256:${packHash.slice(0, 12)}` : '', typeof query === 'string' ? `"${shorten(query, 60)}"` : '']
     .filter(Boolean)
     .join('  ');
-  if (several || checks.length === 0) process.stdout.write(`${visibleLine(title)}\n`);
+  if (several || checks.length === 0) stdout().write(`${visibleLine(title)}\n`);
   const rows = checks.map((c) => {
     let note = '';
     if (c.status === 'moved') note = `now at ${spanText(c.span)}`;
@@ -94,14 +94,14 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
   if (rows.length > 0) {
-    process.stdout.write(`${line(header)}\n`);
-    for (const row of rows) process.stdout.write(`${line(row)}\n`);
+    stdout().write(`${line(header)}\n`);
+    for (const row of rows) stdout().write(`${line(row)}\n`);
   }
   const counts = countStatuses(checks);
-  process.stdout.write(
+  stdout().write(
     `${several ? `Pack ${packIndex}: ` : ''}${counts.current} current, ${counts.moved} moved, ${counts.changed} changed, ${counts.missing} missing\n`,
   );
-  if (several) process.stdout.write('\n');
+  if (several) stdout().write('\n');
 }
 
 export function registerVerify(program: Command): void {
@@ -124,8 +124,8 @@ export function registerVerify(program: Command): void {
         const counts = countStatuses(checks);
         stale += counts.changed + counts.missing;
         if (flags.json) {
-          for (const check of checks) process.stdout.write(`${JSON.stringify({ type: 'citation', pack: index, packHash: pack.packHash ?? null, ...check })}\n`);
-          process.stdout.write(`${JSON.stringify({ type: 'summary', pack: index, packHash: pack.packHash ?? null, ...counts })}\n`);
+          for (const check of checks) stdout().write(`${JSON.stringify({ type: 'citation', pack: index, packHash: pack.packHash ?? null, ...check })}\n`);
+          stdout().write(`${JSON.stringify({ type: 'summary', pack: index, packHash: pack.packHash ?? null, ...counts })}\n`);
         } else {
           printTable(index, pack.packHash, pack.query, checks, packs.length > 1);
         }

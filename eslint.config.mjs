@@ -1,0 +1,27 @@
+// Lint: typescript-eslint's recommended type-checked rules over everything TypeScript in the repository.
+// Formatting is prettier's (npm run format), not the linter's. A rule turned off here says why.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.conformance/**', '.promptfoo/**', '.venv*/**', 'test/consumer/fixtures/**', 'test-results/**', '**/*.mjs', '**/*.cjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
+    // Commands print through cli/io.ts, so main(argv, io) runs them with streams of the caller's (the tests run
+    // the CLI in process). serve and mcp own their process (signals, the stdio protocol).
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/io.ts', 'src/cli/commands/serve.ts', 'src/cli/commands/mcp.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['stdout', 'stderr', 'stdin'].map((property) => ({ object: 'process', property, message: `use ${property}() from cli/io.ts` })),
+      ],
+    },
+  },
+);
