@@ -28,7 +28,10 @@ let docs: string;
 let storeDir: string;
 
 async function ingest(): Promise<void> {
-  for (const [folder, acl] of [['public', []], ['hr', ['--acl', 'hr']]] as const) {
+  for (const [folder, acl] of [
+    ['public', []],
+    ['hr', ['--acl', 'hr']],
+  ] as const) {
     const out = await runCli(['ingest', join(docs, folder), '--store', storeDir, '--quiet', ...acl]);
     expect(out.code, out.stderr).toBe(0);
   }
@@ -51,7 +54,9 @@ afterAll(async () => {
 
 async function mcpAs(server: RunningServer, key?: string): Promise<Client> {
   const client = new Client({ name: 'agent', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }),
+  );
   return client;
 }
 
@@ -86,12 +91,18 @@ describe('the stale feed of a served corpus', () => {
     await server?.close();
   });
 
-  it('serves bundles over MCP and HTTP, and records each one\'s citations in the ledger beside the store', async () => {
+  it("serves bundles over MCP and HTTP, and records each one's citations in the ledger beside the store", async () => {
     const alice = await mcpAs(server, KEYS.alice);
     try {
-      const result = (await alice.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds netted paid days', mode: 'lexical' } })) as CallToolResult;
+      const result = (await alice.callTool({
+        name: 'assemble_bundle',
+        arguments: { query: 'refunds netted paid days', mode: 'lexical' },
+      })) as CallToolResult;
       alicePack = result.structuredContent as unknown as Pack;
-      expect([...new Set(alicePack.citations.map((c) => c.sourceId))].sort()).toEqual([expect.stringContaining('salary.md'), expect.stringContaining('refunds.md')]);
+      expect([...new Set(alicePack.citations.map((c) => c.sourceId))].sort()).toEqual([
+        expect.stringContaining('salary.md'),
+        expect.stringContaining('refunds.md'),
+      ]);
     } finally {
       await alice.close();
     }
@@ -99,7 +110,10 @@ describe('the stale feed of a served corpus', () => {
     anonymousPack = (await anonymous.json()) as Pack;
     expect(anonymousPack.citations.map((c) => c.sourceId).every((id) => id.includes('refunds'))).toBe(true);
     await ledger.flush();
-    const lines = (await readFile(ledger.path, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pack: string; caller: string; principals: string[]; citations: unknown[] });
+    const lines = (await readFile(ledger.path, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { pack: string; caller: string; principals: string[]; citations: unknown[] });
     expect(lines.map((line) => [line.pack, line.caller, line.principals])).toEqual([
       [alicePack.packHash, 'alice', ['hr']],
       [anonymousPack.packHash, 'anonymous', []],
@@ -127,7 +141,12 @@ describe('the stale feed of a served corpus', () => {
       const refunds = alicePack.citations.find((c) => c.sourceId.includes('refunds') && c.textSha256 !== undefined)!;
       expect(sources(seenByAlice)).toEqual(expect.arrayContaining([`changed ${salary.sourceId}`, `changed ${refunds.sourceId}`]));
       const salaryEntry = seenByAlice.citations.find((c) => c.sourceId === salary.sourceId)!;
-      expect(salaryEntry).toMatchObject({ chunkId: salary.chunkId, textSha256: salary.textSha256, citedSpan: salary.span, currentVersion: expect.any(String) });
+      expect(salaryEntry).toMatchObject({
+        chunkId: salary.chunkId,
+        textSha256: salary.textSha256,
+        citedSpan: salary.span,
+        currentVersion: expect.any(String),
+      });
       expect(salaryEntry.packs).toEqual([{ packHash: alicePack.packHash, servedAt: expect.any(String), kind: 'bundle', caller: 'alice' }]);
       // The same page over HTTP.
       expect(await staleOverHttp(server, KEYS.alice)).toEqual(seenByAlice);
@@ -137,7 +156,9 @@ describe('the stale feed of a served corpus', () => {
         expect(answer.citations.every((c) => c.sourceId.includes('refunds'))).toBe(true);
         expect(answer.citations.length).toBeGreaterThan(0);
         expect(JSON.stringify(answer)).not.toContain('salary');
-        expect(answer.citations.flatMap((c) => c.packs.map((p) => p.caller)).filter((caller) => caller !== undefined && caller !== 'anonymous')).toEqual([]);
+        expect(
+          answer.citations.flatMap((c) => c.packs.map((p) => p.caller)).filter((caller) => caller !== undefined && caller !== 'anonymous'),
+        ).toEqual([]);
       }
       // Newest first, a page at a time: every page reaches the same citations.
       const paged: string[] = [];
@@ -179,9 +200,14 @@ describe('the stale feed of a served corpus', () => {
     await ledger.flush();
     const all = await runCli(['citations', 'stale', '--ledger', ledger.path, '--store', storeDir, '--all-principals', '--json']);
     expect(all.code, all.stderr).toBe(3);
-    const lines = all.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; sourceId?: string; packs?: { caller?: string }[] });
+    const lines = all.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; sourceId?: string; packs?: { caller?: string }[] });
     expect(lines.at(-1)).toMatchObject({ type: 'summary', checked: expect.any(Number), skippedLines: 0 });
-    expect(lines.filter((line) => line.type === 'citation').map((line) => line.sourceId)).toEqual(expect.arrayContaining([expect.stringContaining('salary'), expect.stringContaining('refunds')]));
+    expect(lines.filter((line) => line.type === 'citation').map((line) => line.sourceId)).toEqual(
+      expect.arrayContaining([expect.stringContaining('salary'), expect.stringContaining('refunds')]),
+    );
     // A full view is told who was served.
     expect(lines.flatMap((line) => line.packs ?? []).map((pack) => pack.caller)).toEqual(expect.arrayContaining(['alice', 'anonymous']));
     const anonymous = await runCli(['citations', 'stale', '--store', storeDir]);
@@ -194,11 +220,15 @@ describe('the stale feed of a served corpus', () => {
   });
 });
 
-describe('without a ledger (the library\'s default)', () => {
+describe("without a ledger (the library's default)", () => {
   it('records nothing, does not offer list_stale_citations, and refuses the stale feed by saying why', async () => {
     const { stat } = await import('node:fs/promises');
     const beside = ledgerPathBeside(join(storeDir, 'store.json'));
-    const sizeOf = () => stat(beside).then((info) => info.size, () => 0);
+    const sizeOf = () =>
+      stat(beside).then(
+        (info) => info.size,
+        () => 0,
+      );
     const before = await sizeOf();
     const plain = await startServer({ store: await ReloadingStore.open(join(storeDir, 'store.json')), rateLimit: false });
     const client = await mcpAs(plain);
@@ -223,7 +253,11 @@ describe('the ledger file', () => {
     const dir = await mkdtemp(join(tmpdir(), 'litm-ledger-torn-'));
     try {
       const path = join(dir, 'citations.ledger.jsonl');
-      const pack = { kind: 'bundle', packHash: 'a'.repeat(64), citations: [{ ref: 1, sourceId: 's.md', chunkId: 's.md#1', textSha256: 'b'.repeat(64), span: { start: 0, end: 5 } }] } as unknown as Pack;
+      const pack = {
+        kind: 'bundle',
+        packHash: 'a'.repeat(64),
+        citations: [{ ref: 1, sourceId: 's.md', chunkId: 's.md#1', textSha256: 'b'.repeat(64), span: { start: 0, end: 5 } }],
+      } as unknown as Pack;
       const first = await CitationLedger.open({ path });
       first.record(pack, { id: 'alice', principals: ['hr'] });
       await first.flush();
@@ -254,7 +288,11 @@ describe('the ledger file', () => {
       const path = join(dir, 'citations.ledger.jsonl');
       const ledger = await CitationLedger.open({ path, maxFileBytes: 1024, keepFiles: 2 });
       for (let i = 0; i < 12; i += 1) {
-        const pack = { kind: 'bundle', packHash: String(i).padStart(64, '0'), citations: [{ ref: 1, sourceId: `s${i}.md`, chunkId: `s${i}.md#1`, textSha256: 'b'.repeat(64) }] } as unknown as Pack;
+        const pack = {
+          kind: 'bundle',
+          packHash: String(i).padStart(64, '0'),
+          citations: [{ ref: 1, sourceId: `s${i}.md`, chunkId: `s${i}.md#1`, textSha256: 'b'.repeat(64) }],
+        } as unknown as Pack;
         ledger.record(pack, { id: 'alice', principals: [] });
       }
       await ledger.flush();

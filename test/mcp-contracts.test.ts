@@ -45,12 +45,18 @@ afterAll(async () => {
 
 async function connect(url: string, key?: string): Promise<{ client: Client; tools: Tool[] }> {
   const client = new Client({ name: 'contracts', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }),
+  );
   return { client, tools: (await client.listTools()).tools };
 }
 
 /** A 2026-07-28 request: the envelope in `_meta`, the routing headers the revision requires. */
-async function modern(method: string, params: Record<string, unknown> = {}, options: { key?: string; headers?: Record<string, string>; url?: string } = {}) {
+async function modern(
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { key?: string; headers?: Record<string, string>; url?: string } = {},
+) {
   const name = method === 'tools/call' ? (params.name as string) : method === 'resources/read' ? (params.uri as string) : undefined;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -61,14 +67,28 @@ async function modern(method: string, params: Record<string, unknown> = {}, opti
     ...(options.key === undefined ? {} : bearer(options.key)),
     ...options.headers,
   };
-  const response = await fetch(`${options.url ?? server.url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: ENVELOPE } }) });
-  return { status: response.status, body: (await response.json()) as { result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } } };
+  const response = await fetch(`${options.url ?? server.url}/mcp`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: ENVELOPE } }),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as {
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string; data?: Record<string, unknown> };
+    },
+  };
 }
 
-const textOf = (result: CallToolResult) => result.content.filter((block) => block.type === 'text').map((block) => (block as { text: string }).text).join('\n');
+const textOf = (result: CallToolResult) =>
+  result.content
+    .filter((block) => block.type === 'text')
+    .map((block) => (block as { text: string }).text)
+    .join('\n');
 
-describe('the seeds\' tool contracts', () => {
-  it('get_rag_context: maildb\'s defaults (max_tokens 4000, limit 20) and exactly its four fields', async () => {
+describe("the seeds' tool contracts", () => {
+  it("get_rag_context: maildb's defaults (max_tokens 4000, limit 20) and exactly its four fields", async () => {
     const { client, tools } = await connect(server.url, KEYS.alice);
     try {
       const properties = tools.find((t) => t.name === 'get_rag_context')?.inputSchema.properties as Record<string, { default?: unknown }>;
@@ -79,19 +99,28 @@ describe('the seeds\' tool contracts', () => {
       const rag = RagContextSchema.parse(result.structuredContent);
       expect(rag).toEqual(ragContextOf(await pipelineBundle(store, 'refunds shipping', { budget: 4000, limit: 20, principals: ['hr'] })));
       await new Promise((done) => setTimeout(done, 20));
-      expect(lines.map((line) => JSON.parse(line) as { tool?: string; budget?: number }).find((line) => line.tool === 'get_rag_context')?.budget).toBe(4000);
+      expect(
+        lines.map((line) => JSON.parse(line) as { tool?: string; budget?: number }).find((line) => line.tool === 'get_rag_context')?.budget,
+      ).toBe(4000);
     } finally {
       await client.close();
     }
   });
 
-  it('get_rag_context names the Message-ID of an e-mail\'s hits (a message composed by nodemailer, ingested by the CLI)', async () => {
+  it("get_rag_context names the Message-ID of an e-mail's hits (a message composed by nodemailer, ingested by the CLI)", async () => {
     const work = await mkdtemp(join(tmpdir(), 'litm-rag-mail-'));
     try {
       await mkdir(join(work, 'mail'));
       await writeFile(
         join(work, 'mail', 'renewal.eml'),
-        await makeEmail({ from: 'Alice <alice@acme.com>', to: 'you@example.com', subject: 'Contract renewal', date: new Date('2024-03-15T09:30:00Z'), messageId: '<renewal@acme.com>', text: 'The renewal of the hosting contract runs for 24 months.' }),
+        await makeEmail({
+          from: 'Alice <alice@acme.com>',
+          to: 'you@example.com',
+          subject: 'Contract renewal',
+          date: new Date('2024-03-15T09:30:00Z'),
+          messageId: '<renewal@acme.com>',
+          text: 'The renewal of the hosting contract runs for 24 months.',
+        }),
       );
       await writeFile(join(work, 'mail', 'notes.md'), '# Notes\n\nThe hosting contract renewal is discussed on Monday.');
       const ingested = await runCli(['ingest', join(work, 'mail'), '--store', join(work, 'store'), '--quiet']);
@@ -100,7 +129,10 @@ describe('the seeds\' tool contracts', () => {
       const mailServer = await startServer({ store: mail, rateLimit: false });
       const { client } = await connect(mailServer.url);
       try {
-        const rag = RagContextSchema.parse(((await client.callTool({ name: 'get_rag_context', arguments: { query: 'hosting contract renewal' } })) as CallToolResult).structuredContent);
+        const rag = RagContextSchema.parse(
+          ((await client.callTool({ name: 'get_rag_context', arguments: { query: 'hosting contract renewal' } })) as CallToolResult)
+            .structuredContent,
+        );
         const email = rag.hits.find((hit) => hit.source_id.endsWith('renewal.eml') || hit.source_id.includes('renewal@acme.com'));
         expect(email?.message_id).toBe('renewal@acme.com');
         expect(rag.hits.find((hit) => hit.source_id.endsWith('notes.md'))?.message_id).toBeUndefined();
@@ -116,12 +148,18 @@ describe('the seeds\' tool contracts', () => {
   it('corpus_briefing_pack(query, max_tokens) is the briefing whose prompt is the query; rankings are served over MCP', async () => {
     const { client } = await connect(server.url, KEYS.alice);
     try {
-      const pack = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }).then((r) => PackSchema.parse((r as CallToolResult).structuredContent));
+      const pack = (name: string, args: Record<string, unknown>) =>
+        client.callTool({ name, arguments: args }).then((r) => PackSchema.parse((r as CallToolResult).structuredContent));
       const corpus = await pack('corpus_briefing_pack', { query: 'refunds and shipping', max_tokens: 700 });
       expect(toCanonicalJson(corpus)).toBe(toCanonicalJson(await pack('get_briefing', { prompt: 'refunds and shipping', budget: 700 })));
       expect(corpus.budget.maxTokens).toBe(700);
-      const rankings = RankingsSchema.parse(((await client.callTool({ name: 'get_rankings', arguments: { query: 'refunds', mode: 'lexical', k: 5 } })) as CallToolResult).structuredContent);
-      const rest = (await (await fetch(`${server.url}/api/bundle?q=refunds&mode=lexical&debug=rankings&k=5`, { headers: bearer(KEYS.alice) })).json()) as { rankings: unknown };
+      const rankings = RankingsSchema.parse(
+        ((await client.callTool({ name: 'get_rankings', arguments: { query: 'refunds', mode: 'lexical', k: 5 } })) as CallToolResult)
+          .structuredContent,
+      );
+      const rest = (await (
+        await fetch(`${server.url}/api/bundle?q=refunds&mode=lexical&debug=rankings&k=5`, { headers: bearer(KEYS.alice) })
+      ).json()) as { rankings: unknown };
       expect(rankings).toEqual(rest.rankings);
     } finally {
       await client.close();
@@ -131,7 +169,11 @@ describe('the seeds\' tool contracts', () => {
   it('a bundle without q says "q (query) parameter required", with its code and issue', async () => {
     const answer = await fetch(`${server.url}/api/bundle?budget=100`);
     expect(answer.status).toBe(400);
-    expect(await answer.json()).toEqual({ error: 'q (query) parameter required', code: 'invalid_input', issues: [{ path: ['q'], message: 'q (query) parameter required' }] });
+    expect(await answer.json()).toEqual({
+      error: 'q (query) parameter required',
+      code: 'invalid_input',
+      issues: [{ path: ['q'], message: 'q (query) parameter required' }],
+    });
   });
 });
 
@@ -144,7 +186,10 @@ describe('a host that shows the model only text', () => {
         ['get_briefing', { prompt: 'refunds shipping', budget: 600 }],
         ['corpus_briefing_pack', { query: 'refunds shipping', max_tokens: 600 }],
         ['get_rag_context', { query: 'refunds shipping', max_tokens: 400 }],
-        ['pack_candidates', { query: 'refunds', candidates: [{ id: 'a', sourceId: 'a.md', text: 'Refunds take 14 days.', score: 1, similarity: 0.7 }] }],
+        [
+          'pack_candidates',
+          { query: 'refunds', candidates: [{ id: 'a', sourceId: 'a.md', text: 'Refunds take 14 days.', score: 1, similarity: 0.7 }] },
+        ],
       ];
       for (const [name, args] of calls) {
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -152,11 +197,16 @@ describe('a host that shows the model only text', () => {
         const text = textOf(result);
         const pack = name === 'get_rag_context' ? null : PackSchema.parse(result.structuredContent);
         const summary = text.split('\n').find((line) => line.startsWith(TRAILER_PREFIX));
-        expect(summary, name).toMatch(/^litm-pack: confidence (strong|partial|weak|unknown) · top similarity (unknown|-?\d\.\d\d) · \d+ items? · \d+\/\d+ tokens · truncated (yes|no)$/u);
+        expect(summary, name).toMatch(
+          /^litm-pack: confidence (strong|partial|weak|unknown) · top similarity (unknown|-?\d\.\d\d) · \d+ items? · \d+\/\d+ tokens · truncated (yes|no)$/u,
+        );
         if (pack !== null) {
           expect(summary).toContain(`confidence ${pack.coverage.confidence}`);
           expect(summary).toContain(`${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens`);
-          for (const citation of pack.citations) expect(text, name).toMatch(new RegExp(`^\\[${citation.ref}\\] ${citation.sourceId.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&')}\\b`, 'mu'));
+          for (const citation of pack.citations)
+            expect(text, name).toMatch(
+              new RegExp(`^\\[${citation.ref}\\] ${citation.sourceId.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&')}\\b`, 'mu'),
+            );
           // The context comes first, whole.
           expect(text.startsWith(pack.context)).toBe(true);
         } else {
@@ -218,14 +268,23 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /mcp', () => {
     expect(list.body.result).toMatchObject({ resultType: 'complete', ttlMs: expect.any(Number), cacheScope: 'public' });
   });
 
-  it('a tool call in the new revision gives the same pack, bound to the caller\'s key; resources read the same', async () => {
-    const called = await modern('tools/call', { name: 'assemble_bundle', arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 } }, { key: KEYS.alice });
+  it("a tool call in the new revision gives the same pack, bound to the caller's key; resources read the same", async () => {
+    const called = await modern(
+      'tools/call',
+      { name: 'assemble_bundle', arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 } },
+      { key: KEYS.alice },
+    );
     expect(called.status).toBe(200);
     const pack: Pack = PackSchema.parse((called.body.result as { structuredContent: unknown }).structuredContent);
-    const rest = await (await fetch(`${server.url}/api/bundle?q=refunds%20schedule&mode=lexical&budget=300`, { headers: bearer(KEYS.alice) })).text();
+    const rest = await (
+      await fetch(`${server.url}/api/bundle?q=refunds%20schedule&mode=lexical&budget=300`, { headers: bearer(KEYS.alice) })
+    ).text();
     expect(toCanonicalJson(pack)).toBe(rest);
     expect(JSON.stringify(pack)).toContain('hr/salaries.md');
-    const anonymous = await modern('tools/call', { name: 'assemble_bundle', arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 } });
+    const anonymous = await modern('tools/call', {
+      name: 'assemble_bundle',
+      arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 },
+    });
     expect(JSON.stringify(anonymous.body)).not.toContain('hr/salaries.md');
     const read = await modern('resources/read', { uri: 'litm://sources/hr%2Fsalaries.md' }, { key: KEYS.alice });
     expect(read.body.result).toMatchObject({ contents: [{ uri: 'litm://sources/hr%2Fsalaries.md', mimeType: 'text/plain' }] });
@@ -233,16 +292,30 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /mcp', () => {
     expect(refused.body.error).toMatchObject({ code: -32602, data: { uri: 'litm://sources/hr%2Fsalaries.md', code: 'not_found' } });
   });
 
-  it('keeps the revision\'s header and error rules: a missing or contradicting routing header, an unknown revision', async () => {
+  it("keeps the revision's header and error rules: a missing or contradicting routing header, an unknown revision", async () => {
     const missing = await modern('tools/list', {}, { headers: { 'mcp-method': '' } });
     expect(missing.status).toBe(400);
-    const contradicting = await modern('tools/call', { name: 'assemble_bundle', arguments: { query: 'x' } }, { headers: { 'mcp-name': 'get_briefing' } });
+    const contradicting = await modern(
+      'tools/call',
+      { name: 'assemble_bundle', arguments: { query: 'x' } },
+      { headers: { 'mcp-name': 'get_briefing' } },
+    );
     expect(contradicting.status).toBe(400);
     expect(contradicting.body.error?.message).toMatch(/header/iu);
     const response = await fetch(`${server.url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2099-01-01',
+        'mcp-method': 'tools/list',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      }),
     });
     expect(response.status).toBe(400);
     expect(JSON.stringify(await response.json())).toContain(MODERN);
@@ -268,8 +341,14 @@ describe('MCP 2026-07-28 over stdio (the built CLI)', () => {
       });
     try {
       const discover = await ask(1, 'server/discover');
-      expect(discover.result).toMatchObject({ supportedVersions: expect.arrayContaining([MODERN]), instructions: expect.stringContaining('assemble_bundle') });
-      const called = (await ask(2, 'tools/call', { name: 'assemble_bundle', arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 } })) as { result: { structuredContent: unknown; content: { type: string; text?: string }[] } };
+      expect(discover.result).toMatchObject({
+        supportedVersions: expect.arrayContaining([MODERN]),
+        instructions: expect.stringContaining('assemble_bundle'),
+      });
+      const called = (await ask(2, 'tools/call', {
+        name: 'assemble_bundle',
+        arguments: { query: 'refunds schedule', mode: 'lexical', budget: 300 },
+      })) as { result: { structuredContent: unknown; content: { type: string; text?: string }[] } };
       const pack = PackSchema.parse(called.result.structuredContent);
       expect(toCanonicalJson(pack)).toBe(toCanonicalJson(await pipelineBundleLexical(store, 'refunds schedule', ['hr'])));
       expect(called.result.content[0]?.text).toContain(`${TRAILER_PREFIX} confidence`);
@@ -279,7 +358,10 @@ describe('MCP 2026-07-28 over stdio (the built CLI)', () => {
       await new Promise((done) => child.once('exit', done));
       // `litm-pack mcp` keeps the ledger beside the store by default: the pack it served is in it.
       const { readFile } = await import('node:fs/promises');
-      const ledger = (await readFile(join(work, 'citations.ledger.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { pack: string; caller: string; principals: string[] });
+      const ledger = (await readFile(join(work, 'citations.ledger.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { pack: string; caller: string; principals: string[] });
       expect(ledger).toEqual([expect.objectContaining({ pack: pack.packHash, caller: 'stdio', principals: ['hr'] })]);
     } finally {
       if (child.exitCode === null) {

@@ -19,7 +19,11 @@ import { FIXED_NOW, PUBLIC_DOCS, fixtureStore } from './helpers/serve-fixtures.j
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** One document of `count` chunks (one region each), every chunk `size` characters of text. */
-function manyChunks(id: string, count: number, size: number): { id: string; text: string; regions: { start: number; end: number; unit: 'whole' }[] } {
+function manyChunks(
+  id: string,
+  count: number,
+  size: number,
+): { id: string; text: string; regions: { start: number; end: number; unit: 'whole' }[] } {
   const parts: string[] = [];
   const regions: { start: number; end: number; unit: 'whole' }[] = [];
   let at = 0;
@@ -62,7 +66,7 @@ describe('resources/read answers a bounded page', () => {
     await server?.close();
   });
 
-  it('a 103-byte request answers at most one read\'s bytes, and the pages it names read the whole source', async () => {
+  it("a 103-byte request answers at most one read's bytes, and the pages it names read the whole source", async () => {
     expect(Buffer.byteLength(whole)).toBeGreaterThan(3 * DEFAULT_LIMITS.maxResourceReadBytes - 200_000);
     const request = read(1, `litm://sources/${LONG}`);
     expect(JSON.stringify(request).length).toBeLessThan(110);
@@ -73,7 +77,9 @@ describe('resources/read answers a bounded page', () => {
     const pages: string[] = [];
     let next: string | undefined = `litm://sources/${LONG}`;
     for (let page = 0; next !== undefined && page < 100; page += 1) {
-      const answer = (await post(server, read(page + 2, next))).json as { result: { contents: { text: string; _meta?: Record<string, string> }[] } };
+      const answer = (await post(server, read(page + 2, next))).json as {
+        result: { contents: { text: string; _meta?: Record<string, string> }[] };
+      };
       const content = answer.result.contents[0]!;
       expect(Buffer.byteLength(content.text)).toBeLessThanOrEqual(DEFAULT_LIMITS.maxResourceReadBytes);
       pages.push(content.text);
@@ -84,8 +90,11 @@ describe('resources/read answers a bounded page', () => {
     expect(pages.join('\n\n')).toBe(whole);
   });
 
-  it('a batch of ten reads answers at most the request\'s total; the reads past it are refused by name, and a batch of 12 is answered and logged', async () => {
-    const ten = await post(server, Array.from({ length: 10 }, (_, i) => read(i + 1, `litm://sources/${LONG}`)));
+  it("a batch of ten reads answers at most the request's total; the reads past it are refused by name, and a batch of 12 is answered and logged", async () => {
+    const ten = await post(
+      server,
+      Array.from({ length: 10 }, (_, i) => read(i + 1, `litm://sources/${LONG}`)),
+    );
     expect(ten.status).toBe(200);
     expect(ten.bytes).toBeLessThan(DEFAULT_LIMITS.maxRequestReadBytes + 64 * 1024);
     const answers = ten.json as { id: number; result?: unknown; error?: { code: number; data: { code: string } } }[];
@@ -95,11 +104,18 @@ describe('resources/read answers a bounded page', () => {
     expect(refused.every((answer) => answer.error?.data.code === 'too_large')).toBe(true);
 
     lines.length = 0;
-    const twelve = await post(server, Array.from({ length: 12 }, (_, i) => read(i + 1, 'litm://sources/handbook%2Frefunds.md')));
+    const twelve = await post(
+      server,
+      Array.from({ length: 12 }, (_, i) => read(i + 1, 'litm://sources/handbook%2Frefunds.md')),
+    );
     expect(twelve.status).toBe(200);
-    expect((twelve.json as unknown[]).map((answer) => (answer as { id: number }).id).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect((twelve.json as unknown[]).map((answer) => (answer as { id: number }).id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
     await new Promise((done) => setTimeout(done, 50));
-    expect(lines.map((line) => JSON.parse(line) as { route: string; status: number })).toEqual([expect.objectContaining({ route: '/mcp', status: 200 })]);
+    expect(lines.map((line) => JSON.parse(line) as { route: string; status: number })).toEqual([
+      expect.objectContaining({ route: '/mcp', status: 200 }),
+    ]);
   });
 
   it('a chunk or span longer than one read answers is refused with how to read it in parts, never cut silently', async () => {
@@ -108,14 +124,26 @@ describe('resources/read answers a bounded page', () => {
       const chunk = (await store.getChunks({ sourceIds: [LONG], limit: 100_000 })).sort((a, b) => b.text.length - a.text.length)[0]!;
       expect(Buffer.byteLength(chunk.text)).toBeGreaterThan(1024);
       const { start } = chunk.span;
-      const byChunk = (await post(small, read(1, `litm://sources/${LONG}?chunk=${encodeURIComponent(chunk.id)}`))).json as { error: { data: { code: string; error: string } } };
-      expect(byChunk.error.data).toMatchObject({ code: 'too_large', error: expect.stringContaining(`read it in parts by span, e.g. litm://sources/long.md?start=${start}&end=${start + 256}`) });
-      const bySpan = (await post(small, read(2, `litm://sources/${LONG}?start=${start}&end=${start + 1500}`))).json as { error: { data: { code: string } } };
+      const byChunk = (await post(small, read(1, `litm://sources/${LONG}?chunk=${encodeURIComponent(chunk.id)}`))).json as {
+        error: { data: { code: string; error: string } };
+      };
+      expect(byChunk.error.data).toMatchObject({
+        code: 'too_large',
+        error: expect.stringContaining(`read it in parts by span, e.g. litm://sources/long.md?start=${start}&end=${start + 256}`),
+      });
+      const bySpan = (await post(small, read(2, `litm://sources/${LONG}?start=${start}&end=${start + 1500}`))).json as {
+        error: { data: { code: string } };
+      };
       expect(bySpan.error.data.code).toBe('too_large');
-      const part = (await post(small, read(3, `litm://sources/${LONG}?start=${start}&end=${start + 256}`))).json as { result: { contents: { text: string }[] } };
+      const part = (await post(small, read(3, `litm://sources/${LONG}?start=${start}&end=${start + 256}`))).json as {
+        result: { contents: { text: string }[] };
+      };
       expect(part.result.contents[0]!.text).toBe(chunk.text.slice(0, 256));
       // A whole-source page of this server holds what fits its 1024 bytes.
-      const page = (await post(small, read(4, `litm://sources/${LONG}`))).json as { result?: { contents: { text: string }[] }; error?: unknown };
+      const page = (await post(small, read(4, `litm://sources/${LONG}`))).json as {
+        result?: { contents: { text: string }[] };
+        error?: unknown;
+      };
       if (page.result !== undefined) expect(Buffer.byteLength(page.result.contents[0]!.text)).toBeLessThanOrEqual(1024);
     } finally {
       await small.close();
@@ -127,7 +155,12 @@ describe('resources/list reads an index of sources', () => {
   it('reaches every source of a store past 100,000 chunks, a page at a time', async () => {
     const store = new MemoryHybridStore({ now: FIXED_NOW });
     // 100,000 chunks of one source come first in source order: a scan of 100,000 chunks saw nothing else.
-    await store.addDocuments([manyChunks('a-big.md', 100_000, 20), { id: 'b.md', text: 'Bee.' }, { id: 'c.md', text: 'Sea.' }, { id: 'd.md', text: 'Dee.', acl: ['hr'] }]);
+    await store.addDocuments([
+      manyChunks('a-big.md', 100_000, 20),
+      { id: 'b.md', text: 'Bee.' },
+      { id: 'c.md', text: 'Sea.' },
+      { id: 'd.md', text: 'Dee.', acl: ['hr'] },
+    ]);
     expect(store.size).toBeGreaterThan(100_000);
     const server = await startServer({ store, rateLimit: false, limits: { resourcesPageSize: 2 } });
     const client = new Client({ name: 'lister', version: '1' });
@@ -202,7 +235,8 @@ describe('an error answer quotes an excerpt of the input', () => {
     await server?.close();
   });
 
-  const manyKeys = (first: [string, string]) => Object.fromEntries([first, ...Array.from({ length: 60_000 }, (_, i) => [`unknown${i}`, 1] as const)]);
+  const manyKeys = (first: [string, string]) =>
+    Object.fromEntries([first, ...Array.from({ length: 60_000 }, (_, i) => [`unknown${i}`, 1] as const)]);
 
   it('a 0.9 MB body of unknown parameters gets a few kilobytes, on REST and on MCP', async () => {
     const rest = JSON.stringify(manyKeys(['q', 'refunds']));
@@ -211,9 +245,17 @@ describe('an error answer quotes an excerpt of the input', () => {
     const text = await answer.text();
     expect(answer.status).toBe(400);
     expect(Buffer.byteLength(text)).toBeLessThan(8192);
-    expect(JSON.parse(text)).toMatchObject({ code: 'invalid_input', error: expect.stringMatching(/^unknown option "unknown0".*more characters\)$/u) });
+    expect(JSON.parse(text)).toMatchObject({
+      code: 'invalid_input',
+      error: expect.stringMatching(/^unknown option "unknown0".*more characters\)$/u),
+    });
 
-    const tool = await post(server, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'assemble_bundle', arguments: manyKeys(['query', 'refunds']) } });
+    const tool = await post(server, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'assemble_bundle', arguments: manyKeys(['query', 'refunds']) },
+    });
     expect(tool.status).toBe(200);
     expect(tool.bytes).toBeLessThan(8192);
     expect(tool.json).toMatchObject({ result: { isError: true, structuredContent: { code: 'invalid_input' } } });

@@ -2,7 +2,14 @@
 // pack_candidates, verify_citations, list_stale_citations) and the corpus as resources, over a store, on stdio or
 // any serving entry of the MCP SDK, for protocol revisions 2025-11-25 and 2026-07-28. Loads the SDK; the package
 // root does not.
-import { UnsupportedProtocolVersionError, type JSONRPCMessage, type MessageExtraInfo, type Server, type Transport, type TransportSendOptions } from '@modelcontextprotocol/server';
+import {
+  UnsupportedProtocolVersionError,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type Server,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio as serveSdkStdio } from '@modelcontextprotocol/server/stdio';
 import { STATELESS_REVISIONS, mcpRegistry, protocolServer, type McpCaller } from './protocol.js';
 import type { McpServerOptions } from './tools.js';
@@ -44,7 +51,7 @@ function discoverRefusal(message: JSONRPCMessage): JSONRPCMessage | null {
   const requested = meta?.['io.modelcontextprotocol/protocolVersion'];
   if (typeof requested !== 'string' || STATELESS_REVISIONS.includes(requested)) return null;
   const error = new UnsupportedProtocolVersionError({ supported: [...STATELESS_REVISIONS], requested });
-  return { jsonrpc: '2.0', id: message.id, error: { code: error.code, message: error.message, data: error.data } } as JSONRPCMessage;
+  return { jsonrpc: '2.0', id: message.id, error: { code: error.code, message: error.message, data: error.data } };
 }
 
 /**
@@ -117,6 +124,8 @@ class DrainingTransport implements Transport {
  * the 2026-07-28 envelope or `server/discover` a stateless one). Nothing else may write to stdout meanwhile:
  * it carries the protocol. `close()` lets tool calls in flight answer first (for up to 30 s).
  */
+// Async (a promise, as before the SDK's serving entry took the connection) so callers await it the same way.
+// eslint-disable-next-line @typescript-eslint/require-await
 export async function serveStdio(options: McpServerOptions): Promise<{ closed: Promise<void>; close(): Promise<void> }> {
   const registry = mcpRegistry(options);
   const caller: McpCaller = { principals: registry.options.principals };

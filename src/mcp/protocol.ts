@@ -5,7 +5,15 @@
  * Handlers translate: arguments to the service's request, the service's answer to the protocol's result, its
  * typed errors to the one error body (a tool error) or to a protocol error (resources).
  */
-import { ProtocolError, ProtocolErrorCode, Server, UnsupportedProtocolVersionError, type CallToolResult, type ContentBlock, type ServerContext as SdkContext } from '@modelcontextprotocol/server';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  UnsupportedProtocolVersionError,
+  type CallToolResult,
+  type ContentBlock,
+  type ServerContext as SdkContext,
+} from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { SearchModeSchema, type Principals } from '../store/schemas.js';
@@ -15,7 +23,16 @@ import type { ErrorBodySchema } from '../service/responses.js';
 import type { ServiceContext } from '../service/service.js';
 import { packageVersion } from '../service/version.js';
 import { NEXT_PAGE_META_KEY, SOURCE_TEMPLATE, listSources, readSource, sourceUri, type ReadBudget } from './resources.js';
-import { McpServerOptionsSchema, SERVER_INSTRUCTIONS, listingOf, toolsOf, type McpServerOptions, type ParsedMcpServerOptions, type Tool, type ToolCallEvent } from './tools.js';
+import {
+  McpServerOptionsSchema,
+  SERVER_INSTRUCTIONS,
+  listingOf,
+  toolsOf,
+  type McpServerOptions,
+  type ParsedMcpServerOptions,
+  type Tool,
+  type ToolCallEvent,
+} from './tools.js';
 
 /** What differs between the callers of one set of tools: whom they act for, and who hears of each call. */
 export interface McpCaller {
@@ -89,7 +106,10 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       instructions: SERVER_INSTRUCTIONS,
       // Lists that are the same for every caller of this server may be kept a while (2026-07-28 caching).
-      cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'public' }, 'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' } },
+      cacheHints: {
+        'tools/list': { ttlMs: 300_000, cacheScope: 'public' },
+        'resources/templates/list': { ttlMs: 300_000, cacheScope: 'public' },
+      },
     },
   );
 
@@ -102,7 +122,11 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     checkRevision(ctx);
     const { name, arguments: raw } = request.params;
     const tool = tools.get(name);
-    if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${excerpt(name, 200)} not found: the tools are ${[...tools.keys()].join(', ')}`);
+    if (tool === undefined)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Tool ${excerpt(name, 200)} not found: the tools are ${[...tools.keys()].join(', ')}`,
+      );
     const started = performance.now();
     const args = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     const query = tool.queryOf(args);
@@ -110,7 +134,8 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     try {
       const parsed = parseRequest(tool.input, raw ?? {});
       const answer = await tool.call(parsed as never, { ...context, signal });
-      const mode = tool.kind === undefined || tool.kind === 'pack' ? undefined : SearchModeSchema.safeParse((parsed as { mode?: unknown }).mode).data;
+      const mode =
+        tool.kind === undefined || tool.kind === 'pack' ? undefined : SearchModeSchema.safeParse((parsed as { mode?: unknown }).mode).data;
       onToolCall?.({
         tool: name,
         ...(answer.pack === undefined ? {} : { pack: answer.pack }),
@@ -137,23 +162,27 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
 
   server.setRequestHandler('resources/templates/list', (_request, ctx) => {
     checkRevision(ctx);
-    return { resourceTemplates: [
-      {
-        uriTemplate: SOURCE_TEMPLATE,
-        name: 'source',
-        title: 'A source of the corpus',
-        description:
-          'The text of a source you may read (source ids as citations name them, percent-encoded), a page at a time ' +
-          `(a long source answers its first page and names the next one, ?from=OFFSET, in the content's _meta["${NEXT_PAGE_META_KEY}"]); ` +
-          "or one chunk of it (chunk: a citation's chunkId), or a span (start, end: a citation's span). A source you may not read is not found, as one that does not exist.",
-        mimeType: 'text/plain',
-      },
-    ] };
+    return {
+      resourceTemplates: [
+        {
+          uriTemplate: SOURCE_TEMPLATE,
+          name: 'source',
+          title: 'A source of the corpus',
+          description:
+            'The text of a source you may read (source ids as citations name them, percent-encoded), a page at a time ' +
+            `(a long source answers its first page and names the next one, ?from=OFFSET, in the content's _meta["${NEXT_PAGE_META_KEY}"]); ` +
+            "or one chunk of it (chunk: a citation's chunkId), or a span (start, end: a citation's span). A source you may not read is not found, as one that does not exist.",
+          mimeType: 'text/plain',
+        },
+      ],
+    };
   });
 
   server.setRequestHandler('resources/list', async (request, ctx) => {
     checkRevision(ctx);
-    const page = await asProtocolError(undefined, () => listSources(options.store, principals, request.params?.cursor, limits.resourcesPageSize, ctx.mcpReq.signal));
+    const page = await asProtocolError(undefined, () =>
+      listSources(options.store, principals, request.params?.cursor, limits.resourcesPageSize, ctx.mcpReq.signal),
+    );
     return {
       resources: page.sources.map((source) => ({
         uri: sourceUri(source.sourceId),
@@ -169,9 +198,18 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     checkRevision(ctx);
     const { uri } = request.params;
     const budget = caller.readBudget ?? { remaining: limits.maxRequestReadBytes };
-    const read = await asProtocolError(uri, () => readSource(options.store, uri, principals, { limits, budget, signal: ctx.mcpReq.signal }));
+    const read = await asProtocolError(uri, () =>
+      readSource(options.store, uri, principals, { limits, budget, signal: ctx.mcpReq.signal }),
+    );
     return {
-      contents: [{ uri, mimeType: 'text/plain', text: read.text, ...(read.next === undefined ? {} : { _meta: { [NEXT_PAGE_META_KEY]: read.next } }) }],
+      contents: [
+        {
+          uri,
+          mimeType: 'text/plain',
+          text: read.text,
+          ...(read.next === undefined ? {} : { _meta: { [NEXT_PAGE_META_KEY]: read.next } }),
+        },
+      ],
     };
   });
 

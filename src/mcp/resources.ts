@@ -153,7 +153,9 @@ export async function readSource(store: Store, uri: string, principals: Principa
   const spent = (text: string): string => {
     const bytes = bytesOf(text);
     if (bytes > budget.remaining) {
-      throw tooLarge(`This request's resource reads reached ${limits.maxRequestReadBytes} bytes: read ${excerpt(uri)} in a request of its own`);
+      throw tooLarge(
+        `This request's resource reads reached ${limits.maxRequestReadBytes} bytes: read ${excerpt(uri)} in a request of its own`,
+      );
     }
     budget.remaining -= bytes;
     return text;
@@ -179,20 +181,33 @@ export async function readSource(store: Store, uri: string, principals: Principa
   if (parsed.span !== undefined) {
     const { start, end } = parsed.span;
     if (end - start > allowed) {
-      throw tooLarge(`The span ${start}–${end} is longer than one read answers (${allowed} bytes): read at most ${allowed} characters at a time`);
+      throw tooLarge(
+        `The span ${start}–${end} is longer than one read answers (${allowed} bytes): read at most ${allowed} characters at a time`,
+      );
     }
-    const filter = { must: [{ key: 'span.start', range: { lt: Math.max(end, start + 1) } }, { key: 'span.end', range: { gt: start } }] };
+    const filter = {
+      must: [
+        { key: 'span.start', range: { lt: Math.max(end, start + 1) } },
+        { key: 'span.end', range: { gt: start } },
+      ],
+    };
     const chunks = await read({ sourceIds: [parsed.sourceId], filter, limit: GET_CHUNKS_MAX_LIMIT, ...scope });
     const text = spanText(chunks, parsed.span);
     if (text === null) throw notFound(uri);
-    if (bytesOf(text) > allowed) throw tooLarge(`The span ${start}–${end} holds ${bytesOf(text)} bytes, more than one read answers (${allowed}): read a shorter span`);
+    if (bytesOf(text) > allowed)
+      throw tooLarge(`The span ${start}–${end} holds ${bytesOf(text)} bytes, more than one read answers (${allowed}): read a shorter span`);
     return answer(text, chunks);
   }
 
   // A page: the chunks from `from` on, while they fit.
   const from = parsed.from ?? 0;
   const filter = from === 0 ? undefined : { must: [{ key: 'span.start', range: { gte: from } }] };
-  const chunks = await read({ sourceIds: [parsed.sourceId], limit: PAGE_CHUNKS + 1, ...(filter === undefined ? {} : { filter }), ...scope });
+  const chunks = await read({
+    sourceIds: [parsed.sourceId],
+    limit: PAGE_CHUNKS + 1,
+    ...(filter === undefined ? {} : { filter }),
+    ...scope,
+  });
   if (chunks.length === 0) throw notFound(uri);
   const page: string[] = [];
   let bytes = 0;
@@ -212,7 +227,11 @@ export async function readSource(store: Store, uri: string, principals: Principa
     );
   }
   const following = chunks[taken];
-  return answer(page.join('\n\n'), chunks.slice(0, taken), following === undefined ? undefined : sourceUri(parsed.sourceId, { from: following.span.start }));
+  return answer(
+    page.join('\n\n'),
+    chunks.slice(0, taken),
+    following === undefined ? undefined : sourceUri(parsed.sourceId, { from: following.span.start }),
+  );
 }
 
 /** The text of `span` from the chunks that cover it (their own offsets), or null when no chunk holds any of it. */
@@ -252,9 +271,20 @@ export async function listSources(
   return page.next === undefined ? { sources: page.sources } : { sources: page.sources, next: encodeCursor(page.next) };
 }
 
-async function sourcesPage(store: Store, principals: Principals, after: string | undefined, pageSize: number, signal?: AbortSignal): Promise<ListSourcesPage> {
+async function sourcesPage(
+  store: Store,
+  principals: Principals,
+  after: string | undefined,
+  pageSize: number,
+  signal?: AbortSignal,
+): Promise<ListSourcesPage> {
   if (typeof store.listSources === 'function') {
-    return store.listSources({ principals: principals === 'all' ? 'all' : [...principals], after, limit: pageSize, ...(signal === undefined ? {} : { signal }) });
+    return store.listSources({
+      principals: principals === 'all' ? 'all' : [...principals],
+      after,
+      limit: pageSize,
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
   const read = storeReads(store);
   if (hasSourcesList(store)) {

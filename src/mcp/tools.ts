@@ -16,7 +16,16 @@ import { CitationLedger } from '../service/ledger.js';
 import type { ServiceLimits, ServiceLimitsInput } from '../service/limits.js';
 import { requestSchemas } from '../service/requests.js';
 import { ErrorBodySchema, RagContextSchema, RankingsSchema, StaleAnswerSchema, VerifyAnswerSchema } from '../service/responses.js';
-import { serveBriefing, serveBundle, serveCorpusBriefing, servePack, serveRagContext, serveRankings, serveVerify, type ServiceContext } from '../service/service.js';
+import {
+  serveBriefing,
+  serveBundle,
+  serveCorpusBriefing,
+  servePack,
+  serveRagContext,
+  serveRankings,
+  serveVerify,
+  type ServiceContext,
+} from '../service/service.js';
 import { serveStale } from '../service/stale.js';
 import { citationUri } from './resources.js';
 import { packText } from './text.js';
@@ -29,7 +38,9 @@ export const McpServerOptionsSchema = z.strictObject({
    */
   principals: PrincipalsSchema.default([]),
   /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length, read sizes...). */
-  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
+  limits: z
+    .custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' })
+    .optional(),
   /**
    * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
    * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
@@ -54,7 +65,9 @@ export const McpServerOptionsSchema = z.strictObject({
    */
   textContent: z.enum(['context', 'json']).default('context'),
   /** Called after every tool call, refused ones too (the HTTP server's request log uses it). */
-  onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
+  onToolCall: z
+    .custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' })
+    .optional(),
 });
 export type McpServerOptions = z.input<typeof McpServerOptionsSchema>;
 export type ParsedMcpServerOptions = z.output<typeof McpServerOptionsSchema>;
@@ -96,7 +109,7 @@ export const TOOL_DESCRIPTIONS = {
     'what did not fit, pins not found). Give at least one of prompt, pins, clusters. A pin you may not see is ' +
     `reported as not found. ${CONFIDENCE_ROUTING} Do not use it to answer a single question: use assemble_bundle.`,
   corpus_briefing_pack:
-    'A briefing for `query` within `max_tokens` (RFC-093\'s corpus_briefing_pack): the strongest passages for the query, ' +
+    "A briefing for `query` within `max_tokens` (RFC-093's corpus_briefing_pack): the strongest passages for the query, " +
     'the rest of the evidence, then a caveats block of computed facts; pins and clusters as get_briefing takes them. ' +
     `${CONFIDENCE_ROUTING} Do not use it to answer a single question: use assemble_bundle.`,
   get_rag_context:
@@ -106,7 +119,7 @@ export const TOOL_DESCRIPTIONS = {
     'text did not fit. The text block also ends with a "litm-pack:" line carrying the confidence; when you must decide ' +
     'whether the corpus answers the question at all, use assemble_bundle and read coverage.confidence.',
   get_rankings:
-    'For tuning retrieval, not for answering: each search arm\'s raw ranking (dense, lexical) beside the fused one, ' +
+    "For tuning retrieval, not for answering: each search arm's raw ranking (dense, lexical) beside the fused one, " +
     '`k` deep, under the same access rules as a bundle. Do not use it to ground an answer: use assemble_bundle.',
   verify_citations:
     'Check whether citations (or a whole pack\'s) still hold against the current corpus: each one is "current" (same ' +
@@ -195,7 +208,12 @@ const stringArg = (value: unknown) => (typeof value === 'string' ? value : undef
 /** The tools over one set of limits; `list_stale_citations` only with a ledger. */
 export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Map<string, Tool> {
   const schemas = requestSchemas(limits);
-  const packAnswer = (pack: Pack, links = true): ToolAnswer => ({ pack, structured: structured(pack), text: packText(pack), links: links ? citationLinks(pack) : [] });
+  const packAnswer = (pack: Pack, links = true): ToolAnswer => ({
+    pack,
+    structured: structured(pack),
+    text: packText(pack),
+    links: links ? citationLinks(pack) : [],
+  });
   const tools = new Map<string, Tool>([
     [
       'assemble_bundle',
@@ -230,7 +248,8 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
         input: schemas.corpusBriefing,
         output: PackSchema,
         queryOf: (args) => stringArg(args.query),
-        call: async (args: z.output<typeof schemas.corpusBriefing>, context) => packAnswer(await serveCorpusBriefing(args, context, limits)),
+        call: async (args: z.output<typeof schemas.corpusBriefing>, context) =>
+          packAnswer(await serveCorpusBriefing(args, context, limits)),
       },
     ],
     [
@@ -266,8 +285,15 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
         call: async (args: z.output<typeof schemas.rankings>, context) => {
           const rankings = await serveRankings(args, context);
           const arm = (name: string, ranked: { id: string; sourceId: string; score: number; position: number }[] | null) =>
-            ranked === null ? [`${name}: did not run`] : [`${name}:`, ...ranked.map((r) => `${r.position}. ${r.sourceId} ${r.id} ${r.score}`)];
-          const text = [`mode ${rankings.mode}`, ...arm('fused', rankings.fused), ...arm('dense', rankings.dense), ...arm('lexical', rankings.lexical)].join('\n');
+            ranked === null
+              ? [`${name}: did not run`]
+              : [`${name}:`, ...ranked.map((r) => `${r.position}. ${r.sourceId} ${r.id} ${r.score}`)];
+          const text = [
+            `mode ${rankings.mode}`,
+            ...arm('fused', rankings.fused),
+            ...arm('dense', rankings.dense),
+            ...arm('lexical', rankings.lexical),
+          ].join('\n');
           return { structured: { ...rankings }, text, links: [] };
         },
       },
@@ -311,7 +337,8 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
       call: async (args: z.output<typeof schemas.stale>, context) => {
         const answer = await serveStale(args, context, limits);
         const lines = answer.citations.map(
-          (c) => `${c.status} ${c.sourceId} ${c.chunkId}${c.citedVersion === null ? '' : ` (cited ${c.citedVersion}${c.currentVersion === null ? '' : `, now ${c.currentVersion}`})`} served ${c.servedCount}× last ${c.lastServedAt}`,
+          (c) =>
+            `${c.status} ${c.sourceId} ${c.chunkId}${c.citedVersion === null ? '' : ` (cited ${c.citedVersion}${c.currentVersion === null ? '' : `, now ${c.currentVersion}`})`} served ${c.servedCount}× last ${c.lastServedAt}`,
         );
         const summary = `${answer.citations.length} stale citation${answer.citations.length === 1 ? '' : 's'} (${answer.checked} checked)${answer.nextCursor === null ? '' : `; more: cursor ${answer.nextCursor}`}`;
         return { structured: { ...answer }, text: [...lines, summary].join('\n'), links: [] };

@@ -75,7 +75,9 @@ export const LedgerOptionsSchema = z.strictObject({
   keepFiles: z.number().int().min(0).default(LEDGER_DEFAULTS.keepFiles),
   packsPerCitation: z.number().int().min(1).default(LEDGER_DEFAULTS.packsPerCitation),
   /** Told of an append that failed (the pack was served; its line is lost): a disk full, a read-only folder. */
-  onError: z.custom<(error: LitmPackError) => void>((value) => typeof value === 'function', { message: 'onError must be a function' }).optional(),
+  onError: z
+    .custom<(error: LitmPackError) => void>((value) => typeof value === 'function', { message: 'onError must be a function' })
+    .optional(),
   /** The clock of the served times (tests). */
   now: z.custom<() => Date>((value) => typeof value === 'function', { message: 'now must be a function' }).optional(),
 });
@@ -108,7 +110,10 @@ export function ledgerCitations(pack: Pack): LedgerCitation[] {
 }
 
 function ioError(message: string, error: unknown, path: string): LitmPackError {
-  return new LitmPackError('io_error', `${message} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error, details: { path } });
+  return new LitmPackError('io_error', `${message} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+    cause: error,
+    details: { path },
+  });
 }
 
 /** A file of the ledger and how far it has been read. */
@@ -146,7 +151,10 @@ export class CitationLedger {
   /** Opens (or starts) a ledger; its folder must exist and be writable. */
   static async open(input: LedgerOptions): Promise<CitationLedger> {
     const parsed = LedgerOptionsSchema.safeParse(input);
-    if (!parsed.success) throw new LitmPackError('invalid_input', `Invalid ledger options: ${parsed.error.issues.map((i) => i.message).join('; ')}`, { issues: parsed.error.issues });
+    if (!parsed.success)
+      throw new LitmPackError('invalid_input', `Invalid ledger options: ${parsed.error.issues.map((i) => i.message).join('; ')}`, {
+        issues: parsed.error.issues,
+      });
     const ledger = new CitationLedger(parsed.data);
     const folder = dirname(ledger.path);
     const info = await stat(folder).catch((error: unknown) => {
@@ -185,10 +193,12 @@ export class CitationLedger {
       citations: ledgerCitations(pack),
     };
     const line = `${JSON.stringify(entry)}\n`;
-    this.#writes = this.#writes.then(() => this.#append(line)).catch((error: unknown) => {
-      const failure = error instanceof LitmPackError ? error : ioError('Could not append to the citation ledger', error, this.path);
-      this.#options.onError?.(failure);
-    });
+    this.#writes = this.#writes
+      .then(() => this.#append(line))
+      .catch((error: unknown) => {
+        const failure = error instanceof LitmPackError ? error : ioError('Could not append to the citation ledger', error, this.path);
+        this.#options.onError?.(failure);
+      });
   }
 
   /** Resolves once every line recorded so far is written (or has failed). */
@@ -198,7 +208,10 @@ export class CitationLedger {
 
   async #append(line: string): Promise<void> {
     const { path, maxFileBytes } = this.#options;
-    const size = await stat(path).then((info) => info.size, () => 0);
+    const size = await stat(path).then(
+      (info) => info.size,
+      () => 0,
+    );
     if (size > 0 && size + Buffer.byteLength(line) > maxFileBytes) {
       await this.#setAside();
     } else if (size > 0 && !this.#lineStartChecked) {
@@ -216,7 +229,8 @@ export class CitationLedger {
       await rename(this.path, `${this.path}.${stamp}-${process.pid}`);
     } catch (error) {
       // Another process set it aside first.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('Could not set the full citation ledger aside', error, this.path);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw ioError('Could not set the full citation ledger aside', error, this.path);
     }
     const old = await this.#setAsideFiles();
     for (const file of old.slice(0, Math.max(0, old.length - this.#options.keepFiles))) {

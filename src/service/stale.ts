@@ -73,16 +73,25 @@ function withinPrincipals(served: readonly string[] | 'all', caller: readonly st
  * One page of the stale feed for the caller of `context` (its principals decide what it sees). Needs the
  * server's ledger; a server without one refuses with `unsupported`.
  */
-export async function serveStale(request: StaleRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxStaleCheck'>): Promise<StaleAnswer> {
+export async function serveStale(
+  request: StaleRequest,
+  context: ServiceContext,
+  limits: Pick<ServiceLimits, 'maxStaleCheck'>,
+): Promise<StaleAnswer> {
   const { ledger, store } = context;
   if (ledger === undefined) {
-    throw new LitmPackError('unsupported', 'This server keeps no citation ledger, so it cannot tell which served citations went stale (it is started without --no-ledger, or given a ledger in code)');
+    throw new LitmPackError(
+      'unsupported',
+      'This server keeps no citation ledger, so it cannot tell which served citations went stale (it is started without --no-ledger, or given a ledger in code)',
+    );
   }
   if (typeof store.getChunks !== 'function') {
     throw new LitmPackError('unsupported', 'The stale feed needs a store with getChunks (MemoryHybridStore or QdrantHybridStore)');
   }
   const since = request.since === undefined ? undefined : timestampMillis(request.since);
-  const wanted = new Set<StaleStatus>(request.status === undefined ? STALE_STATUSES : typeof request.status === 'string' ? [request.status] : request.status);
+  const wanted = new Set<StaleStatus>(
+    request.status === undefined ? STALE_STATUSES : typeof request.status === 'string' ? [request.status] : request.status,
+  );
   const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor);
   const inWindow = (at: string) => since === undefined || timestampMillis(at) >= since;
 
@@ -95,9 +104,12 @@ export async function serveStale(request: StaleRequest, context: ServiceContext,
   const mayRead = (sourceId: string) => {
     let known = readable.get(sourceId);
     if (known === undefined) {
-      known = store.getChunks!({ sourceIds: [sourceId], principals: caller === 'all' ? 'all' : [...caller], limit: 1, ...(context.signal === undefined ? {} : { signal: context.signal }) }).then(
-        (chunks) => chunks.length > 0,
-      );
+      known = store.getChunks!({
+        sourceIds: [sourceId],
+        principals: caller === 'all' ? 'all' : [...caller],
+        limit: 1,
+        ...(context.signal === undefined ? {} : { signal: context.signal }),
+      }).then((chunks) => chunks.length > 0);
       readable.set(sourceId, known);
     }
     return known;
@@ -113,7 +125,12 @@ export async function serveStale(request: StaleRequest, context: ServiceContext,
   let last: ServedCitation | undefined;
   scan: while (next < ordered.length && found.length < request.limit && checked < limits.maxStaleCheck) {
     const batch = ordered.slice(next, next + Math.min(CHECK_BATCH, limits.maxStaleCheck - checked));
-    const checks = await verifyCitations({ store, citations: batch.map(verifiable), principals: 'all', ...(context.signal === undefined ? {} : { signal: context.signal }) });
+    const checks = await verifyCitations({
+      store,
+      citations: batch.map(verifiable),
+      principals: 'all',
+      ...(context.signal === undefined ? {} : { signal: context.signal }),
+    });
     const checkedAt = new Date().toISOString();
     for (const [index, served] of batch.entries()) {
       const check = checks[index]!;
@@ -130,7 +147,12 @@ export async function serveStale(request: StaleRequest, context: ServiceContext,
   return { citations: found, nextCursor: next < ordered.length && last !== undefined ? encodeCursor(last) : null, checked };
 }
 
-function staleCitation(served: ServedCitation, check: CitationCheck, context: ServiceContext, inWindow: (at: string) => boolean): StaleCitation {
+function staleCitation(
+  served: ServedCitation,
+  check: CitationCheck,
+  context: ServiceContext,
+  inWindow: (at: string) => boolean,
+): StaleCitation {
   const { citation } = served;
   const packs = served.packs.filter((pack) => inWindow(pack.at));
   const tellCaller = (caller: string) => context.principals === 'all' || caller === (context.caller ?? 'anonymous');
@@ -147,7 +169,12 @@ function staleCitation(served: ServedCitation, check: CitationCheck, context: Se
     firstServedAt: served.firstAt,
     lastServedAt: served.lastAt,
     servedCount: served.count,
-    packs: packs.map((pack) => ({ packHash: pack.pack, servedAt: pack.at, kind: pack.kind, ...(tellCaller(pack.caller) ? { caller: pack.caller } : {}) })),
+    packs: packs.map((pack) => ({
+      packHash: pack.pack,
+      servedAt: pack.at,
+      kind: pack.kind,
+      ...(tellCaller(pack.caller) ? { caller: pack.caller } : {}),
+    })),
   };
   if (citation.title !== undefined) answer.title = citation.title;
   if (citation.locator !== undefined) answer.locator = citation.locator;

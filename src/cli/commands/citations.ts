@@ -36,7 +36,11 @@ function printTable(citations: readonly StaleCitation[]): void {
   );
   const header = ['status', 'source', 'version', 'served', 'last served', 'packs'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   if (rows.length > 0) {
     stdout().write(`${line(header)}\n`);
     for (const row of rows) stdout().write(`${line(row)}\n`);
@@ -48,14 +52,16 @@ export function registerCitations(program: Command): void {
   storeOption(
     citations
       .command('stale')
-      .description('the served citations that went stale since: now changed, moved or missing in the store, newest first (exit 3 when any is)'),
+      .description(
+        'the served citations that went stale since: now changed, moved or missing in the store, newest first (exit 3 when any is)',
+      ),
   )
     .option('--ledger <file>', 'the citation ledger (default: the one beside the store file)')
     .option('--since <time>', 'only citations served at or after this time (ISO 8601)')
     .option('--status <list>', 'only these statuses (comma-separated: changed, moved, missing)', list)
     .option('--limit <n>', 'print at most this many (default: all)', integer('--limit', { min: 1 }))
     .option('--principals <list>', 'comma-separated principals: only citations of sources they may read (default: anonymous)', list)
-    .option('--all-principals', 'every citation, whatever its source\'s ACL, with who was served each pack')
+    .option('--all-principals', "every citation, whatever its source's ACL, with who was served each pack")
     .option('--json', 'print JSON lines: one per citation, then a summary')
     .action(async (flags: StaleFlags) => {
       const { CitationLedger } = await import('../../service/ledger.js');
@@ -90,8 +96,13 @@ export function registerCitations(program: Command): void {
         stdout().write(`${JSON.stringify({ type: 'summary', ...counts, checked, skippedLines: ledger.skippedLines })}\n`);
       } else {
         printTable(found);
-        const skipped = ledger.skippedLines === 0 ? '' : `; ${ledger.skippedLines} ledger line${ledger.skippedLines === 1 ? '' : 's'} skipped (torn or not ledger entries)`;
-        stdout().write(`${counts.changed} changed, ${counts.moved} moved, ${counts.missing} missing of ${checked} served citations checked${skipped}\n`);
+        const skipped =
+          ledger.skippedLines === 0
+            ? ''
+            : `; ${ledger.skippedLines} ledger line${ledger.skippedLines === 1 ? '' : 's'} skipped (torn or not ledger entries)`;
+        stdout().write(
+          `${counts.changed} changed, ${counts.moved} moved, ${counts.missing} missing of ${checked} served citations checked${skipped}\n`,
+        );
       }
       if (found.length > 0) throw new CommandExit(STALE_EXIT_CODE);
     });

@@ -16,7 +16,7 @@ const PROBE_SOURCE = 'litm-pack:readiness-probe';
 /** A store that serves a file and follows it (the CLI's `ReloadingStore`): checked now, and whether its file still loads. */
 interface FollowedFile {
   refresh(): Promise<boolean>;
-  readonly reloadError?: unknown;
+  readonly reloadError?: Error | undefined;
 }
 
 const followsFile = (store: Store): store is Store & FollowedFile => typeof (store as Partial<FollowedFile>).refresh === 'function' && 'reloadError' in store;
