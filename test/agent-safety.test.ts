@@ -154,7 +154,8 @@ describe('rate limits that are fair', () => {
       expect(long.status).toBe(413);
       expect(JSON.parse(long.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'too_large', error: expect.stringMatching(/batch of 21 messages .* \(20\)/u) } } });
       expect(searches).toBe(before);
-      await new Promise((done) => setTimeout(done, 50));
+      // A request's log line is written once its answer is out.
+      for (let i = 0; i < 200 && lines.length < 3; i += 1) await new Promise((done) => setTimeout(done, 25));
       expect(lines.map((line) => JSON.parse(line) as { route: string; status: number; code?: string }).filter((line) => line.route === '/mcp').map((line) => [line.status, line.code])).toEqual([
         [429, 'rate_limited'],
         [429, 'rate_limited'],

@@ -103,6 +103,11 @@ describe('resources/read answers a bounded page', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((answer) => answer.error?.data.code === 'too_large')).toBe(true);
 
+    // The log line of a request is written once its answer is out: wait for the ten reads' line before counting.
+    const logged = async (count: number) => {
+      for (let i = 0; i < 200 && lines.length < count; i += 1) await new Promise((done) => setTimeout(done, 25));
+    };
+    await logged(1);
     lines.length = 0;
     const twelve = await post(
       server,
@@ -112,7 +117,7 @@ describe('resources/read answers a bounded page', () => {
     expect((twelve.json as unknown[]).map((answer) => (answer as { id: number }).id).sort((a, b) => a - b)).toEqual(
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
-    await new Promise((done) => setTimeout(done, 50));
+    await logged(1);
     expect(lines.map((line) => JSON.parse(line) as { route: string; status: number })).toEqual([
       expect.objectContaining({ route: '/mcp', status: 200 }),
     ]);
