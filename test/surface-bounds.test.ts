@@ -49,7 +49,6 @@ const read = (id: number, uri: string) => ({ jsonrpc: '2.0', id, method: 'resour
 describe('resources/read answers a bounded page', () => {
   let store: MemoryHybridStore;
   let server: RunningServer;
-  let lines: string[];
   const LONG = 'long.md';
   let whole: string;
 
@@ -59,8 +58,7 @@ describe('resources/read answers a bounded page', () => {
     const doc = manyChunks(LONG, 1500, 2000);
     await store.addDocuments([doc, ...PUBLIC_DOCS]);
     whole = (await store.getChunks({ sourceIds: [LONG], limit: 100_000 })).map((chunk) => chunk.text).join('\n\n');
-    lines = [];
-    server = await startServer({ store, rateLimit: false, log: { write: (line: string) => lines.push(line) } });
+    server = await startServer({ store, rateLimit: false });
   });
   afterAll(async () => {
     await server?.close();
@@ -91,8 +89,11 @@ describe('resources/read answers a bounded page', () => {
   });
 
   it("a batch of ten reads answers at most the request's total; the reads past it are refused by name, and a batch of 12 is answered and logged", async () => {
+    // A server of its own, so that its log holds this test's requests only.
+    const own: string[] = [];
+    const batches = await startServer({ store, rateLimit: false, log: { write: (line: string) => own.push(line) } });
     const ten = await post(
-      server,
+      batches,
       Array.from({ length: 10 }, (_, i) => read(i + 1, `litm://sources/${LONG}`)),
     );
     expect(ten.status).toBe(200);
@@ -105,12 +106,12 @@ describe('resources/read answers a bounded page', () => {
 
     // The log line of a request is written once its answer is out: wait for the ten reads' line before counting.
     const logged = async (count: number) => {
-      for (let i = 0; i < 200 && lines.length < count; i += 1) await new Promise((done) => setTimeout(done, 25));
+      for (let i = 0; i < 200 && own.length < count; i += 1) await new Promise((done) => setTimeout(done, 25));
     };
     await logged(1);
-    lines.length = 0;
+    own.length = 0;
     const twelve = await post(
-      server,
+      batches,
       Array.from({ length: 12 }, (_, i) => read(i + 1, 'litm://sources/handbook%2Frefunds.md')),
     );
     expect(twelve.status).toBe(200);
@@ -118,7 +119,8 @@ describe('resources/read answers a bounded page', () => {
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
     await logged(1);
-    expect(lines.map((line) => JSON.parse(line) as { route: string; status: number })).toEqual([
+    await batches.close();
+    expect(own.map((line) => JSON.parse(line) as { route: string; status: number })).toEqual([
       expect.objectContaining({ route: '/mcp', status: 200 }),
     ]);
   });
