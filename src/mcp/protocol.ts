@@ -18,7 +18,7 @@ import type { z } from 'zod';
 import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { SearchModeSchema, type Principals } from '../store/schemas.js';
 import { errorAnswer, excerpt, parseRequest, type ErrorBody } from '../service/errors.js';
-import { resolveLimits, type ServiceLimits } from '../service/limits.js';
+import { SURFACE_DEFAULTS, resolveLimits, type ServiceLimits } from '../service/limits.js';
 import type { ErrorBodySchema } from '../service/responses.js';
 import type { ServiceContext } from '../service/service.js';
 import { packageVersion } from '../service/version.js';
@@ -216,8 +216,7 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
   return server;
 }
 
-/** The longest URI an error's data repeats. */
-const MAX_TOLD_URI = 2048;
+const MAX_TOLD_URI = SURFACE_DEFAULTS.maxToldUriChars;
 
 /**
  * Runs a resource request; its typed errors become protocol errors: a resource that is not found (or may not be

@@ -15,17 +15,15 @@ import { LitmPackError } from '../base/errors.js';
 import type { Citation } from '../core/schemas.js';
 import { GET_CHUNKS_MAX_LIMIT, type ChunkRecord, type Principals } from '../store/schemas.js';
 import type { ListSourcesPage, Store } from '../store/types.js';
-import { DEFAULT_LIMITS, type ServiceLimits } from '../service/limits.js';
+import { DEFAULT_LIMITS, SURFACE_DEFAULTS, type ServiceLimits } from '../service/limits.js';
 
 export const RESOURCE_SCHEME = 'litm:';
 export const SOURCE_TEMPLATE = 'litm://sources/{sourceId}{?chunk,start,end,from}';
 /** The key of a page's `_meta` that names the next page of a source. */
 export const NEXT_PAGE_META_KEY = 'litm-pack/next';
 
-/** Chunks one page reads from the store at most (a page is cut to the byte budget after that). */
-const PAGE_CHUNKS = 2048;
-/** Source ids one `resources/list` call looks at, per source it answers, before it answers a shorter page. */
-const LIST_SCAN_FACTOR = 20;
+const PAGE_CHUNKS = SURFACE_DEFAULTS.resourcePageChunks;
+const LIST_SCAN_FACTOR = SURFACE_DEFAULTS.listScanFactor;
 
 /** How much text the reads of one request may still answer (shared by the reads of a batch). */
 export interface ReadBudget {

@@ -24,6 +24,12 @@ export const SURFACE_DEFAULTS = Object.freeze({
   /** An error answer quotes at most this many characters of a message, and at most this many issues. */
   maxErrorChars: 1000,
   maxErrorIssues: 20,
+  /** Chunks one page of a resource read takes from the store at most (the page is then cut to its bytes). */
+  resourcePageChunks: 2048,
+  /** Source ids one `resources/list` call looks at per source it answers, before it answers a shorter page. */
+  listScanFactor: 20,
+  /** The longest resource URI an error's data repeats (a longer one only as the message's excerpt). */
+  maxToldUriChars: 2048,
   /** A JSON-RPC id longer than this is refused: every answer repeats the id of its request. */
   maxJsonRpcIdChars: 256,
 });
