@@ -1,7 +1,8 @@
 /**
  * An agent host's view of `litm-pack mcp`: the MCP SDK's client starts the server on stdio (as Claude Desktop,
  * Cursor or any MCP host does from its configuration), lists the tools, asks for a cited bundle and routes on
- * its confidence, then asks for a plain RAG context. Runs offline on examples/corpus.
+ * its confidence, then asks for a plain RAG context, shows what a host that reads only text sees, and asks for
+ * the served citations gone stale. Runs offline on examples/corpus.
  *
  *   npx tsx examples/mcp-client.ts ["your question"]
  */
@@ -63,6 +64,17 @@ try {
   const context = RagContextSchema.parse(rag.structuredContent);
   console.log(`get_rag_context: ${context.hits.length} hits, ${context.token_estimate} tokens, truncated ${context.truncated}`);
   if (pack.items.length === 0 || context.hits.length === 0) throw new Error('expected items from the example corpus');
+
+  // 6. A host that shows the model only text still gives it the decision: the text block ends with a
+  //    "litm-pack:" line (confidence, top similarity, items, tokens, truncated) and the citation list.
+  const text = bundle.content.find((block) => block.type === 'text');
+  const trailer = text?.type === 'text' ? text.text.slice(text.text.lastIndexOf('\n---\n') + 5) : '';
+  console.log(`\nWhat a text-only host shows after the context:\n${trailer}`);
+  if (!trailer.startsWith('litm-pack: confidence ')) throw new Error('expected the decision trailer in the text content');
+
+  // 7. The server keeps a ledger of what it served (beside the store): the citations gone stale since.
+  const stale = (await client.callTool({ name: 'list_stale_citations', arguments: {} })) as CallToolResult;
+  console.log(`\nlist_stale_citations: ${JSON.stringify(stale.structuredContent)}`);
 } finally {
   await client.close();
   await rm(work, { recursive: true, force: true });

@@ -60,7 +60,6 @@ const MCP_INIT = JSON.stringify({
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 const ROUTES: [string, string, string?][] = [
-  ['GET', '/healthz'],
   ['GET', '/api/openapi.json'],
   ['GET', '/api/bundle?q=refunds'],
   ['POST', '/api/bundle', '{"q":"refunds"}'],
@@ -111,6 +110,19 @@ describe('Host and Origin', () => {
     }
   });
 
+  it('the probes answer whatever Host and Origin they carry (a pod IP, a service name); nothing else does', async () => {
+    for (const host of ['10.1.2.3:8787', 'litm-pack.default.svc.cluster.local', 'evil.example.com']) {
+      const health = await raw(server.url, 'GET', '/healthz', { host, origin: 'http://evil.example.com' });
+      expect(health.status, host).toBe(200);
+      expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+      const ready = await raw(server.url, 'GET', '/readyz', { host });
+      expect(ready.status, host).toBe(200);
+      expect(JSON.parse(ready.body)).toEqual({ status: 'ready' });
+      expect((await raw(server.url, 'GET', '/api/openapi.json', { host })).status, host).toBe(403);
+      expect((await raw(server.url, 'GET', '/metrics', { host })).status, host).toBe(403);
+    }
+  });
+
   it('on /mcp a refusal is a JSON-RPC error carrying the body and code', async () => {
     const forged = await raw(server.url, 'POST', '/mcp', { host: 'evil.example.com', ...MCP_HEADERS }, MCP_INIT);
     expect(JSON.parse(forged.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'forbidden' } } });
@@ -121,13 +133,14 @@ describe('Host and Origin', () => {
 });
 
 describe('rate limits that are fair', () => {
-  it('every JSON-RPC call of a batch counts: a 40-call batch under a 5/s limit runs at most 5', async () => {
+  it('every JSON-RPC call of a batch counts: a 20-call batch under a 5/s limit runs at most 5; a longer batch is refused whole, and logged', async () => {
     let searches = 0;
     const counting: Store = { addDocuments: (docs) => store.addDocuments(docs), search: (request) => ((searches += 1), store.search(request)) };
-    const limited = await startServer({ store: counting, rateLimit: { perClient: 5, global: 1000, windowMs: 60_000 } });
+    const lines: string[] = [];
+    const limited = await startServer({ store: counting, rateLimit: { perClient: 5, global: 1000, windowMs: 60_000 }, log: { write: (line: string) => lines.push(line) } });
     try {
       const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'assemble_bundle', arguments: { query: 'refunds' } } });
-      const batch = JSON.stringify(Array.from({ length: 40 }, (_, i) => call(i + 1)));
+      const batch = JSON.stringify(Array.from({ length: 20 }, (_, i) => call(i + 1)));
       const answer = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, batch);
       expect(answer.status).toBe(429);
       expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'rate_limited' } } });
@@ -135,6 +148,60 @@ describe('rate limits that are fair', () => {
       // tools/list is counted like any call: the budget is spent.
       const list = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
       expect(list.status).toBe(429);
+      // 21 messages: more than one request may carry, refused before anything runs or is counted.
+      const before = searches;
+      const long = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, JSON.stringify(Array.from({ length: 21 }, (_, i) => call(i + 1))));
+      expect(long.status).toBe(413);
+      expect(JSON.parse(long.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'too_large', error: expect.stringMatching(/batch of 21 messages .* \(20\)/u) } } });
+      expect(searches).toBe(before);
+      // A request's log line is written once its answer is out.
+      for (let i = 0; i < 200 && lines.length < 3; i += 1) await new Promise((done) => setTimeout(done, 25));
+      expect(lines.map((line) => JSON.parse(line) as { route: string; status: number; code?: string }).filter((line) => line.route === '/mcp').map((line) => [line.status, line.code])).toEqual([
+        [429, 'rate_limited'],
+        [429, 'rate_limited'],
+        [413, 'too_large'],
+      ]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('housekeeping spends no work budget: with the default limits 45 pings all answer, and tool calls are still limited (30)', async () => {
+    // The default limits, counted over a minute rather than a second, so that how fast this machine sends the
+    // calls cannot decide the result (before, the pings spent the caller's 30 and the tool calls were refused).
+    const defaults = await startServer({ store, rateLimit: { windowMs: 60_000 } });
+    const host = new URL(defaults.url).host;
+    const rpc = (id: number, method: string, params?: unknown) =>
+      raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }));
+    try {
+      // An initialize and 45 pings at once, then a notification.
+      const pings = await Promise.all([rpc(0, 'initialize', JSON.parse(MCP_INIT).params), ...Array.from({ length: 45 }, (_, i) => rpc(i + 1, 'ping'))]);
+      expect(pings.map((answer) => answer.status)).toEqual(Array(46).fill(200));
+      expect(JSON.parse(pings[1]!.body)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+      const notified = await raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      expect(notified.status).toBe(202);
+      // The same caller's work budget is whole: 30 tool calls pass, the 31st is refused.
+      const calls = await Promise.all(Array.from({ length: 31 }, (_, i) => rpc(100 + i, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds', max_tokens: 50 } })));
+      const statuses = calls.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(30);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(1);
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('a flood of housekeeping is bounded too, by a limit of its own', async () => {
+    const limited = await startServer({ store, rateLimit: { housekeepingPerClient: 10, windowMs: 60_000 } });
+    const host = new URL(limited.url).host;
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i += 1) statuses.push((await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' }))).status);
+      expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
+      const refused = await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }));
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { code: 'rate_limited', error: expect.stringMatching(/housekeeping/u) } } });
+      // Work has its own budget.
+      const work = await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/list' }));
+      expect(work.status).toBe(200);
     } finally {
       await limited.close();
     }
@@ -211,8 +278,10 @@ describe('the corpus as MCP resources', () => {
     try {
       const refused = await anonymous.readResource({ uri }).then(() => null, (error: Error & { code?: number }) => error);
       const missing = await anonymous.readResource({ uri: 'litm://sources/no%2Fsuch.md' }).then(() => null, (error: Error & { code?: number }) => error);
-      expect(refused?.code).toBe(-32002);
+      // Invalid Params with the URI in the data (SEP-2164; -32002 before it), the same for both.
+      expect(refused?.code).toBe(-32602);
       expect(refused?.message.replace('hr%2Fsalaries.md', 'X')).toBe(missing?.message.replace('no%2Fsuch.md', 'X'));
+      expect((refused as Error & { data?: { uri?: string; code?: string } }).data).toMatchObject({ uri, code: 'not_found' });
       const read = await alice.readResource({ uri });
       expect(read.contents[0]).toMatchObject({ uri, mimeType: 'text/plain' });
       expect((read.contents[0] as { text: string }).text).toContain(HR_MARKER);
@@ -220,7 +289,7 @@ describe('the corpus as MCP resources', () => {
       expect(await names(anonymous)).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'notes/long-context.md']);
       expect(await names(alice)).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md', 'notes/long-context.md']);
       const templates = await anonymous.listResourceTemplates();
-      expect(templates.resourceTemplates[0]?.uriTemplate).toBe('litm://sources/{sourceId}{?chunk,start,end}');
+      expect(templates.resourceTemplates[0]?.uriTemplate).toBe('litm://sources/{sourceId}{?chunk,start,end,from}');
     } finally {
       await anonymous.close();
       await alice.close();

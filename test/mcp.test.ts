@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker } from '../src/index.js';
-import { DEGRADED_META_KEY } from '../src/mcp/index.js';
+import { DEGRADED_META_KEY, packText } from '../src/mcp/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
@@ -58,7 +58,9 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const TOOLS = ['assemble_bundle', 'get_briefing', 'get_rag_context', 'pack_candidates', 'verify_citations'];
+const TOOLS = ['assemble_bundle', 'get_briefing', 'corpus_briefing_pack', 'get_rag_context', 'get_rankings', 'pack_candidates', 'verify_citations'];
+/** `litm-pack mcp` keeps a citation ledger beside the store by default, and then offers the stale feed. */
+const STDIO_TOOLS = [...TOOLS, 'list_stale_citations'];
 
 /** Calls a tool and checks its structured content against the output schema the server declared. */
 async function call(client: Client, tools: Tool[], name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -101,13 +103,16 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     await client.close();
   });
 
-  it('lists the five tools, each with an input and an output schema and a description that routes', () => {
-    expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+  it('lists the tools, each with an input and an output schema, a title, the four annotations and a description that routes', () => {
+    expect(tools.map((t) => t.name).sort()).toEqual([...STDIO_TOOLS].sort());
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
-      expect(tool.description).toMatch(/[Dd]o not use|use assemble_bundle/);
+      expect(tool.description).toMatch(/[Dd]o not use|use assemble_bundle|use verify_citations/);
+      expect(tool.title).toMatch(/\w/);
+      expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
     }
+    expect(client.getInstructions()).toMatch(/assemble_bundle.*coverage\.confidence.*get_briefing.*get_rag_context.*verify_citations.*list_stale_citations/su);
     const bundle = tools.find((t) => t.name === 'assemble_bundle');
     expect(bundle?.description).toMatch(/"strong" → answer from the context/);
     expect(bundle?.description).toMatch(/"unknown" → there is no dense similarity/);
@@ -124,7 +129,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     // Each output schema is the answer or the one error body every refusal carries.
     type Alternative = { required?: string[]; properties?: Record<string, unknown> };
     const alternatives = (name: string) => (tools.find((t) => t.name === name)?.outputSchema as { anyOf?: Alternative[] } | undefined)?.anyOf ?? [];
-    for (const name of TOOLS) {
+    for (const name of STDIO_TOOLS) {
       expect(alternatives(name)).toHaveLength(2);
       expect(Object.keys(alternatives(name)[1]?.properties ?? {}).sort()).toEqual(['code', 'error', 'issues']);
     }
@@ -136,7 +141,9 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
 
   it('answers every tool with structured content that validates against its output schema', async () => {
     const bundle = await call(client, tools, 'assemble_bundle', { query: 'how are refunds paid', budget: 300 });
-    expect(packOf(bundle).context).toBe(bundle.content[0]?.type === 'text' ? bundle.content[0].text : null);
+    // The text a model reads: the context, then the decision trailer.
+    expect(bundle.content[0]?.type === 'text' ? bundle.content[0].text : null).toBe(packText(packOf(bundle)));
+    expect(packText(packOf(bundle)).startsWith(`${packOf(bundle).context}\n\n---\nlitm-pack: confidence `)).toBe(true);
     const briefing = await call(client, tools, 'get_briefing', { prompt: 'refunds and shipping', pins: ['handbook/shipping.md'] });
     expect(packOf(briefing).items[0]?.sourceId).toBe('handbook/shipping.md');
     const rag = await call(client, tools, 'get_rag_context', { query: 'refunds', max_tokens: 120 });
@@ -146,7 +153,8 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     expect(parsed.hits.map((h) => h.ref)).toEqual(parsed.hits.map((_, i) => i + 1));
     const candidates = [{ id: 'a', text: 'Refunds take 14 days.', score: 1 }];
     const packed = await call(client, tools, 'pack_candidates', { query: 'refunds', candidates, budget: 50 });
-    expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
+    expect(toCanonicalJson(packOf(packed))).toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
+    expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(packText(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
     const pinned = await call(client, tools, 'get_briefing', { pins: ['handbook/shipping.md'] });
     expect(packOf(pinned).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
     const verified = await call(client, tools, 'verify_citations', { pack: packOf(bundle) });
@@ -268,7 +276,7 @@ describe('the README\'s MCP host configuration', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BUILT_CLI, ...args], stderr: 'pipe' }));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
+      expect(tools.map((t) => t.name).sort()).toEqual([...STDIO_TOOLS].sort());
       const principals = args[args.indexOf('--principals') + 1];
       const result = await call(client, tools, 'assemble_bundle', { query: `${ENG_MARKER} shipping`, mode: 'lexical' });
       const sources = packOf(result).items.map((item) => item.sourceId);
@@ -394,7 +402,9 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
               ? { query: 'q', candidates: [] }
               : name === 'verify_citations'
                 ? { citations: [] }
-                : { query: 'refunds' };
+                : name === 'get_rankings'
+                  ? { query: 'refunds', mode: 'lexical' }
+                  : { query: 'refunds' };
         expect((await call(alice.client, alice.tools, name, toolArgs)).isError).not.toBe(true);
       }
     } finally {

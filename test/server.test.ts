@@ -129,7 +129,7 @@ describe('GET /api/openapi.json', () => {
     expect(response.statusCode).toBe(200);
     const doc = json(response.body) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>; components: { schemas: Record<string, object> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp', '/metrics', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/stale', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp', '/metrics', '/readyz']);
     const budget = doc.paths['/api/bundle']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(budget?.schema?.maximum).toBe(24_000);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
@@ -169,7 +169,7 @@ interface BadRequest {
 
 const longQuery = 'a'.repeat(4097);
 const BAD_REQUESTS: BadRequest[] = [
-  { name: 'missing q', url: '/api/bundle', status: 400, code: 'invalid_input', message: /^q is required$/ },
+  { name: 'missing q', url: '/api/bundle', status: 400, code: 'invalid_input', message: /^q \(query\) parameter required$/ },
   { name: 'blank q', url: '/api/bundle?q=%20%20', status: 400, code: 'invalid_input', message: /^q must not be empty$/ },
   { name: 'q over 4096 characters', url: `/api/bundle?q=${longQuery}`, status: 400, code: 'invalid_input', message: /^q must be at most 4096 characters$/ },
   { name: 'budget not a number', url: '/api/bundle?q=x&budget=lots', status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
@@ -216,7 +216,7 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'a prompt over 4096 characters', method: 'POST', url: '/api/briefing', payload: { prompt: longQuery }, status: 400, code: 'invalid_input', message: /^prompt must be at most 4096 characters$/ },
   { name: 'a citation check with neither pack nor citations', method: 'POST', url: '/api/citations/verify', payload: {}, status: 400, code: 'invalid_input', message: /^Give exactly one of pack or citations$/ },
   { name: 'a citation without its hash', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0' }] }, status: 400, code: 'invalid_input', message: /citations\.0\.textSha256/ },
-  { name: 'the inspector without q', url: '/inspect', status: 400, code: 'invalid_input', message: /^q is required$/ },
+  { name: 'the inspector without q', url: '/inspect', status: 400, code: 'invalid_input', message: /^q \(query\) parameter required$/ },
 ];
 
 describe('bad requests', () => {
@@ -526,7 +526,7 @@ describe('rate limits', () => {
     }
   });
 
-  it('defaults to 30 calls per second per caller and 200 overall', async () => {
+  it('defaults to 30 calls per second per caller, 200 for the keyed callers together and 100 for the anonymous ones apart', async () => {
     const defaults = await createServer({ store, apiKeys: fixtureKeys() });
     try {
       // One caller: 30 pass, the 31st is refused.
@@ -534,13 +534,17 @@ describe('rate limits', () => {
       for (let i = 0; i < 31; i += 1) one.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode);
       expect(one).toEqual([...Array(30).fill(200), 429]);
       expect(json((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).body).error).toMatch(/at most 30 per 1000 ms/);
-      // Six more callers (other addresses), 30 each: the global 200 runs out (alice's 30 calls that passed count too).
-      const all: number[] = [];
-      for (let client = 0; client < 6; client += 1) {
-        for (let i = 0; i < 30; i += 1) all.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', remoteAddress: `10.0.0.${client + 1}` })).statusCode);
+      // Anonymous callers on twelve addresses, 30 each: their own 100 run out ...
+      const anonymous: number[] = [];
+      for (let client = 0; client < 12; client += 1) {
+        for (let i = 0; i < 30; i += 1) anonymous.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', remoteAddress: `10.0.0.${client + 1}` })).statusCode);
       }
-      expect(all.filter((status) => status === 200)).toHaveLength(200 - 30);
-      expect(all.slice(200 - 30).every((status) => status === 429)).toBe(true);
+      expect(anonymous.filter((status) => status === 200)).toHaveLength(100);
+      expect(anonymous.slice(100).every((status) => status === 429)).toBe(true);
+      // ... and never what the keyed callers share: bob's and carol's calls all pass (alice's 30 count in the 200).
+      const keyed: number[] = [];
+      for (const key of [KEYS.bob, KEYS.carol]) for (let i = 0; i < 30; i += 1) keyed.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(key) })).statusCode);
+      expect(keyed).toEqual(Array(60).fill(200));
     } finally {
       await defaults.close();
     }

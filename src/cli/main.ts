@@ -8,6 +8,7 @@ import { ERROR_SURFACES, isLitmPackError, type LitmPackErrorCode } from '../base
 import { registerBriefing } from './commands/briefing.js';
 import { registerBundle } from './commands/bundle.js';
 import { registerCheckAnswer } from './commands/check-answer.js';
+import { registerCitations } from './commands/citations.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIngest } from './commands/ingest.js';
@@ -86,6 +87,7 @@ export function buildProgram(): Command {
   registerBundle(program);
   registerBriefing(program);
   registerVerify(program);
+  registerCitations(program);
   registerRemove(program);
   registerRankings(program);
   registerDemo(program);

@@ -1,37 +1,34 @@
 /**
- * The MCP tools and resources, on the SDK's protocol server. Each tool parses its arguments with the service's
- * schema (the same messages as the HTTP API, naming each argument as sent), calls the service, and answers a
- * text block, a `resource_link` per citation (so an agent can open what it cites), and `structuredContent`
- * that validates against the output schema it declares. Every refusal, whatever refuses it, is one shape:
- * `isError` with `{ error, code, issues }` as structured content and as the text. The sources are resources
- * (`litm://sources/{sourceId}`, resources.ts), read under the caller's principals.
+ * The MCP tools: one registry, served on every protocol revision (protocol.ts binds it to the SDK). Each tool
+ * parses its arguments with the service's schema (the same messages as the HTTP API, naming each argument as
+ * sent), calls the service, and answers structured content that validates against the output schema it
+ * declares, a text block a model can route on when its host shows only text (the context and a trailer with
+ * the confidence and the citations, text.ts), and a `resource_link` per citation. Every refusal, whatever
+ * refuses it, is one shape: `isError` with `{ error, code, issues }` as structured content and as the text.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type CallToolResult,
-  type ContentBlock,
-} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { isLitmPackError, parseOrThrow } from '../base/errors.js';
 import { packJson } from '../core/finish.js';
 import { PackSchema, type Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema, PrincipalsSchema, SearchModeSchema, type Principals, type SearchMode } from '../store/schemas.js';
+import { EmbeddingsSchema, PrincipalsSchema, type SearchMode } from '../store/schemas.js';
 import { StoreSchema } from '../store/types.js';
-import { errorAnswer, parseRequest, type ErrorBody } from '../service/errors.js';
-import { resolveLimits, type ServiceLimits, type ServiceLimitsInput } from '../service/limits.js';
-import { bundleRequestShape, requestSchemas } from '../service/requests.js';
-import { ErrorBodySchema, RagContextSchema, VerifyAnswerSchema } from '../service/responses.js';
-import { packageVersion } from '../service/version.js';
-import { serveBriefing, serveBundle, servePack, serveVerify, ragContextOf, type ServiceContext } from '../service/service.js';
-import { SOURCE_TEMPLATE, citationUri, listSources, readSource, sourceUri } from './resources.js';
+import { CitationLedger } from '../service/ledger.js';
+import type { ServiceLimits, ServiceLimitsInput } from '../service/limits.js';
+import { requestSchemas } from '../service/requests.js';
+import { ErrorBodySchema, RagContextSchema, RankingsSchema, StaleAnswerSchema, VerifyAnswerSchema } from '../service/responses.js';
+import {
+  serveBriefing,
+  serveBundle,
+  serveCorpusBriefing,
+  servePack,
+  serveRagContext,
+  serveRankings,
+  serveVerify,
+  type ServiceContext,
+} from '../service/service.js';
+import { serveStale } from '../service/stale.js';
+import { citationUri } from './resources.js';
+import { packText } from './text.js';
 
 export const McpServerOptionsSchema = z.strictObject({
   store: StoreSchema,
@@ -40,8 +37,10 @@ export const McpServerOptionsSchema = z.strictObject({
    * `'all'` for every document (a trusted local agent). Default `[]`: documents without an ACL only.
    */
   principals: PrincipalsSchema.default([]),
-  /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length...). */
-  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
+  /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length, read sizes...). */
+  limits: z
+    .custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' })
+    .optional(),
   /**
    * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
    * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
@@ -53,10 +52,25 @@ export const McpServerOptionsSchema = z.strictObject({
    * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
    */
   rerank: RerankStageSchema.optional(),
+  /**
+   * The citation ledger (`CitationLedger.open`): every pack served is recorded, and `list_stale_citations`
+   * lists the served citations that went stale. Absent: nothing is recorded and that tool is not offered.
+   */
+  ledger: z.custom<CitationLedger>((value) => value instanceof CitationLedger, { message: 'ledger must be a CitationLedger' }).optional(),
+  /** Who this server's caller is in the ledger (default `mcp`). */
+  caller: z.string().min(1, 'caller must be a non-empty string').default('mcp'),
+  /**
+   * What the text block of a tool answer holds: `context` (default) the context and a trailer with the
+   * confidence and the citations; `json` the structured content as JSON text, for hosts that parse it.
+   */
+  textContent: z.enum(['context', 'json']).default('context'),
   /** Called after every tool call, refused ones too (the HTTP server's request log uses it). */
-  onToolCall: z.custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' }).optional(),
+  onToolCall: z
+    .custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' })
+    .optional(),
 });
 export type McpServerOptions = z.input<typeof McpServerOptionsSchema>;
+export type ParsedMcpServerOptions = z.output<typeof McpServerOptionsSchema>;
 
 /** What one tool call did, for request logs. */
 export interface ToolCallEvent {
@@ -74,15 +88,16 @@ export interface ToolCallEvent {
 }
 
 const CONFIDENCE_ROUTING =
-  'Read coverage.confidence before you answer: "strong" → answer from the context and cite blocks as [n]; ' +
+  'Read coverage.confidence before you answer (also on the "litm-pack:" line after the context): "strong" → answer from the context and cite blocks as [n]; ' +
   '"partial" or "weak" → the corpus may not hold the answer: widen the search (rephrase, another mode, a larger budget) or ask the user; ' +
   '"unknown" → there is no dense similarity (lexical search only): judge the passages yourself.';
 
 export const TOOL_DESCRIPTIONS = {
   assemble_bundle:
     'Retrieve the passages that best ground an answer to `query`, deduplicated and fitted exactly to `budget` tokens, ' +
-    'best passage first and second best last, each block numbered [n]; returns the context as text and the whole pack ' +
-    '(items, citations with source, version and text hash, coverage, dropped, degraded) as structured content. ' +
+    'best passage first and second best last, each block numbered [n]; returns the context as text (followed by a ' +
+    'line with the confidence and the list of citations) and the whole pack (items, citations with source, version ' +
+    'and text hash, coverage, dropped, degraded) as structured content. ' +
     'compress "sentences" keeps only the relevant sentences of each passage (more sources per token); diversity ' +
     '(0..1) trades relevance for less repetition. ' +
     `${CONFIDENCE_ROUTING} ` +
@@ -93,38 +108,48 @@ export const TOOL_DESCRIPTIONS = {
     'for the prompt, the rest of the evidence, then a caveats block of computed facts (coverage, confidence, dates, ' +
     'what did not fit, pins not found). Give at least one of prompt, pins, clusters. A pin you may not see is ' +
     `reported as not found. ${CONFIDENCE_ROUTING} Do not use it to answer a single question: use assemble_bundle.`,
+  corpus_briefing_pack:
+    "A briefing for `query` within `max_tokens` (RFC-093's corpus_briefing_pack): the strongest passages for the query, " +
+    'the rest of the evidence, then a caveats block of computed facts; pins and clusters as get_briefing takes them. ' +
+    `${CONFIDENCE_ROUTING} Do not use it to answer a single question: use assemble_bundle.`,
   get_rag_context:
     'One call for a retrieval-augmented prompt: returns exactly {context, hits, token_estimate, truncated}. `context` ' +
-    'is at most `max_tokens` tokens, ready to paste into a prompt, with blocks numbered [n]; `hits` names the source ' +
-    'of each [n]; `truncated` says relevant text did not fit. It carries no confidence signal: when you must decide ' +
+    'is at most `max_tokens` tokens (default 4000, from a pool of `limit` 20), ready to paste into a prompt, with blocks ' +
+    'numbered [n]; `hits` names the source of each [n] (with message_id for an e-mail); `truncated` says relevant ' +
+    'text did not fit. The text block also ends with a "litm-pack:" line carrying the confidence; when you must decide ' +
     'whether the corpus answers the question at all, use assemble_bundle and read coverage.confidence.',
+  get_rankings:
+    "For tuning retrieval, not for answering: each search arm's raw ranking (dense, lexical) beside the fused one, " +
+    '`k` deep, under the same access rules as a bundle. Do not use it to ground an answer: use assemble_bundle.',
   verify_citations:
     'Check whether citations (or a whole pack\'s) still hold against the current corpus: each one is "current" (same ' +
     'text at the same place), "moved" (same text elsewhere in the source), "changed" (the passage is gone; the closest ' +
     'current passage is reported) or "missing" (the source is gone or you may not read it). Use it before trusting an ' +
     'old pack or answer; do not use it to retrieve (assemble_bundle).',
+  list_stale_citations:
+    'The citations this server handed out that have gone stale since: served in a pack, and now "changed", "moved" or ' +
+    '"missing" in the corpus; newest first, a page at a time (give nextCursor as cursor), each with the packs that ' +
+    'served it. Only citations of sources you may read. Use it to find answers grounded in text that no longer holds; ' +
+    'to check one pack you have, use verify_citations.',
   pack_candidates:
     'Pack passages you already retrieved yourself into the canonical pack (deduplicated, budgeted, ordered, cited): ' +
     'the same input always gives the same bytes, for evaluation harnesses. It does not search: to retrieve from the ' +
     'corpus, use assemble_bundle.',
 } as const;
 
-/** get_rag_context's arguments: the bundle's, with the budget spelled `max_tokens`. */
-function ragContextSchema(limits: ServiceLimits) {
-  const { query, budget, mode, filter, limit, diversity, rerank, compress, order, header } = bundleRequestShape(limits);
-  return z.strictObject({
-    query,
-    max_tokens: budget.describe('Token budget of the context (exact).'),
-    limit,
-    filter,
-    mode,
-    diversity,
-    rerank,
-    compress,
-    order,
-    header,
-  });
-}
+/** How an agent chooses between the tools: the server's `instructions`. */
+export const SERVER_INSTRUCTIONS =
+  'litm-pack packs retrieved context from a corpus: extractive, deduplicated, fitted exactly to a token budget, ' +
+  'every block numbered [n] and cited (source, version, text hash). To answer a question, call assemble_bundle and ' +
+  'read coverage.confidence (also on the "litm-pack:" line after the context): strong → answer and cite [n]; partial or ' +
+  'weak → widen the search or ask; unknown → lexical only, judge yourself. To prepare for a task, call get_briefing ' +
+  '(or corpus_briefing_pack with query and max_tokens). For a context string to paste into a prompt, get_rag_context. ' +
+  'To pack passages you already have, pack_candidates. Before trusting an old pack, verify_citations; to find served ' +
+  'citations that went stale, list_stale_citations (when offered). get_rankings is for tuning retrieval only. The ' +
+  'sources are resources (litm://sources/{sourceId}); every citation links to the chunk it cites.';
+
+/** Every tool reads and never changes the corpus, gives the same answer for the same corpus, and reaches nothing outside it. */
+export const TOOL_ANNOTATIONS = Object.freeze({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
 
 /**
  * get_rag_context's answer holds exactly context, hits, token_estimate and truncated; when an optional stage
@@ -133,17 +158,42 @@ function ragContextSchema(limits: ServiceLimits) {
  */
 export const DEGRADED_META_KEY = 'litm-pack/degraded';
 
-/** A refusal or failure, in the one shape every tool answers it with. */
-function errorResult(error: unknown): CallToolResult & { body: ErrorBody } {
-  const { body } = errorAnswer(error);
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: { ...body }, body };
+/** A `resource_link` block, as MCP defines it. */
+export interface ResourceLinkBlock {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  mimeType: string;
+  description: string;
+}
+
+/** What a tool answers, before it is put in the protocol's shape. */
+export interface ToolAnswer {
+  /** The pack the call made (for the log, the metrics and the ledger). */
+  pack?: Pack;
+  structured: Record<string, unknown>;
+  /** The text a model reads (`textContent: 'context'`). */
+  text: string;
+  links: ResourceLinkBlock[];
+  meta?: Record<string, unknown>;
+}
+
+/** One tool: its listing and how a call with parsed arguments is answered. */
+export interface Tool {
+  title: string;
+  kind?: ToolCallEvent['kind'];
+  description: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  queryOf(args: Record<string, unknown>): string | undefined;
+  call(args: never, context: ServiceContext): Promise<ToolAnswer>;
 }
 
 /** The structured content of a pack: the pack itself, as plain JSON. */
 const structured = (pack: Pack) => JSON.parse(packJson(pack)) as Record<string, unknown>;
 
 /** A `resource_link` per citation: the cited chunk, readable with `resources/read`. */
-function citationLinks(pack: Pack): ContentBlock[] {
+function citationLinks(pack: Pack): ResourceLinkBlock[] {
   return pack.citations.map((citation) => ({
     type: 'resource_link' as const,
     uri: citationUri(citation),
@@ -153,27 +203,18 @@ function citationLinks(pack: Pack): ContentBlock[] {
   }));
 }
 
-/** One tool: its listing and how a call with parsed arguments is answered. */
-interface Tool {
-  title: string;
-  kind?: ToolCallEvent['kind'];
-  description: string;
-  input: z.ZodType;
-  output: z.ZodType;
-  queryOf(args: Record<string, unknown>): string | undefined;
-  call(args: never, context: ServiceContext): Promise<{ pack?: Pack; result: CallToolResult }>;
-}
+const stringArg = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
-const READ_ONLY = { readOnlyHint: true, openWorldHint: false } as const;
-
-function toolsOf(limits: ServiceLimits): Map<string, Tool> {
+/** The tools over one set of limits; `list_stale_citations` only with a ledger. */
+export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Map<string, Tool> {
   const schemas = requestSchemas(limits);
-  const ragSchema = ragContextSchema(limits);
-  const packAnswer = (pack: Pack, text: string, links: boolean) => ({
+  const packAnswer = (pack: Pack, links = true): ToolAnswer => ({
     pack,
-    result: { content: [{ type: 'text' as const, text }, ...(links ? citationLinks(pack) : [])], structuredContent: structured(pack) },
+    structured: structured(pack),
+    text: packText(pack),
+    links: links ? citationLinks(pack) : [],
   });
-  return new Map<string, Tool>([
+  const tools = new Map<string, Tool>([
     [
       'assemble_bundle',
       {
@@ -182,11 +223,8 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         description: TOOL_DESCRIPTIONS.assemble_bundle,
         input: schemas.bundle,
         output: PackSchema,
-        queryOf: (args) => args.query as string,
-        call: async (args: z.output<typeof schemas.bundle>, context) => {
-          const pack = await serveBundle(args, context);
-          return packAnswer(pack, pack.context, true);
-        },
+        queryOf: (args) => stringArg(args.query),
+        call: async (args: z.output<typeof schemas.bundle>, context) => packAnswer(await serveBundle(args, context)),
       },
     ],
     [
@@ -197,11 +235,21 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         description: TOOL_DESCRIPTIONS.get_briefing,
         input: schemas.briefing,
         output: PackSchema,
-        queryOf: (args) => args.prompt as string | undefined,
-        call: async (args: z.output<typeof schemas.briefing>, context) => {
-          const pack = await serveBriefing(args, context, limits);
-          return packAnswer(pack, pack.context, true);
-        },
+        queryOf: (args) => stringArg(args.prompt),
+        call: async (args: z.output<typeof schemas.briefing>, context) => packAnswer(await serveBriefing(args, context, limits)),
+      },
+    ],
+    [
+      'corpus_briefing_pack',
+      {
+        kind: 'briefing',
+        title: 'Corpus briefing pack',
+        description: TOOL_DESCRIPTIONS.corpus_briefing_pack,
+        input: schemas.corpusBriefing,
+        output: PackSchema,
+        queryOf: (args) => stringArg(args.query),
+        call: async (args: z.output<typeof schemas.corpusBriefing>, context) =>
+          packAnswer(await serveCorpusBriefing(args, context, limits)),
       },
     ],
     [
@@ -210,16 +258,43 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         kind: 'bundle',
         title: 'Get RAG context',
         description: TOOL_DESCRIPTIONS.get_rag_context,
-        input: ragSchema,
+        input: schemas.rag,
         output: RagContextSchema,
-        queryOf: (args) => args.query as string,
-        call: async (args: z.output<typeof ragSchema>, context) => {
-          const { max_tokens, ...rest } = args;
-          const pack = await serveBundle(parseRequest(schemas.bundle, { ...rest, budget: max_tokens }), context);
-          const rag = ragContextOf(pack);
+        queryOf: (args) => stringArg(args.query),
+        call: async (args: z.output<typeof schemas.rag>, context) => {
+          const { rag, pack } = await serveRagContext(args, context);
           // The answer is exactly its four fields; stages that degraded are told beside it, in _meta.
-          const meta = pack.degraded.length === 0 ? {} : { _meta: { [DEGRADED_META_KEY]: pack.degraded } };
-          return { pack, result: { content: [{ type: 'text', text: rag.context }, ...citationLinks(pack)], structuredContent: { ...rag }, ...meta } };
+          return {
+            pack,
+            structured: { ...rag },
+            text: packText(pack),
+            links: citationLinks(pack),
+            ...(pack.degraded.length === 0 ? {} : { meta: { [DEGRADED_META_KEY]: pack.degraded } }),
+          };
+        },
+      },
+    ],
+    [
+      'get_rankings',
+      {
+        title: 'Get the raw rankings',
+        description: TOOL_DESCRIPTIONS.get_rankings,
+        input: schemas.rankings,
+        output: RankingsSchema,
+        queryOf: (args) => stringArg(args.query),
+        call: async (args: z.output<typeof schemas.rankings>, context) => {
+          const rankings = await serveRankings(args, context);
+          const arm = (name: string, ranked: { id: string; sourceId: string; score: number; position: number }[] | null) =>
+            ranked === null
+              ? [`${name}: did not run`]
+              : [`${name}:`, ...ranked.map((r) => `${r.position}. ${r.sourceId} ${r.id} ${r.score}`)];
+          const text = [
+            `mode ${rankings.mode}`,
+            ...arm('fused', rankings.fused),
+            ...arm('dense', rankings.dense),
+            ...arm('lexical', rankings.lexical),
+          ].join('\n');
+          return { structured: { ...rankings }, text, links: [] };
         },
       },
     ],
@@ -231,12 +306,9 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         description: TOOL_DESCRIPTIONS.pack_candidates,
         input: schemas.pack,
         output: PackSchema,
-        queryOf: (args) => args.query as string,
+        queryOf: (args) => stringArg(args.query),
         // The candidates are the caller's own: nothing in the store to link to.
-        call: async (args: z.output<typeof schemas.pack>, context) => {
-          const pack = await servePack(args, context);
-          return packAnswer(pack, packJson(pack), false);
-        },
+        call: async (args: z.output<typeof schemas.pack>, context) => packAnswer(await servePack(args, context), false),
       },
     ],
     [
@@ -250,15 +322,34 @@ function toolsOf(limits: ServiceLimits): Map<string, Tool> {
         call: async (args: z.output<typeof schemas.verify>, context) => {
           const answer = await serveVerify(args, context);
           const lines = answer.checks.map((check) => `${check.ref === null ? '-' : `[${check.ref}]`} ${check.sourceId}: ${check.status}`);
-          return { result: { content: [{ type: 'text' as const, text: lines.join('\n') }], structuredContent: { ...answer } } };
+          return { structured: { ...answer }, text: lines.join('\n'), links: [] };
         },
       },
     ],
   ]);
+  if (options.ledger) {
+    tools.set('list_stale_citations', {
+      title: 'List stale citations',
+      description: TOOL_DESCRIPTIONS.list_stale_citations,
+      input: schemas.stale,
+      output: StaleAnswerSchema,
+      queryOf: () => undefined,
+      call: async (args: z.output<typeof schemas.stale>, context) => {
+        const answer = await serveStale(args, context, limits);
+        const lines = answer.citations.map(
+          (c) =>
+            `${c.status} ${c.sourceId} ${c.chunkId}${c.citedVersion === null ? '' : ` (cited ${c.citedVersion}${c.currentVersion === null ? '' : `, now ${c.currentVersion}`})`} served ${c.servedCount}× last ${c.lastServedAt}`,
+        );
+        const summary = `${answer.citations.length} stale citation${answer.citations.length === 1 ? '' : 's'} (${answer.checked} checked)${answer.nextCursor === null ? '' : `; more: cursor ${answer.nextCursor}`}`;
+        return { structured: { ...answer }, text: [...lines, summary].join('\n'), links: [] };
+      },
+    });
+  }
+  return tools;
 }
 
-/** The JSON Schemas the tools are listed with, built once. */
-function listingOf(tools: Map<string, Tool>) {
+/** The tools as `tools/list` lists them (JSON Schemas built once). */
+export function listingOf(tools: Map<string, Tool>) {
   // As the SDK lists zod schemas: draft-07, inputs as they are sent, outputs as they are answered.
   const json = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'draft-7', io }) as Record<string, unknown>;
   return [...tools].map(([name, tool]) => ({
@@ -269,140 +360,6 @@ function listingOf(tools: Map<string, Tool>) {
     // A refusal's structured content is the error body: the schema says so, so a client validating every
     // structured result accepts both.
     outputSchema: { type: 'object' as const, ...json(z.union([tool.output, ErrorBodySchema]), 'output') },
-    annotations: READ_ONLY,
+    annotations: { title: tool.title, ...TOOL_ANNOTATIONS },
   }));
-}
-
-/**
- * An MCP server with the litm-pack tools and the corpus as resources, over `store`. Connect it to a transport
- * (stdio, Streamable HTTP).
- *
- * @example
- * const server = createMcpServer({ store: await MemoryHybridStore.load('.litm-store/store.json') });
- * await server.connect(new StdioServerTransport());
- */
-export function createMcpServer(input: McpServerOptions): Server {
-  const options = parseOrThrow(McpServerOptionsSchema, input, 'MCP server options');
-  return mcpServers(options)({ principals: options.principals, ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }) });
-}
-
-/** What differs between the callers of one set of tools: whom they act for, and who hears of each call. */
-export interface McpCaller {
-  principals: Principals | readonly string[];
-  onToolCall?: (event: ToolCallEvent) => void;
-}
-
-/**
- * The options checked, the limits resolved and the tools and their schemas built once; then one MCP server per
- * caller (the HTTP route makes one per request, bound to the caller's principals).
- */
-export function createMcpServers(input: Omit<McpServerOptions, 'principals' | 'onToolCall'>): (caller: McpCaller) => Server {
-  return mcpServers(parseOrThrow(McpServerOptionsSchema, input, 'MCP server options'));
-}
-
-function mcpServers(options: z.output<typeof McpServerOptionsSchema>): (caller: McpCaller) => Server {
-  const limits = resolveLimits(options.limits);
-  const tools = toolsOf(limits);
-  const listing = listingOf(tools);
-  return (caller) => protocolServer(options, tools, listing, caller);
-}
-
-function protocolServer(
-  options: z.output<typeof McpServerOptionsSchema>,
-  tools: Map<string, Tool>,
-  listing: ReturnType<typeof listingOf>,
-  caller: McpCaller,
-): Server {
-  const principals: Principals = caller.principals === 'all' ? 'all' : [...caller.principals];
-  const context: ServiceContext = {
-    store: options.store,
-    principals,
-    ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
-    ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
-  };
-  // Nothing here changes while a session lasts: no list_changed notifications are ever sent, so none are offered.
-  const server = new Server(
-    { name: 'litm-pack', version: packageVersion() },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } } },
-  );
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: raw } = request.params;
-    const tool = tools.get(name);
-    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found: the tools are ${[...tools.keys()].join(', ')}`);
-    const started = performance.now();
-    const args = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-    const query = typeof tool.queryOf(args) === 'string' ? tool.queryOf(args) : undefined;
-    try {
-      const parsed = parseRequest(tool.input, raw ?? {});
-      const { pack, result } = await tool.call(parsed as never, { ...context, signal: extra.signal });
-      const mode = tool.kind === 'pack' ? undefined : SearchModeSchema.safeParse((parsed as { mode?: unknown }).mode).data;
-      caller.onToolCall?.({
-        tool: name,
-        ...(pack === undefined ? {} : { pack }),
-        ...(pack === undefined || tool.kind === undefined ? {} : { kind: tool.kind }),
-        ...(mode === undefined ? {} : { mode }),
-        ...(query === undefined ? {} : { query }),
-        latencyMs: performance.now() - started,
-      });
-      return result;
-    } catch (error) {
-      // The caller's own cancellation is the protocol's business, not a tool error.
-      if (extra.signal.aborted && !isLitmPackError(error)) throw error;
-      const { body, ...result } = errorResult(error);
-      caller.onToolCall?.({ tool: name, code: body.code, ...(query === undefined ? {} : { query }), latencyMs: performance.now() - started });
-      return result;
-    }
-  });
-
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: SOURCE_TEMPLATE,
-        name: 'source',
-        title: 'A source of the corpus',
-        description:
-          'The text of a source you may read (source ids as citations name them, percent-encoded), or one chunk of it (chunk: a citation\'s chunkId), or a span (start, end: a citation\'s span). A source you may not read is not found, as one that does not exist.',
-        mimeType: 'text/plain',
-      },
-    ],
-  }));
-
-  server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
-    const page = await asProtocolError(() => listSources(options.store, principals, request.params?.cursor, extra.signal));
-    return {
-      resources: page.sources.map((source) => ({
-        uri: sourceUri(source.sourceId),
-        name: source.sourceId,
-        ...(source.title === undefined ? {} : { title: source.title }),
-        mimeType: 'text/plain',
-      })),
-      ...(page.next === undefined ? {} : { nextCursor: page.next }),
-    };
-  });
-
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    const { uri } = request.params;
-    const read = await asProtocolError(() => readSource(options.store, uri, principals, extra.signal));
-    return { contents: [{ uri, mimeType: 'text/plain', text: read.text }] };
-  });
-
-  return server;
-}
-
-/** JSON-RPC error codes of resource requests: MCP's "resource not found", else invalid params or internal. */
-const RESOURCE_NOT_FOUND = -32002;
-
-/** Runs a resource request; its typed errors become the protocol errors MCP defines for resources. */
-async function asProtocolError<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (!isLitmPackError(error)) throw error;
-    const { body } = errorAnswer(error);
-    const code = error.code === 'not_found' ? RESOURCE_NOT_FOUND : errorAnswer(error).status < 500 ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-    throw new McpError(code, body.error, body satisfies z.input<typeof ErrorBodySchema>);
-  }
 }

@@ -8,7 +8,8 @@ import { packJson } from '../core/finish.js';
 import type { Pack } from '../core/schemas.js';
 import type { SearchMode } from '../store/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
-import type { ErrorBody } from '../service/errors.js';
+import { boundedBody, type ErrorBody } from '../service/errors.js';
+import { SURFACE_DEFAULTS } from '../service/limits.js';
 import type { ServiceContext } from '../service/service.js';
 import type { Caller } from './auth.js';
 import type { httpSchemas, ResponseFormat } from './http-requests.js';
@@ -37,6 +38,11 @@ export function recordPack(state: RequestState, kind: PackKind, pack: Pack, mode
   if (mode !== undefined) state.mode = mode;
 }
 
+/** Work (a REST call, a tool call, a resource read or list) or MCP housekeeping (initialize, notifications, ping). */
+export type CallKind = 'work' | 'housekeeping';
+/** How many calls of each kind one request makes. */
+export type CallCounts = Partial<Record<CallKind, number>>;
+
 export interface ServerContext {
   config: ServerConfig;
   limits: ServiceLimits;
@@ -44,8 +50,8 @@ export interface ServerContext {
   stateOf(request: FastifyRequest): RequestState;
   /** The service context of a request: the store, the caller's principals, its abort signal, the server's stages. */
   serviceContextOf(request: FastifyRequest): ServiceContext;
-  /** Counts `calls` calls against the per-caller, then the global limit; answers 429 and returns false past one. */
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: number): Promise<boolean>;
+  /** Counts a request's calls by kind against the per-caller, then the shared limits; answers 429 and returns false past one. */
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: CallCounts): Promise<boolean>;
   /** True once the server is closing (answers then ask the client to close the connection). */
   closing(): boolean;
 }
@@ -56,6 +62,14 @@ export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat
   return reply.type('application/json; charset=utf-8').send(packJson(pack));
 }
 
+/** The id of a single JSON-RPC request of a bounded length (a parsed body), else null. */
+function jsonRpcIdOf(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { id } = body as { id?: unknown };
+  if (typeof id === 'number' && Number.isFinite(id)) return id;
+  return typeof id === 'string' && id.length <= SURFACE_DEFAULTS.maxJsonRpcIdChars ? id : null;
+}
+
 /** JSON-RPC's code for a refusal outside a method's own errors (the SDK uses it for the same refusals). */
 const JSON_RPC_SERVER_ERROR = -32000;
 
@@ -63,11 +77,14 @@ const JSON_RPC_SERVER_ERROR = -32000;
  * An error answer: the API's `{ error, code, issues }` body, or on /mcp a JSON-RPC error carrying that body as
  * its `data`, so an MCP client shows a refusal (401, 403, 413, 429...) as what it is.
  */
-export function sendError(reply: FastifyReply, status: number, body: ErrorBody, retryAfterSeconds?: number): FastifyReply {
+export function sendError(reply: FastifyReply, status: number, error: ErrorBody, retryAfterSeconds?: number): FastifyReply {
+  const body = boundedBody(error);
+  // The answer to a single JSON-RPC request carries its id (2026-07-28 has no null ids); else null.
+  const id = jsonRpcIdOf(reply.request.body);
   if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
   if (status === 401) reply.header('www-authenticate', 'Bearer');
   const path = reply.request.routeOptions.url ?? reply.request.url.split('?')[0];
-  const payload = path === '/mcp' ? { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: body.error, data: body }, id: null } : body;
+  const payload = path === '/mcp' ? { jsonrpc: '2.0', error: { code: JSON_RPC_SERVER_ERROR, message: body.error, data: body }, id } : body;
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(payload));
 }
 

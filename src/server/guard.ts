@@ -11,11 +11,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isLitmPackError } from '../base/errors.js';
 import { errorAnswer } from '../service/errors.js';
 import type { ApiKeys } from './auth.js';
-import { frameworkError, issueless, sendError, type RequestState } from './context.js';
+import { frameworkError, issueless, sendError, type CallCounts, type CallKind, type RequestState } from './context.js';
 import type { ServerConfig } from './options.js';
 
 export const MCP_PATH = '/mcp';
-// Liveness and readiness: probes (a load balancer, Kubernetes) carry no key and must never be rate limited.
+// Liveness and readiness: probes (a load balancer, Kubernetes) carry no key, may name any Host, and must never be rate limited.
 const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
 /** Host names a loopback request carries; always allowed (no web page can make a browser send them for its own name). */
@@ -54,7 +54,7 @@ export interface Guard {
   stateOf(request: FastifyRequest): RequestState;
   /** The state of a request the guard saw (undefined for one refused before, e.g. a malformed request line). */
   stateIfAny(request: FastifyRequest): RequestState | undefined;
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: number): Promise<boolean>;
+  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: CallCounts): Promise<boolean>;
   closing(): boolean;
 }
 
@@ -78,31 +78,56 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
   });
 
   await app.register(rateLimit, { global: false });
+  const limits = config.rateLimit;
+  const limiter = (max: number, key: (request: FastifyRequest) => string) =>
+    app.createRateLimit({ max, timeWindow: limits === false ? 1000 : limits.windowMs, keyGenerator: key });
+  const callerKey = (request: FastifyRequest) => {
+    const { caller } = stateOf(request);
+    return caller.kind === 'key' ? `key:${caller.id}` : `ip:${request.ip}`;
+  };
+  // With keys configured, anonymous callers share a bucket of their own: however many addresses they come
+  // from, they never spend what the keyed callers share.
+  const anonymousApart = apiKeys.size > 0;
   const limiters =
-    config.rateLimit === false
+    limits === false
       ? null
       : {
-          client: app.createRateLimit({
-            max: config.rateLimit.perClient,
-            timeWindow: config.rateLimit.windowMs,
-            keyGenerator: (request) => {
-              const { caller } = stateOf(request);
-              return caller.kind === 'key' ? `key:${caller.id}` : `ip:${request.ip}`;
-            },
-          }),
-          all: app.createRateLimit({ max: config.rateLimit.global, timeWindow: config.rateLimit.windowMs, keyGenerator: () => 'all' }),
+          work: {
+            client: limiter(limits.perClient, callerKey),
+            keyed: limiter(limits.global, () => 'all'),
+            anonymous: limiter(limits.anonymousGlobal, () => 'anonymous'),
+          },
+          housekeeping: {
+            client: limiter(limits.housekeepingPerClient, callerKey),
+            all: limiter(limits.housekeepingGlobal, () => 'all'),
+          },
         };
 
-  /** Counts `calls` calls of this request's caller (and of all callers); answers 429 and returns false past a limit. */
-  const withinRateLimits = async (request: FastifyRequest, reply: FastifyReply, calls = 1): Promise<boolean> => {
+  /** The limiters one call of this request's caller passes through, in order. */
+  const chainOf = (request: FastifyRequest, kind: CallKind) => {
+    if (limiters === null) return [];
+    if (kind === 'housekeeping') return [limiters.housekeeping.client, limiters.housekeeping.all];
+    const anonymous = anonymousApart && stateOf(request).caller.kind !== 'key';
+    return [limiters.work.client, anonymous ? limiters.work.anonymous : limiters.work.keyed];
+  };
+
+  /**
+   * Counts this request's calls (one REST call, or each JSON-RPC message of an MCP POST by its kind); answers
+   * 429 and returns false past a limit.
+   */
+  const withinRateLimits = async (request: FastifyRequest, reply: FastifyReply, calls: CallCounts = { work: 1 }): Promise<boolean> => {
     if (limiters === null) return true;
-    for (let call = 0; call < calls; call += 1) {
-      for (const limiter of [limiters.client, limiters.all]) {
-        const result = await limiter(request);
-        if (!result.isAllowed && result.isExceeded) {
-          stateOf(request).code = 'rate_limited';
-          sendError(reply, 429, issueless('rate_limited', `Too many calls: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
-          return false;
+    for (const kind of ['housekeeping', 'work'] as const) {
+      const chain = chainOf(request, kind);
+      for (let call = 0; call < (calls[kind] ?? 0); call += 1) {
+        for (const limit of chain) {
+          const result = await limit(request);
+          if (!result.isAllowed && result.isExceeded) {
+            stateOf(request).code = 'rate_limited';
+            const what = kind === 'housekeeping' ? 'housekeeping messages (initialize, notifications, ping)' : 'calls';
+            sendError(reply, 429, issueless('rate_limited', `Too many ${what}: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
+            return false;
+          }
         }
       }
     }
@@ -118,12 +143,13 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
       if (!reply.raw.writableFinished) controller.abort();
     });
     const path = request.routeOptions.url ?? request.url;
+    // Probes answer whatever Host they carry (a pod IP, a service name): they reveal nothing.
+    if (OPEN_PATHS.has(path)) return undefined;
     const rebinding = rebindingProblem(request, config);
     if (rebinding !== null) {
       stateOf(request).code = 'forbidden';
       return sendError(reply, 403, issueless('forbidden', rebinding));
     }
-    if (OPEN_PATHS.has(path)) return undefined;
     // Refused callers are answered before anything is counted: they never spend another caller's budget.
     if (caller.kind === 'invalid') {
       stateOf(request).code = 'unauthorized';

@@ -9,6 +9,8 @@ import type { ServiceLimits } from '../service/limits.js';
 import {
   briefingRequestShape,
   bundleRequestShape,
+  httpQueryParameter,
+  staleRequestShape,
   packRequestShape,
   oneOf,
   says,
@@ -23,7 +25,8 @@ export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 
 
 export function httpSchemas(limits: ServiceLimits) {
-  const { query, format: _format, ...bundleRest } = bundleRequestShape(limits);
+  const { query: _query, format: _format, ...bundleRest } = bundleRequestShape(limits);
+  const query = httpQueryParameter(limits);
   const { format: _briefingFormat, ...briefingRest } = briefingRequestShape(limits);
   // No default here: a json answer's context is markdown unless this says otherwise, md and xml imply theirs.
   const contextFormat = () => z.enum(FormatSchema.options, oneOf(FormatSchema.options)).optional();
@@ -58,6 +61,7 @@ export function httpSchemas(limits: ServiceLimits) {
     }),
     pack: z.strictObject(packRequestShape(limits)),
     verify: z.strictObject(verifyRequestShape(limits)),
+    stale: z.strictObject(staleRequestShape(limits)),
     /** GET /inspect: a bundle's parameters; the answer is the pack's HTML report. */
     inspect: z.strictObject({
       q: query,
@@ -111,6 +115,9 @@ export const BUNDLE_QUERY_KINDS: Readonly<Record<string, Kind>> = {
   rerank: 'boolean',
   filter: 'json',
 };
+
+/** GET /api/citations/stale: `status` may list several (`status=changed,missing`). */
+export const STALE_QUERY_KINDS: Readonly<Record<string, Kind>> = { limit: 'number', status: 'list' };
 
 export const BRIEFING_QUERY_KINDS: Readonly<Record<string, Kind>> = {
   ...BUNDLE_QUERY_KINDS,

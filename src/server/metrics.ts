@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LitmPackError } from '../base/errors.js';
 import type { Store } from '../store/types.js';
+import type { CitationLedger } from '../service/ledger.js';
 import { LOOPBACK_NAMES } from './guard.js';
 import type { RequestLogLine } from './options.js';
 
@@ -27,6 +28,7 @@ export const METRIC_NAMES = Object.freeze({
   storeSources: 'litm_pack_store_sources',
   storeChunks: 'litm_pack_store_chunks',
   storeLastIngest: 'litm_pack_store_last_ingest_timestamp_seconds',
+  staleCitations: 'litm_pack_stale_citations',
 });
 
 /**
@@ -69,7 +71,7 @@ export class ServerMetrics {
   readonly #denseUnavailable: Counter<'kind'>;
   readonly #refused: Counter<'reason' | 'caller'>;
 
-  constructor(store: Store) {
+  constructor(store: Store, ledger?: Pick<CitationLedger, 'staleCount'>) {
     const registers = [this.registry];
     this.#requests = new Counter({
       name: METRIC_NAMES.requests,
@@ -128,6 +130,16 @@ export class ServerMetrics {
       labelNames: ['reason', 'caller'],
       registers,
     });
+    if (ledger !== undefined) {
+      new Gauge({
+        name: METRIC_NAMES.staleCitations,
+        help: 'Served citations (from the citation ledger) that the last check of each found changed, moved or missing',
+        registers,
+        collect() {
+          this.set(ledger.staleCount());
+        },
+      });
+    }
     // Read at each scrape; a store that does not expose its size (Qdrant) has no size gauges.
     if (isSized(store)) {
       new Gauge({

@@ -1,8 +1,8 @@
 /** The OpenAPI 3.1 document of the HTTP API, generated from the same zod schemas the routes parse with. */
 import { z } from 'zod';
 import { PackSchema } from '../core/schemas.js';
-import { ErrorBodySchema, RankingsSchema, VerifyAnswerSchema } from '../service/responses.js';
-import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, type HttpSchemas } from './http-requests.js';
+import { ErrorBodySchema, RankingsSchema, StaleAnswerSchema, VerifyAnswerSchema } from '../service/responses.js';
+import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, STALE_QUERY_KINDS, type HttpSchemas } from './http-requests.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -81,6 +81,16 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
           responses: { '200': { description: 'One check per citation', content: { 'application/json': { schema: ref('VerifyAnswer') } } }, ...ERRORS },
         },
       },
+      '/api/citations/stale': {
+        get: {
+          summary: 'Served citations now changed, moved or missing (from the citation ledger), newest first, a page at a time; only sources the caller may read',
+          parameters: queryParameters(schemas.stale, STALE_QUERY_KINDS),
+          responses: {
+            '200': { description: 'One page of the stale feed; nextCursor continues it', content: { 'application/json': { schema: ref('StaleAnswer') } } },
+            ...ERRORS,
+          },
+        },
+      },
       '/inspect': {
         get: {
           summary: 'The HTML report of a bundle (parameters as for /api/bundle)',
@@ -94,11 +104,11 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         },
       },
       '/healthz': {
-        get: { summary: 'Liveness', security: [{}], responses: { '200': { description: 'Up', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } },
+        get: { summary: 'Liveness (answers any Host)', security: [{}], responses: { '200': { description: 'Up', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } },
       },
       '/readyz': {
         get: {
-          summary: 'Readiness: the store answers a cheap read',
+          summary: 'Readiness: the store answers a cheap read (and a served store file is there and readable); answers any Host',
           security: [{}],
           responses: {
             '200': { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } } },
@@ -109,7 +119,11 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       '/metrics': { get: { summary: 'Prometheus metrics (text exposition format); absent when served on --metrics-port', responses: { '200': { description: 'Metrics' }, ...ERRORS } } },
       '/api/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/mcp': {
-        post: { summary: 'MCP over Streamable HTTP (JSON-RPC; tools assemble_bundle, get_briefing, get_rag_context, pack_candidates, verify_citations)', responses: { '200': { description: 'JSON-RPC answer' }, ...ERRORS } },
+        post: {
+          summary:
+            'MCP over Streamable HTTP, stateless, protocol revisions 2025-11-25 (and before) and 2026-07-28 (JSON-RPC; tools assemble_bundle, get_briefing, corpus_briefing_pack, get_rag_context, get_rankings, pack_candidates, verify_citations, list_stale_citations with a ledger)',
+          responses: { '200': { description: 'JSON-RPC answer' }, ...ERRORS },
+        },
       },
     },
     components: {
@@ -119,6 +133,7 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         Rankings: jsonSchema(RankingsSchema, 'output'),
         Error: jsonSchema(ErrorBodySchema, 'output'),
         VerifyAnswer: jsonSchema(VerifyAnswerSchema, 'output'),
+        StaleAnswer: jsonSchema(StaleAnswerSchema, 'output'),
       },
     },
   };

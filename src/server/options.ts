@@ -5,7 +5,8 @@ import { LitmPackError } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema } from '../store/schemas.js';
-import type { ServiceLimitsInput } from '../service/limits.js';
+import { RATE_LIMIT_DEFAULTS, type ServiceLimitsInput } from '../service/limits.js';
+import { CitationLedger } from '../service/ledger.js';
 import { ApiKeys } from './auth.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -28,19 +29,17 @@ export function exposureProblem(host: string, keys: number, allowAnonymous: bool
   );
 }
 
-/**
- * Calls per window: each HTTP request, and each JSON-RPC message of an MCP POST (a batch is many calls). The
- * defaults let an agent's burst of parallel tool calls through (30 a second from one caller) and still bound
- * what one caller, and all together, can make a server do.
- */
-export const DEFAULT_RATE_LIMIT = Object.freeze({ perClient: 30, global: 200, windowMs: 1000 });
-
 const RateLimitSchema = z.strictObject({
   /** Calls per window one caller (an API key's id, else a client address) may make. */
-  perClient: z.number().int().positive().default(DEFAULT_RATE_LIMIT.perClient),
-  /** Calls per window all callers together may make. */
-  global: z.number().int().positive().default(DEFAULT_RATE_LIMIT.global),
-  windowMs: z.number().int().positive().default(DEFAULT_RATE_LIMIT.windowMs),
+  perClient: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.perClient),
+  /** Calls per window all callers with a key together may make (all callers, on a server without keys). */
+  global: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.global),
+  /** Calls per window all anonymous callers together may make, on a server with keys: apart from `global`. */
+  anonymousGlobal: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.anonymousGlobal),
+  /** MCP housekeeping messages (initialize, notifications, ping, server/discover) per window, per caller and for all. */
+  housekeepingPerClient: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.housekeepingPerClient),
+  housekeepingGlobal: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.housekeepingGlobal),
+  windowMs: z.number().int().positive().default(RATE_LIMIT_DEFAULTS.windowMs),
 });
 
 /** A host name a request may name in `Host` (with or without a port), or `*` for any (behind a proxy that checks it). */
@@ -78,7 +77,7 @@ export const ServerOptionsSchema = z.strictObject({
   /** Reject callers without a valid key (401) instead of serving them as anonymous. */
   requireAuth: z.boolean().default(false),
   /** `false` turns rate limiting off (benchmarks, a server behind a gateway that limits). */
-  rateLimit: z.union([z.literal(false), RateLimitSchema]).default({ ...DEFAULT_RATE_LIMIT }),
+  rateLimit: z.union([z.literal(false), RateLimitSchema]).default({ ...RATE_LIMIT_DEFAULTS }),
   /**
    * Host names requests may be addressed to (the `Host` header), besides the loopback names (`localhost`,
    * `127.0.0.1`, `[::1]`), which are always allowed. Anything else is refused 403: a web page cannot reach the
@@ -119,6 +118,17 @@ export const ServerOptionsSchema = z.strictObject({
    * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
    */
   rerank: RerankStageSchema.optional(),
+  /**
+   * The citation ledger (`CitationLedger.open`): every pack served from the store is recorded, and
+   * `GET /api/citations/stale` and MCP `list_stale_citations` list the served citations that went stale.
+   * Absent (the default in code; `litm-pack serve` opens one beside the store): nothing is recorded.
+   */
+  ledger: z.custom<CitationLedger>((value) => value instanceof CitationLedger, { message: 'ledger must be a CitationLedger (CitationLedger.open)' }).optional(),
+  /**
+   * What the text block of an MCP tool answer holds: `context` (the context and a trailer with the confidence
+   * and the citations) or `json` (the structured content as JSON text, for hosts that parse it).
+   */
+  textContent: z.enum(['context', 'json']).default('context'),
   /** Serve the MCP tools over Streamable HTTP at /mcp. */
   mcp: z.boolean().default(true),
   /**

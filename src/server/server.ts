@@ -62,7 +62,7 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
   // Before the guard's hooks and every route: refused requests get a span too, and every handler runs in its span.
   let states: ((request: FastifyRequest) => RequestState | undefined) | undefined;
   const endSpan = installRequestSpans(app, (request) => states?.(request));
-  const metrics = new ServerMetrics(config.store);
+  const metrics = new ServerMetrics(config.store, config.ledger);
   metrics.trackRoutes(app);
   const guard = await installGuard(app, config, config.apiKeys ?? new ApiKeys());
   states = guard.stateIfAny;
@@ -76,6 +76,8 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
       store: config.store,
       principals: state.caller.principals,
       signal: state.controller.signal,
+      caller: state.caller.id,
+      ...(config.ledger === undefined ? {} : { ledger: config.ledger }),
       ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
       ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
     };

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import { ERROR_SURFACES, LitmPackError, isLitmPackError, type LitmPackErrorCode } from '../base/errors.js';
 import { describeUnknownKeys, knownKeysAt } from '../base/unknown-keys.js';
+import { SURFACE_DEFAULTS } from './limits.js';
 
 /** One problem with a request: where (the caller's parameter path) and what. */
 export interface RequestIssue {
@@ -100,6 +101,33 @@ export function remedyFor(error: LitmPackError, door: 'cli' | 'service'): string
   return diversity ? `diversity (MMR) needs dense vectors: ${server}; leave diversity out` : `mode dense needs dense vectors: ${server}; use mode lexical or hybrid`;
 }
 
+/** At most `max` characters of `text`, the cut said so (an answer never echoes more than an excerpt of the input). */
+export function excerpt(text: string, max: number = SURFACE_DEFAULTS.maxErrorChars): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/** Characters of one issue's message, and of one part of its path. */
+const ISSUE_CHARS = 300;
+const PATH_PART_CHARS = 100;
+const PATH_PARTS = 20;
+
+/**
+ * An error body of bounded size, whatever the request held: the message and each issue cut to an excerpt, at
+ * most `maxErrorIssues` issues (the last one says how many more there were). A body of 60,000 unknown keys is
+ * answered in a few kilobytes, not echoed back several times over.
+ */
+export function boundedBody(body: ErrorBody): ErrorBody {
+  const { maxErrorIssues } = SURFACE_DEFAULTS;
+  const issue = (item: RequestIssue): RequestIssue => ({
+    path: item.path.slice(0, PATH_PARTS).map((part) => (typeof part === 'string' ? excerpt(part, PATH_PART_CHARS) : part)),
+    message: excerpt(item.message, ISSUE_CHARS),
+  });
+  const issues = body.issues.slice(0, maxErrorIssues).map(issue);
+  if (body.issues.length > maxErrorIssues) issues.push({ path: [], message: `and ${body.issues.length - maxErrorIssues} more issues` });
+  return { error: excerpt(body.error), code: body.code, issues };
+}
+
 /** The answer for an error thrown while serving a request. Anything that is not ours says nothing about itself. */
 export function errorAnswer(error: unknown): ErrorAnswer {
   if (!isLitmPackError(error)) {
@@ -119,5 +147,6 @@ export function errorAnswer(error: unknown): ErrorAnswer {
         },
       };
   if (error.retryAfterMs !== undefined) answer.retryAfterSeconds = Math.max(1, Math.ceil(error.retryAfterMs / 1000));
+  answer.body = boundedBody(answer.body);
   return answer;
 }

@@ -4,7 +4,7 @@
  * caller spelled it (`budget must be a whole number`), because it is built from the issue's own path.
  */
 import { z } from 'zod';
-import { CandidateSchema, DEFAULT_HEADER, EncodingSchema, FormatSchema, HeaderSchema, OrderSchema } from '../core/schemas.js';
+import { CandidateSchema, DEFAULT_HEADER, EncodingSchema, FormatSchema, HeaderSchema, OrderSchema, TimestampSchema } from '../core/schemas.js';
 import { SEARCH_MODES } from '../store/schemas.js';
 
 import { VerifiableCitationSchema, VerifiablePackSchema } from '../verify/verify.js';
@@ -44,9 +44,9 @@ const diversity = () =>
       'Maximal marginal relevance over the pool\'s dense vectors: 0 (or absent) = pure relevance, 1 = maximum diversity. Needs a store with embeddings; otherwise refused (unsupported).',
     );
 
-function text(limits: ServiceLimits) {
+function text(limits: ServiceLimits, missing?: string) {
   return z
-    .string(says('must be a string'))
+    .string(missing === undefined ? says('must be a string') : { error: (issue: RawIssue) => (issue.input === undefined ? missing : `${nameOf(issue)} must be a string`) })
     .max(limits.maxQueryChars, says(`must be at most ${limits.maxQueryChars} characters`))
     .refine((value) => value.trim().length > 0, says('must not be empty'));
 }
@@ -81,16 +81,19 @@ function retrievalShape(limits: ServiceLimits) {
   };
 }
 
+/** The context's format and tokenizer when a request names none (and always, for `get_rag_context`). */
+export const CONTEXT_DEFAULTS = Object.freeze({ format: 'markdown', encoding: 'o200k_base' } as const);
+
 /** Packing parameters of every request. */
 function packingShape(defaultBudget: number, maxBudget: number) {
   return {
     budget: wholeNumber(1, maxBudget).default(defaultBudget).describe('Token budget: the context never has more tokens than this (exact, counted with encoding).'),
-    format: z.enum(FormatSchema.options, oneOf(FormatSchema.options)).default('markdown').describe('Format of the context text.'),
+    format: z.enum(FormatSchema.options, oneOf(FormatSchema.options)).default(CONTEXT_DEFAULTS.format).describe('Format of the context text.'),
     header: z
       .enum(HeaderSchema.options, oneOf(HeaderSchema.options))
       .default(DEFAULT_HEADER)
       .describe('What each block\'s header shows: full (title, source, version, section, locator), compact (title or source, locator) or minimal (title or source). The citations keep every field.'),
-    encoding: z.enum(EncodingSchema.options, oneOf(EncodingSchema.options)).default('o200k_base').describe('Tokenizer the budget is counted with.'),
+    encoding: z.enum(EncodingSchema.options, oneOf(EncodingSchema.options)).default(CONTEXT_DEFAULTS.encoding).describe('Tokenizer the budget is counted with.'),
     max_per_source: wholeNumber(1, 10_000).optional().describe('At most this many items from one source.'),
     min_score: number().optional().describe('Candidates scoring below this are dropped (reason below-min-score).'),
     compress: z
@@ -118,6 +121,59 @@ export function bundleRequestShape(limits: ServiceLimits) {
     ...retrievalShape(limits),
     ...packingShape(limits.bundleDefaultBudget, limits.bundleMaxBudget),
     order: order().default('litm'),
+  };
+}
+
+/**
+ * The HTTP API's `q`, which says it is missing as the Wikantik contract words it: `q (query) parameter
+ * required` (the code stays `invalid_input`, with the issue on `q`).
+ */
+export function httpQueryParameter(limits: ServiceLimits) {
+  return text(limits, 'q (query) parameter required').describe('What to find context for.');
+}
+
+/**
+ * `get_rag_context`'s arguments (maildb's contract): a bundle's, with the budget spelled `max_tokens`, and
+ * maildb's defaults (`max_tokens` 4000, `limit` 20) unless the server configures others.
+ */
+export function ragRequestShape(limits: ServiceLimits) {
+  const { query, budget: _budget, limit: _limit, format: _format, encoding: _encoding, max_per_source: _maxPerSource, min_score: _minScore, ...rest } = bundleRequestShape(limits);
+  return {
+    query,
+    max_tokens: wholeNumber(1, limits.bundleMaxBudget).default(limits.ragDefaultBudget).describe('Token budget of the context (exact).'),
+    limit: wholeNumber(1, limits.maxPool).default(limits.ragDefaultPool).describe('Candidate pool: how many chunks to retrieve before packing.'),
+    ...rest,
+  };
+}
+
+/**
+ * `corpus_briefing_pack`'s arguments (RFC-093): a briefing whose prompt is `query`, its budget spelled
+ * `max_tokens`; pins, clusters and the rest as `get_briefing` takes them.
+ */
+export function corpusBriefingRequestShape(limits: ServiceLimits) {
+  const { prompt: _prompt, budget: _budget, ...rest } = briefingRequestShape(limits);
+  return {
+    query: text(limits).describe('What the briefing is for (its prompt).'),
+    max_tokens: wholeNumber(1, limits.briefingMaxBudget).default(limits.briefingDefaultBudget).describe('Token budget of the briefing (exact).'),
+    ...rest,
+  };
+}
+
+/** The statuses of a served citation that has gone stale (`verifyCitations`' statuses but `current`). */
+export const STALE_STATUSES = ['changed', 'moved', 'missing'] as const;
+
+/** The stale feed: served citations whose status is now changed, moved or missing, newest first. */
+export function staleRequestShape(limits: ServiceLimits) {
+  const status = z.enum(STALE_STATUSES, oneOf(STALE_STATUSES));
+  return {
+    since: TimestampSchema.optional()
+      .describe('Only citations served at or after this time (ISO 8601, e.g. 2026-07-01 or 2026-07-01T09:00:00Z).'),
+    status: z
+      .union([status, z.array(status, says(`must be a list of ${STALE_STATUSES.join(', ')}`)).min(1, says('must not be empty'))], oneOf(STALE_STATUSES))
+      .optional()
+      .describe('Only these statuses (one, or a list); default all three.'),
+    limit: wholeNumber(1, limits.maxStalePage).default(limits.defaultStalePage).describe('Citations per page.'),
+    cursor: z.string(says('must be a string')).max(2000, says('must be a cursor this server gave')).optional().describe('The nextCursor of the page before.'),
   };
 }
 
@@ -196,6 +252,9 @@ export function requestSchemas(limits: ServiceLimits) {
     pack: z.strictObject(packRequestShape(limits)),
     rankings: z.strictObject(rankingsRequestShape(limits)),
     verify: z.strictObject(verifyRequestShape(limits)),
+    rag: z.strictObject(ragRequestShape(limits)),
+    corpusBriefing: z.strictObject(corpusBriefingRequestShape(limits)),
+    stale: z.strictObject(staleRequestShape(limits)),
   };
 }
 export type RequestSchemas = ReturnType<typeof requestSchemas>;
@@ -205,3 +264,6 @@ export type BriefingRequest = z.output<RequestSchemas['briefing']>;
 export type PackRequest = z.output<RequestSchemas['pack']>;
 export type RankingsRequest = z.output<RequestSchemas['rankings']>;
 export type VerifyRequest = z.output<RequestSchemas['verify']>;
+export type RagRequest = z.output<RequestSchemas['rag']>;
+export type CorpusBriefingRequest = z.output<RequestSchemas['corpusBriefing']>;
+export type StaleRequest = z.output<RequestSchemas['stale']>;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { SearchModeSchema } from '../store/schemas.js';
 import { LocatorSchema, SpanSchema } from '../core/schemas.js';
-import { CitationCheckSchema } from '../verify/verify.js';
+import { CitationCheckSchema, ClosestPassageSchema } from '../verify/verify.js';
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -21,6 +21,8 @@ export const RagHitSchema = z.strictObject({
   locator: LocatorSchema.optional(),
   /** The source this one is an attachment of. */
   parent_id: z.string().optional(),
+  /** An e-mail's Message-ID (without angle brackets), for the hits of e-mail chunks. */
+  message_id: z.string().optional(),
   /** sha256 of the chunk's full text (pins the citation to a version of the text). */
   text_sha256: sha256,
 });
@@ -60,3 +62,46 @@ export const ErrorBodySchema = z.strictObject({
 /** The answer of a citation check: one check per citation, in input order. */
 export const VerifyAnswerSchema = z.strictObject({ checks: z.array(CitationCheckSchema) });
 export type VerifyAnswer = z.infer<typeof VerifyAnswerSchema>;
+
+/** A pack that served a stale citation. `caller` is told to the caller it was served to, and to a full view. */
+export const StalePackSchema = z.strictObject({
+  packHash: z.string(),
+  servedAt: z.string(),
+  kind: z.enum(['bundle', 'briefing']),
+  caller: z.string().optional(),
+});
+
+/** A served citation whose status is now changed, moved or missing, with the packs that served it. */
+export const StaleCitationSchema = z.strictObject({
+  sourceId: z.string(),
+  chunkId: z.string(),
+  status: z.enum(['changed', 'moved', 'missing']),
+  title: z.string().optional(),
+  locator: LocatorSchema.optional(),
+  textSha256: sha256,
+  citedVersion: z.string().nullable(),
+  /** The version the store holds now; null when `missing`. */
+  currentVersion: z.string().nullable(),
+  citedSpan: SpanSchema.nullable(),
+  /** `moved`: where the cited text is now. */
+  span: SpanSchema.nullable(),
+  /** `changed`: the closest current passage. */
+  closest: ClosestPassageSchema.nullable(),
+  firstServedAt: z.string(),
+  lastServedAt: z.string(),
+  /** Packs that served it (in the window asked for). */
+  servedCount: z.number().int().nonnegative(),
+  /** The newest of them. */
+  packs: z.array(StalePackSchema),
+});
+export type StaleCitation = z.infer<typeof StaleCitationSchema>;
+
+/** One page of the stale feed. */
+export const StaleAnswerSchema = z.strictObject({
+  citations: z.array(StaleCitationSchema),
+  /** Give it as `cursor` for the next page; null when the feed is read to its end. */
+  nextCursor: z.string().nullable(),
+  /** Served citations this page checked against the store. */
+  checked: z.number().int().nonnegative(),
+});
+export type StaleAnswer = z.infer<typeof StaleAnswerSchema>;

@@ -15,7 +15,9 @@ import { verifyCitations } from '../verify/verify.js';
 import type { ServiceLimits } from './limits.js';
 import type { EncodingName } from '../tokenize/types.js';
 import type { RagContext, RagHit, VerifyAnswer } from './responses.js';
-import type { BriefingRequest, BundleRequest, PackRequest, RankingsRequest, VerifyRequest } from './requests.js';
+import type { BriefingRequest, BundleRequest, CorpusBriefingRequest, PackRequest, RagRequest, RankingsRequest, VerifyRequest } from './requests.js';
+import type { CitationLedger } from './ledger.js';
+import { CONTEXT_DEFAULTS } from './requests.js';
 
 /** Who asks, and against which store. */
 export interface ServiceContext {
@@ -37,6 +39,18 @@ export interface ServiceContext {
    */
   rerank?: ParsedRerankStage | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * The server's citation ledger: every pack served from the store is recorded in it, with `caller`. Absent
+   * (the library's default), nothing is recorded.
+   */
+  ledger?: CitationLedger | undefined;
+  /** Who the caller is in the ledger (an API key's id; `anonymous` by default). */
+  caller?: string | undefined;
+}
+
+/** Records a pack served from the store in the ledger, when the server keeps one. */
+function recordServed(pack: Pack, context: ServiceContext): void {
+  context.ledger?.record(pack, { id: context.caller ?? 'anonymous', principals: context.principals });
 }
 
 /** The store request's `principals`: the caller's, or `'all'`. */
@@ -89,9 +103,14 @@ function packerOptions(request: PackingParameters) {
  * `pack.degraded`.
  */
 export async function serveBundle(request: BundleRequest, context: ServiceContext): Promise<Pack> {
+  return (await bundleWithCandidates(request, context)).pack;
+}
+
+/** A bundle and the candidates it was packed from (their metadata, for answers that tell more than the pack). */
+async function bundleWithCandidates(request: BundleRequest, context: ServiceContext): Promise<{ pack: Pack; candidates: Candidate[] }> {
   const rerank = rerankFor(request, context);
   const compress = compressStage(request.compress, context.embeddings, 'compress');
-  const { pack } = await assembleBundle({
+  const { pack, candidates } = await assembleBundle({
     store: context.store,
     query: request.query,
     mode: request.mode,
@@ -105,7 +124,8 @@ export async function serveBundle(request: BundleRequest, context: ServiceContex
     order: request.order,
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
-  return pack;
+  recordServed(pack, context);
+  return { pack, candidates };
 }
 
 /**
@@ -139,7 +159,28 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     ...packerOptions(request),
     ...(context.signal === undefined ? {} : { signal: context.signal }),
   });
+  recordServed(pack, context);
   return pack;
+}
+
+/** `corpus_briefing_pack` (RFC-093): a briefing whose prompt is the query, its budget `max_tokens`. */
+export function serveCorpusBriefing(request: CorpusBriefingRequest, context: ServiceContext, limits: Parameters<typeof serveBriefing>[2]): Promise<Pack> {
+  const { query, max_tokens, ...rest } = request;
+  return serveBriefing({ ...rest, prompt: query, budget: max_tokens }, context, limits);
+}
+
+/**
+ * `get_rag_context` (maildb's contract): a bundle of `max_tokens` from a pool of `limit`, answered as its
+ * context, a hit per block (with the Message-ID of an e-mail's), the exact token count and whether the budget
+ * bound. The pack is returned beside it (its coverage, for the text a model reads; `degraded`).
+ */
+export async function serveRagContext(request: RagRequest, context: ServiceContext): Promise<{ rag: RagContext; pack: Pack }> {
+  const { max_tokens, ...rest } = request;
+  const { pack, candidates } = await bundleWithCandidates(
+    { ...rest, budget: max_tokens, ...CONTEXT_DEFAULTS },
+    context,
+  );
+  return { rag: ragContextOf(pack, candidates), pack };
 }
 
 /**
@@ -212,8 +253,29 @@ export async function serveVerify(request: VerifyRequest, context: ServiceContex
   return { checks };
 }
 
-/** `get_rag_context`'s answer from a bundle: its context, a hit per item, the exact token count. */
-export function ragContextOf(pack: Pack): RagContext {
+/**
+ * The Message-ID of an e-mail chunk: `metadata.messageId`, or where stores ingested before it was put there
+ * keep it (`metadata.email.messageId`, the e-mail headers the loader records).
+ */
+function messageIdOf(metadata: Candidate['metadata']): string | undefined {
+  const direct = metadata?.messageId;
+  if (typeof direct === 'string' && direct !== '') return direct;
+  const email = metadata?.email;
+  const nested = typeof email === 'object' && email !== null && !Array.isArray(email) ? (email as Record<string, unknown>).messageId : undefined;
+  return typeof nested === 'string' && nested !== '' ? nested : undefined;
+}
+
+/**
+ * `get_rag_context`'s answer from a bundle: its context, a hit per item, the exact token count. With the
+ * candidates it was packed from, a hit of an e-mail chunk names the message (`message_id`, from the chunk's
+ * `metadata.messageId`).
+ */
+export function ragContextOf(pack: Pack, candidates: readonly Candidate[] = []): RagContext {
+  const messageIds = new Map<string, string>();
+  for (const candidate of candidates) {
+    const messageId = messageIdOf(candidate.metadata);
+    if (messageId !== undefined) messageIds.set(candidate.id, messageId);
+  }
   const hits = pack.items.map((item, index): RagHit => {
     const citation = pack.citations[index];
     const hit: RagHit = { ref: item.ref, source_id: item.sourceId, chunk_id: item.id, score: item.score, text_sha256: citation?.textSha256 ?? '' };
@@ -224,6 +286,8 @@ export function ragContextOf(pack: Pack): RagContext {
     if (citation?.span !== undefined) hit.span = citation.span;
     if (citation?.locator !== undefined) hit.locator = citation.locator;
     if (citation?.parentId !== undefined) hit.parent_id = citation.parentId;
+    const messageId = messageIds.get(item.id);
+    if (messageId !== undefined) hit.message_id = messageId;
     return hit;
   });
   return { context: pack.context, hits, token_estimate: pack.budget.usedTokens, truncated: pack.truncated };

@@ -59,6 +59,24 @@ export function searchDegradedOf(candidates: readonly Candidate[]): Degraded[] {
   return degraded === undefined ? [] : [...degraded];
 }
 
+/** A page of the sources a caller may read, by id. */
+export interface ListSourcesRequest {
+  /** Whom the listing is for, as in search: sources with a chunk these principals may read; `'all'`: every source. */
+  principals: string[] | 'all';
+  /** Sources after this id (code-unit order); absent: from the first. */
+  after?: string | undefined;
+  /** At most this many sources. */
+  limit: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface ListSourcesPage {
+  /** Sources in code-unit order of their ids, each with the title of its first chunk when it has one. */
+  sources: { sourceId: string; title?: string }[];
+  /** The id to give as `after` for the next page; absent when this page is the last. */
+  next?: string;
+}
+
 export interface Store {
   addDocuments(docs: IngestDocument[], options?: AddDocumentsOptions): Promise<AddDocumentsResult>;
   /** The pool for a request; an arm that could not run may be reported on the array (`SEARCH_DEGRADED`). */
@@ -69,6 +87,12 @@ export interface Store {
   deleteSources?(sourceIds: string[], options?: { signal?: AbortSignal }): Promise<DeleteSourcesResult>;
   /** Each arm's raw ranking beside the fused one (same request as search). */
   rankings?(request: SearchRequest): Promise<Rankings>;
+  /**
+   * The sources a caller may read, a page at a time from an index of sources (not a scan of chunks), with a
+   * cursor that reaches every source. Optional: MCP's `resources/list` reads a store without it through
+   * `sources()` (the embedded store's list) or a bounded scan of `getChunks`.
+   */
+  listSources?(request: ListSourcesRequest): Promise<ListSourcesPage>;
 }
 
 /** A `Store` option: anything with a search(request) method. */

@@ -1,7 +1,10 @@
 /**
  * A Streamable HTTP front for a stdio MCP server, so that the conformance suite (which only speaks HTTP)
- * can test `litm-pack mcp`. Each MCP session the suite opens gets its own child process: the child's
- * answers are relayed as they are (no MCP logic here), so the stdio server is what answers.
+ * can test `litm-pack mcp`. Each MCP session the suite opens (2025-era: `initialize` first) gets its own child
+ * process; the requests of the stateless 2026-07-28 revision (no session: the envelope in each request's
+ * `_meta`) go to one child of their own, each request's id made unique on the way in and given back on the way
+ * out. The child's answers are relayed as they are (no MCP logic here), so the stdio server is what answers;
+ * the revision's HTTP rules (routing headers, statuses) are the HTTP server's, not tested through this bridge.
  *
  *   node --import tsx test/conformance/stdio-bridge.ts [--max-lifetime SECONDS] -- COMMAND ARG...
  *
@@ -107,6 +110,50 @@ async function openSession(): Promise<Session> {
   return session;
 }
 
+/** The child that answers the stateless revision's requests, and the HTTP answers waiting on it by relayed id. */
+interface Stateless {
+  stdio: StdioClientTransport;
+  pending: Map<number, { res: ServerResponse; id: RequestId }>;
+}
+let stateless: Stateless | undefined;
+let relayed = 0;
+
+async function statelessChild(): Promise<Stateless> {
+  if (stateless !== undefined) return stateless;
+  const stdio = new StdioClientTransport({ command: command!, args: commandArgs, stderr: 'inherit' });
+  const child: Stateless = { stdio, pending: new Map() };
+  stdio.onmessage = (message: JSONRPCMessage) => {
+    if ('method' in message || !('id' in message) || typeof message.id !== 'number') return;
+    const waiting = child.pending.get(message.id);
+    if (waiting === undefined) return;
+    child.pending.delete(message.id);
+    waiting.res.writeHead(200, { 'content-type': 'application/json' });
+    waiting.res.end(JSON.stringify({ ...message, id: waiting.id }));
+  };
+  stdio.onclose = () => {
+    if (stateless === child) stateless = undefined;
+    for (const { res } of child.pending.values()) if (!res.headersSent) jsonRpcError(res, 502, -32603, 'The stdio server went away');
+  };
+  await stdio.start();
+  // The first request with a valid envelope pins a stdio connection to the revision (the SDK's opening rule);
+  // after it every request is checked on its own, as over HTTP. This one's answer is not relayed.
+  await stdio.send({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: STATELESS_ENVELOPE } } as JSONRPCMessage);
+  stateless = child;
+  return child;
+}
+
+const STATELESS_ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/**
+ * A message for the stateless child: any single request or notification outside a session but the 2025-era
+ * `initialize` (which opens a session); the child's own checks answer one whose envelope is missing or wrong.
+ */
+function isStatelessMessage(body: unknown): body is JSONRPCMessage & { method: string; id?: RequestId } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { method?: unknown }).method !== 'string') return false;
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  return !isInitializeRequest(body) || (meta !== undefined && 'io.modelcontextprotocol/protocolVersion' in meta);
+}
+
 /** Only loopback Host names: this bridge must not be reachable through DNS rebinding while it runs. */
 function loopbackHost(req: IncomingMessage): boolean {
   try {
@@ -137,6 +184,20 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return existing.http.handleRequest(req, res, body);
   }
   if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'Session not found');
+  if (req.method === 'POST' && isStatelessMessage(body)) {
+    const child = await statelessChild();
+    if (body.id === undefined) {
+      await child.stdio.send(body);
+      res.writeHead(202).end();
+      return;
+    }
+    relayed += 1;
+    const id = relayed;
+    child.pending.set(id, { res, id: body.id });
+    res.once('close', () => child.pending.delete(id));
+    await child.stdio.send({ ...body, id } as JSONRPCMessage);
+    return;
+  }
   if (req.method !== 'POST' || !isInitializeRequest(body)) {
     return jsonRpcError(res, 400, -32000, 'Bad Request: no session; start one with an initialize request');
   }
@@ -162,6 +223,7 @@ function stop(why: string): void {
     void session.http.close();
     void session.stdio.close();
   }
+  void stateless?.stdio.close();
   server.close();
   server.closeAllConnections();
   // The children get a moment to exit on their closed stdin; then the bridge goes regardless.

@@ -19,7 +19,7 @@ const run = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The peers (and types) a user of every entry installs, at the versions the repository tests with. */
-const PEERS = ['@langchain/core', '@langchain/classic', '@llamaindex/core', '@qdrant/js-client-rest', '@types/node'];
+const PEERS = ['@langchain/core', '@langchain/classic', '@llamaindex/core', '@qdrant/js-client-rest', '@types/node', '@modelcontextprotocol/sdk'];
 
 async function installedVersion(name: string): Promise<string> {
   const manifest = JSON.parse(await readFile(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteUnusedVectors, openServedStore } from '../stores.js';
 import { packLogFields } from '../../server/request-log.js';
-import { closeLogFile, openLogFile, serverRerank, serverRerankOptions, stopSignal, type ServerRerankFlags } from './serve.js';
+import { closeLogFile, ledgerOptions, openLogFile, openServerLedger, serverRerank, serverRerankOptions, stopSignal, type LedgerFlags, type ServerRerankFlags } from './serve.js';
 
-interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
+interface McpFlags extends EmbeddingsFlags, ServerRerankFlags, LedgerFlags {
   store: string;
   principals?: string[];
   allPrincipals?: boolean;
@@ -14,7 +14,7 @@ interface McpFlags extends EmbeddingsFlags, ServerRerankFlags {
 }
 
 export function registerMcp(program: Command): void {
-  serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)')))))
+  ledgerOptions(serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))))))
     .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
     .option('--all-principals', 'this session reads every document, whatever its ACL (a trusted local agent)')
     .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
@@ -25,10 +25,14 @@ export function registerMcp(program: Command): void {
       const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
       const { serveStdio } = await import('../../mcp/index.js');
+      const ledger = await openServerLedger(flags, flags.store);
       const log = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const session = await serveStdio({
         store,
         principals: principalsFrom(flags),
+        caller: 'stdio',
+        ...(ledger === undefined ? {} : { ledger }),
+        ...(flags.textContent === undefined ? {} : { textContent: flags.textContent }),
         ...(embeddings === undefined ? {} : { embeddings }),
         ...(rerank === undefined ? {} : { rerank }),
         onToolCall: (event) => {
@@ -42,6 +46,7 @@ export function registerMcp(program: Command): void {
       });
       await Promise.race([session.closed, stopSignal()]);
       await session.close();
+      await ledger?.flush();
       await closeLogFile(log);
     });
 }

@@ -2,12 +2,13 @@ import { Option, type Command } from 'commander';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { isLitmPackError, LitmPackError } from '../../base/errors.js';
-import { DEFAULT_LIMITS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
+import { DEFAULT_LIMITS, RATE_LIMIT_DEFAULTS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
 import type { ParsedRerankStage } from '../../refine/stages.js';
-import { readUserFile } from '../io.js';
+import { readUserFile, warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
-import { DEFAULT_RATE_LIMIT, exposureProblem } from '../../server/options.js';
-import { noteUnusedVectors, openServedStore } from '../stores.js';
+import { exposureProblem } from '../../server/options.js';
+import { existingStoreFile, noteUnusedVectors, openServedStore, qdrantTarget } from '../stores.js';
+import type { CitationLedger } from '../../service/ledger.js';
 
 /** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
 export interface ServerRerankFlags {
@@ -45,7 +46,7 @@ export function serverRerank(flags: ServerRerankFlags): ParsedRerankStage | unde
   );
 }
 
-interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
+interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags, LedgerFlags {
   store: string;
   port: number;
   host: string;
@@ -67,6 +68,36 @@ interface ServeFlags extends EmbeddingsFlags, ServerRerankFlags {
   allowedHosts?: string[];
   allowedOrigins?: string[];
   allowAnonymous?: boolean;
+}
+
+/** Flags of the citation ledger and of the tools' text (`serve` and `mcp`). */
+export interface LedgerFlags {
+  /** A file, or false for --no-ledger. */
+  ledger: string | boolean;
+  textContent?: 'context' | 'json';
+}
+
+export function ledgerOptions(command: Command): Command {
+  return command
+    .option('--ledger <file>', 'keep the citation ledger (every served pack\'s citations, for the stale feed) in this file; default: beside a store file (a Qdrant store needs this flag)')
+    .option('--no-ledger', 'keep no citation ledger (the stale feed is then not offered)')
+    .addOption(new Option('--text-content <what>', 'the text block of each MCP tool answer: context (the context, then the confidence and the citations) or json (the structured content)').choices(['context', 'json']));
+}
+
+/**
+ * The citation ledger a server keeps: the file `--ledger` names, else the one beside the store file; none
+ * with `--no-ledger`, and none (said on stderr) for a Qdrant store without `--ledger`.
+ */
+export async function openServerLedger(flags: LedgerFlags, storeSpec: string): Promise<CitationLedger | undefined> {
+  if (flags.ledger === false) return undefined;
+  const { CitationLedger, ledgerPathBeside } = await import('../../service/ledger.js');
+  let path: string;
+  if (typeof flags.ledger === 'string') path = flags.ledger;
+  else if (qdrantTarget(storeSpec) !== null) {
+    warn('no citation ledger: the store is a Qdrant collection, so there is no store file to keep it beside; give --ledger FILE to keep one (or --no-ledger to say so)');
+    return undefined;
+  } else path = ledgerPathBeside(await existingStoreFile(storeSpec));
+  return CitationLedger.open({ path, onError: (error) => warn(`a served pack could not be recorded in the citation ledger: ${error.message}`) });
 }
 
 /** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
@@ -144,13 +175,13 @@ export function stopSignal(): Promise<NodeJS.Signals> {
 }
 
 export function registerServe(program: Command): void {
-  serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)')))))
+  ledgerOptions(serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))))))
     .option('--port <n>', 'port to listen on (0: any free port)', integer('--port'), 8787)
     .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
     .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
-    .option('--rate-limit <n>', `calls per second one caller (an API key, else an address) may make; each JSON-RPC message counts (default ${DEFAULT_RATE_LIMIT.perClient})`, integer('--rate-limit'), DEFAULT_RATE_LIMIT.perClient)
-    .option('--global-rate-limit <n>', `calls per second all callers together may make (default ${DEFAULT_RATE_LIMIT.global})`, integer('--global-rate-limit'), DEFAULT_RATE_LIMIT.global)
+    .option('--rate-limit <n>', `calls per second one caller (an API key, else an address) may make; each JSON-RPC message that asks for work counts (initialize, notifications and ping are counted apart, against ${RATE_LIMIT_DEFAULTS.housekeepingPerClient}) (default ${RATE_LIMIT_DEFAULTS.perClient})`, integer('--rate-limit'), RATE_LIMIT_DEFAULTS.perClient)
+    .option('--global-rate-limit <n>', `calls per second all callers with a key together may make (all callers, without keys; anonymous callers of a server with keys share ${RATE_LIMIT_DEFAULTS.anonymousGlobal} of their own) (default ${RATE_LIMIT_DEFAULTS.global})`, integer('--global-rate-limit'), RATE_LIMIT_DEFAULTS.global)
     .option('--allowed-hosts <list>', 'host names requests may be addressed to besides localhost, 127.0.0.1 and [::1] (needed on other addresses; * for any, behind a proxy that checks Host)', list)
     .option('--allowed-origins <list>', 'origins browser pages may call from (https://app.example.com), besides pages of an allowed host', list)
     .option('--allow-anonymous', 'serve without API keys on an address other than loopback (every document without an ACL is then readable by anyone who can reach the port)')
@@ -184,6 +215,7 @@ export function registerServe(program: Command): void {
       const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
       const { startServer } = await import('../../server/server.js');
+      const ledger = await openServerLedger(flags, flags.store);
       const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
       const server = await startServer({
         store,
@@ -197,14 +229,17 @@ export function registerServe(program: Command): void {
         allowAnonymous: flags.allowAnonymous === true,
         ...(flags.allowedHosts === undefined ? {} : { allowedHosts: flags.allowedHosts }),
         ...(flags.allowedOrigins === undefined ? {} : { allowedOrigins: flags.allowedOrigins }),
-        rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit, windowMs: 1000 } : false,
+        rateLimit: flags.rateLimits ? { perClient: flags.rateLimit, global: flags.globalRateLimit } : false,
+        ...(ledger === undefined ? {} : { ledger }),
+        ...(flags.textContent === undefined ? {} : { textContent: flags.textContent }),
         log: logFile ?? process.stdout,
         logQueries: flags.logQueries === true,
         limits,
       });
       const auth =
         (apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +
-        (flags.rerankUrl === undefined ? '' : `; reranking with ${flags.rerankUrl}`);
+        (flags.rerankUrl === undefined ? '' : `; reranking with ${flags.rerankUrl}`) +
+        (ledger === undefined ? '; no citation ledger' : `; citation ledger ${ledger.path}`);
       if (cluster === undefined) {
         const metricsAt = server.metricsUrl ?? `${server.url}/metrics`;
         process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp, metrics at ${metricsAt}; ${auth})\n`);
@@ -221,6 +256,7 @@ export function registerServe(program: Command): void {
       }
       // Requests in flight finish and are logged before the log file is closed.
       await server.close();
+      await ledger?.flush();
       await closeLogFile(logFile);
       if (cluster === undefined) process.stderr.write('litm-pack: stopped\n');
       // A worker's channel to the primary would keep it alive.

@@ -13,12 +13,25 @@ import { openApiDocument } from '../openapi.js';
 /** A source id no store holds: the readiness read finds nothing, and costs a lookup. */
 const PROBE_SOURCE = 'litm-pack:readiness-probe';
 
+/** A store that serves a file and follows it (the CLI's `ReloadingStore`): checked now, and whether its file still loads. */
+interface FollowedFile {
+  refresh(): Promise<boolean>;
+  readonly reloadError?: Error | undefined;
+}
+
+const followsFile = (store: Store): store is Store & FollowedFile => typeof (store as Partial<FollowedFile>).refresh === 'function' && 'reloadError' in store;
+
 /**
  * The cheapest read a store answers: chunks of one (absent) source, at most one, as an anonymous caller; a
- * store without `getChunks` is asked for one lexical result. Qdrant is reached, a store file is checked
- * (and reloaded if it changed); a fault is thrown with its code.
+ * store without `getChunks` is asked for one lexical result. Qdrant is reached; a served store file is checked
+ * now (a file that is gone, unreadable or corrupt makes the server unready, though it keeps serving the
+ * version it loaded before); a fault is thrown with its code.
  */
 async function checkStore(store: Store, signal: AbortSignal): Promise<void> {
+  if (followsFile(store)) {
+    await store.refresh();
+    if (store.reloadError !== undefined) throw store.reloadError;
+  }
   if (typeof store.getChunks === 'function') {
     await store.getChunks({ sourceIds: [PROBE_SOURCE], limit: 1, principals: [], signal });
     return;
@@ -35,10 +48,11 @@ export async function metaRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     try {
       await withTimeout('The store readiness check', ctx.config.readinessTimeoutMs, state.controller.signal, (signal) => checkStore(ctx.config.store, signal));
     } catch (error) {
-      // The API's own error body (a store's message can name hosts or paths: only its code is told).
+      // A probe answers anyone: a store's message can name hosts or paths, so only its code is told.
       const { body } = errorAnswer(error);
       state.code = body.code;
-      return reply.code(503).type(json).send(JSON.stringify({ status: 'unready', ...body }));
+      const told = { error: `The store is not ready (${body.code}); see the server's log`, code: body.code, issues: [] };
+      return reply.code(503).type(json).send(JSON.stringify({ status: 'unready', ...told }));
     }
     return reply.type(json).send('{"status":"ready"}');
   });

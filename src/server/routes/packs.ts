@@ -1,5 +1,6 @@
 /**
- * The pack routes: `GET|POST /api/bundle` and `/api/briefing`, `POST /api/pack`, `POST /api/citations/verify`.
+ * The pack routes: `GET|POST /api/bundle` and `/api/briefing`, `POST /api/pack`, `POST /api/citations/verify`,
+ * `GET /api/citations/stale`.
  * Each parses with the HTTP schema (the service's, spelled as on the wire), calls the service, and answers.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,7 +9,8 @@ import { packJson } from '../../core/finish.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBriefing, serveBundle, servePack, serveRankings, serveVerify } from '../../service/service.js';
 import { recordPack, sendPack, type ServerContext } from '../context.js';
-import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, HTTP_ALIASES, decodeQuery, toBriefingRequest, toBundleRequest } from '../http-requests.js';
+import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, HTTP_ALIASES, STALE_QUERY_KINDS, decodeQuery, toBriefingRequest, toBundleRequest } from '../http-requests.js';
+import { serveStale } from '../../service/stale.js';
 
 export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { schemas, limits } = ctx;
@@ -58,6 +60,12 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     const pack = await servePack(parsed, ctx.serviceContextOf(request));
     recordPack(state, 'pack', pack);
     return sendPack(reply, pack, 'json');
+  });
+
+  // The stale feed: served citations now changed, moved or missing, newest first, a page at a time.
+  app.get('/api/citations/stale', async (request, reply) => {
+    const parsed = parseRequest(schemas.stale, decodeQuery(request.query, STALE_QUERY_KINDS), HTTP_ALIASES);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await serveStale(parsed, ctx.serviceContextOf(request), limits)));
   });
 
   app.post('/api/citations/verify', async (request, reply) => {
