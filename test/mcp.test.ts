@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker } from '../src/index.js';
 import { DEGRADED_META_KEY } from '../src/mcp/index.js';
+import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
@@ -111,7 +112,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const bundle = tools.find((t) => t.name === 'assemble_bundle');
     expect(bundle?.description).toMatch(/"strong" → answer from the context/);
     expect(bundle?.description).toMatch(/"unknown" → there is no dense similarity/);
-    expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(24_000);
+    expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(MAX_BUDGET_TOKENS);
     const briefing = tools.find((t) => t.name === 'get_briefing');
     expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
     // The refine stages' parameters on every tool that retrieves, and pack.degraded in the pack tools' answers.
@@ -179,8 +180,8 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
     expect(shape.isError).toBe(true);
     expect(shape.content[0]?.type === 'text' ? shape.content[0].text : '').toMatch(/budget must be a whole number/);
-    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: 24_001 } })) as CallToolResult;
-    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(/max_tokens must be at most 24000/);
+    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: MAX_BUDGET_TOKENS + 1 } })) as CallToolResult;
+    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(new RegExp(`max_tokens must be at most ${MAX_BUDGET_TOKENS}`));
   });
 
   it('logs one JSON line per tool call to --log (stdout carries only the protocol), without the query text', async () => {

@@ -6,7 +6,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { canonicalStringify, sha256Hex } from '../src/base/canonical.js';
 import { packHashOf, toCanonicalJson } from '../src/core/pack.js';
 import { PackSchema, type Pack } from '../src/core/schemas.js';
@@ -14,6 +13,7 @@ import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
 import { assembleBundle } from '../src/pipeline/bundle.js';
 import { loadDocuments } from '../src/sources/load.js';
+import { runMain } from './helpers/cli-in-process.js';
 
 const CORPUS = 'examples/corpus';
 const FIRST = new Date('2026-03-01T09:00:00.000Z');
@@ -70,28 +70,7 @@ describe('the CLI, in process: ingest the same folder twice into two stores, sec
   });
   afterEach(() => {
     vi.useRealTimers();
-    vi.restoreAllMocks();
   });
-
-  /** Runs `main(argv)` with stdout and stderr captured. */
-  async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    let stdout = '';
-    let stderr = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout += String(chunk);
-      return true;
-    });
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stderr += String(chunk);
-      return true;
-    });
-    try {
-      const code = await main(['node', 'litm-pack', ...args]);
-      return { code, stdout, stderr };
-    } finally {
-      vi.restoreAllMocks();
-    }
-  }
 
   it('bundle --json gives the same packHash from both stores, each with its own newestIndexedAt', async () => {
     const stores = [join(work, 'first'), join(work, 'later')];
@@ -99,13 +78,13 @@ describe('the CLI, in process: ingest the same folder twice into two stores, sec
     vi.useFakeTimers({ toFake: ['Date'] });
     for (const [index, store] of stores.entries()) {
       vi.setSystemTime(index === 0 ? FIRST : LATER);
-      const ingest = await run(['ingest', CORPUS, '--store', store, '--quiet']);
+      const ingest = await runMain(['ingest', CORPUS, '--store', store, '--quiet']);
       expect(ingest.code, ingest.stderr).toBe(0);
     }
     vi.useRealTimers();
     const packs: Pack[] = [];
     for (const store of stores) {
-      const out = await run(['bundle', QUERY, '--store', store, '--budget', '800', '--json']);
+      const out = await runMain(['bundle', QUERY, '--store', store, '--budget', '800', '--json']);
       expect(out.code, out.stderr).toBe(0);
       packs.push(PackSchema.parse(JSON.parse(out.stdout)));
     }

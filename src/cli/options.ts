@@ -1,7 +1,7 @@
 // The command line's flags and how they become the service's requests. A command owns no defaults, limits or
 // messages of its own: flags are passed through as the service's parameters (`--max-per-source` is
 // `max_per_source`), the service's schema parses them, and its messages are shown with the flag's name
-// (`--budget must be at most 24000`). `--help` prints the service's defaults and limits.
+// (`--budget must be at most 2000000`). `--help` prints the service's defaults and limits.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { FORMATS, HEADER_STYLES } from '../render/formats.js';
