@@ -92,6 +92,19 @@ export type Briefing = Assembled;
  */
 export async function assembleBriefing(request: BriefingRequest): Promise<Briefing> {
   const req = parseOrThrow(BriefingRequestSchema, request, 'briefing request');
+  const { prompt, pins, clusters } = checkBriefing(req);
+  const pool = new CandidatePool();
+  const resolved = await resolvePins(req, pins);
+  for (const record of resolved.chunks) pool.add(chunkToCandidate(record, 0));
+  const searched = await searchBriefing(req, prompt, clusters, resolved);
+  const gaps = [...req.gaps];
+  const precedence = clusters.length > 0 ? pickClusterShares(req, prompt, clusters, resolved, searched.clusters, pool, gaps) : [];
+  for (const candidate of searched.promptResults) pool.add(candidate);
+  return packGathered(req, prompt, pool.candidates(), resolved, { gaps, precedence, degraded: searched.degraded });
+}
+
+/** The request's prompt (absent when blank), pins and clusters (each once), checked against its limits and stages. */
+function checkBriefing(req: Parsed): { prompt: string | undefined; pins: string[]; clusters: string[] } {
   const prompt = req.prompt !== undefined && req.prompt.trim() !== '' ? req.prompt : undefined;
   const pins = [...new Set(req.pins)];
   const clusters = [...new Set(req.clusters)];
@@ -117,22 +130,37 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   if ((pins.length > 0 || clusters.length > 0) && typeof req.store.getChunks !== 'function') {
     throw new LitmPackError('unsupported', 'Pins and clusters need a store with getChunks (MemoryHybridStore or QdrantHybridStore)');
   }
+  return { prompt, pins, clusters };
+}
 
-  const pool = new Map<string, Candidate>();
-  const add = (candidate: Candidate) => {
-    const previous = pool.get(candidate.id);
-    // A search result (with its score and similarity) beats the same chunk fetched without a query.
+/** The briefing's candidates by id: a search result (with its score and similarity) beats the same chunk fetched without a query. */
+class CandidatePool {
+  readonly #byId = new Map<string, Candidate>();
+
+  add(candidate: Candidate): void {
+    const previous = this.#byId.get(candidate.id);
     if (previous === undefined || candidate.score > previous.score || (candidate.score === previous.score && previous.similarity === undefined)) {
-      pool.set(candidate.id, candidate);
+      this.#byId.set(candidate.id, candidate);
     }
-  };
+  }
 
-  const resolved = await resolvePins(req, pins);
-  for (const record of resolved.chunks) add(chunkToCandidate(record, 0));
+  candidates(): Candidate[] {
+    return [...this.#byId.values()];
+  }
+}
 
-  const gaps = [...req.gaps];
-  const precedence: string[] = [];
-  // Every search first (each cluster's, then the prompt's), so that one reranker call can score them all.
+interface Searched {
+  /** Per cluster, in request order: its candidates best first, or null when the principals can read no member. */
+  clusters: (Candidate[] | null)[];
+  promptResults: Candidate[];
+  degraded: Pack['degraded'];
+}
+
+/**
+ * Every search first (each cluster's, then the prompt's), so that one reranker call can score them all: the
+ * clusters' searches and the prompt's (inside the pins and clusters with strict scope) share one scale.
+ */
+async function searchBriefing(req: Parsed, prompt: string | undefined, clusters: readonly string[], resolved: ResolvedPins): Promise<Searched> {
   const ordered: (Candidate[] | null)[] = [];
   const searched: number[] = [];
   for (const cluster of clusters) {
@@ -143,10 +171,7 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   let promptResults: Candidate[] = [];
   let degraded: Pack['degraded'] = [];
   if (prompt !== undefined) {
-    const scope =
-      req.scopeMode === 'strict'
-        ? scopeFilter(resolved.sourceIds, clusters)
-        : undefined;
+    const scope = req.scopeMode === 'strict' ? scopeFilter(resolved.sourceIds, clusters) : undefined;
     if (scope !== null) {
       const retrieved = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, scope) });
       promptResults = retrieved.candidates;
@@ -159,52 +184,75 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
       degraded = [...degraded, ...reranked.degraded];
     }
   }
+  return { clusters: ordered, promptResults, degraded };
+}
 
-  if (clusters.length > 0) {
-    // Pins come first; the clusters (and the prompt, when there is one) share what the pins leave.
-    const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
-    const left = Math.max(0, req.maxTokens - pinTokens);
-    const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
-    const pinned = new Set(resolved.chunks.map((c) => c.id));
-    const picks: Candidate[][] = [];
-    clusters.forEach((cluster, index) => {
-      const candidates = ordered[index];
-      if (candidates === null || candidates === undefined) {
-        gaps.push(`cluster "${cluster}": no sources found.`);
-        picks.push([]);
-        return;
-      }
-      picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
-    });
-    // Round robin, so that when pins leave too little room every cluster still gets its first picks.
-    for (let round = 0; picks.some((p) => p.length > round); round += 1) {
-      for (const p of picks) {
-        const pick = p[round];
-        if (pick === undefined) continue;
-        add(pick);
-        if (!precedence.includes(pick.id)) precedence.push(pick.id);
-      }
+/**
+ * Adds each cluster's fair share of what the pins leave (÷ clusters, + 1 when there is a prompt) to the pool,
+ * round robin, so that when pins leave too little room every cluster still gets its first picks. A cluster
+ * the principals can read nothing of becomes a gap. Returns the picks in the order taken (the precedence).
+ */
+function pickClusterShares(
+  req: Parsed,
+  prompt: string | undefined,
+  clusters: readonly string[],
+  resolved: ResolvedPins,
+  found: readonly (Candidate[] | null)[],
+  pool: CandidatePool,
+  gaps: string[],
+): string[] {
+  const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
+  const left = Math.max(0, req.maxTokens - pinTokens);
+  const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
+  const pinned = new Set(resolved.chunks.map((c) => c.id));
+  const picks: Candidate[][] = [];
+  clusters.forEach((cluster, index) => {
+    const candidates = found[index];
+    if (candidates === null || candidates === undefined) {
+      gaps.push(`cluster "${cluster}": no sources found.`);
+      picks.push([]);
+      return;
+    }
+    picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
+  });
+  const precedence: string[] = [];
+  for (let round = 0; picks.some((p) => p.length > round); round += 1) {
+    for (const p of picks) {
+      const pick = p[round];
+      if (pick === undefined) continue;
+      pool.add(pick);
+      if (!precedence.includes(pick.id)) precedence.push(pick.id);
     }
   }
-  for (const candidate of promptResults) add(candidate);
+  return precedence;
+}
 
-  const candidates = [...pool.values()];
-  // Sentence vectors for selection (one batched call, contained), when compress has embeddings. Pins are
-  // shown whole (the packer selects no sentences of them), so their sentences are not embedded.
+/**
+ * Sentence vectors for selection (one batched call, contained, when compress has embeddings), then
+ * `packBriefing`. Pins are shown whole (the packer selects no sentences of them), so their sentences are not
+ * embedded.
+ */
+async function packGathered(
+  req: Parsed,
+  prompt: string | undefined,
+  candidates: Candidate[],
+  resolved: ResolvedPins,
+  slots: { gaps: string[]; precedence: string[]; degraded: Pack['degraded'] },
+): Promise<Briefing> {
   const pinSet = new Set(resolved.pinIds);
   const selectable = candidates.filter((candidate) => !pinSet.has(candidate.id) && !pinSet.has(candidate.sourceId ?? candidate.id));
-  const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded }, req.compress, req.signal);
+  const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded: slots.degraded }, req.compress, req.signal);
   const pack = inSpanSync(SPAN_PACK, { 'litm_pack.kind': 'briefing', 'litm_pack.candidates': candidates.length }, (span) => {
     const packed = packBriefing({
       query: prompt ?? '',
       candidates,
       pins: [...resolved.pinIds],
-      precedence,
+      precedence: slots.precedence,
       ...(req.tierWeights === undefined ? {} : { tierWeights: req.tierWeights }),
       groundingCount: req.groundingCount,
       entity: req.entity,
       contradictions: req.contradictions,
-      gaps,
+      gaps: slots.gaps,
       maxTokens: req.maxTokens,
       encoding: req.encoding,
       ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
