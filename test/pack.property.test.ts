@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer, packBriefing, packBundle, PackSchema, toCanonicalJson, type CandidateInput, type Pack, type PackFormat, type Tokenizer } from '../src/index.js';
+import { getTokenizer, packBriefing, packBundle, PackSchema, toCanonicalJson, type Candidate, type CandidateInput, type Pack, type PackFormat, type Tokenizer } from '../src/index.js';
+import { compareCandidates } from '../src/core/finish.js';
 import { sha256Hex, canonicalStringify } from '../src/base/canonical.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
@@ -103,6 +104,38 @@ describe('packBundle properties', () => {
         checkInvariants(pack, hinted, maxTokens);
       }),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('rule 2: the fill keeps rank faithfulness', () => {
+  /** The candidates as the packer ranks them: one per id (the best), score descending, then id. */
+  function ranked(candidates: readonly CandidateInput[]): CandidateInput[] {
+    const best = new Map<string, CandidateInput>();
+    for (const c of candidates) {
+      const previous = best.get(c.id);
+      if (previous === undefined || compareCandidates(c as Candidate, previous as Candidate) < 0) best.set(c.id, c);
+    }
+    return [...best.values()].sort((a, b) => compareCandidates(a as Candidate, b as Candidate));
+  }
+
+  it('never drops one of the three best that reach the budget for lower ones (packing without them would not keep it either)', () => {
+    fc.assert(
+      fc.property(candidateSetArb, budgets, fc.boolean(), (candidates, maxTokens, compress) => {
+        const options = { query: 'alpha budget', maxTokens, ...(compress ? { compress: { mode: 'sentences' as const } } : {}) };
+        const pack = packBundle({ ...options, candidates });
+        const order = ranked(candidates);
+        const reasons = new Map(pack.dropped.map((d) => [d.id, d.reason] as const));
+        const kept = new Set(pack.items.map((i) => i.id));
+        const survivors = order.filter((c) => kept.has(c.id) || reasons.get(c.id) === 'budget');
+        for (const top of survivors.slice(0, 3)) {
+          if (reasons.get(top.id) !== 'budget') continue;
+          const position = order.indexOf(top);
+          const alone = packBundle({ ...options, candidates: order.slice(0, position + 1) });
+          expect(alone.items.some((i) => i.id === top.id), `${top.id} dropped for lower ones`).toBe(false);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });
