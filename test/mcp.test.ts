@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker } from '../src/index.js';
 import { DEGRADED_META_KEY } from '../src/mcp/index.js';
 import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
-import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
@@ -212,8 +211,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       const rest = await (await fetch(`${server.url}/api/bundle?q=refunds%20shipping&budget=200`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
       const cli = await runCli(['bundle', 'refunds shipping', '--store', storeDir, '--budget', '200', '--principals', 'hr', '--json']);
       expect(cli.stderr).toBe('');
-      const { candidates, degraded } = await retrieveCandidates(store, { text: 'refunds shipping', mode: 'hybrid', limit: 50, principals: ['hr'] });
-      const library = toCanonicalJson(packBundle({ query: 'refunds shipping', candidates, maxTokens: 200, degraded }));
+      const library = toCanonicalJson(await pipelineBundle(store, 'refunds shipping', { budget: 200, principals: ['hr'] }));
       expect(mcp).toBe(library);
       expect(rest).toBe(library);
       expect(cli.stdout.trim()).toBe(library);
@@ -420,14 +418,11 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       expect(compressed).toBe(compressedLibrary);
       expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
 
+      // A pool of 3 the budget does not fill would widen: the tool, REST and the pipeline widen it alike.
       const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
       const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
       expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
       expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
-      // MMR trades the second refunds chunk for the shipping one.
-      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
-      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'] });
-      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
 
       const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
       expect(rag).toEqual(ragContextOf(await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
@@ -438,6 +433,28 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     } finally {
       await client.close();
       await vectors.close();
+    }
+  });
+
+  it('diversifies a pool pinned at 3 (a server whose largest pool is 3) as the pipeline does', async () => {
+    const embedded = await fixtureStore({ restricted: true });
+    const small = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings: new FakeEmbeddings(), limits: { defaultPool: 3, maxPool: 3 } });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      const { tools } = await client.listTools();
+      const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'], diversity: 0.5 }));
+      expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
+      const rest = await fetch(`${small.url}/api/bundle?q=refunds&limit=3&diversity=0.5`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      expect(rest).toBe(diverseLibrary);
+      // MMR trades the second refunds chunk for the shipping one.
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
+      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'] });
+      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
+    } finally {
+      await client.close();
+      await small.close();
     }
   });
 

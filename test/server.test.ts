@@ -28,7 +28,8 @@ const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 /** The same bundle through the library: the pipeline's retrieval, then packBundle. */
 async function libraryBundle(query: string, budget: number, principals: string[] = [], format: 'markdown' | 'xml' | 'text' = 'markdown'): Promise<Pack> {
   const { candidates, degraded } = await retrieveCandidates(store, { text: query, mode: 'hybrid', limit: 50, principals });
-  return packBundle({ query, candidates, maxTokens: budget, format, degraded });
+  // The pipeline records its pool (this store holds fewer than 50 chunks: no widening).
+  return packBundle({ query, candidates, maxTokens: budget, format, degraded, pool: { candidates: candidates.length, limit: 50 } });
 }
 
 describe('GET|POST /api/bundle', () => {
@@ -80,7 +81,7 @@ describe('GET|POST /api/briefing', () => {
     const post = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', pins: ['handbook/shipping.md', 'nowhere.md'] } });
     expect(post.body).toBe(get.body);
     const { candidates } = await retrieveCandidates(store, { text: 'refunds', mode: 'hybrid', limit: 50, principals: [] });
-    const library = packBriefing({ query: 'refunds', candidates, maxTokens: 6000, pins: ['handbook/shipping.md', 'nowhere.md'] });
+    const library = packBriefing({ query: 'refunds', candidates, maxTokens: 6000, pins: ['handbook/shipping.md', 'nowhere.md'], pool: { candidates: candidates.length, limit: 50 } });
     expect(get.body).toBe(toCanonicalJson(library));
     const md = await app.inject({ method: 'GET', url: '/api/briefing?prompt=refunds&format=md' });
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
@@ -283,17 +284,23 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
   });
 
   it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
-    const get = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
-    expect(get.statusCode).toBe(200);
-    expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, diversity: 0.5 })));
-    const relevance = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
-    const diverse = PackSchema.parse(JSON.parse(get.body));
-    expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
-    expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
-    // debug=rankings reports the same diversified search.
-    const debug = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
-    expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
-    expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+    // A server whose pools stay at 2 (the budget is not filled, so a larger pool limit would widen them).
+    const small = await createServer({ store, rateLimit: false, limits: { defaultPool: 2, maxPool: 2 } });
+    try {
+      const get = await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
+      expect(get.statusCode).toBe(200);
+      expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, maxPool: 2, diversity: 0.5 })));
+      const relevance = PackSchema.parse(JSON.parse((await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
+      const diverse = PackSchema.parse(JSON.parse(get.body));
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
+      expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
+      // debug=rankings reports the same diversified search.
+      const debug = json((await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
+      expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
+      expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+    } finally {
+      await small.close();
+    }
   });
 
   it('a briefing takes compress and diversity as assembleBriefing does', async () => {

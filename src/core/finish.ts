@@ -175,6 +175,7 @@ export function finish(
     header: options.header,
     items,
     kind,
+    pool: options.pool === undefined ? undefined : { candidates: options.pool.candidates, limit: options.pool.limit },
     query: options.query,
     schema: PACK_SCHEMA_ID,
     truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),

@@ -304,7 +304,7 @@ function mcpServers(options: z.output<typeof McpServerOptionsSchema>): (caller: 
   const limits = resolveLimits(options.limits);
   const tools = toolsOf(limits);
   const listing = listingOf(tools);
-  return (caller) => protocolServer(options, tools, listing, caller);
+  return (caller) => protocolServer(options, tools, listing, caller, limits.maxPool);
 }
 
 function protocolServer(
@@ -312,11 +312,13 @@ function protocolServer(
   tools: Map<string, Tool>,
   listing: ReturnType<typeof listingOf>,
   caller: McpCaller,
+  maxPool: number,
 ): Server {
   const principals: Principals = caller.principals === 'all' ? 'all' : [...caller.principals];
   const context: ServiceContext = {
     store: options.store,
     principals,
+    maxPool,
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     ...(options.rerank === undefined ? {} : { rerank: options.rerank }),
   };

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing } from '../core/briefing.js';
-import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
+import { BriefingOptionsSchema, type Candidate, type Pack, type Pool } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../store/chunk.js';
@@ -18,7 +18,7 @@ import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Filter } from '../store/filter.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
-import { packerShape, type Assembled } from './bundle.js';
+import { packerShape, widerPool, type Assembled } from './bundle.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';
 
@@ -37,8 +37,10 @@ export const BriefingSettingsShape = {
   /** `prefer`: prompt results may come from anywhere; `strict`: only from the pinned sources and the clusters. */
   scopeMode: z.enum(['prefer', 'strict']).default('prefer'),
   mode: SearchModeSchema.default('hybrid'),
-  /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
+  /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt), widened up to `maxPool` while the budget is not filled. */
   limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
+  /** The largest pool widening may reach (`limit` itself keeps the pool as asked). */
+  maxPool: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_LIMITS.maxPool),
   filter: FilterSchema.optional(),
   /** Whom the briefing is for (pins, clusters and the prompt's results are read as them); `'all'`: a full view. Absent: anonymous. */
   principals: PrincipalsSchema.optional(),
@@ -93,14 +95,22 @@ export type Briefing = Assembled;
 export async function assembleBriefing(request: BriefingRequest): Promise<Briefing> {
   const req = parseOrThrow(BriefingRequestSchema, request, 'briefing request');
   const { prompt, pins, clusters } = checkBriefing(req);
-  const pool = new CandidatePool();
   const resolved = await resolvePins(req, pins);
-  for (const record of resolved.chunks) pool.add(chunkToCandidate(record, 0));
-  const searched = await searchBriefing(req, prompt, clusters, resolved);
-  const gaps = [...req.gaps];
-  const precedence = clusters.length > 0 ? pickClusterShares(req, prompt, clusters, resolved, searched.clusters, pool, gaps) : [];
-  for (const candidate of searched.promptResults) pool.add(candidate);
-  return packGathered(req, prompt, pool.candidates(), resolved, { gaps, precedence, degraded: searched.degraded });
+  // The prompt's pool widens as a bundle's does (see widerPool) while the budget is not filled.
+  for (let limit = req.limit; ; ) {
+    const at = limit === req.limit ? req : { ...req, limit };
+    const pool = new CandidatePool();
+    for (const record of resolved.chunks) pool.add(chunkToCandidate(record, 0));
+    const searched = await searchBriefing(at, prompt, clusters, resolved);
+    const gaps = [...req.gaps];
+    const precedence = clusters.length > 0 ? pickClusterShares(at, prompt, clusters, resolved, searched.clusters, pool, gaps) : [];
+    for (const candidate of searched.promptResults) pool.add(candidate);
+    const searchedPool: Pool | undefined = searched.prompted ? { candidates: searched.promptResults.length, limit } : undefined;
+    const briefing = await packGathered(at, prompt, pool.candidates(), resolved, { gaps, precedence, degraded: searched.degraded, pool: searchedPool });
+    const wider = searchedPool === undefined ? null : widerPool(searchedPool, req.maxPool, briefing.pack);
+    if (wider === null) return briefing;
+    limit = wider;
+  }
 }
 
 /** The request's prompt (absent when blank), pins and clusters (each once), checked against its limits and stages. */
@@ -152,6 +162,8 @@ class CandidatePool {
 interface Searched {
   /** Per cluster, in request order: its candidates best first, or null when the principals can read no member. */
   clusters: (Candidate[] | null)[];
+  /** Whether the prompt was searched (not when strict scope leaves nothing to search). */
+  prompted: boolean;
   promptResults: Candidate[];
   degraded: Pack['degraded'];
 }
@@ -170,12 +182,14 @@ async function searchBriefing(req: Parsed, prompt: string | undefined, clusters:
   }
   let promptResults: Candidate[] = [];
   let degraded: Pack['degraded'] = [];
+  let prompted = false;
   if (prompt !== undefined) {
     const scope = req.scopeMode === 'strict' ? scopeFilter(resolved.sourceIds, clusters) : undefined;
     if (scope !== null) {
       const retrieved = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, scope) });
       promptResults = retrieved.candidates;
       degraded = retrieved.degraded;
+      prompted = true;
     }
     if (req.rerank !== undefined) {
       const reranked = await rerankPools(prompt, [...searched.map((i) => ordered[i]!), promptResults], req.rerank, req.signal);
@@ -184,7 +198,7 @@ async function searchBriefing(req: Parsed, prompt: string | undefined, clusters:
       degraded = [...degraded, ...reranked.degraded];
     }
   }
-  return { clusters: ordered, promptResults, degraded };
+  return { clusters: ordered, prompted, promptResults, degraded };
 }
 
 /**
@@ -237,7 +251,7 @@ async function packGathered(
   prompt: string | undefined,
   candidates: Candidate[],
   resolved: ResolvedPins,
-  slots: { gaps: string[]; precedence: string[]; degraded: Pack['degraded'] },
+  slots: { gaps: string[]; precedence: string[]; degraded: Pack['degraded']; pool: Pool | undefined },
 ): Promise<Briefing> {
   const pinSet = new Set(resolved.pinIds);
   const selectable = candidates.filter((candidate) => !pinSet.has(candidate.id) && !pinSet.has(candidate.sourceId ?? candidate.id));
@@ -265,6 +279,7 @@ async function packGathered(
       minTruncatedTokens: req.minTruncatedTokens,
       degraded: inputs.degraded,
       ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+      ...(slots.pool === undefined ? {} : { pool: slots.pool }),
     });
     span.setAttributes(packAttributes(packed));
     return packed;

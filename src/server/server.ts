@@ -76,6 +76,7 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
       store: config.store,
       principals: state.caller.principals,
       signal: state.controller.signal,
+      maxPool: limits.maxPool,
       ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
       ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
     };

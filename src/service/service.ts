@@ -36,6 +36,8 @@ export interface ServiceContext {
    * request says `rerank: false`. A failing or slow reranker is bypassed and reported in `pack.degraded`.
    */
   rerank?: ParsedRerankStage | undefined;
+  /** The largest candidate pool a search may widen to when the budget is not filled: the server's `maxPool`. */
+  maxPool?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -96,6 +98,7 @@ export async function serveBundle(request: BundleRequest, context: ServiceContex
     query: request.query,
     mode: request.mode,
     limit: request.limit,
+    ...(context.maxPool === undefined ? {} : { maxPool: Math.max(request.limit, context.maxPool) }),
     ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
     ...principalsOf(context),
     ...(request.diversity === undefined ? {} : { diversity: request.diversity }),
@@ -126,6 +129,7 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     scopeMode: request.scope_mode,
     mode: request.mode,
     limit: request.limit,
+    ...(context.maxPool === undefined ? {} : { maxPool: Math.max(request.limit, context.maxPool) }),
     ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
     ...principalsOf(context),
     ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),
