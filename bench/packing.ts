@@ -101,7 +101,7 @@ function oursFromPack(pack: Pack, byId: Map<string, HotpotParagraph>): PackedCon
   const items: PackedContext['items'] = [];
   let from = 0;
   for (const packed of pack.items) {
-    const body = escapeBody(pack.format, packed.text);
+    const body = escapeBody(pack.format, packed.text, packed.truncated);
     const start = pack.context.indexOf(body, from);
     if (start < 0) throw new Error(`item ${packed.id} not found in its pack's context`);
     items.push({ item: byId.get(packed.id)!, start, end: start + body.length });

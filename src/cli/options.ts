@@ -126,7 +126,10 @@ export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pac
   const ordered = kind === 'briefing' ? command : command.option('--order <order>', `block order: ${ORDERS.join(', ')} (default litm)${kind === 'pack' ? '; bundles only' : ''}`);
   return ordered
     .option('--budget <tokens>', budgetHelp(kind))
-    .option('--format <format>', `context format: ${FORMATS.join(', ')} (default markdown)`)
+    .option(
+      '--format <format>',
+      `context format: ${FORMATS.join(', ')} (default markdown; text shows code, logs and transcripts as written: only a line starting with [n] or = gets a backslash)`,
+    )
     .option('--header <style>', `block headers: ${HEADER_STYLES.join(', ')} (default ${DEFAULT_HEADER}); the citations keep every field`)
     .option('--encoding <encoding>', `tokenizer encoding: ${ENCODINGS.join(', ')} (default o200k_base)`)
     .option('--max-per-source <n>', 'at most n items from one source')
