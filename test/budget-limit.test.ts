@@ -15,7 +15,7 @@ import { parseRequest } from '../src/service/errors.js';
 import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { bundleRequestShape, briefingRequestShape, packRequestShape } from '../src/service/requests.js';
 import { z } from 'zod';
-import { runMain } from './helpers/cli-in-process.js';
+import { runCli } from './helpers/cli.js';
 
 const LIMIT = MAX_BUDGET_TOKENS;
 const candidates = [{ id: 'a', text: 'Refunds take 14 days.', score: 1 }];
@@ -61,7 +61,7 @@ describe('the one budget limit', () => {
     beforeAll(async () => {
       work = await mkdtemp(join(tmpdir(), 'litm-budget-limit-'));
       store = join(work, 'store');
-      const ingest = await runMain(['ingest', 'examples/corpus', '--store', store, '--quiet']);
+      const ingest = await runCli(['ingest', 'examples/corpus', '--store', store, '--quiet']);
       expect(ingest.code, ingest.stderr).toBe(0);
     });
     afterAll(async () => {
@@ -70,17 +70,17 @@ describe('the one budget limit', () => {
 
     it('bundle and briefing take it (once capped at 24000) and refuse one more, naming --budget', async () => {
       for (const command of [['bundle', 'rank fusion'], ['briefing', '--prompt', 'rank fusion']]) {
-        const ok = await runMain([...command, '--store', store, '--budget', String(LIMIT), '--json']);
+        const ok = await runCli([...command, '--store', store, '--budget', String(LIMIT), '--json']);
         expect(ok.code, ok.stderr).toBe(0);
         expect(PackSchema.parse(JSON.parse(ok.stdout)).budget.maxTokens).toBe(LIMIT);
-        const over = await runMain([...command, '--store', store, '--budget', String(LIMIT + 1), '--json']);
+        const over = await runCli([...command, '--store', store, '--budget', String(LIMIT + 1), '--json']);
         expect(over.code).toBe(2);
         expect(over.stderr).toContain(`--budget must be at most ${LIMIT}`);
       }
     });
 
     it('--help states the limit', async () => {
-      const help = await runMain(['bundle', '--help']);
+      const help = await runCli(['bundle', '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout.replace(/\s+/gu, ' ')).toContain(`token budget for the context (default 2000, at most ${LIMIT})`);
     });

@@ -13,7 +13,7 @@ import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { assembleBriefing } from '../src/pipeline/briefing.js';
 import { assembleBundle } from '../src/pipeline/bundle.js';
 import { loadDocuments } from '../src/sources/load.js';
-import { runMain } from './helpers/cli-in-process.js';
+import { runCli } from './helpers/cli.js';
 
 const CORPUS = 'examples/corpus';
 const FIRST = new Date('2026-03-01T09:00:00.000Z');
@@ -22,8 +22,9 @@ const QUERY = 'how does reciprocal rank fusion combine rankings';
 
 /** The pack with its index time and hash left out: what must be equal between the two ingests. */
 function withoutIndexTime(pack: Pack): unknown {
-  const { packHash: _hash, ...rest } = pack;
-  return { ...rest, coverage: { ...rest.coverage, newestIndexedAt: null } };
+  const rest: Partial<Pack> = { ...pack, coverage: { ...pack.coverage, newestIndexedAt: null } };
+  delete rest.packHash;
+  return rest;
 }
 
 describe('the library: two stores of the same files, indexed 7.5 s apart', () => {
@@ -78,13 +79,13 @@ describe('the CLI, in process: ingest the same folder twice into two stores, sec
     vi.useFakeTimers({ toFake: ['Date'] });
     for (const [index, store] of stores.entries()) {
       vi.setSystemTime(index === 0 ? FIRST : LATER);
-      const ingest = await runMain(['ingest', CORPUS, '--store', store, '--quiet']);
+      const ingest = await runCli(['ingest', CORPUS, '--store', store, '--quiet']);
       expect(ingest.code, ingest.stderr).toBe(0);
     }
     vi.useRealTimers();
     const packs: Pack[] = [];
     for (const store of stores) {
-      const out = await runMain(['bundle', QUERY, '--store', store, '--budget', '800', '--json']);
+      const out = await runCli(['bundle', QUERY, '--store', store, '--budget', '800', '--json']);
       expect(out.code, out.stderr).toBe(0);
       packs.push(PackSchema.parse(JSON.parse(out.stdout)));
     }

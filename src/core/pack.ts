@@ -17,7 +17,8 @@ export function toCanonicalJson(pack: Pack): string {
  * Takes any record (an older pack read from a file too); a record without the member is hashed as it is.
  */
 export function packHashOf(pack: Readonly<Record<string, unknown>> | Pack): string {
-  const { packHash: _hash, ...rest } = pack as Record<string, unknown>;
+  const rest: Record<string, unknown> = { ...(pack as Record<string, unknown>) };
+  delete rest.packHash;
   const coverage = rest.coverage;
   if (typeof coverage === 'object' && coverage !== null && !Array.isArray(coverage)) {
     const indexed = (coverage as Record<string, unknown>).newestIndexedAt;

@@ -14,7 +14,9 @@ export const BLANK = String.raw`[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\
  * some readers break on (VT, FF, NEL, LS, PS, and the FS/GS/RS separators that Python's `str.splitlines`
  * also breaks on). CommonMark itself breaks only on LF, CR and CRLF. A line starts after each.
  */
+// eslint-disable-next-line no-control-regex -- the FS, GS and RS separators are control characters, and line ends
 export const LINE_TERMINATOR = /[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex -- as above
 export const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 /** One blank or invisible code point (checked only for characters beyond ASCII). */

@@ -483,7 +483,7 @@ function checkWithReferenceParser(pack: Pack, expected: readonly string[], cavea
   }
   expect(topLevelShape(blocks)).toEqual(expected);
   if (caveatCount > 0) {
-    const list = caveatsList as CommonMarkNode | null;
+    const list = caveatsList;
     expect(list?.listType).toBe('bullet');
     const items: CommonMarkNode[] = [];
     for (let item = list?.firstChild ?? null; item !== null; item = item.next) items.push(item);
