@@ -112,7 +112,8 @@ interface SetAside {
   entry: Entry;
   /** Its position in the fill's order: a cut item takes its place among the kept ones. */
   position: number;
-  header: string;
+  /** Its rendered header, when the whole pass rendered it. */
+  header: string | undefined;
   /** Room it holds for its shortest cut (one of the best three), else 0. */
   hold: number;
 }
@@ -183,6 +184,13 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
         continue;
       }
     }
+    // Past the best three, an entry whose body cannot fit whole even under an empty header is set aside at once:
+    // its header, cut and duplicate check wait for the end, where most of a pool set aside is dropped unread.
+    if (!pinned && entry.selection === undefined && ranked >= PROTECTED_RANKS && (hint ?? meter.bodyLowerBound(escaped, remaining)) > remaining - SEPARATOR_TOKENS) {
+      ranked += 1;
+      setAside.push({ entry, position, header: undefined, hold: 0 });
+      continue;
+    }
     const header = meter.headerText(candidate);
     const headerBound = meter.headerBound(header);
 
@@ -194,9 +202,9 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       headerTokens = meter.headerTokens(header);
       // Only whether the body fits is asked: the count may stop once it passes the room left.
       const bodyRoom = remaining - headerTokens - SEPARATOR_TOKENS;
-      let whole = hint ?? meter.countUpTo(escaped, bodyRoom);
+      let whole = hint ?? meter.bodyCountUpTo(escaped, bodyRoom);
       if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
-        whole = meter.countUpTo(escaped, bodyRoom);
+        whole = meter.bodyCountUpTo(escaped, bodyRoom);
         // What was kept on earlier hints is recounted too.
         for (const [index, item] of kept.entries()) {
           if (!hinted.has(item)) continue;
@@ -236,8 +244,8 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       continue;
     }
     if (!pinned && entry.selection === undefined) {
-      // Later whole entries first; the first of the best three set aside holds room for its shortest cut.
-      // Each of the best three set aside holds room for its shortest cut, so later entries cannot take its place.
+      // Later whole entries first. Each of the best three set aside holds room for its shortest cut, so later
+      // entries cannot take its place.
       const hold = protectedRank ? (headerTokens ?? meter.headerTokens(header)) + SEPARATOR_TOKENS + ELLIPSIS_TOKENS + settings.minTruncatedTokens : 0;
       holding += hold;
       setAside.push({ entry, position, header, hold });
@@ -268,12 +276,17 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       continue;
     }
     const remaining = settings.maxTokens - used - holding;
+    // Too little left for any cut (most of a pool once the budget is spent): dropped before any reading.
+    if (remaining - SEPARATOR_TOKENS - ELLIPSIS_TOKENS < settings.minTruncatedTokens) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
     const verdict = deduper.check(candidate.text);
     if (verdict.kind !== 'new') {
       dropped.push({ duplicateOf: verdict.of.entry.candidate.id, id: candidate.id, reason: verdict.kind });
       continue;
     }
-    const item = remaining - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens ? cutItem(entry, header, remaining, settings, meter) : undefined;
+    const item = cutItem(entry, header ?? meter.headerText(candidate), remaining, settings, meter);
     if (item === undefined) {
       dropped.push({ id: candidate.id, reason: 'budget' });
       continue;
