@@ -51,7 +51,10 @@ describe('the one budget limit', () => {
       const schema = z.strictObject(shape(DEFAULT_LIMITS));
       const base = kind === 'bundle' ? { query: 'x' } : kind === 'briefing' ? { prompt: 'x' } : { query: 'x', candidates };
       expect((parseRequest(schema, { ...base, budget: LIMIT }) as { budget: number }).budget, kind).toBe(LIMIT);
-      expect(refusal(() => parseRequest(schema, { ...base, budget: LIMIT + 1 })), kind).toBe(`budget must be at most ${LIMIT}`);
+      expect(
+        refusal(() => parseRequest(schema, { ...base, budget: LIMIT + 1 })),
+        kind,
+      ).toBe(`budget must be at most ${LIMIT}`);
     }
   });
 
@@ -69,7 +72,10 @@ describe('the one budget limit', () => {
     });
 
     it('bundle and briefing take it (once capped at 24000) and refuse one more, naming --budget', async () => {
-      for (const command of [['bundle', 'rank fusion'], ['briefing', '--prompt', 'rank fusion']]) {
+      for (const command of [
+        ['bundle', 'rank fusion'],
+        ['briefing', '--prompt', 'rank fusion'],
+      ]) {
         const ok = await runCli([...command, '--store', store, '--budget', String(LIMIT), '--json']);
         expect(ok.code, ok.stderr).toBe(0);
         expect(PackSchema.parse(JSON.parse(ok.stdout)).budget.maxTokens).toBe(LIMIT);

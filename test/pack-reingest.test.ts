@@ -36,7 +36,9 @@ describe('the library: two stores of the same files, indexed 7.5 s apart', () =>
 
   it('give the same packHash for a bundle and a briefing, and keep their own index times', async () => {
     const [a, b] = [await storeAt(FIRST), await storeAt(LATER)];
-    const [bundleA, bundleB] = await Promise.all([a, b].map(async (store) => (await assembleBundle({ store, query: QUERY, maxTokens: 800 })).pack));
+    const [bundleA, bundleB] = await Promise.all(
+      [a, b].map(async (store) => (await assembleBundle({ store, query: QUERY, maxTokens: 800 })).pack),
+    );
     expect(bundleA!.items.length).toBeGreaterThan(1);
     expect(bundleA!.coverage.newestIndexedAt).toBe(FIRST.toISOString());
     expect(bundleB!.coverage.newestIndexedAt).toBe(LATER.toISOString());
@@ -45,7 +47,9 @@ describe('the library: two stores of the same files, indexed 7.5 s apart', () =>
     expect(bundleA!.packHash).toBe(bundleB!.packHash);
 
     const [briefingA, briefingB] = await Promise.all(
-      [a, b].map(async (store) => (await assembleBriefing({ store, prompt: QUERY, pins: ['examples/corpus/bm25.md'], maxTokens: 1200 })).pack),
+      [a, b].map(
+        async (store) => (await assembleBriefing({ store, prompt: QUERY, pins: ['examples/corpus/bm25.md'], maxTokens: 1200 })).pack,
+      ),
     );
     expect(briefingA!.coverage.newestIndexedAt).toBe(FIRST.toISOString());
     expect(briefingA!.packHash).toBe(briefingB!.packHash);
@@ -96,7 +100,11 @@ describe('the CLI, in process: ingest the same folder twice into two stores, sec
     expect(a.packHash).toBe(b.packHash);
     expect(packHashOf(a)).toBe(a.packHash);
     // The CLI's pack is the library's pack of the same store.
-    const library = await assembleBundle({ store: await MemoryHybridStore.load(join(stores[0]!, 'store.json')), query: QUERY, maxTokens: 800 });
+    const library = await assembleBundle({
+      store: await MemoryHybridStore.load(join(stores[0]!, 'store.json')),
+      query: QUERY,
+      maxTokens: 800,
+    });
     expect(library.pack.packHash).toBe(a.packHash);
   });
 });

@@ -70,7 +70,13 @@ describe('a bundle whose budget the default pool cannot fill', () => {
     const small = await assembleBundle({ store, query: 'harbor log', maxTokens: 500 });
     expect(small.pack.pool).toEqual({ candidates: 50, limit: 50 });
     expect(small.pack.truncated).toBe(true);
-    const few = await assembleBundle({ store, query: 'berth 3 vessel', maxTokens: 20_000, mode: 'lexical', filter: { must: [{ key: 'sourceId', match: { any: ['notes/harbor-003.md', 'notes/harbor-020.md'] } }] } });
+    const few = await assembleBundle({
+      store,
+      query: 'berth 3 vessel',
+      maxTokens: 20_000,
+      mode: 'lexical',
+      filter: { must: [{ key: 'sourceId', match: { any: ['notes/harbor-003.md', 'notes/harbor-020.md'] } }] },
+    });
     expect(few.pack.pool).toEqual({ candidates: 2, limit: 50 });
   });
 
@@ -92,7 +98,7 @@ describe('a bundle whose budget the default pool cannot fill', () => {
     }
   });
 
-  it('through the service, widens up to the server\'s pool limit (the context\'s maxPool), else the default limit', async () => {
+  it("through the service, widens up to the server's pool limit (the context's maxPool), else the default limit", async () => {
     const request = parseRequest(requestSchemas(DEFAULT_LIMITS).bundle, { query: 'harbor log', budget: 20_000 });
     const serverPack = await serveBundle(request, { store, principals: [], maxPool: 200 });
     expect(serverPack.pool).toEqual({ candidates: 200, limit: 200 });
@@ -101,7 +107,7 @@ describe('a bundle whose budget the default pool cannot fill', () => {
     expect(DEFAULT_LIMITS.defaultPool).toBe(PIPELINE_DEFAULTS.pool);
   });
 
-  it('widens a briefing\'s prompt pool the same way; a briefing without a prompt records no pool', async () => {
+  it("widens a briefing's prompt pool the same way; a briefing without a prompt records no pool", async () => {
     const spy = vi.spyOn(store, 'search');
     try {
       const { pack } = await assembleBriefing({ store, prompt: 'harbor log', maxTokens: 20_000 });
@@ -112,7 +118,10 @@ describe('a bundle whose budget the default pool cannot fill', () => {
       spy.mockRestore();
     }
     const request = parseRequest(requestSchemas(DEFAULT_LIMITS).briefing, { prompt: 'harbor log', budget: 20_000 });
-    expect((await serveBriefing(request, { store, principals: [], maxPool: 100 }, DEFAULT_LIMITS)).pool).toEqual({ candidates: 100, limit: 100 });
+    expect((await serveBriefing(request, { store, principals: [], maxPool: 100 }, DEFAULT_LIMITS)).pool).toEqual({
+      candidates: 100,
+      limit: 100,
+    });
     const pinsOnly = await assembleBriefing({ store, pins: ['notes/harbor-001.md'], maxTokens: 20_000 });
     expect(pinsOnly.pack.pool).toBeUndefined();
   });

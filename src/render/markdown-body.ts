@@ -160,14 +160,14 @@ function keptFences(text: string, continued: boolean): Fence[] {
   // Only lines starting with a backtick or a tilde can open one: most texts hold no fence at all.
   if (text.indexOf('```') === -1 && text.indexOf('~~~') === -1) return fences;
   const lines = new Lines(text);
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     const end = lines.end(start);
     const opener = fenceOpener(text, start, end);
     let closed: Fence | undefined;
     if (opener !== null) {
       // The search for the closer walks lines of its own (its remembered positions run ahead of the outer walk's).
       const ahead = new Lines(text);
-      for (let line = nextLine(text, end); line <= text.length; ) {
+      for (let line = nextLine(text, end); line <= text.length;) {
         const lineEndAt = ahead.end(line);
         const last = lineEndAt >= text.length;
         if (!(continued && last) && closesFence(text, line, lineEndAt, opener.char, opener.length)) {
@@ -194,7 +194,7 @@ function keptFences(text: string, continued: boolean): Fence[] {
  * the pack's own lines in the raw text, a `[n]` marker and a `##` heading line (or, outside code, any heading).
  */
 function rawLineStarts(text: string, from: number, to: number, code: boolean, positions: number[], except: number, others: boolean): void {
-  for (let at = from; at <= to; ) {
+  for (let at = from; at <= to;) {
     const q = skipBlanks(text, at);
     if (q !== except && q < to) {
       if (bracketMarkerAt(text, q)) positions.push(q);
@@ -257,7 +257,11 @@ function breakOrUnderline(text: string, at: number, end: number): boolean {
  * content starts, where an escape would go, and whether it is an item to escape (empty: it could be crowded by
  * the next line; or its content starting as indented code, five columns or more after the marker).
  */
-function listMarker(text: string, at: number, end: number): { content: number; escapeAt: number; escape: boolean; startsAtOne: boolean } | null {
+function listMarker(
+  text: string,
+  at: number,
+  end: number,
+): { content: number; escapeAt: number; escape: boolean; startsAtOne: boolean } | null {
   const c = text.charCodeAt(at);
   let after: number;
   let escapeAt = at;
@@ -331,7 +335,7 @@ export function escapeMarkdownBody(text: string, continued = false): string {
   let previous: LineKind = 'para';
   let lastVisible: LineKind = 'para';
   let inList = false;
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     const kept = fences[fence];
     if (kept !== undefined && kept.start === start) {
       fence += 1;
@@ -378,17 +382,25 @@ function escapeLine(
   }
   // Indented text that starts with a letter: nothing to escape either.
   if (!others && indent.at < end && plain(text.charCodeAt(indent.at))) {
-    return { kind: inList && indent.columns >= 4 && (previous === 'blank' || previous === 'other') ? 'other' : 'para', list: false, closesList: previous === 'blank' && indent.columns === 0 };
+    return {
+      kind: inList && indent.columns >= 4 && (previous === 'blank' || previous === 'other') ? 'other' : 'para',
+      list: false,
+      closesList: previous === 'blank' && indent.columns === 0,
+    };
   }
   const { j, markers, escaped } = blockEscapes(text, skipBlanks(text, start), end, previous, positions);
   // Where the line's rendered text starts (past blanks and other line terminators), and whether it reads as `[n]`.
   const p = visibleStart(text, j, end);
-  const marker = !escaped && p < end && rendersMarkerFirst(text, p) ? markerEscapes(text, start, p, markers > 0, previous, lastVisible, positions) : null;
+  const marker =
+    !escaped && p < end && rendersMarkerFirst(text, p)
+      ? markerEscapes(text, start, p, markers > 0, previous, lastVisible, positions)
+      : null;
   const handled = marker === null ? -1 : p;
   const joined = marker === 'joined';
   // The raw view: line starts after other terminators inside this CommonMark line (the first was seen above
   // when the leaf rules ran there, or the marker was handled).
-  if (p < end && (others || (p !== j && p !== handled))) rawLineStarts(text, p, end, false, positions, p === j || p === handled ? p : -1, others);
+  if (p < end && (others || (p !== j && p !== handled)))
+    rawLineStarts(text, p, end, false, positions, p === j || p === handled ? p : -1, others);
   const list = markers > 0;
   const closesList = !list && !joined && previous === 'blank' && indent.columns === 0;
   // In a list, an indented line after a blank line may be the item's code (and so may the lines after it).
@@ -401,7 +413,13 @@ function escapeLine(
  * item is empty or starts as code), then a rule, underline or delimiter row, a heading, quote, fence or reference
  * definition. Returns where the content after the markers starts, how many markers, and whether it escaped one.
  */
-function blockEscapes(text: string, i: number, end: number, previous: LineKind, positions: number[]): { j: number; markers: number; escaped: boolean } {
+function blockEscapes(
+  text: string,
+  i: number,
+  end: number,
+  previous: LineKind,
+  positions: number[],
+): { j: number; markers: number; escaped: boolean } {
   let j = i;
   let markers = 0;
   for (;;) {
