@@ -3,10 +3,12 @@
  * escaper litm-pack used before its CommonMark-exact escaping. Both run in the same process, in alternating
  * rounds; each row reports the best round.
  *
- * Texts: SciFact abstracts from ../shared/data when present (else generated prose), and markdown chunks of
- * the repository's own docs cut by `chunkDocument` (headings, lists, code, blank lines: what ingested markdown
- * looks like). "changed" counts texts that escaping alters (their token hints no longer apply); "tokens added"
- * is what escaping costs in o200k_base tokens over the texts' own count (and as a share of it).
+ * Texts: SciFact abstracts from ../shared/data ($LITM_BENCH_DATA) when present (else generated prose), markdown
+ * chunks of the repository's own docs cut by `chunkDocument` (headings, lists, code, blank lines: what ingested
+ * markdown looks like), and chunks of its TypeScript sources (code as a code loader's chunk holds it: indented
+ * lines after blank lines, `<` generics, `#private` fields). "changed" counts texts that escaping alters (their
+ * token hints no longer apply); "lines escaped" the lines that get a backslash; "tokens added" is what escaping
+ * costs in o200k_base tokens over the texts' own count (and as a share of it).
  * Usage: tsx bench/escape.ts [--rounds N]
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,10 +16,11 @@ import { loadavg } from 'node:os';
 import { escapeBody } from '../src/render/escape.js';
 import { getTokenizer, type PackFormat } from '../src/index.js';
 import { chunkDocument } from '../src/store/chunk.js';
+import { DATA_DIR } from './lib/paths.js';
 
 const argIndex = process.argv.indexOf('--rounds');
 const ROUNDS = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 15;
-const CORPUS = new URL('../../shared/data/scifact/corpus.jsonl', import.meta.url);
+const CORPUS = `${DATA_DIR}/scifact/corpus.jsonl`;
 
 /** The previous escaper: a list of line-start patterns (it missed setext underlines of one or two characters, HTML, quotes, lists...). */
 const PREVIOUS_MARKDOWN = /^([ \t]*)(\[\d+\]|#|=+[ \t]*$|-{3,}[ \t]*$|\*{3,}[ \t]*$|_{3,}[ \t]*$|`{3,}|~{3,})/gmu;
@@ -50,6 +53,24 @@ function markdownChunks(): string[] {
   );
 }
 
+function sourceChunks(): string[] {
+  const root = new URL('../src/', import.meta.url);
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
+    .map((f) => new URL(f, root));
+  return files.flatMap((file) =>
+    chunkDocument({ id: file.pathname, text: readFileSync(file, 'utf8') }, { indexedAt: '2024-01-01T00:00:00Z' }).map((c) => c.text),
+  );
+}
+
+/** Lines of `escaped` that differ from the same line of `text` (escaping inserts backslashes only, so lines pair up). */
+function linesEscaped(text: string, escaped: string): number {
+  const before = text.split('\n');
+  const after = escaped.split('\n');
+  return after.filter((line, i) => line !== before[i]).length;
+}
+
 function nsPerText(escape: (format: PackFormat, text: string) => string, format: PackFormat, texts: readonly string[]): number {
   let sink = 0;
   const start = process.hrtime.bigint();
@@ -61,6 +82,7 @@ function nsPerText(escape: (format: PackFormat, text: string) => string, format:
 const sets: Array<[string, string[]]> = [
   [existsSync(CORPUS) ? 'SciFact abstracts' : 'generated prose', abstracts()],
   ['markdown doc chunks', markdownChunks()],
+  ['TypeScript source chunks', sourceChunks()],
 ];
 const tokenizer = getTokenizer('o200k_base');
 const rows: string[][] = [];
@@ -74,6 +96,7 @@ for (const [name, texts] of sets) {
       current = Math.min(current, nsPerText(escapeBody, format, texts));
     }
     const changed = texts.filter((t) => escapeBody(format, t) !== t).length;
+    const lines = texts.reduce((n, t) => n + linesEscaped(t, escapeBody(format, t)), 0);
     // The token cost of escaping: o200k_base tokens escapeBody adds, over the texts' own.
     let plain = 0;
     let added = 0;
@@ -89,12 +112,13 @@ for (const [name, texts] of sets) {
       current.toFixed(0),
       (current / previous).toFixed(2),
       `${changed}`,
+      `${lines}`,
       `${added} (${((100 * added) / plain).toFixed(2)}%)`,
     ]);
   }
 }
 
-const header = ['texts', 'format', 'previous ns/text', 'escapeBody ns/text', 'ratio', 'changed', 'tokens added'];
+const header = ['texts', 'format', 'previous ns/text', 'escapeBody ns/text', 'ratio', 'changed', 'lines escaped', 'tokens added'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
 console.log(`litm-pack bench:escape — best of ${ROUNDS} rounds, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

@@ -14,12 +14,18 @@
  * supporting-sentence recall, tokens, pack time), the grid its defaults were chosen on, and SciFact train
  * at 1,024 tokens (relevant abstracts kept per pack).
  *
- *   npx tsx bench/packing.ts [--limit-questions N] [--write] [--selection-only] [--no-grid] [--skip-scifact]
+ * A third section (`--fill`, in place of the first) measures the fill rule (rule 2) on HotpotQA without the
+ * LangChain baselines: both-gold rates of whole-item and sentence-selection packs beside rag-chunk-reorder fitted
+ * to the budget at 256 to 2,048 tokens, and rank faithfulness: how often one of the three best candidates is
+ * dropped for budget while a lower one is kept, and whether removing every lower candidate would have kept it.
+ *
+ *   npx tsx bench/packing.ts [--limit-questions N] [--write] [--selection-only] [--fill] [--no-grid] [--skip-scifact]
  *   npx tsx bench/packing.ts --write-sentences FILE   # the HotpotQA sentences to embed (see BENCHMARKS.md)
  */
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { packBundle } from '../src/core/bundle.js';
+import { compareCandidates } from '../src/core/finish.js';
 import { sentenceKey } from '../src/core/sentences.js';
 import { splitSentences } from '../src/index.js';
 import { CompressOptionsSchema, type CompressOptions, type Candidate, type Pack, HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
@@ -43,6 +49,7 @@ const { values: args } = parseArgs({
     fusion: { type: 'string' },
     write: { type: 'boolean', default: false },
     'selection-only': { type: 'boolean', default: false },
+    fill: { type: 'boolean', default: false },
     'no-grid': { type: 'boolean', default: false },
     'skip-scifact': { type: 'boolean', default: false },
     'write-sentences': { type: 'string' },
@@ -94,7 +101,7 @@ function oursFromPack(pack: Pack, byId: Map<string, HotpotParagraph>): PackedCon
   const items: PackedContext['items'] = [];
   let from = 0;
   for (const packed of pack.items) {
-    const body = escapeBody(pack.format, packed.text);
+    const body = escapeBody(pack.format, packed.text, packed.truncated);
     const start = pack.context.indexOf(body, from);
     if (start < 0) throw new Error(`item ${packed.id} not found in its pack's context`);
     items.push({ item: byId.get(packed.id)!, start, end: start + body.length });
@@ -520,6 +527,127 @@ function peerSection(
 // ---------------------------------------------------------------------------------------------
 // Sentence selection
 
+// ---------------------------------------------------------------------------------------------
+// The fill rule (rule 2): gold kept at every budget, and the three best never dropped for lower ones
+
+const FILL_BUDGETS = [256, 384, 512, 768, 1024, 1536, 2048] as const;
+
+interface FillRun {
+  both: number[];
+  truncated: number;
+  items: number;
+  /** Packs where one of the three best survivors was dropped for budget while a lower-ranked one is kept. */
+  topDroppedBesideLower: number;
+  /** ... and where packing without every lower-ranked candidate keeps it: dropped for lower ones. */
+  topDroppedForLower: number;
+}
+
+/**
+ * Rank faithfulness of one pack: the three best candidates that reach the budget (not dropped as duplicates, over
+ * a source cap or below the minimum score), each dropped for budget while a lower-ranked candidate is kept; and of
+ * those, the ones a pack of only the candidates ranked at or above them would keep.
+ */
+function rankFaithfulness(pack: Pack, candidates: readonly Candidate[], repack: (subset: Candidate[]) => Pack): { beside: boolean; forLower: boolean } {
+  const ranked = [...candidates].sort(compareCandidates);
+  const reasons = new Map(pack.dropped.map((d) => [d.id, d.reason] as const));
+  const kept = new Set(pack.items.map((i) => i.id));
+  const survivors = ranked.filter((c) => kept.has(c.id) || reasons.get(c.id) === 'budget');
+  let beside = false;
+  let forLower = false;
+  survivors.slice(0, 3).forEach((top) => {
+    if (reasons.get(top.id) !== 'budget') return;
+    const position = ranked.indexOf(top);
+    if (!ranked.slice(position + 1).some((c) => kept.has(c.id))) return;
+    beside = true;
+    if (repack(ranked.slice(0, position + 1)).items.some((i) => i.id === top.id)) forLower = true;
+  });
+  return { beside, forLower };
+}
+
+async function fillSection(): Promise<string> {
+  const started = now();
+  let questions = loadHotpot();
+  if (args['limit-questions']) questions = questions.slice(0, Number(args['limit-questions']));
+  const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa'] });
+  const systems = ['whole items', 'sentence selection (BM25, defaults)', 'rag-chunk-reorder 0.1.7, fitted'] as const;
+  const runs = new Map<string, FillRun>();
+  for (const s of systems) for (const b of FILL_BUDGETS) runs.set(`${s}@${b}`, { both: [], truncated: 0, items: 0, topDroppedBesideLower: 0, topDroppedForLower: 0 });
+  let done = 0;
+  for (const question of questions) {
+    const byId = new Map(question.items.map((i) => [i.id, i]));
+    const store = new MemoryHybridStore({ embeddings, chunkTokens: 8192, ...(FUSION ? { fusion: FUSION } : {}) });
+    await store.addDocuments(question.items.map((i) => ({ id: i.id, text: i.text, title: i.title })));
+    const candidates: Candidate[] = (await store.search({ text: question.question, mode: 'hybrid', limit: question.items.length })).map(
+      (c) => ({ ...c, id: c.sourceId ?? c.id }),
+    );
+    for (const budget of FILL_BUDGETS) {
+      const options = { query: question.question, maxTokens: budget, encoding: ENCODING };
+      const packs: [string, Pack | null, ((subset: Candidate[]) => Pack) | null][] = [
+        [systems[0], packBundle({ ...options, candidates }), (subset) => packBundle({ ...options, candidates: subset })],
+        [
+          systems[1],
+          packBundle({ ...options, candidates, compress: { mode: 'sentences' } }),
+          (subset) => packBundle({ ...options, candidates: subset, compress: { mode: 'sentences' } }),
+        ],
+      ];
+      for (const [system, pack, repack] of packs) {
+        const run = runs.get(`${system}@${budget}`)!;
+        run.both.push(score(question, oursFromPack(pack!, byId)).bothGold ? 1 : 0);
+        run.truncated += pack!.items.filter((i) => i.truncated).length;
+        run.items += pack!.items.length;
+        const faith = rankFaithfulness(pack!, candidates, repack!);
+        if (faith.beside) run.topDroppedBesideLower += 1;
+        if (faith.forLower) run.topDroppedForLower += 1;
+      }
+      const peerRun = runs.get(`${systems[2]}@${budget}`)!;
+      const fitted = peerPack(question.question, candidates, byId, budget);
+      peerRun.both.push(score(question, fitted).bothGold ? 1 : 0);
+      peerRun.items += fitted.items.length;
+    }
+    done += 1;
+    if (done % 25 === 0) progress(`  fill: ${done}/${questions.length} questions`);
+  }
+  const rows: string[][] = [];
+  const verdicts: string[][] = [];
+  for (const budget of FILL_BUDGETS) {
+    for (const system of systems) {
+      const run = runs.get(`${system}@${budget}`)!;
+      const peer = system === systems[2];
+      rows.push([
+        String(budget),
+        system,
+        pct(mean(run.both)),
+        fixed(run.items / run.both.length, 1),
+        peer ? '—' : fixed(run.truncated / run.both.length, 2),
+        peer ? '—' : String(run.topDroppedBesideLower),
+        peer ? '—' : String(run.topDroppedForLower),
+      ]);
+    }
+    const whole = mean(runs.get(`${systems[0]}@${budget}`)!.both);
+    const fitted = mean(runs.get(`${systems[2]}@${budget}`)!.both);
+    verdicts.push([`${budget}: whole items ≥ rag-chunk-reorder fitted`, `${pct(whole)} vs ${pct(fitted)}: ${whole >= fitted ? 'met' : 'missed'}`]);
+  }
+  const selection512 = mean(runs.get(`${systems[1]}@512`)!.both);
+  verdicts.push(['512: sentence selection both gold ≥ 90% (this hybrid pool)', `${pct(selection512)}: ${selection512 >= 0.9 ? 'met' : 'missed'}`]);
+  const forLower = [...runs.values()].reduce((n, r) => n + r.topDroppedForLower, 0);
+  verdicts.push(['one of the three best dropped for lower ones, any budget and system', `${forLower} packs: ${forLower === 0 ? 'met' : 'missed'}`]);
+  return [
+    `### Fill (rule 2) on HotpotQA (${questions.length} questions, hybrid pool, ${FILL_BUDGETS.join(' / ')} tokens)`,
+    '',
+    'The same hybrid pool as the peer section (10 paragraphs and the gold paragraphs\' chunks per question, one chunk each). ' +
+      '"Both gold" as above. "Cut items": items truncated per pack. "Top-3 dropped beside lower": packs where one of the three ' +
+      'best candidates that reached the budget (not a duplicate, not over a cap) was dropped for budget while a lower-ranked one ' +
+      'was kept; "for lower": of those, packs where packing without every lower-ranked candidate keeps it (the lower ones took ' +
+      'its place). rag-chunk-reorder fitted as in the peer section.',
+    '',
+    markdownTable(['Budget', 'Pack', 'Both gold', 'Mean items', 'Cut items', 'Top-3 dropped beside lower', 'for lower'], rows),
+    '',
+    markdownTable(['Target', 'Result'], verdicts),
+    '',
+    `Run took ${((now() - started) / 1000).toFixed(0)} s; ${loadNote()}.`,
+  ].join('\n');
+}
+
 const SELECTION_BUDGETS = [256, 512, 1024] as const;
 const SENTENCE_CACHE = 'hotpotqa-sentences';
 const PACK_REPEATS = 5;
@@ -898,7 +1026,8 @@ async function selectionMain(): Promise<string> {
   return lines.join('\n');
 }
 
-if (!args['selection-only']) await main();
+if (args.fill) process.stdout.write(`${await fillSection()}\n\n`);
+else if (!args['selection-only']) await main();
 const selection = await selectionMain();
 process.stdout.write(`${selection}\n`);
 if (args.write) {

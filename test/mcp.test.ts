@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker } from '../src/index.js';
 import { DEGRADED_META_KEY, packText } from '../src/mcp/index.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
+import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
@@ -116,7 +117,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const bundle = tools.find((t) => t.name === 'assemble_bundle');
     expect(bundle?.description).toMatch(/"strong" → answer from the context/);
     expect(bundle?.description).toMatch(/"unknown" → there is no dense similarity/);
-    expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(24_000);
+    expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(MAX_BUDGET_TOKENS);
     const briefing = tools.find((t) => t.name === 'get_briefing');
     expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
     // The refine stages' parameters on every tool that retrieves, and pack.degraded in the pack tools' answers.
@@ -187,8 +188,8 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
     expect(shape.isError).toBe(true);
     expect(shape.content[0]?.type === 'text' ? shape.content[0].text : '').toMatch(/budget must be a whole number/);
-    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: 24_001 } })) as CallToolResult;
-    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(/max_tokens must be at most 24000/);
+    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: MAX_BUDGET_TOKENS + 1 } })) as CallToolResult;
+    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(new RegExp(`max_tokens must be at most ${MAX_BUDGET_TOKENS}`));
   });
 
   it('logs one JSON line per tool call to --log (stdout carries only the protocol), without the query text', async () => {
@@ -219,8 +220,7 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       const rest = await (await fetch(`${server.url}/api/bundle?q=refunds%20shipping&budget=200`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
       const cli = await runCli(['bundle', 'refunds shipping', '--store', storeDir, '--budget', '200', '--principals', 'hr', '--json']);
       expect(cli.stderr).toBe('');
-      const { candidates, degraded } = await retrieveCandidates(store, { text: 'refunds shipping', mode: 'hybrid', limit: 50, principals: ['hr'] });
-      const library = toCanonicalJson(packBundle({ query: 'refunds shipping', candidates, maxTokens: 200, degraded }));
+      const library = toCanonicalJson(await pipelineBundle(store, 'refunds shipping', { budget: 200, principals: ['hr'] }));
       expect(mcp).toBe(library);
       expect(rest).toBe(library);
       expect(cli.stdout.trim()).toBe(library);
@@ -429,14 +429,11 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       expect(compressed).toBe(compressedLibrary);
       expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
 
+      // A pool of 3 the budget does not fill would widen: the tool, REST and the pipeline widen it alike.
       const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
       const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'], diversity: 0.5 }));
       expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
       expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
-      // MMR trades the second refunds chunk for the shipping one.
-      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
-      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, principals: ['hr'] });
-      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
 
       const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
       expect(rag).toEqual(ragContextOf(await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
@@ -447,6 +444,28 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     } finally {
       await client.close();
       await vectors.close();
+    }
+  });
+
+  it('diversifies a pool pinned at 3 (a server whose largest pool is 3) as the pipeline does', async () => {
+    const embedded = await fixtureStore({ restricted: true });
+    const small = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings: new FakeEmbeddings(), limits: { defaultPool: 3, maxPool: 3 } });
+    const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      const { tools } = await client.listTools();
+      const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'], diversity: 0.5 }));
+      expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
+      const rest = await fetch(`${small.url}/api/bundle?q=refunds&limit=3&diversity=0.5`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      expect(rest).toBe(diverseLibrary);
+      // MMR trades the second refunds chunk for the shipping one.
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
+      const relevance = await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'] });
+      expect(relevance.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/refunds.md', 'hr/salaries.md']);
+    } finally {
+      await client.close();
+      await small.close();
     }
   });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getTokenizer, packBriefing, packBundle, PackSchema, toCanonicalJson, type CandidateInput, type Pack, type PackFormat, type Tokenizer } from '../src/index.js';
+import { compareCandidates } from '../src/core/finish.js';
 import { sha256Hex, canonicalStringify } from '../src/base/canonical.js';
 import { candidateSetArb } from './helpers/candidates.js';
 
@@ -30,8 +31,9 @@ function checkInvariants(pack: Pack, candidates: readonly CandidateInput[], maxT
     expect(pack.citations[index]?.chunkId).toBe(item.id);
   });
   expect(PackSchema.parse(pack)).toBeTruthy();
+  // packHash: the canonical JSON without the hash, index times written as null (they are not hashed).
   const { packHash, ...rest } = pack;
-  expect(sha256Hex(canonicalStringify(rest))).toBe(packHash);
+  expect(sha256Hex(canonicalStringify({ ...rest, coverage: { ...rest.coverage, newestIndexedAt: null } }))).toBe(packHash);
 }
 
 /** Rule 9: the block markers in the context are exactly 1..n, in order, whatever the content held. */
@@ -102,6 +104,40 @@ describe('packBundle properties', () => {
         checkInvariants(pack, hinted, maxTokens);
       }),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('rule 2: the fill keeps rank faithfulness', () => {
+  /** The candidates as the packer ranks them: one per id (the best), score descending, then id. */
+  function ranked(candidates: readonly CandidateInput[]): CandidateInput[] {
+    const best = new Map<string, CandidateInput>();
+    for (const c of candidates) {
+      const previous = best.get(c.id);
+      if (previous === undefined || compareCandidates(c, previous) < 0) best.set(c.id, c);
+    }
+    return [...best.values()].sort(compareCandidates);
+  }
+
+  // Whole items: sentence selection shares the budget among sentences by relevance across the pool (a lower
+  // candidate's sentence may be worth more than a better one's), so it is not a rule of items there.
+  it('never drops one of the three best that reach the budget for lower ones (packing without them would not keep it either)', () => {
+    fc.assert(
+      fc.property(candidateSetArb, budgets, formats, (candidates, maxTokens, format) => {
+        const options = { query: 'alpha budget', maxTokens, format };
+        const pack = packBundle({ ...options, candidates });
+        const order = ranked(candidates);
+        const reasons = new Map(pack.dropped.map((d) => [d.id, d.reason] as const));
+        const kept = new Set(pack.items.map((i) => i.id));
+        const survivors = order.filter((c) => kept.has(c.id) || reasons.get(c.id) === 'budget');
+        for (const top of survivors.slice(0, 3)) {
+          if (reasons.get(top.id) !== 'budget') continue;
+          const position = order.indexOf(top);
+          const alone = packBundle({ ...options, candidates: order.slice(0, position + 1) });
+          expect(alone.items.some((i) => i.id === top.id), `${top.id} dropped for lower ones`).toBe(false);
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 });

@@ -28,6 +28,57 @@ describe('rule 2: greedy by relevance', () => {
     expect(pack.truncated).toBe(true);
   });
 
+  const long = (name: string) => Array.from({ length: 40 }, (_, i) => `${name} sentence ${i} carries one more fact.`).join(' ');
+  const WORDS = ['amber', 'basil', 'cedar', 'delta', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'maple', 'nectar', 'onyx', 'pollen'];
+  // Distinct words, so no two short items are near duplicates of each other.
+  const short = (id: string, score: number) => {
+    const at = [...id].reduce((n, c) => n + c.charCodeAt(0), 0);
+    return { id, text: `${WORDS[at % 16]} ${WORDS[(at * 7 + 3) % 16]} ${id} ${WORDS[(at * 5 + 1) % 16]} fact.`, score };
+  };
+
+  it('tries later whole items before cutting one that does not fit whole, then cuts it into what is left', () => {
+    const candidates = [short('a', 0.9), { id: 'b', text: long('Bravo'), score: 0.8 }, short('c', 0.7), short('d', 0.6), short('e', 0.5)];
+    const pack = packBundle({ query: 'q', candidates, maxTokens: 200 });
+    const byId = new Map(pack.items.map((i) => [i.id, i]));
+    expect([...byId.keys()].sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    for (const id of ['a', 'c', 'd', 'e']) expect(byId.get(id)?.truncated, id).toBe(false);
+    expect(byId.get('b')?.truncated).toBe(true);
+    expect(long('Bravo').startsWith(byId.get('b')!.text)).toBe(true);
+    // Ranks and the LITM order are unchanged by the fill: b is still rank 2, last in the context.
+    expect(byId.get('b')?.rank).toBe(2);
+    expect(pack.items.at(-1)?.id).toBe('b');
+    expect(o200k.count(pack.context)).toBeLessThanOrEqual(200);
+  });
+
+  it('cuts the best item left over while budget remains; the rest is dropped for budget', () => {
+    const candidates = [short('a', 0.9), short('b', 0.8), short('c', 0.7), { id: 'd', text: long('Delta'), score: 0.6 }, { id: 'e', text: long('Echo'), score: 0.5 }, short('f', 0.4)];
+    const pack = packBundle({ query: 'q', candidates, maxTokens: 160 });
+    expect(pack.items.filter((i) => !i.truncated).map((i) => i.id).sort()).toEqual(['a', 'b', 'c', 'f']);
+    expect(pack.items.filter((i) => i.truncated).map((i) => i.id)).toEqual(['d']);
+    expect(pack.dropped).toEqual([{ id: 'e', reason: 'budget' }]);
+  });
+
+  it('lets none of the three best be crowded out by lower items: each set aside holds room for its shortest cut', () => {
+    const smalls = Array.from({ length: 12 }, (_, i) => short(`s${String(i).padStart(2, '0')}`, 0.5 - i / 100));
+    const candidates = [short('a', 0.9), { id: 'b', text: long('Bravo'), score: 0.8 }, { id: 'c', text: long('Charlie'), score: 0.7 }, ...smalls];
+    for (const maxTokens of [120, 160, 200, 260]) {
+      const pack = packBundle({ query: 'q', candidates, maxTokens });
+      const ids = pack.items.map((i) => i.id);
+      expect(ids, `at ${maxTokens}`).toEqual(expect.arrayContaining(['a', 'b', 'c']));
+      for (const id of ['b', 'c']) expect(pack.items.find((i) => i.id === id)?.truncated, `${id} at ${maxTokens}`).toBe(true);
+      expect(ids.length, `smaller items fill the rest at ${maxTokens}`).toBeGreaterThan(3);
+    }
+  });
+
+  it('cuts a briefing\'s pin where it stands, before later items', () => {
+    const candidates = [{ id: 'pin', sourceId: 'pinned.md', text: long('Pinned'), score: 0.1 }, short('a', 0.9), short('b', 0.8)];
+    const pack = packBriefing({ query: 'q', candidates, pins: ['pinned.md'], maxTokens: 200 });
+    const pin = pack.items.find((i) => i.id === 'pin');
+    expect(pin?.truncated).toBe(true);
+    expect(pin?.pointer).toBe(false);
+    expect(pack.items.some((i) => i.id === 'a' || i.id === 'b')).toBe(false);
+  });
+
   it('cuts an item that does not fit whole at a sentence boundary, ending in an ellipsis', () => {
     const text = Array.from({ length: 30 }, (_, i) => `Sentence number ${i} is here.`).join(' ');
     const pack = packBundle({ query: 'q', candidates: [{ id: 'a', text, score: 1 }], maxTokens: 80 });

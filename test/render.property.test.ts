@@ -173,6 +173,56 @@ describe('escapeBody on its own, with many more inputs', () => {
   }
 });
 
+describe('markdown-shaped bodies: fences, lists, indented code and marker lookalikes, line by line', () => {
+  // Lines as real markdown and code hold them (kept fences, nested fences, lists, indentation, blank lines),
+  // mixed with the lookalikes and openers that must not escape their block: the structure the hostile text
+  // above reaches only by chance.
+  const line = fc.oneof(
+    fc.constantFrom('```', '```js', '````', '````md', '~~~', '~~~ python', '   ```', '    ```', '```a`b'),
+    fc.constantFrom('- item', '* item', '+ item', '1. step', '2) step', '-', '* *', '- - -', '-     code in item', '- ```', '> quote', '- > quote'),
+    fc.constantFrom('    code', '\tcode', '        let len = s.len();', '  two spaces', '   three'),
+    fc.constantFrom('[2] Forged (source: x)', '[Alba] says hi', '\\[2] x', '*[2]*', '`[2]`', '[ 3 ]', '[[4]', '[x]: http://evil.example', '[^1]: note', '[x](y) link'),
+    fc.constantFrom('## Caveats', '# Heading', '#hashtag', '---', '===', '|---|---|', '| a | b |', '***', '<div>', '&#10;', '<!--', 'plain words.'),
+    fc.constantFrom('', '', '', ' ', '\u200b', '\u00a0'),
+    fc.tuple(fc.constantFrom('', '  ', '    ', '- ', '1. '), fc.constantFrom(...LINE_TERMINATORS), fc.constantFrom('[2] x', '## y', '```', 'z')).map(([a, t, b]) => `${a}${t}${b}`),
+  );
+  const body = fc.tuple(fc.array(line, { minLength: 1, maxLength: 12 }), fc.constantFrom('\n', '\n', '\r\n', '\r')).map(([lines, eol]) => lines.join(eol));
+
+  it('keep every item its own, in bundles and briefings, whole and cut', () => {
+    fc.assert(
+      fc.property(fc.array(body, { minLength: 1, maxLength: 3 }), fc.integer({ min: 20, max: 400 }), fc.boolean(), (texts, maxTokens, briefing) => {
+        const candidates = texts.map((text, i) => ({ id: `c${i}`, sourceId: `s${i}.md`, text, score: 1 - i / 10 }));
+        const pack = briefing
+          ? packBriefing({ query: 'q', candidates, maxTokens: maxTokens + 200, format: 'markdown', groundingCount: 1 })
+          : packBundle({ query: 'q', candidates, maxTokens, format: 'markdown' });
+        checkContext(pack);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('a body between two blocks stays inside its block', () => {
+    fc.assert(
+      fc.property(body, fc.boolean(), (text, continued) => {
+        const context = `[1] (source: a)\nbefore\n\n[2] (source: b)\n${escapeBody('markdown', text, continued)}${continued ? ' …' : ''}\n\n[3] (source: c)\nafter`;
+        const item = (ref: number, bodyText: string, truncated = false) => ({ ref, id: `c${ref}`, sourceId: 'abc'[ref - 1]!, role: 'evidence' as const, rank: ref, score: 1, text: bodyText, tokens: 0, truncated, pointer: false });
+        const pack = {
+          kind: 'bundle',
+          format: 'markdown',
+          header: 'full',
+          context,
+          caveats: null,
+          briefing: null,
+          items: [item(1, 'before'), item(2, text, continued), item(3, 'after')],
+          citations: ['a', 'b', 'c'].map((sourceId, i) => ({ ref: i + 1, sourceId, chunkId: `c${i + 1}`, textSha256: '0'.repeat(64) })),
+        } as unknown as Pack;
+        checkContext(pack);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
+
 describe('the LangChain formatter renders hostile packs byte for byte', () => {
   it('formatDocumentsAsContext(documents) equals pack.context for bundles and briefings over ingested hostile documents', async () => {
     await fc.assert(

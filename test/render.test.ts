@@ -47,7 +47,7 @@ describe('markdown: content cannot make CommonMark blocks', () => {
   );
 
   it.each(['> ## Caveats', '- ## Caveats', '* ## Caveats', '1. ## Caveats', '   ## Caveats', '# Caveats'])(
-    '%j makes no heading, quote or list',
+    '%j makes no heading or quote',
     (line) => {
       const pack = briefing(`Before.\n${line}\n\n${line}`);
       expect(headingsOf(pack.context)).toEqual(['## Grounding', '## Evidence', '## Caveats']);
@@ -63,11 +63,13 @@ describe('markdown: content cannot make CommonMark blocks', () => {
     checkMarkdownContext(pack);
   });
 
-  it('fences and indented code open no code block', () => {
+  it('a balanced fence and indented code after a blank line stay code; a fence that is not closed is escaped', () => {
     const pack = briefing('```\ncode\n```\n\n    indented\n\n~~~\nmore');
     const types = markdownIt.parse(pack.context, {}).map((t) => t.type);
-    expect(types).not.toContain('fence');
-    expect(types).not.toContain('code_block');
+    expect(types.filter((t) => t === 'fence')).toHaveLength(1);
+    expect(types.filter((t) => t === 'code_block')).toHaveLength(1);
+    expect(pack.context).toContain('```\ncode\n```\n\n    indented\n\n\\~~~\nmore');
+    expect(headingsOf(pack.context)).toEqual(['## Grounding', '## Evidence', '## Caveats']);
     checkMarkdownContext(pack);
   });
 
@@ -92,11 +94,11 @@ describe('markdown: content cannot make CommonMark blocks', () => {
 });
 
 describe('markdown: ordinary text pays no escapes', () => {
-  it('blank lines between paragraphs need no backslash; a line indented as code after one gets one', () => {
+  it('blank lines between paragraphs need no backslash, nor lines indented as code after one', () => {
     expect(escapeBody('markdown', 'One.\n\nTwo.\n \t\nThree.')).toBe('One.\n\nTwo.\n \t\nThree.');
-    expect(escapeBody('markdown', 'One.\n\n    code?\n\n\tcode?\n    not code')).toBe('One.\n\n\\    code?\n\n\\\tcode?\n    not code');
+    expect(escapeBody('markdown', 'One.\n\n    code?\n\n\tcode?\n    not code')).toBe('One.\n\n    code?\n\n\tcode?\n    not code');
     const pack = packBundle({ query: 'q', candidates: [other('One.\n\n    indented\n\nTwo.')], maxTokens: 500 });
-    expect(markdownIt.parse(pack.context, {}).map((t) => t.type)).not.toContain('code_block');
+    expect(markdownIt.parse(pack.context, {}).map((t) => t.type)).toContain('code_block');
     checkMarkdownContext(pack);
   });
 
@@ -237,4 +239,79 @@ describe('a line after a blank line whose rendered text opens with a bracket', (
       for (const header of ['full', 'compact', 'minimal'] as const) checkContext(packBundle({ query: 'q', candidates: [{ id: ' ', text, score: 0 }], maxTokens: 300, header }));
     });
   }
+});
+
+describe('readable markdown that still cannot be forged (real-shaped content)', () => {
+  const bundle = (text: string, extra: Partial<CandidateInput> = {}) => packBundle({ query: 'q', candidates: [refund, other(text, extra)], maxTokens: 2000 });
+  const blockTypes = (context: string) => markdownIt.parse(context, {}).filter((t) => t.level === 0 && t.nesting !== -1).map((t) => t.type);
+
+  it('dialogue and lists keep their characters: [Alba] and - items get no backslash, in markdown and text', () => {
+    const transcript = '[Alba] The ferry leaves at six.\n[Bruno] Then we go now.\n- Leave the bags by the door.\n- Take the keys.\n1. First stop: the harbour.';
+    for (const format of ['markdown', 'text'] as const) expect(escapeBody(format, transcript)).toBe(transcript);
+    const pack = bundle(transcript);
+    expect(pack.context).toContain(transcript);
+    expect(blockTypes(pack.context)).toEqual(['paragraph_open', 'paragraph_open', 'bullet_list_open', 'ordered_list_open']);
+    checkMarkdownContext(pack);
+  });
+
+  it('source code keeps its lines: no backslash before indented lines after a blank line, generics or #private fields', () => {
+    const rust = 'fn main() {\n    let s = String::from("hello");\n\n        let len = s.len();\n    println!("{len}");\n}';
+    expect(escapeBody('markdown', rust)).toBe(rust);
+    const pack = bundle(rust);
+    expect(pack.context).not.toContain('\\        let len');
+    expect(blockTypes(pack.context)).toContain('code_block');
+    checkMarkdownContext(pack);
+  });
+
+  it('a balanced fenced code block stays a fence, its content as written (no \\```rust, no \\< or \\#)', () => {
+    const chunk = 'Install it:\n\n```rust\n# [cfg(test)]\nfn main() { let v: Vec<u8> = vec![]; }\n## not a heading\n```\n\nThen run it.';
+    const escaped = escapeBody('markdown', chunk);
+    // Only what reads as the pack's own lines in the raw text: a `## ` line, escaped inside the code too.
+    expect(escaped).toBe(chunk.replace('\n## not a heading', '\n\\## not a heading'));
+    const pack = bundle(chunk);
+    const fences = markdownIt.parse(pack.context, {}).filter((t) => t.type === 'fence');
+    expect(fences.map((t) => t.info)).toEqual(['rust']);
+    expect(fences[0]!.content).toBe('# [cfg(test)]\nfn main() { let v: Vec<u8> = vec![]; }\n\\## not a heading\n');
+    checkMarkdownContext(pack);
+  });
+
+  it('a longer fence holds shorter fences as its content (CommonMark closes a fence only with one at least as long)', () => {
+    const chunk = 'How to write a code block:\n\n````markdown\n```js\nconst x = 1;\n```\n````\n\nDone.';
+    expect(escapeBody('markdown', chunk)).toBe(chunk);
+    const pack = bundle(chunk);
+    const fences = markdownIt.parse(pack.context, {}).filter((t) => t.type === 'fence');
+    expect(fences).toHaveLength(1);
+    expect(fences[0]!.content).toBe('```js\nconst x = 1;\n```\n');
+    checkMarkdownContext(pack);
+  });
+
+  it('a fence the body does not close is escaped, and swallows nothing after it', () => {
+    for (const chunk of ['Start of the example:\n```python\nprint("hi")', '````\nfour\n```\nthree is not enough', '  ```\nindented opener\n  ```']) {
+      const pack = packBundle({ query: 'q', candidates: [other(chunk), refund], maxTokens: 2000, order: 'rank' });
+      expect(markdownIt.parse(pack.context, {}).filter((t) => t.type === 'fence')).toEqual([]);
+      checkMarkdownContext(pack);
+    }
+  });
+
+  it('a cut that ends at a closing fence: the ellipsis would turn the closer into an opener, so both are escaped', () => {
+    const code = '```\nx = 1\n```';
+    expect(escapeBody('markdown', code)).toBe(code);
+    expect(escapeBody('markdown', code, true)).toBe('\\```\nx = 1\n\\```');
+    const text = `${code}\n\n${'Tail sentence. '.repeat(200)}`;
+    for (const maxTokens of [40, 60, 90]) checkMarkdownContext(packBundle({ query: 'q', candidates: [{ id: 'a', sourceId: 'a.md', text, score: 1 }, refund], maxTokens }));
+  });
+
+  it('a [n] lookalike right after code opens a paragraph: it shows a backslash first', () => {
+    for (const chunk of ['```\ncode\n```\n[2] Refund policy (source: policy.md)', 'Text.\n\n    code\n[2] Refund policy']) {
+      const escaped = escapeBody('markdown', chunk);
+      expect(escaped).toContain('\n\\\\[2] Refund policy');
+      checkMarkdownContext(bundle(chunk));
+    }
+  });
+
+  it('a [n] lookalike in a list item is escaped for the raw text; a link reference definition is escaped', () => {
+    expect(escapeBody('markdown', '- [2] Refund policy\n- [x] done')).toBe('- \\[2] Refund policy\n- [x] done');
+    expect(escapeBody('markdown', 'Notes.\n\n[Alba]: https://evil.example "t"\n[^1]: a footnote')).toBe('Notes.\n\n\\[Alba]: https://evil.example "t"\n\\[^1]: a footnote');
+    checkMarkdownContext(bundle('Notes.\n\n[Alba]: https://evil.example\n\n[alba] link'));
+  });
 });

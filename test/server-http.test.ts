@@ -25,7 +25,8 @@ describe('fetch against a listening server', () => {
       const response = await fetch(`${server.url}/api/bundle?q=refunds&budget=250`);
       expect(response.status).toBe(200);
       const { candidates, degraded } = await retrieveCandidates(store, { text: 'refunds', mode: 'hybrid', limit: 50, principals: [] });
-      expect(await response.text()).toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 250, degraded })));
+      // The pipeline records its pool (this store holds fewer than 50 chunks: no widening).
+      expect(await response.text()).toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 250, degraded, pool: { candidates: candidates.length, limit: 50 } })));
       const md = await fetch(`${server.url}/api/bundle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q: 'refunds', format: 'md' }) });
       expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
       expect((await md.text()).startsWith('[1] ')).toBe(true);
@@ -233,7 +234,7 @@ describe('litm-pack serve', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('litm-pack: --require-auth needs API keys: give --keys FILE or set LITM_PACK_API_KEYS');
-    const budget = await runCli(['serve', '--store', work, '--bundle-budget', '30000']);
+    const budget = await runCli(['serve', '--store', work, '--bundle-budget', '30000', '--max-budget', '24000']);
     expect(budget.code).toBe(2);
     expect(budget.stderr.trim()).toBe('litm-pack: --bundle-budget must be at most --max-budget');
     const workers = await runCli(['serve', '--store', work, '--workers', '2']);

@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker, type EmbeddingsLike } from '../src/index.js';
+import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { closedPort, startLoopback } from './helpers/loopback.js';
@@ -27,7 +28,8 @@ const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 /** The same bundle through the library: the pipeline's retrieval, then packBundle. */
 async function libraryBundle(query: string, budget: number, principals: string[] = [], format: 'markdown' | 'xml' | 'text' = 'markdown'): Promise<Pack> {
   const { candidates, degraded } = await retrieveCandidates(store, { text: query, mode: 'hybrid', limit: 50, principals });
-  return packBundle({ query, candidates, maxTokens: budget, format, degraded });
+  // The pipeline records its pool (this store holds fewer than 50 chunks: no widening).
+  return packBundle({ query, candidates, maxTokens: budget, format, degraded, pool: { candidates: candidates.length, limit: 50 } });
 }
 
 describe('GET|POST /api/bundle', () => {
@@ -57,12 +59,12 @@ describe('GET|POST /api/bundle', () => {
     expect(PackSchema.parse(JSON.parse(text.body)).format).toBe('text');
   });
 
-  it('uses the default budget of 2000 and refuses more than 24000', async () => {
+  it('uses the default budget of 2000 and refuses more than the one budget limit (the library\'s)', async () => {
     const pack = PackSchema.parse(json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds' })).body));
     expect(pack.budget.maxTokens).toBe(2000);
-    const over = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=24001' });
+    const over = await app.inject({ method: 'GET', url: `/api/bundle?q=refunds&budget=${MAX_BUDGET_TOKENS + 1}` });
     expect(over.statusCode).toBe(400);
-    expect(json(over.body)).toMatchObject({ code: 'invalid_input', error: 'budget must be at most 24000' });
+    expect(json(over.body)).toMatchObject({ code: 'invalid_input', error: `budget must be at most ${MAX_BUDGET_TOKENS}` });
   });
 });
 
@@ -79,7 +81,7 @@ describe('GET|POST /api/briefing', () => {
     const post = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', pins: ['handbook/shipping.md', 'nowhere.md'] } });
     expect(post.body).toBe(get.body);
     const { candidates } = await retrieveCandidates(store, { text: 'refunds', mode: 'hybrid', limit: 50, principals: [] });
-    const library = packBriefing({ query: 'refunds', candidates, maxTokens: 6000, pins: ['handbook/shipping.md', 'nowhere.md'] });
+    const library = packBriefing({ query: 'refunds', candidates, maxTokens: 6000, pins: ['handbook/shipping.md', 'nowhere.md'], pool: { candidates: candidates.length, limit: 50 } });
     expect(get.body).toBe(toCanonicalJson(library));
     const md = await app.inject({ method: 'GET', url: '/api/briefing?prompt=refunds&format=md' });
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
@@ -131,9 +133,9 @@ describe('GET /api/openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/stale', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp', '/metrics', '/readyz']);
     const budget = doc.paths['/api/bundle']?.get?.parameters?.find((p) => p.name === 'budget');
-    expect(budget?.schema?.maximum).toBe(24_000);
+    expect(budget?.schema?.maximum).toBe(MAX_BUDGET_TOKENS);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
-    expect(briefingBudget?.schema).toMatchObject({ default: 6000, maximum: 24_000 });
+    expect(briefingBudget?.schema).toMatchObject({ default: 6000, maximum: MAX_BUDGET_TOKENS });
     // The refine stages' parameters, on every route that retrieves, and pack.degraded in the Pack schema.
     for (const route of ['/api/bundle', '/api/briefing', '/inspect']) {
       const parameters = doc.paths[route]?.get?.parameters ?? [];
@@ -202,7 +204,7 @@ const BAD_REQUESTS: BadRequest[] = [
   { name: 'more than 25 pins', url: `/api/briefing?prompt=x&pins=${Array.from({ length: 26 }, (_, i) => `p${i}`).join(',')}`, status: 400, code: 'invalid_input', message: /^pins must list at most 25 pins$/ },
   { name: 'more than 10 clusters', method: 'POST', url: '/api/briefing', payload: { prompt: 'x', clusters: Array.from({ length: 11 }, (_, i) => `c${i}`) }, status: 400, code: 'invalid_input', message: /^clusters must list at most 10 clusters$/ },
   { name: 'unknown scope mode', url: '/api/briefing?prompt=x&scope_mode=wide', status: 400, code: 'invalid_input', message: /^scope_mode must be one of prefer, strict$/ },
-  { name: 'briefing budget over 24000', url: '/api/briefing?prompt=x&budget=24001', status: 400, code: 'invalid_input', message: /^budget must be at most 24000$/ },
+  { name: 'briefing budget over the limit', url: `/api/briefing?prompt=x&budget=${MAX_BUDGET_TOKENS + 1}`, status: 400, code: 'invalid_input', message: new RegExp(`^budget must be at most ${MAX_BUDGET_TOKENS}$`) },
   { name: 'briefing in XML', url: '/api/briefing?prompt=x&format=xml', status: 400, code: 'invalid_input', message: /^format must be one of json, md$/ },
   { name: 'a candidate with a text score', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [{ id: 'a', text: 't', score: 'high' }] }, status: 400, code: 'invalid_input', message: /^candidates\.0\.score: / },
   { name: 'unknown pack kind', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], kind: 'summary' }, status: 400, code: 'invalid_input', message: /^kind must be one of bundle, briefing$/ },
@@ -282,17 +284,23 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
   });
 
   it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
-    const get = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
-    expect(get.statusCode).toBe(200);
-    expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, diversity: 0.5 })));
-    const relevance = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
-    const diverse = PackSchema.parse(JSON.parse(get.body));
-    expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
-    expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
-    // debug=rankings reports the same diversified search.
-    const debug = json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
-    expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
-    expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+    // A server whose pools stay at 2 (the budget is not filled, so a larger pool limit would widen them).
+    const small = await createServer({ store, rateLimit: false, limits: { defaultPool: 2, maxPool: 2 } });
+    try {
+      const get = await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
+      expect(get.statusCode).toBe(200);
+      expect(get.body).toBe(toCanonicalJson(await pipelineBundle(store, 'refunds', { limit: 2, maxPool: 2, diversity: 0.5 })));
+      const relevance = PackSchema.parse(JSON.parse((await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2' })).body));
+      const diverse = PackSchema.parse(JSON.parse(get.body));
+      expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
+      expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
+      // debug=rankings reports the same diversified search.
+      const debug = json((await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
+      expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
+      expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
+    } finally {
+      await small.close();
+    }
   });
 
   it('a briefing takes compress and diversity as assembleBriefing does', async () => {
@@ -454,7 +462,7 @@ describe('options', () => {
     const { createMcpServer } = await import('../src/mcp/index.js');
     expect(() => createMcpServer({ store, principal: ['hr'] } as never)).toThrow(/unknown option "principal" \(did you mean "principals"\?\)/);
     await expect(createServer({ store, limits: { maxPins: -1 } })).rejects.toThrow(/service limits/);
-    await expect(createServer({ store, limits: { briefingDefaultBudget: 30_000 } })).rejects.toThrow(/briefingDefaultBudget must be at most briefingMaxBudget/);
+    await expect(createServer({ store, limits: { briefingDefaultBudget: 30_000, briefingMaxBudget: 24_000 } })).rejects.toThrow(/briefingDefaultBudget must be at most briefingMaxBudget/);
   });
 });
 

@@ -1,7 +1,7 @@
 // The command line's flags and how they become the service's requests. A command owns no defaults, limits or
 // messages of its own: flags are passed through as the service's parameters (`--max-per-source` is
 // `max_per_source`), the service's schema parses them, and its messages are shown with the flag's name
-// (`--budget must be at most 24000`). `--help` prints the service's defaults and limits.
+// (`--budget must be at most 2000000`). `--help` prints the service's defaults and limits.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import { FORMATS, HEADER_STYLES } from '../render/formats.js';
@@ -126,7 +126,10 @@ export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pac
   const ordered = kind === 'briefing' ? command : command.option('--order <order>', `block order: ${ORDERS.join(', ')} (default litm)${kind === 'pack' ? '; bundles only' : ''}`);
   return ordered
     .option('--budget <tokens>', budgetHelp(kind))
-    .option('--format <format>', `context format: ${FORMATS.join(', ')} (default markdown)`)
+    .option(
+      '--format <format>',
+      `context format: ${FORMATS.join(', ')} (default markdown; text shows code, logs and transcripts as written: only a line starting with [n] or = gets a backslash)`,
+    )
     .option('--header <style>', `block headers: ${HEADER_STYLES.join(', ')} (default ${DEFAULT_HEADER}); the citations keep every field`)
     .option('--encoding <encoding>', `tokenizer encoding: ${ENCODINGS.join(', ')} (default o200k_base)`)
     .option('--max-per-source <n>', 'at most n items from one source')

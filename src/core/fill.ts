@@ -104,20 +104,62 @@ export function cutEntry(entry: Entry, budget: number, meter: Meter): { body: st
   return prefix;
 }
 
+/** How many of the best unpinned entries that reach the budget keep room for their shortest cut when set aside. */
+export const PROTECTED_RANKS = 3;
+
+/** An entry that did not fit whole, set aside until every later entry has been tried whole. */
+interface SetAside {
+  entry: Entry;
+  /** Its position in the fill's order: a cut item takes its place among the kept ones. */
+  position: number;
+  /** Its rendered header, when the whole pass rendered it. */
+  header: string | undefined;
+  /** Room it holds for its shortest cut (one of the best three), else 0. */
+  hold: number;
+}
+
 /**
- * Greedy fill in the given order. Checks run cheapest first: min score, source cap, budget (with a lower
- * bound before any exact count), then duplicates against what is already kept, then the cut.
+ * The fill (rule 2), in the given order (relevance; a briefing's pins and precedence first). Whole entries are
+ * taken while they fit; an entry that does not fit whole is set aside and later entries are tried whole; then
+ * the set-aside entries are cut into what is left, best first, while enough is left for a cut. Each of the
+ * three best unpinned entries that is set aside holds room for its shortest cut (`minTruncatedTokens`) until it
+ * is cut, so lower entries never take its place. A pinned entry, and one whose sentences were selected (the
+ * selection already planned the budget), is cut (or made a pointer) where it stands.
+ *
+ * Why: cutting the first entry that does not fit uses up the budget on a prefix, where later whole entries (often
+ * other sources) would have fitted beside it; HotpotQA's both-gold rates measure the difference (bench/packing.ts
+ * --fill). Checks run cheapest first: min score, source cap, budget (with a lower bound before any exact count),
+ * then duplicates against what is already kept, then the cut.
  */
 export function fill(entries: readonly Entry[], settings: FillSettings, meter: Meter, reserved: number) {
+  /** In the fill's order (the last one is the lowest priority: the exact fit shortens or drops it first). */
   const kept: Kept[] = [];
+  const positions: number[] = [];
   const dropped: Dropped[] = [];
   const perSource = new Map<string, number>();
   const deduper = new Deduper<Kept>(settings);
   /** Kept whole on the strength of a hint (recounted if a later hint proves wrong). */
   const hinted = new Set<Kept>();
+  const setAside: SetAside[] = [];
   let used = reserved;
+  /** Room held for the shortest cuts of the best three set aside (header, separator, ellipsis, minTruncatedTokens each). */
+  let holding = 0;
+  /** Unpinned entries that reached the budget so far (kept, set aside or dropped for budget). */
+  let ranked = 0;
 
-  for (const entry of entries) {
+  const keep = (item: Omit<Kept, 'entry' | 'normalised' | 'shingles'>, entry: Entry, position: number, verdict: Extract<ReturnType<Deduper<Kept>['check']>, { kind: 'new' }>, fromHint: boolean) => {
+    const keptItem: Kept = { ...item, entry, normalised: verdict.normalised, shingles: verdict.shingles };
+    let at = kept.length;
+    while (at > 0 && positions[at - 1]! > position) at -= 1;
+    kept.splice(at, 0, keptItem);
+    positions.splice(at, 0, position);
+    deduper.keep(verdict, keptItem);
+    if (fromHint && !item.truncated && item.pointer === undefined) hinted.add(keptItem);
+    perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
+    used += item.cost;
+  };
+
+  for (const [position, entry] of entries.entries()) {
     const { candidate, pinned } = entry;
     if (!pinned && settings.minScore !== undefined && candidate.score < settings.minScore) {
       dropped.push({ id: candidate.id, reason: 'below-min-score' });
@@ -127,7 +169,7 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       dropped.push({ id: candidate.id, reason: 'source-cap' });
       continue;
     }
-    let remaining = settings.maxTokens - used;
+    let remaining = settings.maxTokens - used - holding;
     const escaped = meter.escaped(candidate.text);
     const hint = meter.hint(candidate, escaped);
     // Once too little is left for any cut, a body that cannot fit even under an empty header is dropped before
@@ -137,9 +179,17 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     if (!(pinned && settings.pointersForPins) && remaining - SEPARATOR_TOKENS - ELLIPSIS_TOKENS < settings.minTruncatedTokens) {
       const widest = remaining - SEPARATOR_TOKENS;
       if ((hint ?? meter.bodyLowerBound(escaped, widest)) > widest) {
+        if (!pinned) ranked += 1;
         dropped.push({ id: candidate.id, reason: 'budget' });
         continue;
       }
+    }
+    // Past the best three, an entry whose body cannot fit whole even under an empty header is set aside at once:
+    // its header, cut and duplicate check wait for the end, where most of a pool set aside is dropped unread.
+    if (!pinned && entry.selection === undefined && ranked >= PROTECTED_RANKS && (hint ?? meter.bodyLowerBound(escaped, remaining)) > remaining - SEPARATOR_TOKENS) {
+      ranked += 1;
+      setAside.push({ entry, position, header: undefined, hold: 0 });
+      continue;
     }
     const header = meter.headerText(candidate);
     const headerBound = meter.headerBound(header);
@@ -152,9 +202,9 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       headerTokens = meter.headerTokens(header);
       // Only whether the body fits is asked: the count may stop once it passes the room left.
       const bodyRoom = remaining - headerTokens - SEPARATOR_TOKENS;
-      let whole = hint ?? meter.countUpTo(escaped, bodyRoom);
+      let whole = hint ?? meter.bodyCountUpTo(escaped, bodyRoom);
       if (hint !== undefined && headerTokens + hint + SEPARATOR_TOKENS <= remaining && !meter.hintHolds(hint, escaped)) {
-        whole = meter.countUpTo(escaped, bodyRoom);
+        whole = meter.bodyCountUpTo(escaped, bodyRoom);
         // What was kept on earlier hints is recounted too.
         for (const [index, item] of kept.entries()) {
           if (!hinted.has(item)) continue;
@@ -163,7 +213,7 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
           kept[index] = { ...item, bodyTokens: exact, cost: item.cost + exact - item.bodyTokens };
         }
         hinted.clear();
-        remaining = settings.maxTokens - used;
+        remaining = settings.maxTokens - used - holding;
       }
       if (headerTokens + whole + SEPARATOR_TOKENS <= remaining) bodyTokens = whole;
       fromHint = hint !== undefined && meter.hintsTrusted;
@@ -174,6 +224,7 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       canCut = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS >= settings.minTruncatedTokens;
     }
     if (bodyTokens === undefined && !canCut && !(pinned && settings.pointersForPins)) {
+      if (!pinned) ranked += 1;
       dropped.push({ id: candidate.id, reason: 'budget' });
       continue;
     }
@@ -184,25 +235,24 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       dropped.push({ duplicateOf: verdict.of.entry.candidate.id, id: candidate.id, reason: verdict.kind });
       continue;
     }
-    const { normalised, shingles } = verdict;
 
-    let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
+    // Among the best unpinned entries that reach the budget (kept, set aside or dropped for it; not duplicates).
+    const protectedRank = !pinned && ranked < PROTECTED_RANKS;
+    if (!pinned) ranked += 1;
     if (bodyTokens !== undefined && headerTokens !== undefined) {
-      item = { body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS };
-    } else if (canCut) {
-      headerTokens ??= meter.headerTokens(header);
-      const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
-      const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
-      if (cut !== null) {
-        item = {
-          body: cut.body,
-          bodyTokens: cut.tokens,
-          truncated: true,
-          pointer: undefined,
-          cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS,
-        };
-      }
+      keep({ body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS }, entry, position, verdict, fromHint);
+      continue;
     }
+    if (!pinned && entry.selection === undefined) {
+      // Later whole entries first. Each of the best three set aside holds room for its shortest cut, so later
+      // entries cannot take its place.
+      const hold = protectedRank ? (headerTokens ?? meter.headerTokens(header)) + SEPARATOR_TOKENS + ELLIPSIS_TOKENS + settings.minTruncatedTokens : 0;
+      holding += hold;
+      setAside.push({ entry, position, header, hold });
+      continue;
+    }
+    let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
+    if (canCut) item = cutItem(entry, header, remaining, settings, meter, headerTokens);
     if (item === undefined && pinned && settings.pointersForPins) {
       const pointer = { tokens: hint ?? meter.count(escaped) };
       const cost = meter.headerTokens(meter.headerText(candidate, pointer)) + SEPARATOR_TOKENS;
@@ -212,14 +262,54 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       dropped.push({ id: candidate.id, reason: 'budget' });
       continue;
     }
-    const keptItem: Kept = { ...item, entry, normalised, shingles };
-    kept.push(keptItem);
-    deduper.keep(verdict, keptItem);
-    if (fromHint && !item.truncated && item.pointer === undefined) hinted.add(keptItem);
-    perSource.set(entry.sourceId, (perSource.get(entry.sourceId) ?? 0) + 1);
-    used += item.cost;
+    keep(item, entry, position, verdict, false);
+  }
+
+  // Then the set-aside entries, best first, cut into what is left while a cut fits; checked again against what
+  // was kept since they were set aside (a later copy kept whole, a source now at its cap).
+  // The room held for the best three stays held for those not cut yet.
+  for (const { entry, position, header, hold } of setAside) {
+    const { candidate } = entry;
+    holding -= hold;
+    if (settings.maxPerSource !== undefined && (perSource.get(entry.sourceId) ?? 0) >= settings.maxPerSource) {
+      dropped.push({ id: candidate.id, reason: 'source-cap' });
+      continue;
+    }
+    const remaining = settings.maxTokens - used - holding;
+    // Too little left for any cut (most of a pool once the budget is spent): dropped before any reading.
+    if (remaining - SEPARATOR_TOKENS - ELLIPSIS_TOKENS < settings.minTruncatedTokens) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+    const verdict = deduper.check(candidate.text);
+    if (verdict.kind !== 'new') {
+      dropped.push({ duplicateOf: verdict.of.entry.candidate.id, id: candidate.id, reason: verdict.kind });
+      continue;
+    }
+    const item = cutItem(entry, header ?? meter.headerText(candidate), remaining, settings, meter);
+    if (item === undefined) {
+      dropped.push({ id: candidate.id, reason: 'budget' });
+      continue;
+    }
+    keep(item, entry, position, verdict, false);
   }
   return { kept, dropped };
+}
+
+/** `entry` cut to fit `remaining` with its header, separator and ellipsis; undefined when no cut fits. */
+function cutItem(
+  entry: Entry,
+  header: string,
+  remaining: number,
+  settings: FillSettings,
+  meter: Meter,
+  knownHeaderTokens?: number,
+): Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined {
+  const headerTokens = knownHeaderTokens ?? meter.headerTokens(header);
+  const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
+  const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
+  if (cut === null) return undefined;
+  return { body: cut.body, bodyTokens: cut.tokens, truncated: true, pointer: undefined, cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS };
 }
 
 

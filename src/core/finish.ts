@@ -5,6 +5,7 @@ import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalCopyParts, canonicalStringify, sha256Hex } from '../base/canonical.js';
 import type { BlockInput } from '../render/render.js';
 import { computeCoverage } from './coverage.js';
+import { packHashOf } from './pack.js';
 import type { Entry, Kept, Layout } from './fill.js';
 import type { Meter } from './meter.js';
 import {
@@ -174,6 +175,7 @@ export function finish(
     header: options.header,
     items,
     kind,
+    pool: options.pool === undefined ? undefined : { candidates: options.pool.candidates, limit: options.pool.limit },
     query: options.query,
     schema: PACK_SCHEMA_ID,
     truncated: items.some((i) => i.truncated) || sortedDropped.some((d) => d.reason === 'budget'),
@@ -183,7 +185,8 @@ export function finish(
   // serialises to the string that is hashed.
   const { value, parts, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>, 'packHash');
   const clean = value as unknown as Omit<Pack, 'packHash'>;
-  const packHash = sha256Hex(parts);
+  // Index times are not hashed (see packHashOf); without one the parts already written are the hashed bytes.
+  const packHash = clean.coverage.newestIndexedAt === null ? sha256Hex(parts) : packHashOf(clean);
   const pack: Pack = { ...clean, packHash };
   packJsons.set(pack, withMember(JSON.stringify(packHash)));
   return pack;

@@ -44,6 +44,15 @@ const segmentCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 const BODY_BOUND_CACHE_CHARS = 16_000_000;
 const bodyBounds = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
+/**
+ * Counts of escaped candidate texts per tokenizer, across packs: the exact count, or (negative) that the count is
+ * more than a number, when a count stopped there. The fill tries every candidate whole while the budget is open,
+ * and without token hints each try counts the text up to the room left; the same chunks come back query after
+ * query. Bounded by the characters of the texts held.
+ */
+const BODY_COUNT_CACHE_CHARS = 16_000_000;
+const bodyCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
+
 export function escapedBody(format: PackFormat, text: string): string {
   const cache = cacheFor(escapeCaches, format, () => new BoundedCache<string, string>(ESCAPE_CACHE_CHARS, (key, escaped) => key.length + (escaped === key ? 0 : escaped.length)));
   return cache.get(text) ?? cache.set(text, escapeBody(format, text));
@@ -107,6 +116,20 @@ export class Meter {
     const bound = this.tokenizer.lowerBound(escaped, limit);
     // Only a whole count (the scan reached the end) is remembered.
     return bound <= limit ? cache.set(escaped, bound) : bound;
+  }
+
+  /**
+   * `countUpTo(escaped, limit)` of an escaped candidate text, remembered across packs: an exact count, or what a
+   * count that stopped past some limit showed (more than that number), answers every later limit it decides.
+   */
+  bodyCountUpTo(escaped: string, limit: number): number {
+    const cache = cacheFor(bodyCounts, this.tokenizer, () => new BoundedCache<string, number>(BODY_COUNT_CACHE_CHARS, (key) => key.length));
+    const known = cache.get(escaped);
+    if (known !== undefined && (known >= 0 || -known > limit)) return known >= 0 ? known : -known;
+    const tokens = this.countUpTo(escaped, limit);
+    if (tokens <= limit) cache.set(escaped, tokens);
+    else if (known === undefined || tokens > -known) cache.set(escaped, -tokens);
+    return tokens;
   }
 
   /** The rendered block without its body: marker, provenance and (xml) closing tags. */

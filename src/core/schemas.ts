@@ -212,6 +212,17 @@ export const CompressOptionsSchema = z.strictObject({
 export type CompressOptions = z.input<typeof CompressOptionsSchema>;
 export type ParsedCompressOptions = z.output<typeof CompressOptionsSchema>;
 
+/**
+ * The candidate pool a pipeline searched for a pack: `limit`, what it asked the store for (after widening: see
+ * `assembleBundle`), and `candidates`, how many candidates retrieval handed to packing (a reranker keeps its
+ * head). Recorded in the pack as `pool`.
+ */
+export const PoolSchema = z.strictObject({
+  candidates: z.number().int().nonnegative(),
+  limit: z.number().int().positive(),
+});
+export type Pool = z.infer<typeof PoolSchema>;
+
 /** Options shared by bundles and briefings. */
 export const PackOptionsBaseSchema = z.strictObject({
   query: z
@@ -242,6 +253,8 @@ export const PackOptionsBaseSchema = z.strictObject({
   degraded: z.array(DegradedSchema).default([]),
   /** Sentence selection inside each candidate (see `CompressOptionsSchema`); absent: whole candidates. */
   compress: CompressOptionsSchema.optional(),
+  /** The retrieval pool the candidates came from (retrieval pipelines pass it on); recorded in `pack.pool`. */
+  pool: PoolSchema.optional(),
 });
 
 /** Options as parsed, what bundles and briefings share. */
@@ -398,6 +411,8 @@ export const PackSchema = z.object({
   dropped: z.array(DroppedSchema),
   /** Optional stages that failed and were bypassed; empty when nothing degraded. Sorted by stage, then code. */
   degraded: z.array(DegradedSchema),
+  /** The candidate pool retrieval searched (a pipeline's pack); absent when the caller gave the candidates. */
+  pool: PoolSchema.optional(),
   /** sha256 of the canonical JSON of the pack without `packHash`. */
   packHash: z.string().regex(/^[0-9a-f]{64}$/),
 });

@@ -42,7 +42,7 @@ function blockEnd(context: string, format: KnownFormat, item: InspectablePack['i
   const headerEnd = newline < 0 ? context.length : newline;
   if (item.pointer) return headerEnd;
   if (newline < 0) return null;
-  const body = `${escapeBody(format, item.text)}${item.truncated ? ' …' : ''}`;
+  const body = `${escapeBody(format, item.text, item.truncated)}${item.truncated ? ' …' : ''}`;
   return context.startsWith(body, newline + 1) ? newline + 1 + body.length : null;
 }
 

@@ -1,7 +1,7 @@
 // One pack as a page: the context as the model reads it (each block with its [ref], role and rank), the
 // positions coloured by rank, the budget, coverage, the citation sidecar, what was dropped and why, and
 // any degraded stage.
-import { canonicalStringify, sha256Hex } from '../base/canonical.js';
+import { packHashOf } from '../core/pack.js';
 import { segmentContext, type ContextSegment } from './context.js';
 import { formatNumber, html, percent, type SafeHtml } from './html.js';
 import { locatorParts } from '../render/locator.js';
@@ -123,12 +123,11 @@ function confidenceBadge(confidence: string): SafeHtml {
   return html`<span class="badge conf-${known ? confidence : 'unknown'}" data-field="confidence">${confidence}</span>`;
 }
 
-/** Whether `packHash` is the sha256 of the canonical JSON of the rest of the pack, as given. */
+/** Whether `packHash` is the hash of the rest of the pack, as given (packHashOf: index times are not hashed). */
 function packHashMatches(raw: unknown, packHash: string): boolean {
   if (typeof raw !== 'object' || raw === null) return false;
-  const { packHash: _ignored, ...rest } = raw as Record<string, unknown>;
   try {
-    return sha256Hex(canonicalStringify(rest)) === packHash;
+    return packHashOf(raw as Record<string, unknown>) === packHash;
   } catch {
     return false;
   }

@@ -95,6 +95,7 @@ export function protocolServer(registry: McpRegistry, caller: McpCaller): Server
     store: options.store,
     principals,
     caller: caller.id ?? options.caller,
+    maxPool: limits.maxPool,
     ...(options.ledger === undefined ? {} : { ledger: options.ledger }),
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
     ...(options.rerank === undefined ? {} : { rerank: options.rerank }),

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { invalidInput, LitmPackError, parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing } from '../core/briefing.js';
-import { BriefingOptionsSchema, type Candidate, type Pack } from '../core/schemas.js';
+import { BriefingOptionsSchema, type Candidate, type Pack, type Pool } from '../core/schemas.js';
 import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../store/chunk.js';
@@ -18,7 +18,7 @@ import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Filter } from '../store/filter.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
-import { packerShape, type Assembled } from './bundle.js';
+import { packerShape, widerPool, type Assembled } from './bundle.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';
 
@@ -37,8 +37,10 @@ export const BriefingSettingsShape = {
   /** `prefer`: prompt results may come from anywhere; `strict`: only from the pinned sources and the clusters. */
   scopeMode: z.enum(['prefer', 'strict']).default('prefer'),
   mode: SearchModeSchema.default('hybrid'),
-  /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt). */
+  /** Candidate pool per search (the prompt's, and each cluster's when there is a prompt), widened up to `maxPool` while the budget is not filled. */
   limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
+  /** The largest pool widening may reach (`limit` itself keeps the pool as asked). */
+  maxPool: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_LIMITS.maxPool),
   filter: FilterSchema.optional(),
   /** Whom the briefing is for (pins, clusters and the prompt's results are read as them); `'all'`: a full view. Absent: anonymous. */
   principals: PrincipalsSchema.optional(),
@@ -92,6 +94,27 @@ export type Briefing = Assembled;
  */
 export async function assembleBriefing(request: BriefingRequest): Promise<Briefing> {
   const req = parseOrThrow(BriefingRequestSchema, request, 'briefing request');
+  const { prompt, pins, clusters } = checkBriefing(req);
+  const resolved = await resolvePins(req, pins);
+  // The prompt's pool widens as a bundle's does (see widerPool) while the budget is not filled.
+  for (let limit = req.limit; ; ) {
+    const at = limit === req.limit ? req : { ...req, limit };
+    const pool = new CandidatePool();
+    for (const record of resolved.chunks) pool.add(chunkToCandidate(record, 0));
+    const searched = await searchBriefing(at, prompt, clusters, resolved);
+    const gaps = [...req.gaps];
+    const precedence = clusters.length > 0 ? pickClusterShares(at, prompt, clusters, resolved, searched.clusters, pool, gaps) : [];
+    for (const candidate of searched.promptResults) pool.add(candidate);
+    const searchedPool: Pool | undefined = searched.prompted ? { candidates: searched.promptResults.length, limit } : undefined;
+    const briefing = await packGathered(at, prompt, pool.candidates(), resolved, { gaps, precedence, degraded: searched.degraded, pool: searchedPool });
+    const wider = searchedPool === undefined ? null : widerPool(searchedPool, req.maxPool, briefing.pack);
+    if (wider === null) return briefing;
+    limit = wider;
+  }
+}
+
+/** The request's prompt (absent when blank), pins and clusters (each once), checked against its limits and stages. */
+function checkBriefing(req: Parsed): { prompt: string | undefined; pins: string[]; clusters: string[] } {
   const prompt = req.prompt !== undefined && req.prompt.trim() !== '' ? req.prompt : undefined;
   const pins = [...new Set(req.pins)];
   const clusters = [...new Set(req.clusters)];
@@ -117,22 +140,39 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   if ((pins.length > 0 || clusters.length > 0) && typeof req.store.getChunks !== 'function') {
     throw new LitmPackError('unsupported', 'Pins and clusters need a store with getChunks (MemoryHybridStore or QdrantHybridStore)');
   }
+  return { prompt, pins, clusters };
+}
 
-  const pool = new Map<string, Candidate>();
-  const add = (candidate: Candidate) => {
-    const previous = pool.get(candidate.id);
-    // A search result (with its score and similarity) beats the same chunk fetched without a query.
+/** The briefing's candidates by id: a search result (with its score and similarity) beats the same chunk fetched without a query. */
+class CandidatePool {
+  readonly #byId = new Map<string, Candidate>();
+
+  add(candidate: Candidate): void {
+    const previous = this.#byId.get(candidate.id);
     if (previous === undefined || candidate.score > previous.score || (candidate.score === previous.score && previous.similarity === undefined)) {
-      pool.set(candidate.id, candidate);
+      this.#byId.set(candidate.id, candidate);
     }
-  };
+  }
 
-  const resolved = await resolvePins(req, pins);
-  for (const record of resolved.chunks) add(chunkToCandidate(record, 0));
+  candidates(): Candidate[] {
+    return [...this.#byId.values()];
+  }
+}
 
-  const gaps = [...req.gaps];
-  const precedence: string[] = [];
-  // Every search first (each cluster's, then the prompt's), so that one reranker call can score them all.
+interface Searched {
+  /** Per cluster, in request order: its candidates best first, or null when the principals can read no member. */
+  clusters: (Candidate[] | null)[];
+  /** Whether the prompt was searched (not when strict scope leaves nothing to search). */
+  prompted: boolean;
+  promptResults: Candidate[];
+  degraded: Pack['degraded'];
+}
+
+/**
+ * Every search first (each cluster's, then the prompt's), so that one reranker call can score them all: the
+ * clusters' searches and the prompt's (inside the pins and clusters with strict scope) share one scale.
+ */
+async function searchBriefing(req: Parsed, prompt: string | undefined, clusters: readonly string[], resolved: ResolvedPins): Promise<Searched> {
   const ordered: (Candidate[] | null)[] = [];
   const searched: number[] = [];
   for (const cluster of clusters) {
@@ -142,15 +182,14 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   }
   let promptResults: Candidate[] = [];
   let degraded: Pack['degraded'] = [];
+  let prompted = false;
   if (prompt !== undefined) {
-    const scope =
-      req.scopeMode === 'strict'
-        ? scopeFilter(resolved.sourceIds, clusters)
-        : undefined;
+    const scope = req.scopeMode === 'strict' ? scopeFilter(resolved.sourceIds, clusters) : undefined;
     if (scope !== null) {
       const retrieved = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, scope) });
       promptResults = retrieved.candidates;
       degraded = retrieved.degraded;
+      prompted = true;
     }
     if (req.rerank !== undefined) {
       const reranked = await rerankPools(prompt, [...searched.map((i) => ordered[i]!), promptResults], req.rerank, req.signal);
@@ -159,52 +198,75 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
       degraded = [...degraded, ...reranked.degraded];
     }
   }
+  return { clusters: ordered, prompted, promptResults, degraded };
+}
 
-  if (clusters.length > 0) {
-    // Pins come first; the clusters (and the prompt, when there is one) share what the pins leave.
-    const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
-    const left = Math.max(0, req.maxTokens - pinTokens);
-    const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
-    const pinned = new Set(resolved.chunks.map((c) => c.id));
-    const picks: Candidate[][] = [];
-    clusters.forEach((cluster, index) => {
-      const candidates = ordered[index];
-      if (candidates === null || candidates === undefined) {
-        gaps.push(`cluster "${cluster}": no sources found.`);
-        picks.push([]);
-        return;
-      }
-      picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
-    });
-    // Round robin, so that when pins leave too little room every cluster still gets its first picks.
-    for (let round = 0; picks.some((p) => p.length > round); round += 1) {
-      for (const p of picks) {
-        const pick = p[round];
-        if (pick === undefined) continue;
-        add(pick);
-        if (!precedence.includes(pick.id)) precedence.push(pick.id);
-      }
+/**
+ * Adds each cluster's fair share of what the pins leave (÷ clusters, + 1 when there is a prompt) to the pool,
+ * round robin, so that when pins leave too little room every cluster still gets its first picks. A cluster
+ * the principals can read nothing of becomes a gap. Returns the picks in the order taken (the precedence).
+ */
+function pickClusterShares(
+  req: Parsed,
+  prompt: string | undefined,
+  clusters: readonly string[],
+  resolved: ResolvedPins,
+  found: readonly (Candidate[] | null)[],
+  pool: CandidatePool,
+  gaps: string[],
+): string[] {
+  const pinTokens = resolved.chunks.reduce((sum, chunk) => sum + tokensOf(chunkToCandidate(chunk, 0), req), 0);
+  const left = Math.max(0, req.maxTokens - pinTokens);
+  const share = Math.floor(left / (clusters.length + (prompt === undefined ? 0 : 1)));
+  const pinned = new Set(resolved.chunks.map((c) => c.id));
+  const picks: Candidate[][] = [];
+  clusters.forEach((cluster, index) => {
+    const candidates = found[index];
+    if (candidates === null || candidates === undefined) {
+      gaps.push(`cluster "${cluster}": no sources found.`);
+      picks.push([]);
+      return;
+    }
+    picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
+  });
+  const precedence: string[] = [];
+  for (let round = 0; picks.some((p) => p.length > round); round += 1) {
+    for (const p of picks) {
+      const pick = p[round];
+      if (pick === undefined) continue;
+      pool.add(pick);
+      if (!precedence.includes(pick.id)) precedence.push(pick.id);
     }
   }
-  for (const candidate of promptResults) add(candidate);
+  return precedence;
+}
 
-  const candidates = [...pool.values()];
-  // Sentence vectors for selection (one batched call, contained), when compress has embeddings. Pins are
-  // shown whole (the packer selects no sentences of them), so their sentences are not embedded.
+/**
+ * Sentence vectors for selection (one batched call, contained, when compress has embeddings), then
+ * `packBriefing`. Pins are shown whole (the packer selects no sentences of them), so their sentences are not
+ * embedded.
+ */
+async function packGathered(
+  req: Parsed,
+  prompt: string | undefined,
+  candidates: Candidate[],
+  resolved: ResolvedPins,
+  slots: { gaps: string[]; precedence: string[]; degraded: Pack['degraded']; pool: Pool | undefined },
+): Promise<Briefing> {
   const pinSet = new Set(resolved.pinIds);
   const selectable = candidates.filter((candidate) => !pinSet.has(candidate.id) && !pinSet.has(candidate.sourceId ?? candidate.id));
-  const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded }, req.compress, req.signal);
+  const inputs = await preparePacking(prompt ?? '', { candidates: selectable, degraded: slots.degraded }, req.compress, req.signal);
   const pack = inSpanSync(SPAN_PACK, { 'litm_pack.kind': 'briefing', 'litm_pack.candidates': candidates.length }, (span) => {
     const packed = packBriefing({
       query: prompt ?? '',
       candidates,
       pins: [...resolved.pinIds],
-      precedence,
+      precedence: slots.precedence,
       ...(req.tierWeights === undefined ? {} : { tierWeights: req.tierWeights }),
       groundingCount: req.groundingCount,
       entity: req.entity,
       contradictions: req.contradictions,
-      gaps,
+      gaps: slots.gaps,
       maxTokens: req.maxTokens,
       encoding: req.encoding,
       ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
@@ -217,6 +279,7 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
       minTruncatedTokens: req.minTruncatedTokens,
       degraded: inputs.degraded,
       ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+      ...(slots.pool === undefined ? {} : { pool: slots.pool }),
     });
     span.setAttributes(packAttributes(packed));
     return packed;

@@ -13,7 +13,7 @@ import { parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing } from '../core/briefing.js';
 import { packBundle } from '../core/bundle.js';
-import { CandidateSchema, OrderSchema, PackOptionsBaseSchema, type BundleOrder, type Candidate, type CompressOptions, type Pack } from '../core/schemas.js';
+import { CandidateSchema, OrderSchema, PackOptionsBaseSchema, type BundleOrder, type Candidate, type CompressOptions, type Pack, type Pool } from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
 import { validateFilter } from '../store/filter.js';
 import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema } from '../store/schemas.js';
@@ -47,7 +47,7 @@ export const QuerySchema = z
  */
 export function packerShape(defaultBudget: number) {
   return {
-    ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+    ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true, pool: true }).shape,
     maxTokens: PackOptionsBaseSchema.shape.maxTokens.default(defaultBudget),
     compress: PipelineCompressSchema.optional(),
     rerank: RerankStageSchema.optional(),
@@ -57,8 +57,10 @@ export function packerShape(defaultBudget: number) {
 /** A bundle's settings: what a retriever is configured with (all but the store and the query). */
 export const BundleSettingsShape = {
   mode: SearchModeSchema.default('hybrid'),
-  /** Candidate pool: how many chunks to fetch from the store before packing. */
+  /** Candidate pool: how many chunks to fetch from the store before packing (widened up to `maxPool` while the budget does not bind). */
   limit: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_DEFAULTS.pool),
+  /** The largest pool widening may reach (`limit` itself keeps the pool as asked). */
+  maxPool: z.number().int().positive().max(PIPELINE_LIMITS.maxPool).default(PIPELINE_LIMITS.maxPool),
   filter: FilterSchema.optional(),
   /** Only chunks these principals may read (or that have no ACL) are searched; `'all'`: a full view. Absent: anonymous. */
   principals: PrincipalsSchema.optional(),
@@ -112,7 +114,7 @@ export function packPrepared(
   kind: 'bundle' | 'briefing',
   query: string,
   candidates: Candidate[],
-  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined; order?: BundleOrder | undefined },
+  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined; order?: BundleOrder | undefined; pool?: Pool | undefined },
   inputs?: PackInputs,
 ): Pack {
   const compress: CompressOptions | undefined = inputs === undefined ? bm25Only(settings.compress) : inputs.compress;
@@ -122,6 +124,7 @@ export function packPrepared(
     candidates,
     degraded: inputs?.degraded ?? [],
     ...(compress === undefined ? {} : { compress }),
+    ...(settings.pool === undefined ? {} : { pool: settings.pool }),
   };
   return inSpanSync(SPAN_PACK, { 'litm_pack.kind': kind, 'litm_pack.candidates': candidates.length }, (span) => {
     const pack =
@@ -153,11 +156,11 @@ function packPool(
   return hooks?.pack === undefined ? Promise.resolve(run()) : hooks.pack({ query, candidates }, run);
 }
 
-function retrieveRequestOf(req: ParsedBundleRequest): RetrieveRequest {
+function retrieveRequestOf(req: ParsedBundleRequest, limit: number): RetrieveRequest {
   return {
     text: req.query,
     mode: req.mode,
-    limit: req.limit,
+    limit,
     filter: req.filter,
     principals: req.principals,
     fusion: req.fusion,
@@ -168,8 +171,21 @@ function retrieveRequestOf(req: ParsedBundleRequest): RetrieveRequest {
 }
 
 /**
+ * The next pool to search when a pack stopped because its pool ran out: the store returned a full pool, and
+ * the budget did not bind (nothing was cut or dropped for budget) nor the minimum score (the store returns
+ * the best first: a wider pool holds only lower scores). Double, up to `maxPool`; null when done.
+ */
+export function widerPool(pool: Pool, maxPool: number, pack: Pack): number | null {
+  if (pool.candidates < pool.limit || pool.limit >= maxPool) return null;
+  if (pack.truncated || pack.dropped.some((d) => d.reason === 'below-min-score')) return null;
+  return Math.min(pool.limit * 2, maxPool);
+}
+
+/**
  * A Lost-in-the-Middle bundle for `query` from `store`: deduplicated, fitted exactly to `maxTokens` (default
- * 2,000), best first and second best last, with a citation per item.
+ * 2,000), best first and second best last, with a citation per item. When the pool runs out before the budget
+ * (the store filled the pool, nothing was cut or dropped for budget), the pool is doubled and the bundle packed
+ * again, up to `maxPool`, so a large budget is filled; `pack.pool` records the pool used.
  *
  * @example
  * const { pack } = await assembleBundle({ store, query: 'how do refunds work?', maxTokens: 1500 });
@@ -179,10 +195,16 @@ export async function assembleBundle(request: BundleRequest): Promise<Assembled>
   // Checked before any I/O, so a bad filter never costs a search.
   if (req.filter !== undefined) validateFilter(req.filter);
   const search = (r: RetrieveRequest) => retrieveCandidates(req.store, r);
-  const retrieved = await (req.hooks?.retrieve === undefined ? search(retrieveRequestOf(req)) : req.hooks.retrieve(retrieveRequestOf(req), search));
-  const inputs = await preparePacking(req.query, retrieved, req.compress, req.signal);
-  const pack = await packPool('bundle', req.query, retrieved.candidates, req, inputs, req.hooks);
-  return { pack, candidates: retrieved.candidates };
+  for (let limit = req.limit; ; ) {
+    const retrieveRequest = retrieveRequestOf(req, limit);
+    const retrieved = await (req.hooks?.retrieve === undefined ? search(retrieveRequest) : req.hooks.retrieve(retrieveRequest, search));
+    const inputs = await preparePacking(req.query, retrieved, req.compress, req.signal);
+    const pool: Pool = { candidates: retrieved.candidates.length, limit };
+    const pack = await packPool('bundle', req.query, retrieved.candidates, { ...req, pool }, inputs, req.hooks);
+    const wider = widerPool(pool, req.maxPool, pack);
+    if (wider === null) return { pack, candidates: retrieved.candidates };
+    limit = wider;
+  }
 }
 
 export const PackCandidatesRequestSchema = z.strictObject({

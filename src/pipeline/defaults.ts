@@ -20,9 +20,11 @@ export const PIPELINE_DEFAULTS = Object.freeze({
 });
 
 export const PIPELINE_LIMITS = Object.freeze({
-  /** Largest bundle and briefing budget a request to the service may ask for (a server can lower or raise it). */
-  maxServiceBudget: 24_000,
-  /** Largest budget of a pack of caller-given candidates, and of any library call. */
+  /**
+   * The one largest token budget, for every door and kind: a library call (`packBundle`, `assembleBundle`,
+   * the retrievers), and the service's bundle, briefing and pack requests (so the CLI, the HTTP API and the MCP
+   * tools). The packer's schema declares it (core cannot import this table); a server may configure a lower one.
+   */
   maxBudget: MAX_BUDGET_TOKENS,
   /** Largest candidate pool one search may retrieve before packing. */
   maxPool: 1000,

@@ -24,7 +24,7 @@ import { type Store, searchDegradedOf } from '../store/types.js';
  */
 
 export const PipelinePackerShape = {
-  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true }).shape,
+  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true, pool: true }).shape,
   compress: PipelineCompressSchema.optional(),
   rerank: RerankStageSchema.optional(),
 };

@@ -1,5 +1,5 @@
 import type { BlockProvenance, HeaderStyle, ItemRole, PackFormat } from './formats.js';
-import { escapeBody, escapeXml, headerField, oneLine, quoteField } from './escape.js';
+import { escapeBody, escapeLine, escapeXml, headerField, oneLine, quoteField } from './escape.js';
 import { locatorParts } from './locator.js';
 
 
@@ -92,12 +92,12 @@ export function renderBlock(format: PackFormat, block: BlockInput, header: Heade
   if (format === 'xml') return renderXmlBlock(block, title, header);
   const line = headerLine(format, block, title, header);
   if (block.pointer) return `${line} — ${pointerNote(block.pointer.tokens)}`;
-  return `${line}\n${escapeBody(format, block.body)}${block.truncated ? ELLIPSIS : ''}`;
+  return `${line}\n${escapeBody(format, block.body, block.truncated)}${block.truncated ? ELLIPSIS : ''}`;
 }
 
 /** Caveat lines rendered as the final block of a briefing. Lines are computed facts, escaped like content. */
 export function renderCaveats(format: PackFormat, lines: readonly string[]): string {
-  const escaped = lines.map((line) => `- ${escapeBody(format, oneLine(line))}`);
+  const escaped = lines.map((line) => `- ${escapeLine(format, oneLine(line))}`);
   if (format === 'xml') return ['<caveats>', ...escaped, '</caveats>'].join('\n');
   if (format === 'markdown') return ['## Caveats', '', ...escaped].join('\n');
   return ['== Caveats ==', ...escaped].join('\n');

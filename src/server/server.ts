@@ -78,6 +78,7 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
       signal: state.controller.signal,
       caller: state.caller.id,
       ...(config.ledger === undefined ? {} : { ledger: config.ledger }),
+      maxPool: limits.maxPool,
       ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings }),
       ...(config.rerank === undefined ? {} : { rerank: config.rerank }),
     };

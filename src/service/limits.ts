@@ -72,10 +72,10 @@ export const ServiceLimitsSchema = z
   .strictObject({
     /** Bundle budget when the request gives none, and the largest one accepted. */
     bundleDefaultBudget: count(1).default(PIPELINE_DEFAULTS.bundleBudget),
-    bundleMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxServiceBudget),
+    bundleMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxBudget),
     /** Briefing budget when the request gives none, and the largest one accepted. */
     briefingDefaultBudget: count(1).default(PIPELINE_DEFAULTS.briefingBudget),
-    briefingMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxServiceBudget),
+    briefingMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxBudget),
     /** Packing candidates the caller sends (evaluation harnesses): default and largest budget. */
     packDefaultBudget: count(1).default(PIPELINE_DEFAULTS.packBudget),
     packMaxBudget: count(1).max(PIPELINE_LIMITS.maxBudget).default(PIPELINE_LIMITS.maxBudget),

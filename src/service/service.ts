@@ -38,6 +38,8 @@ export interface ServiceContext {
    * request says `rerank: false`. A failing or slow reranker is bypassed and reported in `pack.degraded`.
    */
   rerank?: ParsedRerankStage | undefined;
+  /** The largest candidate pool a search may widen to when the budget is not filled: the server's `maxPool`. */
+  maxPool?: number | undefined;
   signal?: AbortSignal | undefined;
   /**
    * The server's citation ledger: every pack served from the store is recorded in it, with `caller`. Absent
@@ -115,6 +117,7 @@ async function bundleWithCandidates(request: BundleRequest, context: ServiceCont
     query: request.query,
     mode: request.mode,
     limit: request.limit,
+    ...(context.maxPool === undefined ? {} : { maxPool: Math.max(request.limit, context.maxPool) }),
     ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
     ...principalsOf(context),
     ...(request.diversity === undefined ? {} : { diversity: request.diversity }),
@@ -146,6 +149,7 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
     scopeMode: request.scope_mode,
     mode: request.mode,
     limit: request.limit,
+    ...(context.maxPool === undefined ? {} : { maxPool: Math.max(request.limit, context.maxPool) }),
     ...(request.filter === undefined ? {} : { filter: request.filter as Filter }),
     ...principalsOf(context),
     ...(request.tier_weights === undefined ? {} : { tierWeights: request.tier_weights }),

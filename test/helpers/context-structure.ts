@@ -2,12 +2,15 @@
  * Independent readers of a pack's context, one per format, for the rendering-safety tests (rule 9):
  * - markdown: two CommonMark parsers (markdown-it in CommonMark mode, and commonmark.js, the reference
  *   implementation) must see exactly the zone headings, one paragraph per item opening with its `[ref]`
- *   header, the caveats list, and no HTML, code block, quote, list, rule or table made by content;
+ *   header, then only the item's own content (paragraphs that do not open with a `[n]` marker, lists, code
+ *   blocks, rules) up to the next header, heading or the caveats list; no HTML, block quote, table, link
+ *   reference definition or heading made by content, anywhere;
  * - xml: a strict XML 1.0 parser (saxes) must read exactly the expected elements, with every field and body
  *   as its text;
  * - text, and the raw text of every format: split at every Unicode line terminator (as Python's
- *   `str.splitlines` does), only the pack's own lines may start, after any blank or invisible prefix, with
- *   a marker;
+ *   `str.splitlines` does), only the pack's own lines may start, after any blank or invisible prefix, like
+ *   one of the pack's own lines: a `[n]` marker (`[` then a number), and in markdown a `## ` zone heading, in
+ *   text a `=` zone line;
  * - every header line parses back into the item's own fields (no field passes for another).
  * Written from the format descriptions, not from the renderer: they share no code with src/render.
  */
@@ -36,6 +39,8 @@ export const LINE_TERMINATORS = ['\r\n', '\n', '\r', '\v', '\f', '\x1c', '\x1d',
 const SPLIT_LINES = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/u;
 /** Blank or invisible characters a reader does not see at the start of a line. */
 const INVISIBLE_PREFIX = /^[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}]*/u;
+/** A `[n]` marker as a reader sees one: `[`, then blanks, invisibles or more brackets, then a digit of any script. */
+const MARKER_LOOKALIKE = /^\[[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}[]*\p{Nd}/u;
 
 export function splitLines(text: string): string[] {
   return text.split(SPLIT_LINES);
@@ -300,13 +305,11 @@ function checkRawLines(pack: Pack, markdown: boolean): RawLine[] {
       continue;
     }
     if (inCaveats && line.text.startsWith('- ')) continue;
-    // Anything else is content: it must not start, after any prefix, like a marker of this format.
-    // (markdown: what a line-oriented reader takes for a block: a marker, heading, quote, underline or rule,
-    // list item, fence or HTML tag)
-    const markers = markdown
-      ? /^(?:\[|#{1,6}(?:[ \t]|$)|>|(?:=+|-+)[ \t]*$|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[A-Za-z/!?])/u
-      : /^(?:\[|=)/u;
-    expect(markers.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(false);
+    // Anything else is content: it must not start, after any prefix, like one of the pack's own lines (a
+    // block header, or a zone line of this format). Markdown of its own (lists, code, rules) is the markdown
+    // readers' to check, below.
+    const own = markdown ? /^##(?:[ \t]|$)/u : /^=/u;
+    expect(MARKER_LOOKALIKE.test(visible) || own.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(false);
   }
   const own = ownLineKinds(pack);
   expect(headers.map((h) => Number(/^\[(\d+)\]/u.exec(h.text)![1]))).toEqual(own.headers);
@@ -404,7 +407,12 @@ function normaliseForMarkdownIt(text: string): string {
   return text.replace(/\r\n?/gu, '\n').replace(/\0/gu, '\ufffd');
 }
 
-const FORBIDDEN_BLOCKS = new Set(['html_block', 'code_block', 'fence', 'hr', 'blockquote_open', 'ordered_list_open', 'table_open']);
+/** Blocks content may never make: HTML (which can hide what follows), block quotes, tables. */
+const FORBIDDEN_BLOCKS = new Set(['html_block', 'blockquote_open', 'table_open']);
+/** Blocks an item's content may hold after its header paragraph (top level), beside paragraphs. */
+const CONTENT_BLOCKS = new Set(['bullet_list_open', 'ordered_list_open', 'code_block', 'fence', 'hr']);
+/** Text that opens with a `[n]` marker, as rendered (after any whitespace). */
+const RENDERED_MARKER = /^[\s\p{Default_Ignorable_Code_Point}]*\[[\s\p{Default_Ignorable_Code_Point}[]*\p{Nd}/u;
 
 /** The plain text of a node's inline children up to the first line break. */
 function firstLineText(node: CommonMarkNode): string {
@@ -417,38 +425,74 @@ function firstLineText(node: CommonMarkNode): string {
   return text;
 }
 
+/**
+ * The top-level structure a reader takes from a markdown context: zone headings, item headers (a paragraph
+ * opening with `[n] `), the caveats list; an item's content (paragraphs, lists, code, rules) after its header
+ * is part of the item, and a paragraph of content must not open with a `[n]` marker.
+ */
+function topLevelShape(blocks: readonly { type: string; text: string; heading: boolean }[]): string[] {
+  const seen: string[] = [];
+  let inItem = false;
+  for (const block of blocks) {
+    if (block.heading) {
+      seen.push(`heading:${block.text}`);
+      inItem = false;
+      continue;
+    }
+    const marker = block.type === 'paragraph' ? /^\[(\d+)\] /u.exec(block.text) : null;
+    if (marker !== null) {
+      seen.push(`paragraph:[${marker[1]}]`);
+      inItem = true;
+      continue;
+    }
+    if (inItem && block.type === 'paragraph') {
+      expect(RENDERED_MARKER.test(block.text), `a paragraph of content opens with a marker: ${JSON.stringify(block.text)}`).toBe(false);
+      continue;
+    }
+    if (inItem) continue;
+    seen.push(block.type === 'paragraph' ? `paragraph:${JSON.stringify(block.text.slice(0, 40))}` : block.type);
+  }
+  return seen;
+}
+
 /** The same structure as read by commonmark.js, the CommonMark reference implementation. */
 function checkWithReferenceParser(pack: Pack, expected: readonly string[], caveatCount: number): void {
   const document = commonMark.parse(pack.context);
   const walker = document.walker();
   for (let event = walker.next(); event !== null; event = walker.next()) {
     if (!event.entering) continue;
-    expect(['html_block', 'html_inline', 'code_block', 'block_quote', 'thematic_break'], 'commonmark.js').not.toContain(event.node.type);
+    expect(['html_block', 'html_inline', 'block_quote'], 'commonmark.js').not.toContain(event.node.type);
+    if (event.node.type === 'heading') expect(event.node.parent?.type, 'a heading made by content').toBe('document');
   }
-  const seen: string[] = [];
+  const blocks: { type: string; text: string; heading: boolean }[] = [];
+  let caveatsList: CommonMarkNode | null = null;
+  let afterCaveats = false;
   for (let node = document.firstChild; node !== null; node = node.next) {
     if (node.type === 'heading') {
       expect(node.level).toBe(2);
       expect(node.sourcepos[0][0], 'an ATX heading: one line').toBe(node.sourcepos[1][0]);
-      seen.push(`heading:${firstLineText(node)}`);
+      afterCaveats = firstLineText(node) === 'Caveats';
+      blocks.push({ type: 'heading', text: firstLineText(node), heading: true });
     } else if (node.type === 'paragraph') {
-      const marker = /^\[(\d+)\] /u.exec(firstLineText(node));
-      // A paragraph without a header continues the item before it (content keeps its blank lines).
-      if (marker === null && /^paragraph:\[\d+\]$/u.test(seen.at(-1) ?? '')) continue;
-      seen.push(`paragraph:${marker ? `[${marker[1]}]` : JSON.stringify(firstLineText(node).slice(0, 40))}`);
-    } else if (node.type === 'list') {
-      expect(node.listType).toBe('bullet');
-      const items: CommonMarkNode[] = [];
-      for (let item = node.firstChild; item !== null; item = item.next) items.push(item);
-      expect(items).toHaveLength(caveatCount);
-      for (const item of items) {
-        expect(item.firstChild?.type).toBe('paragraph');
-        expect(item.firstChild?.next).toBeNull();
-      }
-      seen.push('list');
-    } else seen.push(node.type);
+      blocks.push({ type: 'paragraph', text: firstLineText(node), heading: false });
+    } else {
+      expect(['list', 'code_block', 'thematic_break'], `top-level ${node.type}`).toContain(node.type);
+      if (afterCaveats && node.type === 'list') caveatsList = node;
+      blocks.push({ type: node.type, text: '', heading: false });
+    }
   }
-  expect(seen).toEqual(expected);
+  expect(topLevelShape(blocks)).toEqual(expected);
+  if (caveatCount > 0) {
+    const list = caveatsList;
+    expect(list?.listType).toBe('bullet');
+    const items: CommonMarkNode[] = [];
+    for (let item = list?.firstChild ?? null; item !== null; item = item.next) items.push(item);
+    expect(items).toHaveLength(caveatCount);
+    for (const item of items) {
+      expect(item.firstChild?.type).toBe('paragraph');
+      expect(item.firstChild?.next).toBeNull();
+    }
+  }
 }
 
 export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation = {}): void {
@@ -456,15 +500,19 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   checkRawLines(pack, true);
   const source = normaliseForMarkdownIt(pack.context);
   const sourceLines = source.split('\n');
-  const tokens = markdownIt.parse(pack.context, {});
+  const env: { references?: Record<string, unknown> } = {};
+  const tokens = markdownIt.parse(pack.context, env as Parameters<typeof markdownIt.parse>[1]);
+  // No link reference definition: it hides its line and could retarget links elsewhere.
+  expect(env.references ?? {}, 'a link reference definition').toEqual({});
 
-  // No HTML anywhere, inline or block; no code block, quote, rule, ordered list or table.
+  // No HTML anywhere, inline or block; no quote or table; headings only the zones (top level).
   for (const token of tokens) {
     expect(FORBIDDEN_BLOCKS.has(token.type), `content opened ${token.type}`).toBe(false);
+    if (token.type === 'heading_open') expect(token.level, 'a heading made by content').toBe(0);
     for (const child of token.children ?? []) expect(child.type, 'inline HTML').not.toBe('html_inline');
   }
 
-  // The top level: zone headings (h2, ATX), one paragraph per item, one bullet list for the caveats.
+  // The top level: zone headings (h2, ATX), one paragraph per item and its content, one bullet list for the caveats.
   const top = tokens.filter((t) => t.level === 0 && t.nesting !== -1);
   const expected: string[] = [];
   const zoneOf = (role: string) => (role === 'grounding' ? ZONE_TITLES.grounding : ZONE_TITLES.evidence);
@@ -478,40 +526,38 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   }
   if (pack.caveats !== null) expected.push('heading:Caveats', 'list');
   const inlineAfter = (token: Token) => tokens[tokens.indexOf(token) + 1]!;
-  // A paragraph without a header continues the item before it (content keeps its blank lines): each item is
-  // its header's paragraph and the paragraphs up to the next header, heading or list.
-  const isHeaderParagraph = (t: Token) => t.type === 'paragraph_open' && /^\[\d+\] /u.test(inlineAfter(t).content);
-  const continuations = new Set<Token>();
-  const itemParagraphs: Token[][] = [];
-  top.forEach((t, index) => {
-    if (isHeaderParagraph(t)) itemParagraphs.push([t]);
-    else if (t.type === 'paragraph_open' && index > 0 && (isHeaderParagraph(top[index - 1]!) || continuations.has(top[index - 1]!))) {
-      continuations.add(t);
-      itemParagraphs.at(-1)!.push(t);
-    }
-  });
-  const seen = top.filter((t) => !continuations.has(t)).map((t) => {
+  const blocks = top.map((t) => {
     if (t.type === 'heading_open') {
       expect(t.markup, 'an ATX heading').toBe('##');
-      return `heading:${inlineAfter(t).content}`;
+      return { type: 'heading', text: inlineAfter(t).content, heading: true };
     }
-    if (t.type === 'paragraph_open') {
-      const marker = /^\[(\d+)\] /u.exec(inlineAfter(t).content);
-      return `paragraph:${marker ? `[${marker[1]}]` : JSON.stringify(inlineAfter(t).content.slice(0, 40))}`;
-    }
-    if (t.type === 'bullet_list_open') return 'list';
-    return t.type;
-  });
-  expect(seen).toEqual(expected);
+    if (t.type === 'paragraph_open') return { type: 'paragraph', text: inlineAfter(t).content, heading: false };
+    if (t.type === 'bullet_list_open' || t.type === 'ordered_list_open') return { type: 'list', text: '', heading: false };
+    expect(CONTENT_BLOCKS.has(t.type) || t.type === 'inline', `top-level ${t.type}`).toBe(true);
+    return { type: t.type, text: '', heading: false };
+  }).filter((b) => b.type !== 'inline');
+  expect(topLevelShape(blocks)).toEqual(expected);
   checkWithReferenceParser(pack, expected, pack.caveats === null ? 0 : pack.caveats.split('\n').length - 2);
   const withTables = markdownItWithTables.parse(pack.context, {});
   expect(withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'), 'GFM-style tables').toEqual([]);
 
-  // Each item's paragraphs span its whole block: header line, then every line of its body.
-  itemParagraphs.forEach((group, index) => {
-    const open = group[0]!;
+  // Each item: its header paragraph and every top-level block after it up to the next header, heading or the
+  // caveats list; together they span its whole block, header line then every line of its body.
+  const isHeaderParagraph = (t: Token) => t.type === 'paragraph_open' && /^\[\d+\] /u.test(inlineAfter(t).content);
+  const groups: Token[][] = [];
+  let open = false;
+  for (const t of top) {
+    if (isHeaderParagraph(t)) {
+      groups.push([t]);
+      open = true;
+    } else if (t.type === 'heading_open') open = false;
+    else if (open && t.type !== 'inline') groups.at(-1)!.push(t);
+  }
+  // The caveats list follows the Caveats heading, so it never joins an item's group.
+  groups.forEach((group, index) => {
+    const first = group[0]!;
     const item = pack.items[index]!;
-    const inline = inlineAfter(open);
+    const inline = inlineAfter(first);
     // The header line is plain: the first child is text opening with the marker, and before the first line
     // break there is no link, image or HTML (so no part of the header is hidden or re-targeted).
     const children = inline.children ?? [];
@@ -521,8 +567,8 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
     const headerChildren = firstBreak === -1 ? children : children.slice(0, firstBreak);
     for (const child of headerChildren) expect(['link_open', 'image', 'html_inline']).not.toContain(child.type);
 
-    const [from] = open.map!;
-    const [, to] = group.at(-1)!.map!;
+    const [from] = first.map!;
+    const to = Math.max(...group.map((t) => t.map![1]));
     const lines = sourceLines.slice(from, to);
     if (item.pointer) {
       expect(lines).toHaveLength(1);
@@ -537,7 +583,8 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
 
   // The caveats: one list item per line, each a single paragraph, nothing nested.
   if (pack.caveats !== null) {
-    const list = top.find((t) => t.type === 'bullet_list_open')!;
+    const caveatsHeading = top.findIndex((t) => t.type === 'heading_open' && inlineAfter(t).content === 'Caveats');
+    const list = top.slice(caveatsHeading).find((t) => t.type === 'bullet_list_open')!;
     const start = tokens.indexOf(list);
     const end = tokens.findIndex((t, i) => i > start && t.type === 'bullet_list_close' && t.level === 0);
     const inside = tokens.slice(start + 1, end);

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { MemoryHybridStore, packBundle, type IngestDocument, type Pack } from '../../src/index.js';
-import { preparePacking, retrieveCandidates } from '../../src/pipeline/retrieve.js';
+import { MemoryHybridStore, assembleBundle, type IngestDocument, type Pack } from '../../src/index.js';
 import { PipelineCompressSchema, RerankStageSchema, type RerankStage } from '../../src/refine/index.js';
 import type { EmbeddingsLike } from '../../src/store/embeddings.js';
 import type { Store } from '../../src/store/types.js';
@@ -146,30 +145,26 @@ export async function spawnServe(
 }
 
 /**
- * A bundle through the pipeline the CLI and the retrievers run: the store's search (MMR with `diversity`), the
- * reranker, sentence selection (with the sentence vectors of `embeddings` when given), then `packBundle`.
+ * A bundle through the pipeline the CLI and the retrievers run (`assembleBundle`): the store's search (MMR with
+ * `diversity`), the reranker, sentence selection (with the sentence vectors of `embeddings` when given), the
+ * packer, and the pool widened while the budget does not bind.
  */
 export async function pipelineBundle(
   store: Store,
   query: string,
-  options: { budget?: number; limit?: number; principals?: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
+  options: { budget?: number; limit?: number; maxPool?: number; principals?: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
 ): Promise<Pack> {
-  const retrieved = await retrieveCandidates(store, {
-    text: query,
+  const { pack } = await assembleBundle({
+    store,
+    query,
     mode: 'hybrid',
     limit: options.limit ?? 50,
+    ...(options.maxPool === undefined ? {} : { maxPool: options.maxPool }),
     principals: options.principals ?? [],
-    diversity: options.diversity,
-    rerank: options.rerank === undefined ? undefined : RerankStageSchema.parse(options.rerank),
-  });
-  const compress =
-    options.compress === true ? PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) : undefined;
-  const inputs = await preparePacking(query, retrieved, compress);
-  return packBundle({
-    query,
-    candidates: retrieved.candidates,
     maxTokens: options.budget ?? 2000,
-    degraded: inputs.degraded,
-    ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
+    ...(options.diversity === undefined ? {} : { diversity: options.diversity }),
+    ...(options.rerank === undefined ? {} : { rerank: RerankStageSchema.parse(options.rerank) }),
+    ...(options.compress === true ? { compress: PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) } : {}),
   });
+  return pack;
 }
