@@ -449,7 +449,7 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
 
   it('diversifies a pool pinned at 3 (a server whose largest pool is 3) as the pipeline does', async () => {
     const embedded = await fixtureStore({ restricted: true });
-    const small = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings: new FakeEmbeddings(), limits: { defaultPool: 3, maxPool: 3 } });
+    const small = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings: new FakeEmbeddings(), limits: { defaultPool: 3, ragDefaultPool: 3, maxPool: 3 } });
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));

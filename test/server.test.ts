@@ -285,7 +285,7 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
 
   it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
     // A server whose pools stay at 2 (the budget is not filled, so a larger pool limit would widen them).
-    const small = await createServer({ store, rateLimit: false, limits: { defaultPool: 2, maxPool: 2 } });
+    const small = await createServer({ store, rateLimit: false, limits: { defaultPool: 2, ragDefaultPool: 2, maxPool: 2 } });
     try {
       const get = await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5' });
       expect(get.statusCode).toBe(200);
