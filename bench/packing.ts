@@ -21,7 +21,14 @@
  *
  *   npx tsx bench/packing.ts [--limit-questions N] [--write] [--selection-only] [--fill] [--no-grid] [--skip-scifact]
  *   npx tsx bench/packing.ts --write-sentences FILE   # the HotpotQA sentences to embed (see BENCHMARKS.md)
+ *
+ * The stores index each paragraph with its title in front (contextual indexing), so the vectors looked up are of
+ * those indexed texts: the `indexed-text` cache (bench/indexed-text.ts) and `packing-indexed`, the chunks of long
+ * paragraphs, made by a dry run that lists what is missing and then embed.py:
+ *   LITM_BENCH_COLLECT_MISSING=/tmp/missing.jsonl npx tsx bench/packing.ts
+ *   .venv-bench/bin/python bench/python/embed.py --texts /tmp/missing.jsonl --name packing-indexed
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { packBundle } from '../src/core/bundle.js';
@@ -36,6 +43,7 @@ import { getTokenizer } from '../src/tokenize/tiktoken.js';
 import { Reorderer, type Chunk } from 'rag-chunk-reorder';
 import { buildLangChainBaseline, langchainPythonLongContextReorder } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
+import { REPO_ROOT } from './lib/paths.js';
 import { loadHotpot, loadSciFact, type HotpotParagraph, type HotpotQuestion } from './lib/datasets.js';
 import { mean, percentile } from './lib/metrics.js';
 import { loadNote, writeSection } from './lib/report.js';
@@ -290,7 +298,7 @@ async function main(): Promise<void> {
   const started = now();
   let questions = loadHotpot();
   if (args['limit-questions']) questions = questions.slice(0, Number(args['limit-questions']));
-  const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa'] });
+  const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa', 'indexed-text', 'packing-indexed'] });
   const pairs = questions.reduce((n, q) => n + q.items.filter((i) => i.kind === 'chunk').length, 0);
   progress(`HotpotQA: ${questions.length} questions, ${pairs} paragraph/chunk near-duplicate pairs`);
 
@@ -568,7 +576,7 @@ async function fillSection(): Promise<string> {
   const started = now();
   let questions = loadHotpot();
   if (args['limit-questions']) questions = questions.slice(0, Number(args['limit-questions']));
-  const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa'] });
+  const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa', 'indexed-text', 'packing-indexed'] });
   const systems = ['whole items', 'sentence selection (BM25, defaults)', 'rag-chunk-reorder 0.1.7, fitted'] as const;
   const runs = new Map<string, FillRun>();
   for (const s of systems) for (const b of FILL_BUDGETS) runs.set(`${s}@${b}`, { both: [], truncated: 0, items: 0, topDroppedBesideLower: 0, topDroppedForLower: 0 });
@@ -882,7 +890,7 @@ async function scifactSelection(): Promise<string> {
   ].join('\n');
 }
 
-async function selectionMain(): Promise<string> {
+async function selectionMain(): Promise<{ selection: string; grid: string }> {
   const started = now();
   let questions = loadHotpot();
   if (args['limit-questions']) questions = questions.slice(0, Number(args['limit-questions']));
@@ -975,15 +983,21 @@ async function selectionMain(): Promise<string> {
   );
   lines.push('');
 
+  // The grid goes to docs/benchmarks.md (BENCHMARKS.md holds the current figures within its size).
+  const gridLines: string[] = [];
   if (!args['no-grid']) {
-    lines.push('#### How the defaults were chosen (this sample is the dev data; no held-out figures here)');
+    lines.push('How the defaults were chosen: [docs/benchmarks.md](docs/benchmarks.md#how-the-sentence-selection-defaults-were-chosen).');
     lines.push('');
-    lines.push(
+    gridLines.push('### How the sentence-selection defaults were chosen');
+    gridLines.push('');
+    gridLines.push('The HotpotQA sample is the dev data; no held-out figures here. Written by `npx tsx bench/packing.ts --write`.');
+    gridLines.push('');
+    gridLines.push(
       'Rule, fixed before the grid ran: the setting with the best worst margin over the four targets ' +
         '(min of both-gold − 90% and recall − 85% at 512, both-gold − 75% and recall − 70% at 256); ties to the smaller ' +
         'mean tokens at 512. BM25 only (no vectors), since retrieval here is lexical and a pack needs no model to select.',
     );
-    lines.push('');
+    gridLines.push('');
     const grid: { setting: Setting; at256: SelectionAggregate; at512: SelectionAggregate; margin: number }[] = [];
     const measure = (setting: Setting) => {
       const at256 = aggregateSelection(runSetting(pools, 256, setting, 1));
@@ -1002,7 +1016,7 @@ async function selectionMain(): Promise<string> {
       }
     }
     const best = [...grid].sort((a, b) => b.margin - a.margin || a.at512.meanTokens - b.at512.meanTokens)[0]!;
-    lines.push(
+    gridLines.push(
       markdownTable(
         ['Setting', '256 both gold', '256 recall', '512 both gold', '512 recall', 'Worst margin'],
         grid.map((g) => [
@@ -1015,7 +1029,6 @@ async function selectionMain(): Promise<string> {
         ]),
       ),
     );
-    lines.push('');
   }
   if (!args['skip-scifact']) {
     progress('SciFact selection...');
@@ -1023,14 +1036,17 @@ async function selectionMain(): Promise<string> {
     lines.push('');
   }
   lines.push(`Run took ${((now() - started) / 1000).toFixed(0)} s; ${loadNote()}.`);
-  return lines.join('\n');
+  return { selection: lines.join('\n'), grid: gridLines.join('\n') };
 }
 
 if (args.fill) process.stdout.write(`${await fillSection()}\n\n`);
 else if (!args['selection-only']) await main();
-const selection = await selectionMain();
-process.stdout.write(`${selection}\n`);
+const { selection, grid } = await selectionMain();
+process.stdout.write(`${selection}\n\n${grid}\n`);
 if (args.write) {
   if (args['limit-questions'] || args.fusion) progress('not writing BENCHMARKS.md: --limit-questions or --fusion is an exploratory run');
-  else writeSection('packing-selection', selection);
+  else {
+    writeSection('packing-selection', selection);
+    if (grid !== '') writeSection('packing-selection-grid', grid, join(REPO_ROOT, 'docs', 'benchmarks.md'));
+  }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EmbeddingsLike } from '../../src/store/embeddings.js';
 import { EMBED_CACHE_DIR, EMBED_MODEL, EMBED_SETUP_COMMAND } from './paths.js';
@@ -81,8 +81,15 @@ export class CachedEmbeddings implements EmbeddingsLike {
 
   vector(text: string): Float32Array {
     const found = this.byHash.get(sha256(text));
-    if (!found) throw new EmbeddingNotCachedError(text, this.datasets);
-    return found;
+    if (found) return found;
+    // LITM_BENCH_COLLECT_MISSING=FILE: a dry run that lists the texts to embed (JSON lines, for embed.py --texts)
+    // and answers zero vectors meanwhile; its figures mean nothing and are never written.
+    const collect = process.env.LITM_BENCH_COLLECT_MISSING;
+    if (collect === undefined || collect === '') throw new EmbeddingNotCachedError(text, this.datasets);
+    appendFileSync(collect, `${JSON.stringify({ text })}\n`);
+    const zero = new Float32Array(this.dim);
+    this.byHash.set(sha256(text), zero);
+    return zero;
   }
 
   async embedQuery(text: string): Promise<number[]> {
