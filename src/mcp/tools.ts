@@ -8,13 +8,16 @@
  */
 import { z } from 'zod';
 import { packJson } from '../core/finish.js';
-import { PackSchema, type Pack } from '../core/schemas.js';
+import { FormatSchema, PackSchema, type Pack, type PackFormat } from '../core/schemas.js';
+import { invalidInput } from '../base/errors.js';
+import type { Granularity } from '../llm/units.js';
+import { AnthropicSearchResultSchema, GranularitySchema, searchResultsOf } from '../service/anthropic.js';
 import { RerankStageSchema } from '../refine/stages.js';
 import { EmbeddingsSchema, PrincipalsSchema, type SearchMode } from '../store/schemas.js';
 import { StoreSchema } from '../store/types.js';
 import { CitationLedger } from '../service/ledger.js';
 import type { ServiceLimits, ServiceLimitsInput } from '../service/limits.js';
-import { requestSchemas } from '../service/requests.js';
+import { CONTEXT_DEFAULTS, oneOf, requestSchemas } from '../service/requests.js';
 import { ErrorBodySchema, RagContextSchema, RankingsSchema, StaleAnswerSchema, VerifyAnswerSchema } from '../service/responses.js';
 import {
   serveBriefing,
@@ -214,6 +217,34 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
     text: packText(pack),
     links: links ? citationLinks(pack) : [],
   });
+  // The packing tools also answer format "anthropic": the pack (its context in markdown) and its items as Anthropic
+  // search_result blocks beside it, in the structured content's `search_results`.
+  const anthropicShape = {
+    format: z
+      .enum([...FormatSchema.options, 'anthropic'], oneOf([...FormatSchema.options, 'anthropic']))
+      .default(CONTEXT_DEFAULTS.format)
+      .describe('Format of the context text; anthropic: markdown, and the items as Anthropic search_result blocks in search_results.'),
+    granularity: GranularitySchema.optional(),
+  };
+  const packWithBlocks = PackSchema.extend({ search_results: z.array(AnthropicSearchResultSchema).optional() });
+  /** The service request without the door's own fields, and the blocks to add (null: none asked for). */
+  const splitFormat = <T extends { format: string; granularity?: Granularity | undefined }>(args: T) => {
+    const { format, granularity, ...rest } = args;
+    if (granularity !== undefined && format !== 'anthropic') {
+      throw invalidInput('granularity goes with format anthropic (it says what each search_result text block holds)', ['granularity']);
+    }
+    const request = { ...rest, format: format === 'anthropic' ? CONTEXT_DEFAULTS.format : (format as PackFormat) };
+    return { request, anthropic: format === 'anthropic', granularity };
+  };
+  const packingAnswer = async <T extends { format: string; granularity?: Granularity | undefined }>(
+    args: T,
+    serve: (request: Omit<T, 'format' | 'granularity'> & { format: PackFormat }) => Promise<Pack>,
+  ): Promise<ToolAnswer> => {
+    const { request, anthropic, granularity } = splitFormat(args);
+    const answer = packAnswer(await serve(request));
+    if (!anthropic || answer.pack === undefined) return answer;
+    return { ...answer, structured: { ...answer.structured, search_results: searchResultsOf(answer.pack, granularity) } };
+  };
   const tools = new Map<string, Tool>([
     [
       'assemble_bundle',
@@ -221,10 +252,11 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
         kind: 'bundle',
         title: 'Assemble a cited context bundle',
         description: TOOL_DESCRIPTIONS.assemble_bundle,
-        input: schemas.bundle,
-        output: PackSchema,
+        input: schemas.bundle.extend(anthropicShape),
+        output: packWithBlocks,
         queryOf: (args) => stringArg(args.query),
-        call: async (args: z.output<typeof schemas.bundle>, context) => packAnswer(await serveBundle(args, context)),
+        call: async (args: z.output<typeof schemas.bundle> & { granularity?: Granularity }, context) =>
+          packingAnswer(args, (request) => serveBundle(request, context)),
       },
     ],
     [
@@ -233,10 +265,11 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
         kind: 'briefing',
         title: 'Get a task briefing',
         description: TOOL_DESCRIPTIONS.get_briefing,
-        input: schemas.briefing,
-        output: PackSchema,
+        input: schemas.briefing.extend(anthropicShape),
+        output: packWithBlocks,
         queryOf: (args) => stringArg(args.prompt),
-        call: async (args: z.output<typeof schemas.briefing>, context) => packAnswer(await serveBriefing(args, context, limits)),
+        call: async (args: z.output<typeof schemas.briefing> & { granularity?: Granularity }, context) =>
+          packingAnswer(args, (request) => serveBriefing(request, context, limits)),
       },
     ],
     [
@@ -245,11 +278,11 @@ export function toolsOf(limits: ServiceLimits, options: { ledger: boolean }): Ma
         kind: 'briefing',
         title: 'Corpus briefing pack',
         description: TOOL_DESCRIPTIONS.corpus_briefing_pack,
-        input: schemas.corpusBriefing,
-        output: PackSchema,
+        input: schemas.corpusBriefing.extend(anthropicShape),
+        output: packWithBlocks,
         queryOf: (args) => stringArg(args.query),
-        call: async (args: z.output<typeof schemas.corpusBriefing>, context) =>
-          packAnswer(await serveCorpusBriefing(args, context, limits)),
+        call: async (args: z.output<typeof schemas.corpusBriefing> & { granularity?: Granularity }, context) =>
+          packingAnswer(args, (request) => serveCorpusBriefing(request, context, limits)),
       },
     ],
     [

@@ -13,6 +13,8 @@ import { SURFACE_DEFAULTS } from '../service/limits.js';
 import type { ServiceContext } from '../service/service.js';
 import type { Caller } from './auth.js';
 import type { httpSchemas, ResponseFormat } from './http-requests.js';
+import { searchResultsOf } from '../service/anthropic.js';
+import type { Granularity } from '../llm/units.js';
 import type { ServerConfig } from './options.js';
 
 /** The request kinds that make a pack: from the store (bundle, briefing) or from the caller's candidates (pack). */
@@ -56,9 +58,13 @@ export interface ServerContext {
   closing(): boolean;
 }
 
-export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat) {
+export function sendPack(reply: FastifyReply, pack: Pack, format: ResponseFormat, granularity?: Granularity) {
   if (format === 'md') return reply.type('text/markdown; charset=utf-8').send(pack.context);
   if (format === 'xml') return reply.type('application/xml; charset=utf-8').send(pack.context);
+  if (format === 'anthropic') {
+    const results = JSON.stringify(searchResultsOf(pack, granularity));
+    return reply.type('application/json; charset=utf-8').send(`{"pack":${packJson(pack)},"search_results":${results}}`);
+  }
   return reply.type('application/json; charset=utf-8').send(packJson(pack));
 }
 

@@ -3,6 +3,7 @@
  * decoding of query strings (every value arrives as a string) into the types the schemas check.
  */
 import { z } from 'zod';
+import { GranularitySchema } from '../service/anthropic.js';
 import { LitmPackError } from '../base/errors.js';
 import { FormatSchema, type PackFormat } from '../core/schemas.js';
 import type { ServiceLimits } from '../service/limits.js';
@@ -19,8 +20,8 @@ import {
   type BundleRequest,
 } from '../service/requests.js';
 
-export const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml'] as const;
-export const BRIEFING_RESPONSE_FORMATS = ['json', 'md'] as const;
+export const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml', 'anthropic'] as const;
+export const BRIEFING_RESPONSE_FORMATS = ['json', 'md', 'anthropic'] as const;
 export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 
 
@@ -37,8 +38,11 @@ export function httpSchemas(limits: ServiceLimits) {
       format: z
         .enum(BUNDLE_RESPONSE_FORMATS, oneOf(BUNDLE_RESPONSE_FORMATS))
         .default('json')
-        .describe('json: the pack (canonical JSON); md: the context as text/markdown; xml: the context in XML blocks.'),
+        .describe(
+          'json: the pack (canonical JSON); md: the context as text/markdown; xml: the context in XML blocks; anthropic: { pack, search_results } with the items as Anthropic search_result blocks.',
+        ),
       context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
+      granularity: GranularitySchema.optional(),
       debug: z
         .enum(['rankings'], oneOf(['rankings']))
         .optional()
@@ -56,8 +60,9 @@ export function httpSchemas(limits: ServiceLimits) {
       format: z
         .enum(BRIEFING_RESPONSE_FORMATS, oneOf(BRIEFING_RESPONSE_FORMATS))
         .default('json')
-        .describe('json: the pack (canonical JSON); md: the context as text/markdown.'),
+        .describe('json: the pack (canonical JSON); md: the context as text/markdown; anthropic: { pack, search_results }.'),
       context_format: contextFormat().describe('Format of pack.context in a json answer (markdown by default).'),
+      granularity: GranularitySchema.optional(),
     }),
     pack: z.strictObject(packRequestShape(limits)),
     verify: z.strictObject(verifyRequestShape(limits)),
@@ -87,8 +92,16 @@ function contextFormatFor(format: ResponseFormat, contextFormat: PackFormat | un
   return implied ?? contextFormat ?? 'markdown';
 }
 
+/** `granularity` shapes the search_result blocks of format anthropic, and nothing else. */
+function checkGranularity(format: ResponseFormat, granularity: unknown): void {
+  if (granularity === undefined || format === 'anthropic') return;
+  const message = 'granularity goes with format anthropic (it says what each search_result text block holds)';
+  throw new LitmPackError('invalid_input', message, { details: { requestIssues: [{ path: ['granularity'], message }] } });
+}
+
 export function toBundleRequest(request: HttpBundleRequest): BundleRequest {
-  const { q, format, context_format, debug: _debug, k: _k, ...rest } = request;
+  const { q, format, context_format, debug: _debug, k: _k, granularity, ...rest } = request;
+  checkGranularity(format, granularity);
   return { ...rest, query: q, format: contextFormatFor(format, context_format) };
 }
 
@@ -98,7 +111,8 @@ export function toInspectRequest(request: HttpInspectRequest): BundleRequest {
 }
 
 export function toBriefingRequest(request: HttpBriefingRequest): BriefingRequest {
-  const { format, context_format, ...rest } = request;
+  const { format, context_format, granularity, ...rest } = request;
+  checkGranularity(format, granularity);
   return { ...rest, format: contextFormatFor(format, context_format) };
 }
 

@@ -35,7 +35,7 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     }
     const pack = await serveBundle(serviceRequest, context);
     recordPack(state, 'bundle', pack, http.mode);
-    return sendPack(reply, pack, http.format);
+    return sendPack(reply, pack, http.format, http.granularity);
   };
 
   const briefingHandler = (fromQuery: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -45,7 +45,7 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
     if (http.prompt !== undefined) state.query = http.prompt;
     const pack = await serveBriefing(toBriefingRequest(http), ctx.serviceContextOf(request), limits);
     recordPack(state, 'briefing', pack, http.mode);
-    return sendPack(reply, pack, http.format);
+    return sendPack(reply, pack, http.format, http.granularity);
   };
 
   app.get('/api/bundle', bundleHandler(true));
