@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { isLitmPackError, type LitmPackError } from '../src/index.js';
 import { fitVectors, presetOfCollection, presetOfPayload, presetsFitting, vectorNamesFor, type ConfiguredVectors } from '../src/qdrant/detect.js';
 import { PRESET_DEFAULTS, type PayloadPreset } from '../src/qdrant/presets.js';
-import { errorAnswer, remedyFor } from '../src/service/errors.js';
+import { errorAnswer } from '../src/service/errors.js';
+import { cliRemedy } from '../src/cli/remedies.js';
 import { toQdrantError } from '../src/qdrant/errors.js';
 
 // Fitting a store to a collection it did not create, without a network: which presets fit a collection's
@@ -81,7 +82,7 @@ describe('fitVectors', () => {
 describe('what each door says', () => {
   it('a collection another tool wrote: the CLI names --preset, not library options', () => {
     const error = thrown(() => fitVectors(configured('litm'), langchainJs, 'lc_docs', true));
-    expect(remedyFor(error, 'cli')).toBe(
+    expect(cliRemedy(error)).toBe(
       'Qdrant collection "lc_docs" has no dense vector "dense" (it has dense: (unnamed) 1536-d; sparse: none): another tool wrote it; ' +
         'give --preset langchain-js or --preset llamaindex',
     );
@@ -92,7 +93,7 @@ describe('what each door says', () => {
     const error = toQdrantError(http, { operation: 'query', collection: 'docs' });
     expect(error.code).toBe('not_found');
     expect(error.message).toMatch(/ensureCollection\(\)/);
-    expect(remedyFor(error, 'cli')).toBe(
+    expect(cliRemedy(error)).toBe(
       'Qdrant collection "docs" does not exist: check the name in --store, or create it with "litm-pack ingest PATH... --store qdrant://HOST:6333/docs"',
     );
     const answer = errorAnswer(error);

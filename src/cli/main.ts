@@ -21,7 +21,7 @@ import { registerRemove } from './commands/remove.js';
 import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
 import { packageVersion } from '../service/version.js';
-import { remedyFor } from '../service/errors.js';
+import { cliRemedy } from './remedies.js';
 import { stderr, stdout, withIo, type CliIo } from './io.js';
 import { visibleLine } from './terminal.js';
 import { LIMIT_ALIASES } from '../store/schemas.js';
@@ -121,7 +121,7 @@ async function run(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
     if (isLitmPackError(error)) {
-      stderr().write(`litm-pack: ${visibleLine(remedyFor(error, 'cli') ?? error.message)}\n`);
+      stderr().write(`litm-pack: ${visibleLine(cliRemedy(error) ?? error.message)}\n`);
       return ERROR_SURFACES[error.code]?.exit ?? UNEXPECTED_EXIT_CODE;
     }
     stderr().write(`litm-pack: unexpected error: ${(error as Error).stack ?? String(error)}\n`);

@@ -8,7 +8,7 @@ import { FORMATS, HEADER_STYLES } from '../render/formats.js';
 import { DEFAULT_HEADER, ORDERS } from '../core/schemas.js';
 import { OpenAICompatibleEmbeddings } from '../embeddings/openai-compatible.js';
 import { HttpReranker } from '../refine/rerank.js';
-import { RerankStageSchema, type ParsedRerankStage } from '../refine/stages.js';
+import { RERANK_STAGE, RerankStageSchema, type ParsedRerankStage } from '../refine/stages.js';
 import { SEARCH_MODES } from '../store/schemas.js';
 import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Store } from '../store/types.js';
@@ -138,8 +138,12 @@ export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pac
     .option('--rerank <url>', 'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)', httpUrl('--rerank', 'http://localhost:8080/rerank'))
     .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
     .option('--rerank-model <name>', 'model name the rerank service expects')
-    .option('--rerank-top-n <n>', 'how many of the best candidates to rerank (default 50)', integer('--rerank-top-n', { min: 1, max: 1000 }))
-    .option('--rerank-timeout <ms>', 'give up on the reranker after this long and keep the retrieval order (default 10000)', integer('--rerank-timeout', { min: 1, max: 600_000 }));
+    .option('--rerank-top-n <n>', `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`, integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }))
+    .option(
+      '--rerank-timeout <ms>',
+      `give up on the reranker after this long and keep the retrieval order (default ${RERANK_STAGE.timeoutMs})`,
+      integer('--rerank-timeout', { min: 1, max: RERANK_STAGE.maxTimeoutMs }),
+    );
 }
 
 /** The service's packing parameters from the flags. */

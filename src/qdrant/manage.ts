@@ -115,7 +115,7 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
 
 /**
  * When the collection lacks a vector the store names, what a door needs to say so in its own words: the
- * vector missing, the ones it has, and the presets they fit (see `remedyFor`).
+ * vector missing, the ones it has, and the presets they fit (see `cliRemedy`, cli/remedies.ts).
  */
 function missingVector(c: QdrantConnection, vectors: CollectionVectors): Record<string, unknown> {
   const { dense, sparse } = c.vectors;

@@ -16,13 +16,16 @@ import { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain } from './contain.js';
 import { RerankerSchema } from './rerank.js';
 import { keyedSentences, type SentenceVectors } from '../core/sentences.js';
 
+/** The rerank stage's defaults and bounds (the schema below and every door's help read them). */
+export const RERANK_STAGE = Object.freeze({ topN: 50, maxTopN: 1000, timeoutMs: 10_000, maxTimeoutMs: 600_000 });
+
 /** `rerank` on the retrievers, the compressor/postprocessor and the pipeline. */
 export const RerankStageSchema = z.strictObject({
   reranker: RerankerSchema,
-  /** How many of the pool's best candidates the reranker scores; only they are packed (see README). */
-  topN: z.number().int().positive().max(1000).default(50),
+  /** How many of the pool's best candidates the reranker scores; only they are packed (docs/packing.md). */
+  topN: z.number().int().positive().max(RERANK_STAGE.maxTopN).default(RERANK_STAGE.topN),
   /** A reranker slower than this is abandoned: the pack keeps the fused order and reports `rerank` degraded. */
-  timeoutMs: z.number().int().positive().max(600_000).default(10_000),
+  timeoutMs: z.number().int().positive().max(RERANK_STAGE.maxTimeoutMs).default(RERANK_STAGE.timeoutMs),
 });
 export type RerankStage = z.input<typeof RerankStageSchema>;
 export type ParsedRerankStage = z.output<typeof RerankStageSchema>;

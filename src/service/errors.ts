@@ -63,42 +63,24 @@ export function parseRequest<T extends z.ZodType>(
   });
 }
 
-const FROM_ENVIRONMENT = 'LITM_EMBEDDINGS_URL and LITM_EMBEDDINGS_MODEL';
-
 /**
- * What a door says instead of a store's own message, when the message names library options the caller of
- * that door cannot set: a search that needs the store's embeddings (dense mode, MMR) on a store without them,
- * a Qdrant collection that does not exist, or one another tool wrote (its preset).
+ * What the HTTP API and MCP say instead of a store's own message, when the message names library options their
+ * callers cannot set: a search that needs the store's embeddings (dense mode, MMR) on a store without them, a
+ * Qdrant collection that does not exist or has no sparse vector. (The CLI says it in flags: cli/remedies.ts.)
  */
-export function remedyFor(error: LitmPackError, door: 'cli' | 'service'): string | undefined {
+export function serviceRemedy(error: LitmPackError): string | undefined {
   const collection = typeof error.details.collection === 'string' ? error.details.collection : undefined;
   if (error.details.missing === 'collection' && collection !== undefined) {
-    return door === 'cli'
-      ? `Qdrant collection "${collection}" does not exist: check the name in --store, or create it with ` +
-          `"litm-pack ingest PATH... --store qdrant://HOST:6333/${collection}"`
-      : "the server's store has no collection yet: documents must be ingested first";
-  }
-  if (error.details.requires === 'preset' && door === 'cli' && collection !== undefined) {
-    const presets = Array.isArray(error.details.presets) ? (error.details.presets as string[]) : [];
-    const what = typeof error.details.missing === 'string' ? `has no ${error.details.missing} (it has ${String(error.details.vectors)})` : `has ${String(error.details.vectors)}`;
-    return `Qdrant collection "${collection}" ${what}: another tool wrote it; give ` +
-      (presets.length === 0 ? '--preset NAME' : presets.map((p) => `--preset ${p}`).join(' or '));
+    return "the server's store has no collection yet: documents must be ingested first";
   }
   if (error.details.requires === 'sparse' && collection !== undefined) {
-    return door === 'cli'
-      ? `Qdrant collection "${collection}" has no sparse (BM25) vector: search it with --mode dense and ` +
-          `--embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT}) of the model that wrote it`
-      : "this server's collection has no sparse (BM25) vector: use mode dense (with the server's embeddings of the collection's model)";
+    return "this server's collection has no sparse (BM25) vector: use mode dense (with the server's embeddings of the collection's model)";
   }
   if (error.details.requires !== 'embeddings') return undefined;
-  const diversity = error.details.parameter === 'diversity';
-  if (door === 'cli') {
-    return diversity
-      ? `--diversity (MMR) needs dense vectors: give --embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT})`
-      : `--mode dense needs --embeddings URL --embed-model NAME (or ${FROM_ENVIRONMENT}), or use --mode lexical`;
-  }
   const server = 'this server has no embeddings (it is started with --embeddings URL --embed-model NAME, or given embeddings in code)';
-  return diversity ? `diversity (MMR) needs dense vectors: ${server}; leave diversity out` : `mode dense needs dense vectors: ${server}; use mode lexical or hybrid`;
+  return error.details.parameter === 'diversity'
+    ? `diversity (MMR) needs dense vectors: ${server}; leave diversity out`
+    : `mode dense needs dense vectors: ${server}; use mode lexical or hybrid`;
 }
 
 /** At most `max` characters of `text`, the cut said so (an answer never echoes more than an excerpt of the input). */
@@ -141,7 +123,7 @@ export function errorAnswer(error: unknown): ErrorAnswer {
     : {
         status: surface.http,
         body: {
-          error: remedyFor(error, 'service') ?? error.message,
+          error: serviceRemedy(error) ?? error.message,
           code: error.code,
           issues: fromRequest ?? error.issues.map((issue) => ({ path: pathOf(issue.path), message: located(issue.path, issue.message) })),
         },

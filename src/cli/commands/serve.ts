@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { DEFAULT_LIMITS, RATE_LIMIT_DEFAULTS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
-import type { ParsedRerankStage } from '../../refine/stages.js';
+import { RERANK_STAGE, type ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile, warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
 import { exposureProblem } from '../../server/options.js';
@@ -28,8 +28,12 @@ export function serverRerankOptions(command: Command): Command {
     )
     .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
     .option('--rerank-model <name>', 'model name the rerank service expects')
-    .option('--rerank-top-n <n>', 'how many of the best candidates to rerank (default 50)', integer('--rerank-top-n', { min: 1, max: 1000 }))
-    .option('--rerank-timeout <ms>', 'give up on the reranker after this long and keep the retrieval order (default 10000)', integer('--rerank-timeout', { min: 1, max: 600_000 }));
+    .option('--rerank-top-n <n>', `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`, integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }))
+    .option(
+      '--rerank-timeout <ms>',
+      `give up on the reranker after this long and keep the retrieval order (default ${RERANK_STAGE.timeoutMs})`,
+      integer('--rerank-timeout', { min: 1, max: RERANK_STAGE.maxTimeoutMs }),
+    );
 }
 
 /** The server's reranker, or none; its other flags without --rerank-url are refused, not ignored. */
