@@ -7,16 +7,14 @@
  * refuses it, is one shape: `isError` with `{ error, code, issues }` as structured content and as the text.
  */
 import { z } from 'zod';
+import { ServedStoreOptionsShape } from '../service/options.js';
 import { packJson } from '../core/finish.js';
 import { FormatSchema, PackSchema, type Pack, type PackFormat } from '../core/schemas.js';
 import { invalidInput } from '../base/errors.js';
 import type { Granularity } from '../llm/units.js';
 import { AnthropicSearchResultSchema, GranularitySchema, searchResultsOf } from '../service/anthropic.js';
-import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema, PrincipalsSchema, type SearchMode } from '../store/schemas.js';
-import { StoreSchema } from '../store/types.js';
-import { CitationLedger } from '../service/ledger.js';
-import type { ServiceLimits, ServiceLimitsInput } from '../service/limits.js';
+import { PrincipalsSchema, type SearchMode } from '../store/schemas.js';
+import type { ServiceLimits } from '../service/limits.js';
 import { CONTEXT_DEFAULTS, oneOf, requestSchemas } from '../service/requests.js';
 import { ErrorBodySchema, RagContextSchema, RankingsSchema, StaleAnswerSchema, VerifyAnswerSchema } from '../service/responses.js';
 import {
@@ -34,39 +32,14 @@ import { citationUri } from './resources.js';
 import { packText } from './text.js';
 
 export const McpServerOptionsSchema = z.strictObject({
-  store: StoreSchema,
+  ...ServedStoreOptionsShape,
   /**
    * What this server's caller may read: documents without an ACL, and those whose ACL names one of these;
    * `'all'` for every document (a trusted local agent). Default `[]`: documents without an ACL only.
    */
   principals: PrincipalsSchema.default([]),
-  /** Defaults and limits of the tools' arguments (budgets, pins, clusters, query length, read sizes...). */
-  limits: z
-    .custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' })
-    .optional(),
-  /**
-   * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
-   * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
-   */
-  embeddings: EmbeddingsSchema.optional(),
-  /**
-   * A reranker over the top of every bundle's pool (and a briefing's prompt results), e.g.
-   * `{ reranker: new HttpReranker({ url }), topN: 50, timeoutMs: 10000 }`; a call may turn it off with
-   * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
-   */
-  rerank: RerankStageSchema.optional(),
-  /**
-   * The citation ledger (`CitationLedger.open`): every pack served is recorded, and `list_stale_citations`
-   * lists the served citations that went stale. Absent: nothing is recorded and that tool is not offered.
-   */
-  ledger: z.custom<CitationLedger>((value) => value instanceof CitationLedger, { message: 'ledger must be a CitationLedger' }).optional(),
   /** Who this server's caller is in the ledger (default `mcp`). */
   caller: z.string().min(1, 'caller must be a non-empty string').default('mcp'),
-  /**
-   * What the text block of a tool answer holds: `context` (default) the context and a trailer with the
-   * confidence and the citations; `json` the structured content as JSON text, for hosts that parse it.
-   */
-  textContent: z.enum(['context', 'json']).default('context'),
   /** Called after every tool call, refused ones too (the HTTP server's request log uses it). */
   onToolCall: z
     .custom<(event: ToolCallEvent) => void>((value) => typeof value === 'function', { message: 'onToolCall must be a function' })

@@ -1,12 +1,9 @@
 /** The HTTP API's options (validated once, at createServer), its request log line and its sink. */
-import { StoreSchema } from '../store/types.js';
 import { z } from 'zod';
+import { ServedStoreOptionsShape } from '../service/options.js';
 import { LitmPackError } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
-import { RerankStageSchema } from '../refine/stages.js';
-import { EmbeddingsSchema } from '../store/schemas.js';
-import { RATE_LIMIT_DEFAULTS, type ServiceLimitsInput } from '../service/limits.js';
-import { CitationLedger } from '../service/ledger.js';
+import { RATE_LIMIT_DEFAULTS } from '../service/limits.js';
 import { ApiKeys } from './auth.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -71,7 +68,7 @@ const LogSinkSchema = z.custom<LogSink>((value) => typeof value === 'object' && 
 });
 
 export const ServerOptionsSchema = z.strictObject({
-  store: StoreSchema,
+  ...ServedStoreOptionsShape,
   /** API keys and the principals each one reads as; without keys every caller is anonymous. */
   apiKeys: z.instanceof(ApiKeys).optional(),
   /** Reject callers without a valid key (401) instead of serving them as anonymous. */
@@ -101,34 +98,10 @@ export const ServerOptionsSchema = z.strictObject({
    * closed, so slow senders cannot hold sockets open (Node's own default is five minutes).
    */
   requestTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
-  /** Defaults and limits of the requests (budgets, pins, clusters, query length...). */
-  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null).optional(),
   /** Where the request log goes, one JSON line per request; `false` for none. */
   log: z.union([z.literal(false), LogSinkSchema]).default(false),
   /** Put the query text in the log lines (off by default: queries can be personal data). */
   logQueries: z.boolean().default(false),
-  /**
-   * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
-   * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
-   */
-  embeddings: EmbeddingsSchema.optional(),
-  /**
-   * A reranker over the top of every bundle's pool (and a briefing's prompt results), e.g.
-   * `{ reranker: new HttpReranker({ url }), topN: 50, timeoutMs: 10000 }`; a request may turn it off with
-   * `rerank: false`. A reranker that fails or times out is bypassed and reported in `pack.degraded`.
-   */
-  rerank: RerankStageSchema.optional(),
-  /**
-   * The citation ledger (`CitationLedger.open`): every pack served from the store is recorded, and
-   * `GET /api/citations/stale` and MCP `list_stale_citations` list the served citations that went stale.
-   * Absent (the default in code; `litm-pack serve` opens one beside the store): nothing is recorded.
-   */
-  ledger: z.custom<CitationLedger>((value) => value instanceof CitationLedger, { message: 'ledger must be a CitationLedger (CitationLedger.open)' }).optional(),
-  /**
-   * What the text block of an MCP tool answer holds: `context` (the context and a trailer with the confidence
-   * and the citations) or `json` (the structured content as JSON text, for hosts that parse it).
-   */
-  textContent: z.enum(['context', 'json']).default('context'),
   /** Serve the MCP tools over Streamable HTTP at /mcp. */
   mcp: z.boolean().default(true),
   /**
