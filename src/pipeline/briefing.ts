@@ -18,7 +18,7 @@ import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Filter } from '../store/filter.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
 import { preparePacking, retrieveCandidates, type RetrieveRequest } from './retrieve.js';
-import { packerShape, widerPool, type Assembled } from './bundle.js';
+import { packerOptions, packerShape, widerPool, type Assembled } from './bundle.js';
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';
 
@@ -267,16 +267,7 @@ async function packGathered(
       entity: req.entity,
       contradictions: req.contradictions,
       gaps: slots.gaps,
-      maxTokens: req.maxTokens,
-      encoding: req.encoding,
-      ...(req.tokenizer === undefined ? {} : { tokenizer: req.tokenizer }),
-      format: req.format,
-      header: req.header,
-      ...(req.maxPerSource === undefined ? {} : { maxPerSource: req.maxPerSource }),
-      ...(req.minScore === undefined ? {} : { minScore: req.minScore }),
-      dedupe: req.dedupe,
-      coverage: req.coverage,
-      minTruncatedTokens: req.minTruncatedTokens,
+      ...packerOptions(req),
       degraded: inputs.degraded,
       ...(inputs.compress === undefined ? {} : { compress: inputs.compress }),
       ...(slots.pool === undefined ? {} : { pool: slots.pool }),

@@ -90,7 +90,8 @@ export interface Assembled {
 
 type PackerSettings = Omit<z.output<z.ZodObject<ReturnType<typeof packerShape>>>, 'compress' | 'rerank'>;
 
-function packerOptions(settings: PackerSettings) {
+/** The packer's options from a parsed request's packing settings (the one place they are mapped). */
+export function packerOptions(settings: PackerSettings) {
   return {
     maxTokens: settings.maxTokens,
     encoding: settings.encoding,
