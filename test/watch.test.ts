@@ -1,6 +1,6 @@
 // watchDocuments and `ingest --watch`: a store kept current while files are added, changed, renamed and
 // deleted, one add/remove and one save per batch.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -92,16 +92,20 @@ describe('watchDocuments', () => {
     expect(sourceIds(store)).toEqual([]);
   });
 
-  it('leaves the store untouched when reading a batch fails', async () => {
+  it('a file its loader fails on is skipped with the reason; the rest of the batch is applied, and what the file held stays', async () => {
     const dir = join(work, 'fail');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'a.md'), '# A\n\nKept as it was.\n');
     const store = new MemoryHybridStore();
     await store.addDocuments(await loadDocuments([dir], { base: work }));
-    const before = sourceIds(store);
+    writeFileSync(join(dir, 'a.md'), '# A\n\nA new text its reader crashes on.\n');
+    writeFileSync(join(dir, 'b.txt'), 'Bravo, a good file of the same batch.\n');
     const failing = { name: 'failing', extensions: ['.md'], load: () => { throw new Error('reader crashed'); } };
-    await expect(applyFileChanges([dir], { changed: [join(dir, 'a.md')], removed: [] }, { store, base: work, loaders: [failing] })).rejects.toThrow('reader crashed');
-    expect(sourceIds(store)).toEqual(before);
+    const { textLoader } = await import('../src/sources/text.js');
+    const batch = await applyFileChanges([dir], { changed: [join(dir, 'a.md'), join(dir, 'b.txt')], removed: [] }, { store, base: work, loaders: [failing, textLoader] });
+    expect(batch.skipped).toMatchObject([{ path: join(dir, 'a.md'), reason: 'failed', message: 'the failing loader failed: reader crashed' }]);
+    expect(sourceIds(store)).toEqual(['fail/a.md', 'fail/b.txt']);
+    expect((await store.search({ text: 'kept', mode: 'lexical', limit: 5 })).map((hit) => hit.sourceId)).toEqual(['fail/a.md']);
   });
 });
 

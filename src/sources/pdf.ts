@@ -46,7 +46,8 @@ function loadPdfJs(): Promise<PdfJs> {
 
 /** A page's text: items joined, a line break where pdf.js ends a line, a blank line where a gap between lines is wider than a line. */
 export function pageText(items: ReadonlyArray<TextItem | { type: string }>): string {
-  let text = '';
+  // Pieces joined once at the end: trimming the whole text so far at every line break is quadratic in the lines.
+  const parts: string[] = [];
   let lastY: number | undefined;
   let lastHeight = 0;
   let pendingBreak = false;
@@ -56,16 +57,30 @@ export function pageText(items: ReadonlyArray<TextItem | { type: string }>): str
     if (item.str !== '') {
       if (pendingBreak && lastY !== undefined) {
         const gap = Math.abs(lastY - y);
-        text = text.trimEnd() + (gap > 1.8 * Math.max(lastHeight, item.height, 1) ? '\n\n' : '\n');
+        trimEndOf(parts);
+        parts.push(gap > 1.8 * Math.max(lastHeight, item.height, 1) ? '\n\n' : '\n');
       }
       pendingBreak = false;
-      text += item.str;
+      parts.push(item.str);
       lastY = y;
       lastHeight = item.height;
     }
     if (item.hasEOL === true) pendingBreak = true;
   }
-  return text.trim();
+  return parts.join('').trim();
+}
+
+/** Drops the trailing whitespace of what `parts` join to, looking only at the parts that end it. */
+function trimEndOf(parts: string[]): void {
+  while (parts.length > 0) {
+    const last = parts[parts.length - 1]!;
+    const trimmed = last.trimEnd();
+    if (trimmed !== '') {
+      parts[parts.length - 1] = trimmed;
+      return;
+    }
+    parts.pop();
+  }
 }
 
 function skipFor(error: unknown): LoaderResult {
