@@ -10,5 +10,5 @@ export const DEFAULT_LOAD_LIMITS: Readonly<Required<LoadLimits>> = {
   maxAttachmentDepth: 3,
   maxExpandedBytes: 25 * 1024 * 1024,
   maxChunksPerFile: 50_000,
-  maxInflatedBytes: 256 * 1024 * 1024,
+  maxInflatedBytes: 64 * 1024 * 1024,
 };

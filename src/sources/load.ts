@@ -105,7 +105,7 @@ export const LoadDocumentsOptionsSchema = z.strictObject({
   maxExpandedBytes: z.number().int().nonnegative().default(DEFAULT_LOAD_LIMITS.maxExpandedBytes),
   /** Chunks one file may give at least (sections, pages, definitions that cannot share one); the rest is left out (default 50,000). */
   maxChunksPerFile: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxChunksPerFile),
-  /** Bytes a PDF's streams may inflate to; a PDF over it is skipped (default 256 MiB). */
+  /** Bytes a PDF's compressed streams may decode to (or 32 times the file's size, if more); a PDF over it is skipped (default 64 MiB). */
   maxInflatedBytes: z.number().int().positive().default(DEFAULT_LOAD_LIMITS.maxInflatedBytes),
   /** Called for each file that gave documents, with how many (a mailbox gives one per message). */
   onFile: fn<(file: LoadedFile) => void>('onFile').optional(),

@@ -55,7 +55,7 @@ export interface LoadLimits {
   maxExpandedBytes?: number;
   /** Chunks one file may give at least (its regions that cannot share a chunk); past it the rest is left out. */
   maxChunksPerFile?: number;
-  /** Bytes PDF streams may inflate to (content, fonts, metadata; images are not read); past it the PDF is skipped. */
+  /** Bytes a PDF's compressed streams may decode to (or 32 times the file's size, if more); past it the PDF is skipped. */
   maxInflatedBytes?: number;
 }
 

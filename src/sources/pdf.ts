@@ -2,13 +2,15 @@
  * The PDF loader: the text of every page, read with pdf.js (`pdfjs-dist`, an optional dependency loaded on
  * the first PDF). Each page is a region with its page number, so a chunk never spans two pages and its
  * locator names the page; paragraphs are told apart by the gaps between lines. An encrypted PDF, one with no
- * text layer (scanned images) and one pdf.js cannot open (truncated, not a PDF) are skipped with the reason;
- * pages past `maxPages` are left out with a warning.
+ * text layer (scanned images) and one pdf.js cannot open (truncated, not a PDF) or whose pages show nothing
+ * (damaged) are skipped with the reason; pages past `maxPages` are left out with a warning. Streams that decode
+ * to more than `maxInflatedBytes` (or 32 times the file) skip the file before pdf.js reads it (pdf-streams.ts).
  */
 import type { Region } from '../store/schemas.js';
 import { fileTitle, isMissingModule, missingLibrary, reasonOf, versionOfBytes } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { DEFAULT_LOAD_LIMITS } from './limits.js';
+import { decodedBytes } from './pdf-streams.js';
 
 // The few pdf.js shapes read here (its own types are not needed to build without the optional package).
 interface TextItem {
@@ -19,6 +21,7 @@ interface TextItem {
 }
 interface PdfPage {
   getTextContent(): Promise<{ items: Array<TextItem | { type: string }> }>;
+  getOperatorList(): Promise<{ fnArray: number[] }>;
   cleanup(): void;
 }
 interface PdfDocument {
@@ -29,6 +32,7 @@ interface PdfDocument {
 }
 interface PdfJs {
   getDocument(options: Record<string, unknown>): { promise: Promise<PdfDocument>; destroy(): Promise<void> };
+  OPS: Record<string, number>;
 }
 
 // The legacy build is the one made for Node (no DOM, no browser-only APIs).
@@ -83,6 +87,33 @@ function trimEndOf(parts: string[]): void {
   }
 }
 
+/** A PDF's streams may decode to this many times its size (or `maxInflatedBytes`, whichever is larger). */
+const INFLATE_RATIO = 32;
+/** Pages read × the page count: beyond it, a PDF is read in part (a flat tree of a million pages costs a million steps per page). */
+const PAGE_LOOKUP_BUDGET = 20_000_000;
+/** Pages whose drawing operations are looked at to tell a scan from a damaged PDF. */
+const PAGES_LOOKED_AT = 3;
+
+/** Whether one of the first pages paints anything: an image, a path, a shading. */
+async function showsSomething(lib: PdfJs, pdf: PdfDocument, pages: number): Promise<boolean> {
+  const painting = new Set(
+    Object.entries(lib.OPS)
+      .filter(([name]) => /^(?:constructPath|fill|eoFill|stroke|closeStroke|fillStroke|eoFillStroke|closeFillStroke|closeEOFillStroke|shadingFill|paint\w*(?:Image|Mask|Form)\w*)$/u.test(name))
+      .map(([, code]) => code),
+  );
+  for (let n = 1; n <= Math.min(pages, PAGES_LOOKED_AT); n += 1) {
+    try {
+      const page = await pdf.getPage(n);
+      const { fnArray } = await page.getOperatorList();
+      page.cleanup();
+      if (fnArray.some((code) => painting.has(code))) return true;
+    } catch {
+      // A page that cannot be read shows nothing.
+    }
+  }
+  return false;
+}
+
 function skipFor(error: unknown): LoaderResult {
   const name = (error as { name?: string } | undefined)?.name;
   if (name === 'PasswordException') return { skip: { reason: 'encrypted', message: 'an encrypted PDF (it needs a password); decrypt it first, e.g. qpdf --decrypt' } };
@@ -102,6 +133,11 @@ export const pdfLoader: Loader = {
       throw error;
     }
     const maxPages = context.limits?.maxPages ?? DEFAULT_LOAD_LIMITS.maxPages;
+    // pdf.js decodes a stream whole when it reads it: streams that decode to more than the budget are never handed to it.
+    const budget = Math.max(context.limits?.maxInflatedBytes ?? DEFAULT_LOAD_LIMITS.maxInflatedBytes, INFLATE_RATIO * input.bytes.length);
+    if ((await decodedBytes(input.bytes, budget)) > budget) {
+      return { skip: { reason: 'too-large', message: `its compressed streams decode to over ${budget} bytes (a compression bomb, or a PDF beyond maxInflatedBytes)` } };
+    }
     // pdf.js takes ownership of the buffer it is given: a copy keeps the caller's bytes intact.
     const task = lib.getDocument({ data: new Uint8Array(input.bytes), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, stopAtErrors: false });
     let pdf: PdfDocument;
@@ -113,8 +149,13 @@ export const pdfLoader: Loader = {
     }
     try {
       const warnings: string[] = [];
-      const pages = Math.min(pdf.numPages, maxPages);
-      if (pdf.numPages > maxPages) warnings.push(`read the first ${maxPages} of ${pdf.numPages} pages (maxPages)`);
+      // pdf.js finds a page by walking the page tree from its root, which in a flat tree (one list of every page)
+      // costs as much as the page count: reading pages × the page count is bounded.
+      const lookable = Math.max(1, Math.floor(PAGE_LOOKUP_BUDGET / Math.max(1, pdf.numPages)));
+      const pages = Math.min(pdf.numPages, maxPages, lookable);
+      if (pdf.numPages > pages) {
+        warnings.push(`read the first ${pages} of ${pdf.numPages} pages (${pages === maxPages ? 'maxPages' : 'pages are looked up in a tree of every page: a PDF this long is read in part'})`);
+      }
       let text = '';
       const regions: Region[] = [];
       let unreadable = 0;
@@ -138,7 +179,11 @@ export const pdfLoader: Loader = {
       }
       if (unreadable > 0) warnings.push(`${unreadable} page${unreadable === 1 ? '' : 's'} could not be read and ${unreadable === 1 ? 'was' : 'were'} left out`);
       if (regions.length === 0) {
-        return { skip: { reason: 'no-text', message: 'a PDF without a text layer (scanned pages or images only); run OCR on it first, e.g. ocrmypdf' } };
+        // OCR helps a page that shows something (a scan, a drawing); a PDF whose pages cannot be read or show nothing is damaged.
+        if (unreadable < pages && (await showsSomething(lib, pdf, pages))) {
+          return { skip: { reason: 'no-text', message: 'a PDF without a text layer (scanned pages or images only); run OCR on it first, e.g. ocrmypdf' } };
+        }
+        return { skip: { reason: 'unreadable', message: 'a damaged PDF: pdf.js opened it but its pages cannot be read or show nothing (OCR would not help)' } };
       }
       const info = await pdf.getMetadata().then((meta) => meta.info ?? {}, () => ({}) as Record<string, unknown>);
       const title = typeof info.Title === 'string' && info.Title.trim() !== '' ? info.Title.trim() : fileTitle(input.path);

@@ -105,7 +105,8 @@ export function parseCues(text: string): { cues: Cue[]; malformed: number } {
     i += 1;
     while (i < lines.length && lines[i]!.trim() !== '' && !TIMING.test(lines[i]!)) body.push(lines[i++]!);
     const cue = cueText(body);
-    if (end < start) malformed += 1;
+    // An hour of hundreds of digits is Infinity seconds: no time a locator can hold.
+    if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) malformed += 1;
     else if (cue !== '') cues.push({ start, end, text: cue });
   }
   return { cues, malformed };
