@@ -109,6 +109,44 @@ describe('watchDocuments', () => {
   });
 });
 
+describe('watching with hostile files', () => {
+  it('one bad file in a batch of twenty good ones: the twenty are applied, the bad one is skipped with the reason', async () => {
+    const dir = join(work, 'batch');
+    mkdirSync(dir, { recursive: true });
+    const store = new MemoryHybridStore();
+    const changed: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      writeFileSync(join(dir, `good-${i}.md`), `# Good ${i}\n\nRefunds within ${i + 1} days.\n`);
+      changed.push(join(dir, `good-${i}.md`));
+    }
+    writeFileSync(join(dir, 'deep.html'), `<html><body>${'<div>'.repeat(20_000)}deep${'</div>'.repeat(20_000)}</body></html>`);
+    changed.splice(7, 0, join(dir, 'deep.html'));
+    const batch = await applyFileChanges([dir], { changed, removed: [] }, { store, base: work });
+    expect(sourceIds(store)).toHaveLength(20);
+    expect(batch.skipped).toMatchObject([{ path: join(dir, 'deep.html'), reason: 'failed' }]);
+  });
+
+  it('watches a folder under a hidden one when that is the path given (~/.config/notes)', async () => {
+    const dir = join(work, '.hidden', 'notes');
+    mkdirSync(dir, { recursive: true });
+    const store = new MemoryHybridStore();
+    const watcher = await watchDocuments([dir], { store, base: work, debounceMs: 100 });
+    try {
+      writeFileSync(join(dir, 'a.md'), '# A\n\nA note kept in a hidden folder.\n');
+      await until('a.md under .hidden/notes ingested', () => sourceIds(store).includes('.hidden/notes/a.md'));
+      // What is hidden below the path given is still left alone.
+      mkdirSync(join(dir, '.drafts'), { recursive: true });
+      writeFileSync(join(dir, '.drafts', 'b.md'), '# B\n\nA draft.\n');
+      writeFileSync(join(dir, 'c.md'), '# C\n\nAnother note.\n');
+      await until('c.md ingested', () => sourceIds(store).includes('.hidden/notes/c.md'));
+      await watcher.idle();
+      expect(sourceIds(store)).toEqual(['.hidden/notes/a.md', '.hidden/notes/c.md']);
+    } finally {
+      await watcher.close();
+    }
+  });
+});
+
 describe('litm-pack ingest --watch', () => {
   it('ingests, then keeps the store file current until SIGINT, one line per batch', async () => {
     const dir = join(work, 'cli');
