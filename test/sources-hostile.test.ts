@@ -136,6 +136,16 @@ describe('a bad file is skipped with the reason, and the files beside it are rea
 });
 
 describe('what one file may expand to is bounded', () => {
+  it('a subject of 200 KB: titles keep 200 characters of it and metadata 998, not the whole of it on every chunk', async () => {
+    const subject = `Renewal ${'terms '.repeat(35_000)}`;
+    const raw = `From: a@example.com\r\nTo: b@example.com\r\nSubject: ${subject}\r\nMessage-ID: <long@example.com>\r\n\r\n${'Body text of the message. '.repeat(2000)}\r\n`;
+    const dir = folder('long-subject', { 'long.eml': raw });
+    const { docs } = await load([dir]);
+    const message = docs.find((d) => d.id === 'long-subject/long.eml')!;
+    expect(message.title!.length).toBeLessThan(300);
+    expect(JSON.stringify(message.metadata).length).toBeLessThan(2_000);
+  });
+
   it('messages forwarded inside messages 40 deep: attachments read 3 deep (maxAttachmentDepth), with a warning', async () => {
     for (const disposition of ['attachment', 'inline'] as const) {
       const dir = folder(`nested-${disposition}`, { 'chain.eml': await makeNestedEmail(40, disposition) });

@@ -129,14 +129,24 @@ function endWithOneNewline(message: string): string {
   return end === message.length ? message : `${message.slice(0, end)}\n`;
 }
 
-const bare = (id: string | undefined) => id?.trim().replace(/^<|>$/gu, '') || undefined;
+/**
+ * Characters kept of one header value (RFC 5322's line length): every chunk of a message and of its attachments
+ * carries its headers, so a value of hundreds of kilobytes would be copied that many times.
+ */
+const MAX_HEADER_VALUE = 998;
+const clip = (value: string) => (value.length > MAX_HEADER_VALUE ? `${value.slice(0, MAX_HEADER_VALUE)}…` : value);
+
+const bare = (id: string | undefined) => {
+  const value = id?.trim().replace(/^<|>$/gu, '');
+  return value ? clip(value) : undefined;
+};
 
 function addresses(list: readonly Address[] | undefined): string[] {
   const out: string[] = [];
   for (const entry of list ?? []) {
     if (entry.group !== undefined) out.push(...addresses(entry.group));
-    else if (entry.address) out.push(entry.address);
-    else if (entry.name) out.push(entry.name);
+    else if (entry.address) out.push(clip(entry.address));
+    else if (entry.name) out.push(clip(entry.name));
   }
   return out;
 }
@@ -193,7 +203,9 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
   // The thread is named by its first message: the first reference, else the message replied to, else itself.
   const thread = references[0] ?? inReplyTo ?? messageId;
   const timestamp = email.date !== undefined && TimestampSchema.safeParse(email.date).success ? email.date : undefined;
-  const headers: Record<string, unknown> = { from: from ?? null, to, cc, subject: email.subject ?? null, date: timestamp ?? email.date ?? null, messageId: messageId ?? null };
+  const subject = email.subject === undefined ? null : clip(email.subject);
+  const date = timestamp ?? (email.date === undefined ? null : clip(email.date));
+  const headers: Record<string, unknown> = { from: from ?? null, to, cc, subject, date, messageId: messageId ?? null };
   // Long lists are cut (the counts say how long they were): every chunk of the message carries its headers.
   if (allTo.length > to.length) headers.toCount = allTo.length;
   if (allCc.length > cc.length) headers.ccCount = allCc.length;
