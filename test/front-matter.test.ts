@@ -79,15 +79,28 @@ describe('litm-pack ingest: front matter and --clusters/--kind', () => {
     expect(new Set(billing.map((c) => c.sourceId))).toEqual(new Set([id('refunds.md')]));
   });
 
-  it('fails with one line naming the file when front matter is malformed, leaving no store behind', async () => {
+  it('skips a file whose front matter is malformed with one line naming it; the rest is ingested (exit 0)', async () => {
     const dir = join(work, 'bad');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'broken.md'), '---\nclusters: [billing\n---\nBody\n');
+    writeFileSync(join(dir, 'good.md'), '# Good\n\nRefunds take 14 days.\n');
     const store = join(work, 'bad-store');
     const out = await runCli(['ingest', dir, '--store', store, '--quiet']);
-    expect(out.code).toBe(2);
+    expect(out.code).toBe(0);
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
-    expect(out.stderr).toMatch(/broken\.md is not valid YAML/);
+    expect(out.stderr).toMatch(/skipped .*broken\.md: Front matter of .*broken\.md is not valid YAML/u);
+    expect(out.stdout).toContain('Skipped 1 file: 1 with bad front matter.');
+    expect((await MemoryHybridStore.load(join(store, 'store.json'))).sources().map((s) => s.sourceId)).toEqual([expect.stringMatching(/good\.md$/u)]);
+  });
+
+  it('alone, such a file leaves nothing to ingest: exit 2 naming why, and no store behind', async () => {
+    const dir = join(work, 'only-bad');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'broken.md'), '---\nclusters: [billing\n---\nBody\n');
+    const store = join(work, 'only-bad-store');
+    const out = await runCli(['ingest', dir, '--store', store, '--quiet']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/No documents to ingest .*1 with bad front matter/u);
     await expect(MemoryHybridStore.load(join(store, 'store.json'))).rejects.toThrow(/No store file at /);
   });
 });

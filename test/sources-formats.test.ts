@@ -230,8 +230,11 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     expect(message.timestamp).toBe('2024-03-15T09:30:00.000Z');
     expect(message.metadata).toEqual({
       email: { from: 'alice@acme.com', to: ['you@example.com'], cc: [], subject: 'Contract renewal', date: '2024-03-15T09:30:00.000Z', messageId: 'renewal@acme.com', thread: 'renewal@acme.com', attachments: ['terms.pdf', 'logo.png'] },
+      messageId: 'renewal@acme.com',
     });
     expect(attachment.regions?.[0]?.page).toBe(1);
+    // Every chunk of the message and of its attachments names the message.
+    expect(attachment.metadata?.messageId).toBe('renewal@acme.com');
     // A body line starting with "#" is text, not a heading.
     expect(chunkDocument(message, { indexedAt: '2024-01-01T00:00:00Z' })[0]!.text).toContain('# 1 thing: sign by Friday.');
   });
@@ -262,7 +265,7 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     ]);
   });
 
-  it('reads a message found in two files once (the same Message-ID)', async () => {
+  it('reads a message found in two files once (the same Message-ID, sender and body)', async () => {
     const dir = join(work, 'mail-twice');
     mkdirSync(dir, { recursive: true });
     const raw = readFileSync(join(work, 'mail/renewal.eml'));
@@ -271,7 +274,7 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     const { docs, skipped } = await load([dir]);
     expect(docs.map((d) => d.id)).toEqual(['mail-twice/a.eml', 'mail-twice/a.eml/terms.pdf']);
     expect(skipped.map((s) => [s.path.split('/').pop(), s.reason, s.message])).toEqual([
-      ['b.eml', 'duplicate', 'the message (Message-ID renewal@acme.com) was already read as mail-twice/a.eml and was left out'],
+      ['b.eml', 'duplicate', 'the message (Message-ID renewal@acme.com) is a copy of mail-twice/a.eml, read already, and was left out'],
     ]);
   });
 
@@ -348,7 +351,7 @@ describe('bad input: limits and skips, never a crash', () => {
     writeFileSync(big, '');
     truncateSync(big, 50 * 1024 * 1024);
     const { skipped } = await load([big]);
-    expect(skipped).toEqual([{ path: big, reason: 'too-large', message: '52428800 bytes, over the limit of 26214400 (maxFileBytes; --max-file-bytes)' }]);
+    expect(skipped).toEqual([{ path: big, sourceId: 'huge.txt', reason: 'too-large', message: '52428800 bytes, over the limit of 26214400 (maxFileBytes; --max-file-bytes)' }]);
     const small = await load([join(MIXED, 'handbook.md')], { base: MIXED, maxFileBytes: 100 });
     expect(small.skipped.map((s) => s.reason)).toEqual(['too-large']);
   });

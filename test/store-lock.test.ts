@@ -2,13 +2,14 @@
 // one change lost; a second writer waits, or refuses with StoreLockedError naming the holder; a lock left by a
 // dead process is taken over; every way out of a writer releases its lock.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync } from 'node:fs';
+import { lutimes, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { isLitmPackError } from '../src/base/errors.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import { StoreLockedError, acquireStoreLock, storeLockPath, withStoreLock } from '../src/memory/lock.js';
 
@@ -200,4 +201,42 @@ describe('stale locks and every way out', () => {
     expect((await next.done).result, next.output()).toEqual({ ok: true });
     expect(await sourcesIn(path)).toEqual(['next.md']);
   }, 60_000);
+});
+
+describe('lock files that are not lock files', () => {
+  const lock = (holder: Record<string, unknown>) => JSON.stringify({ host: hostname(), lockedAt: '', processStartedAt: '', token: 'odd', ...holder });
+
+  it('a symbolic link to nothing at the lock\'s name: waited for within waitMs, then refused (never a busy loop)', async () => {
+    const path = await storeDir();
+    await symlink(join(path, '..', 'nowhere'), storeLockPath(path));
+    const error = await withStoreLock(path, () => 'never', { waitMs: 150 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreLockedError);
+    expect(lstatSync(storeLockPath(path)).isSymbolicLink()).toBe(true);
+  });
+
+  it('an old symbolic link to nothing is a stale lock: taken over', async () => {
+    const path = await storeDir();
+    await symlink(join(path, '..', 'nowhere'), storeLockPath(path));
+    const longAgo = new Date(Date.now() - 60_000);
+    await lutimes(storeLockPath(path), longAgo, longAgo);
+    expect(await withStoreLock(path, () => 'written', { waitMs: 0 })).toBe('written');
+    expect(existsSync(storeLockPath(path))).toBe(false);
+  });
+
+  it('a directory at the lock\'s name is a typed error saying what to remove', async () => {
+    const path = await storeDir();
+    await mkdir(storeLockPath(path), { recursive: true });
+    const error = await withStoreLock(path, () => 'never', { waitMs: 0 }).catch((e: unknown) => e);
+    expect(isLitmPackError(error, 'corrupt')).toBe(true);
+    expect((error as Error).message).toContain(`rmdir ${storeLockPath(path)}`);
+  });
+
+  it('a lock naming pid 0 or -1 (process groups, never a writer) is stale: taken over at once', async () => {
+    for (const pid of [0, -1]) {
+      const path = await storeDir();
+      await writeFile(storeLockPath(path), lock({ pid }));
+      expect(await withStoreLock(path, () => pid, { waitMs: 0 })).toBe(pid);
+      expect(existsSync(storeLockPath(path))).toBe(false);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 // watchDocuments and `ingest --watch`: a store kept current while files are added, changed, renamed and
 // deleted, one add/remove and one save per batch.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -92,16 +92,58 @@ describe('watchDocuments', () => {
     expect(sourceIds(store)).toEqual([]);
   });
 
-  it('leaves the store untouched when reading a batch fails', async () => {
+  it('a file its loader fails on is skipped with the reason; the rest of the batch is applied, and what the file held stays', async () => {
     const dir = join(work, 'fail');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'a.md'), '# A\n\nKept as it was.\n');
     const store = new MemoryHybridStore();
     await store.addDocuments(await loadDocuments([dir], { base: work }));
-    const before = sourceIds(store);
+    writeFileSync(join(dir, 'a.md'), '# A\n\nA new text its reader crashes on.\n');
+    writeFileSync(join(dir, 'b.txt'), 'Bravo, a good file of the same batch.\n');
     const failing = { name: 'failing', extensions: ['.md'], load: () => { throw new Error('reader crashed'); } };
-    await expect(applyFileChanges([dir], { changed: [join(dir, 'a.md')], removed: [] }, { store, base: work, loaders: [failing] })).rejects.toThrow('reader crashed');
-    expect(sourceIds(store)).toEqual(before);
+    const { textLoader } = await import('../src/sources/text.js');
+    const batch = await applyFileChanges([dir], { changed: [join(dir, 'a.md'), join(dir, 'b.txt')], removed: [] }, { store, base: work, loaders: [failing, textLoader] });
+    expect(batch.skipped).toMatchObject([{ path: join(dir, 'a.md'), reason: 'failed', message: 'the failing loader failed: reader crashed' }]);
+    expect(sourceIds(store)).toEqual(['fail/a.md', 'fail/b.txt']);
+    expect((await store.search({ text: 'kept', mode: 'lexical', limit: 5 })).map((hit) => hit.sourceId)).toEqual(['fail/a.md']);
+  });
+});
+
+describe('watching with hostile files', () => {
+  it('one bad file in a batch of twenty good ones: the twenty are applied, the bad one is skipped with the reason', async () => {
+    const dir = join(work, 'batch');
+    mkdirSync(dir, { recursive: true });
+    const store = new MemoryHybridStore();
+    const changed: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      writeFileSync(join(dir, `good-${i}.md`), `# Good ${i}\n\nRefunds within ${i + 1} days.\n`);
+      changed.push(join(dir, `good-${i}.md`));
+    }
+    writeFileSync(join(dir, 'deep.html'), `<html><body>${'<div>'.repeat(20_000)}deep${'</div>'.repeat(20_000)}</body></html>`);
+    changed.splice(7, 0, join(dir, 'deep.html'));
+    const batch = await applyFileChanges([dir], { changed, removed: [] }, { store, base: work });
+    expect(sourceIds(store)).toHaveLength(20);
+    expect(batch.skipped).toMatchObject([{ path: join(dir, 'deep.html'), reason: 'failed' }]);
+  });
+
+  it('watches a folder under a hidden one when that is the path given (~/.config/notes)', async () => {
+    const dir = join(work, '.hidden', 'notes');
+    mkdirSync(dir, { recursive: true });
+    const store = new MemoryHybridStore();
+    const watcher = await watchDocuments([dir], { store, base: work, debounceMs: 100 });
+    try {
+      writeFileSync(join(dir, 'a.md'), '# A\n\nA note kept in a hidden folder.\n');
+      await until('a.md under .hidden/notes ingested', () => sourceIds(store).includes('.hidden/notes/a.md'));
+      // What is hidden below the path given is still left alone.
+      mkdirSync(join(dir, '.drafts'), { recursive: true });
+      writeFileSync(join(dir, '.drafts', 'b.md'), '# B\n\nA draft.\n');
+      writeFileSync(join(dir, 'c.md'), '# C\n\nAnother note.\n');
+      await until('c.md ingested', () => sourceIds(store).includes('.hidden/notes/c.md'));
+      await watcher.idle();
+      expect(sourceIds(store)).toEqual(['.hidden/notes/a.md', '.hidden/notes/c.md']);
+    } finally {
+      await watcher.close();
+    }
   });
 });
 

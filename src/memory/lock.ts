@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { link, mkdir, open, readFile, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { LitmPackError } from '../base/errors.js';
@@ -116,6 +116,8 @@ export function pidRunning(pid: number): boolean {
 /** True when the lock's owner is certainly gone; a lock of another host is never judged from here. */
 function ownerGone(holder: StoreLockHolder): boolean {
   if (holder.host !== HOST) return false;
+  // Not a process: kill(0) and kill(-1) signal process groups, which always "run", so such a lock would never go stale.
+  if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return true;
   if (holder.bootId !== undefined && BOOT_ID !== undefined && holder.bootId !== BOOT_ID) return true;
   if (holder.pid === process.pid) {
     // Our own pid: ours if we hold it, else left by an earlier process that had this pid.
@@ -177,13 +179,29 @@ function parseHolder(text: string): StoreLockHolder | undefined {
   return undefined;
 }
 
+/**
+ * The lock file's holder and age; null when there is none. A symbolic link to nothing (or in a loop) at the lock's
+ * name is a lock without valid content (stale once old, like a half-written one); a directory there is `corrupt`.
+ */
 async function readLock(path: string): Promise<{ holder: StoreLockHolder | undefined; ageMs: number } | null> {
   try {
     const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
     return { holder: parseHolder(text), ageMs: Date.now() - info.mtimeMs };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ELOOP') {
+      // The name may still exist as a link that leads nowhere: link() then says it exists, readFile that it does not.
+      const link = await lstat(path).catch(() => null);
+      if (link === null) return null;
+      return { holder: undefined, ageMs: Date.now() - link.mtimeMs };
+    }
+    if (code === 'EISDIR') {
+      throw new LitmPackError('corrupt', `The store lock ${path} is a directory, not a lock file; remove it (rmdir ${path}) if no writer is running`, {
+        cause: error,
+        details: { lockPath: path },
+      });
+    }
+    throw new LitmPackError('io_error', `Could not read the store lock ${path}: ${(error as Error).message}`, { cause: error, details: { lockPath: path } });
   }
 }
 
@@ -299,7 +317,12 @@ export async function acquireStoreLock(storePath: string, options: StoreLockOpti
       };
     }
     const current = await readLock(path);
-    if (current === null) continue;
+    if (current === null) {
+      // Gone since the create failed: try again, within the wait like any other round.
+      const waited = Date.now() - started;
+      if (waited >= waitMs && attempt > 0) throw new StoreLockedError(path, undefined, waited);
+      continue;
+    }
     const stale = current.holder === undefined ? current.ageMs > UNREADABLE_STALE_MS : ownerGone(current.holder);
     if (stale) {
       // Someone else is taking it over: let them finish.

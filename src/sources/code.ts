@@ -4,7 +4,8 @@
  * build). TypeScript/TSX, JavaScript, Python, Go, Rust and Java are parsed; each top-level definition
  * (function, class, interface, type, enum, impl, module) with its doc comment is one region, with its symbol
  * path as the section (`CircuitBreaker`, a method `CircuitBreaker.record`, a Go method `Breaker.Record`) and
- * exact line numbers. A definition too long for one chunk is split by member. Code that defines nothing
+ * exact line numbers. A definition too long for one chunk is split by member; tiny neighbouring definitions (one-line
+ * functions) share a region until it is `MIN_DEFINITION_CHARS` long, named after all of them. Code that defines nothing
  * (imports, constants, statements) joins the definition after it (or, at the end of a file, the one before).
  * Other languages, files without definitions and files of a parsed language when the grammars are not
  * installed are chunked by lines (blank-line-separated blocks merged up to the bound), with line numbers too.
@@ -250,7 +251,43 @@ function definitionRegions(text: string, root: SyntaxNode, family: Family): Regi
     }
     regions.push(region);
   });
-  return regions;
+  return mergeTiny(regions);
+}
+
+/**
+ * A definition shorter than this (a one-line function, a type alias) joins the tiny definitions next to it until
+ * their region reaches it: a chunk of its own each would make a file of a hundred thousand one-liners as many
+ * chunks, each too short to be found by its words.
+ */
+const MIN_DEFINITION_CHARS = 256;
+/** Names a merged region's section lists before counting the rest. */
+const NAMES_SHOWN = 5;
+
+/** Runs of neighbouring tiny definitions as one region each, named after the definitions it holds. */
+function mergeTiny(regions: readonly Region[]): Region[] {
+  const tiny = (region: Region) => region.parts === undefined && region.end - region.start < MIN_DEFINITION_CHARS;
+  const out: Region[] = [];
+  let group: Region[] = [];
+  const close = () => {
+    if (group.length === 1) out.push(group[0]!);
+    else if (group.length > 1) {
+      const names = group.map((region) => region.section?.[0] ?? '');
+      const shown = names.length > NAMES_SHOWN ? `${names.slice(0, NAMES_SHOWN).join(', ')} +${names.length - NAMES_SHOWN}` : names.join(', ');
+      out.push({ start: group[0]!.start, end: group[group.length - 1]!.end, section: [shown], line: group[0]!.line, unit: 'whole' });
+    }
+    group = [];
+  };
+  for (const region of regions) {
+    if (!tiny(region)) {
+      close();
+      out.push(region);
+      continue;
+    }
+    group.push(region);
+    if (group[group.length - 1]!.end - group[0]!.start >= MIN_DEFINITION_CHARS) close();
+  }
+  close();
+  return out;
 }
 
 /** Line-based regions: the whole file as blank-line-separated blocks, with line numbers. */

@@ -7,8 +7,13 @@
  * 2024-03-15 — subject: Contract renewal`. Attachments of a kind some loader of this load reads (text,
  * markdown, HTML, PDF, code, transcripts, records, e-mail) are sources of their own, `<message>/<file name>`,
  * with `parentId` naming the message: the packer then cites one of the pair (the attachment, see
- * `attachment-preferred`). A message whose Message-ID was already read in this load (the same mail in two
+ * `attachment-preferred`). A message already read in this load (the same Message-ID, sender and body in two
  * mailboxes) is left out with a warning, as is a message that cannot be parsed; the rest is read.
+ *
+ * What a message may cost is bounded: its headers (`MAX_HEADER_BYTES`, checked by the parser before it decodes
+ * them), how deep attachments are read (`maxAttachmentDepth`: a message in a message in a message...) and the
+ * bytes its attachments may expand to at every depth (`maxExpandedBytes`); runs of blank lines longer than
+ * `MAX_BLANK_LINES` are cut to that many before parsing (the parser's cost is per line).
  */
 import { extname } from 'node:path';
 import { sha256Hex } from '../base/canonical.js';
@@ -49,6 +54,15 @@ interface PostalMimeModule {
   default: { parse(raw: Uint8Array | string, options?: Record<string, unknown>): Promise<ParsedEmail> };
 }
 
+/** Header bytes of one message (every part's headers together); a message with more is left out. */
+export const MAX_HEADER_BYTES = 256 * 1024;
+/** Blank lines in a row kept before parsing: the parser spends microseconds per line, so a run of millions costs minutes. */
+export const MAX_BLANK_LINES = 100;
+/** Addresses (and references) kept in a message's metadata: a header of thousands would be copied to every chunk. */
+const MAX_LISTED = 100;
+/** Characters of the subject in a title (every chunk of the message and its attachments carries the title). */
+const MAX_TITLE_SUBJECT = 200;
+
 let postalMime: Promise<PostalMimeModule> | undefined;
 const loadPostalMime = () => (postalMime ??= import('postal-mime') as unknown as Promise<PostalMimeModule>);
 
@@ -73,17 +87,66 @@ export function splitMbox(text: string): string[] {
     previousBlank = line.trim() === '';
   }
   if (current !== null) messages.push(current.join('\n'));
-  return messages.map((message) => message.replace(/\n+$/u, '\n')).filter((message) => message.trim() !== '');
+  return messages.map(endWithOneNewline).filter((message) => message.trim() !== '');
 }
 
-const bare = (id: string | undefined) => id?.trim().replace(/^<|>$/gu, '') || undefined;
+/**
+ * The message with every run of more than `max` blank lines (LF or CRLF) cut to `max`; the same bytes when there
+ * is none. The first blank line ends the headers and stays; a run that long is never content anyone reads.
+ */
+export function cutBlankRuns(bytes: Uint8Array, max = MAX_BLANK_LINES): Uint8Array {
+  let out: Uint8Array | null = null;
+  let length = 0;
+  let blanks = 0;
+  let lineStart = 0;
+  for (let i = 0; i < bytes.length; i += 1) {
+    if (bytes[i] !== 0x0a) continue;
+    const blank = i === lineStart || (i === lineStart + 1 && bytes[lineStart] === 0x0d);
+    blanks = blank ? blanks + 1 : 0;
+    if (blanks > max) {
+      // Copy what came before this line once, then keep writing what is kept.
+      if (out === null) {
+        out = new Uint8Array(bytes.length);
+        out.set(bytes.subarray(0, lineStart));
+        length = lineStart;
+      }
+    } else if (out !== null) {
+      out.set(bytes.subarray(lineStart, i + 1), length);
+      length += i + 1 - lineStart;
+    }
+    lineStart = i + 1;
+  }
+  if (out === null) return bytes;
+  out.set(bytes.subarray(lineStart), length);
+  length += bytes.length - lineStart;
+  return out.subarray(0, length);
+}
+
+/** The message with its trailing line breaks made one (a loop: `/\n+$/` backtracks over a long run of them). */
+function endWithOneNewline(message: string): string {
+  let end = message.length;
+  while (end > 0 && message.charCodeAt(end - 1) === 0x0a) end -= 1;
+  return end === message.length ? message : `${message.slice(0, end)}\n`;
+}
+
+/**
+ * Characters kept of one header value (RFC 5322's line length): every chunk of a message and of its attachments
+ * carries its headers, so a value of hundreds of kilobytes would be copied that many times.
+ */
+const MAX_HEADER_VALUE = 998;
+const clip = (value: string) => (value.length > MAX_HEADER_VALUE ? `${value.slice(0, MAX_HEADER_VALUE)}…` : value);
+
+const bare = (id: string | undefined) => {
+  const value = id?.trim().replace(/^<|>$/gu, '');
+  return value ? clip(value) : undefined;
+};
 
 function addresses(list: readonly Address[] | undefined): string[] {
   const out: string[] = [];
   for (const entry of list ?? []) {
     if (entry.group !== undefined) out.push(...addresses(entry.group));
-    else if (entry.address) out.push(entry.address);
-    else if (entry.name) out.push(entry.name);
+    else if (entry.address) out.push(clip(entry.address));
+    else if (entry.name) out.push(clip(entry.name));
   }
   return out;
 }
@@ -94,7 +157,8 @@ export function emailTitle(from: string | undefined, to: readonly string[], date
   const recipients = to.length === 0 ? undefined : to.length === 1 ? to[0]! : `${to[0]} +${to.length - 1}`;
   if (from !== undefined || recipients !== undefined) parts.push(`${from ?? '?'} → ${recipients ?? '?'}`);
   if (date !== undefined) parts.push(date.slice(0, 10));
-  if (subject !== undefined && subject.trim() !== '') parts.push(`subject: ${subject.trim()}`);
+  const shown = subject?.trim() ?? '';
+  if (shown !== '') parts.push(`subject: ${shown.length > MAX_TITLE_SUBJECT ? `${shown.slice(0, MAX_TITLE_SUBJECT)}…` : shown}`);
   return parts.join(' — ');
 }
 
@@ -119,21 +183,34 @@ interface MessageOutcome {
   warnings: string[];
 }
 
+/** The parser's options: headers bounded, messages inside messages read inline no deeper than attachments are. */
+function parseOptions(context: LoaderContext) {
+  const maxDepth = context.limits?.maxAttachmentDepth ?? DEFAULT_LOAD_LIMITS.maxAttachmentDepth;
+  return { attachmentEncoding: 'arraybuffer', maxHeadersSize: MAX_HEADER_BYTES, maxRfc822NestingDepth: Math.max(0, maxDepth - (context.nesting?.depth ?? 0)) };
+}
+
 /** One parsed message: its document and its attachments' documents. */
 async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInput, context: LoaderContext, version: string): Promise<MessageOutcome> {
   const warnings: string[] = [];
   const from = addresses(email.from === undefined ? [] : [email.from])[0];
-  const to = addresses(email.to);
-  const cc = addresses(email.cc);
+  const allTo = addresses(email.to);
+  const allCc = addresses(email.cc);
+  const to = allTo.slice(0, MAX_LISTED);
+  const cc = allCc.slice(0, MAX_LISTED);
   const messageId = bare(email.messageId);
   const references = (email.references ?? '').split(/\s+/u).map(bare).filter((ref): ref is string => ref !== undefined);
   const inReplyTo = bare(email.inReplyTo);
   // The thread is named by its first message: the first reference, else the message replied to, else itself.
   const thread = references[0] ?? inReplyTo ?? messageId;
   const timestamp = email.date !== undefined && TimestampSchema.safeParse(email.date).success ? email.date : undefined;
-  const headers: Record<string, unknown> = { from: from ?? null, to, cc, subject: email.subject ?? null, date: timestamp ?? email.date ?? null, messageId: messageId ?? null };
+  const subject = email.subject === undefined ? null : clip(email.subject);
+  const date = timestamp ?? (email.date === undefined ? null : clip(email.date));
+  const headers: Record<string, unknown> = { from: from ?? null, to, cc, subject, date, messageId: messageId ?? null };
+  // Long lists are cut (the counts say how long they were): every chunk of the message carries its headers.
+  if (allTo.length > to.length) headers.toCount = allTo.length;
+  if (allCc.length > cc.length) headers.ccCount = allCc.length;
   if (inReplyTo !== undefined) headers.inReplyTo = inReplyTo;
-  if (references.length > 0) headers.references = references;
+  if (references.length > 0) headers.references = references.length > MAX_LISTED ? [...references.slice(0, MAX_LISTED / 2), ...references.slice(-MAX_LISTED / 2)] : references;
   if (thread !== undefined) headers.thread = thread;
 
   let text = email.text ?? '';
@@ -143,8 +220,9 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     text = page.text;
     regions = page.regions;
   }
-  text = text.replace(/\r\n?/gu, '\n').replace(/\s+$/u, '');
-  const title = emailTitle(from, to, timestamp, email.subject);
+  // trimEnd, not /\s+$/: that pattern tries every start in a run of whitespace (quadratic in its length).
+  text = text.replace(/\r\n?/gu, '\n').trimEnd();
+  const title = emailTitle(from, allTo, timestamp, email.subject);
   const names: string[] = [];
   const documents: IngestDocument[] = [];
   const message: IngestDocument = {
@@ -154,12 +232,17 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     version,
     // The body is read as paragraphs, never as markdown headings (a quoted "# 1" is text).
     regions: regions ?? [{ start: 0, end: text.length }],
-    metadata: { email: headers } as IngestDocument['metadata'],
+    metadata: { email: headers, ...(messageId === undefined ? {} : { messageId }) } as IngestDocument['metadata'],
   };
   if (timestamp !== undefined) message.timestamp = timestamp;
   documents.push(message);
 
   const used = new Set<string>();
+  // Attachments are one level deeper than this message; the bytes they expand to count for the outermost message.
+  const depth = (context.nesting?.depth ?? 0) + 1;
+  const expanded = context.nesting?.expanded ?? { bytes: 0 };
+  const maxDepth = context.limits?.maxAttachmentDepth ?? DEFAULT_LOAD_LIMITS.maxAttachmentDepth;
+  const maxExpanded = context.limits?.maxExpandedBytes ?? DEFAULT_LOAD_LIMITS.maxExpandedBytes;
   for (const [index, attachment] of email.attachments.entries()) {
     const extension = extensionOf(attachment);
     const loader = extension === '' ? undefined : context.loaderFor?.(extension);
@@ -170,9 +253,19 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     for (let n = 2; used.has(key); n += 1) key = `${n}-${name}`;
     used.add(key);
     const sourceId = `${id}/${key}`;
+    if (depth > maxDepth) {
+      warnings.push(`attachment ${name} of ${messageId ?? id} left out: attachments are read ${maxDepth} deep (maxAttachmentDepth)`);
+      continue;
+    }
+    const bytes = bytesOf(attachment.content);
+    if (expanded.bytes + bytes.length > maxExpanded) {
+      warnings.push(`attachment ${name} of ${messageId ?? id} left out: the message's attachments expand to over ${maxExpanded} bytes (maxExpandedBytes)`);
+      continue;
+    }
+    expanded.bytes += bytes.length;
     let result: LoaderResult;
     try {
-      result = await loader.load({ path: `${input.path}/${name}`, sourceId, extension, bytes: bytesOf(attachment.content) }, context);
+      result = await loader.load({ path: `${input.path}/${name}`, sourceId, extension, bytes }, { ...context, nesting: { depth, expanded } });
     } catch (error) {
       warnings.push(`attachment ${name} of ${messageId ?? id} could not be read: ${reasonOf(error)}`);
       continue;
@@ -183,7 +276,9 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     }
     warnings.push(...(result.warnings ?? []).map((warning) => `attachment ${name}: ${warning}`));
     for (const doc of result.documents) {
-      const metadata = { ...(doc.metadata ?? {}), attachment: { filename: name, mimeType: attachment.mimeType }, email: headers };
+      // Every chunk of a message and of its attachments names the message (a nested message keeps its own).
+      const own = doc.metadata?.messageId;
+      const metadata = { ...(doc.metadata ?? {}), attachment: { filename: name, mimeType: attachment.mimeType }, email: headers, ...(own === undefined && messageId !== undefined ? { messageId } : {}) };
       const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata as IngestDocument['metadata'] };
       attached.title = `${doc.title ?? name} — attachment — ${title.replace(/^Email — /u, '')}`;
       if (timestamp !== undefined && attached.timestamp === undefined) attached.timestamp = timestamp;
@@ -194,14 +289,33 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
   return { documents, warnings };
 }
 
-/** The Message-IDs read so far in this load, and where. */
-function seenMessages(context: LoaderContext): Map<string, string> {
-  let seen = context.state?.get('email:message-ids') as Map<string, string> | undefined;
+/** A message read so far in this load: its source id, sender and body (what a copy of it has the same). */
+interface SeenMessage {
+  id: string;
+  from: string;
+  body: string;
+}
+
+/** The messages read so far in this load, by Message-ID. */
+function seenMessages(context: LoaderContext): Map<string, SeenMessage[]> {
+  let seen = context.state?.get('email:message-ids') as Map<string, SeenMessage[]> | undefined;
   if (seen === undefined) {
     seen = new Map();
     context.state?.set('email:message-ids', seen);
   }
   return seen;
+}
+
+/**
+ * The message read before of which this one is a copy, if any. A Message-ID is only a sender's claim: anyone can
+ * put another's in a message. So a message of another file is a copy only when its sender and body are the same
+ * too (the same mail in two mailboxes); a forged Message-ID never hides a message.
+ */
+function copyOf(seen: Map<string, SeenMessage[]>, messageId: string, message: SeenMessage): SeenMessage | undefined {
+  const earlier = seen.get(messageId) ?? [];
+  const copy = earlier.find((other) => other.id !== message.id && other.from === message.from && other.body === message.body);
+  if (copy === undefined) seen.set(messageId, [...earlier, message]);
+  return copy;
 }
 
 export const emailLoader: Loader = {
@@ -222,6 +336,7 @@ export const emailLoader: Loader = {
     }
     const seen = seenMessages(context);
     const documents: IngestDocument[] = [];
+    const held: string[] = [];
     const ids = new Set<string>();
     let repeats = 0;
     for (const [index, bytes] of raw.entries()) {
@@ -229,7 +344,7 @@ export const emailLoader: Loader = {
       const where = mbox ? `message ${index + 1}` : 'the message';
       let email: ParsedEmail;
       try {
-        email = await PostalMime.parse(bytes, { attachmentEncoding: 'arraybuffer' });
+        email = await PostalMime.parse(cutBlankRuns(bytes), parseOptions(context));
       } catch (error) {
         warnings.push(`${where} could not be parsed and was left out: ${reasonOf(error)}`);
         continue;
@@ -251,13 +366,14 @@ export const emailLoader: Loader = {
         ids.add(id);
       }
       if (messageId !== undefined) {
-        const earlier = seen.get(messageId);
-        if (earlier !== undefined && earlier !== id) {
-          warnings.push(`${where} (Message-ID ${messageId}) was already read as ${earlier} and was left out`);
+        const from = addresses(email.from === undefined ? [] : [email.from])[0] ?? '';
+        const copy = copyOf(seen, messageId, { id, from, body: sha256Hex(`${email.text ?? ''}\u0000${email.html ?? ''}`) });
+        if (copy !== undefined) {
+          warnings.push(`${where} (Message-ID ${messageId}) is a copy of ${copy.id}, read already, and was left out`);
+          held.push(id);
           repeats += 1;
           continue;
         }
-        seen.set(messageId, id);
       }
       const outcome = await messageDocuments(email, id, input, context, mbox ? versionOfBytes(bytes) : versionOfBytes(input.bytes));
       documents.push(...outcome.documents);
@@ -268,6 +384,6 @@ export const emailLoader: Loader = {
       const reason = repeats > 0 && repeats === raw.length ? 'duplicate' : 'unreadable';
       return { skip: { reason, message: warnings[0] ?? 'no message could be read' } };
     }
-    return { documents, ...(warnings.length > 0 ? { warnings } : {}) };
+    return { documents, ...(warnings.length > 0 ? { warnings } : {}), ...(held.length > 0 ? { held } : {}) };
   },
 };

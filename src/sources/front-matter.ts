@@ -29,17 +29,18 @@ function parseYaml(source: string): unknown {
   return yamlParse(source, { schema: 'core' });
 }
 
-const names = (what: string) =>
-  z.union([z.string().min(1), z.array(z.string().min(1, `${what} must be non-empty strings`))], {
-    message: `${what} must be a name or a list of names`,
-  });
+// An empty list would be ambiguous: readable by no one, or (as a missing acl) by everyone?
+const principals = z.union(
+  [z.string().min(1), z.array(z.string().min(1, 'acl principals must be non-empty strings')).min(1, 'acl must name at least one principal; omit it for a document everyone may read')],
+  { message: 'acl principals must be a name or a list of names' },
+);
 
 const FrontMatterSchema = z.looseObject({
   // A number would lose digits (YAML reads 1.10 as 1.1): quoting it keeps it as written.
   version: z.string({ message: 'version must be a string (quote it: version: "1.10")' }).min(1).optional(),
   url: z.string({ message: 'url must be a string' }).min(1).optional(),
   timestamp: TimestampSchema.optional(),
-  acl: names('acl principals').optional(),
+  acl: principals.optional(),
   clusters: z
     .union([z.string().min(1), z.array(z.string().min(1, 'cluster names must be non-empty strings'))], {
       message: 'clusters must be a name or a list of names',

@@ -3,7 +3,7 @@
 // (`loadDocuments` and the framework converters are in the root entry too.)
 export { DEFAULT_LOAD_LIMITS } from './limits.js';
 export { LoadDocumentsOptionsSchema, defaultLoaders, describeSkipped, loadDocuments } from './load.js';
-export type { LoadDocumentsOptions, LoadWarning, SkippedFile } from './load.js';
+export type { LoadDocumentsOptions, LoadedFile, LoadWarning, SkippedFile } from './load.js';
 export type { LoadLimits, Loader, LoaderContext, LoaderInput, LoaderResult, SkipNotice } from './loader.js';
 export { decodeText, markdownLoader, textLoader } from './text.js';
 export { htmlLoader } from './html.js';

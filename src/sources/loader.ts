@@ -25,9 +25,19 @@ export interface SkipNotice {
 
 /**
  * The documents read, with `warnings` for what was read only in part (a malformed message left out, pages past
- * the limit), or a skip notice.
+ * the limit), or a skip notice. A loader that throws has its file skipped (reason `failed`), like a skip notice.
  */
-export type LoaderResult = { documents: IngestDocument[]; warnings?: string[] } | { skip: SkipNotice };
+export type LoaderResult =
+  | {
+      documents: IngestDocument[];
+      warnings?: string[];
+      /**
+       * Source ids the file holds whose documents were left out as copies of documents another file of this load
+       * gave (the same message in two mailboxes): not gone, so pruning keeps what is stored under them.
+       */
+      held?: string[];
+    }
+  | { skip: SkipNotice };
 
 /** Bounds on what one file may make loaders read (`loadDocuments` options; defaults in `DEFAULT_LOAD_LIMITS`). */
 export interface LoadLimits {
@@ -39,6 +49,14 @@ export interface LoadLimits {
   maxMessages: number;
   /** Records read per JSON Lines or JSON file; the rest are left out with a warning. */
   maxRecords: number;
+  /** How deep attachments are read: 1 reads a message's attachments, 2 also theirs (a forwarded message's)... */
+  maxAttachmentDepth?: number;
+  /** Bytes of attachments (at every depth) one message may hand to loaders; the rest are left out with a warning. */
+  maxExpandedBytes?: number;
+  /** Chunks one file may give at least (its regions that cannot share a chunk); past it the rest is left out. */
+  maxChunksPerFile?: number;
+  /** Bytes a PDF's compressed streams may decode to (or 32 times the file's size, if more); past it the PDF is skipped. */
+  maxInflatedBytes?: number;
 }
 
 export interface LoaderContext {
@@ -52,6 +70,11 @@ export interface LoaderContext {
    * found in two mailboxes is ingested once.
    */
   state?: Map<string, unknown>;
+  /**
+   * Set by a container for what it carries (an e-mail's attachments): how deep the file is (1 for a message's
+   * attachment), and the bytes the outermost message has handed to loaders so far (shared by every depth).
+   */
+  nesting?: { depth: number; expanded: { bytes: number } };
 }
 
 export interface Loader {
@@ -59,6 +82,6 @@ export interface Loader {
   readonly name: string;
   /** The extensions it reads, lower case with the dot (`.md`). */
   readonly extensions: readonly string[];
-  /** Reads one file. A file it cannot read is skipped with a notice, never a throw (a throw fails the whole load). */
+  /** Reads one file. A file it cannot read is skipped with a notice (a throw skips the file too, as `failed`). */
   load(input: LoaderInput, context: LoaderContext): LoaderResult | Promise<LoaderResult>;
 }

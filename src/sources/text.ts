@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { sha256Hex } from '../base/canonical.js';
 import type { IngestDocument } from '../store/schemas.js';
 import { readFrontMatter, type FrontMatter } from './front-matter.js';
+import { reasonOf } from './common.js';
 import type { Loader, LoaderInput, LoaderResult } from './loader.js';
 
 // Hand-written rather than a dependency: two checks that need no heuristics table. A NUL byte never occurs in
@@ -64,8 +65,14 @@ export const markdownLoader: Loader = {
   load(input) {
     const decoded = decodeText(input.bytes);
     if ('problem' in decoded) return notText(decoded.problem);
-    const { text, frontMatter } = readFrontMatter(decoded.text, input.path);
-    return { documents: [documentOf(input, decoded.text, frontMatter, text)] };
+    let read: ReturnType<typeof readFrontMatter>;
+    try {
+      read = readFrontMatter(decoded.text, input.path);
+    } catch (error) {
+      // Bad front matter skips the file: read without it, an `acl:` it meant to set would be lost (the file public).
+      return { skip: { reason: 'front-matter', message: reasonOf(error) } };
+    }
+    return { documents: [documentOf(input, decoded.text, read.frontMatter, read.text)] };
   },
 };
 

@@ -31,9 +31,8 @@ function seconds(h: string | undefined, m: string, s: string, ms: string | undef
 /** `<v Alice>Hello</v>` → `Alice: Hello`; other tags (`<i>`, `<c.red>`, timestamps) dropped; entities of WebVTT decoded. */
 function cueText(lines: readonly string[]): string {
   const joined = lines.join(' ');
-  const voice = /^<v(?:\.[^\s>]*)?\s+([^>]+)>/u.exec(joined);
-  const body = joined
-    .replace(/<[^>]*>/gu, '')
+  const voice = voiceOf(joined);
+  const body = withoutTags(joined)
     .replace(/&lt;/gu, '<')
     .replace(/&gt;/gu, '>')
     .replace(/&nbsp;/gu, '\u00a0')
@@ -41,7 +40,43 @@ function cueText(lines: readonly string[]): string {
     .replace(/&amp;/gu, '&')
     .replace(/\s+/gu, ' ')
     .trim();
-  return voice ? `${voice[1]!.trim()}: ${body}` : body;
+  return voice !== null ? `${voice.trim()}: ${body}` : body;
+}
+
+// The two helpers below are loops rather than the patterns they replace (`/<[^>]*>/g` and
+// `/^<v(?:\.[^\s>]*)?\s+([^>]+)>/`), which backtrack over a long run of `<` or of spaces: quadratic in the run.
+
+/** The text without its tags: each `<` up to the next `>` (a `<` with no `>` after it is kept). */
+function withoutTags(text: string): string {
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf('<', from);
+    const close = open === -1 ? -1 : text.indexOf('>', open);
+    if (close === -1) return out + text.slice(from);
+    out += text.slice(from, open);
+    from = close + 1;
+  }
+}
+
+const isSpace = (char: string | undefined) => char !== undefined && /\s/u.test(char);
+
+/** The speaker of a cue that starts with a voice tag (`<v Alice>`, `<v.loud Bob>`), or null. */
+function voiceOf(text: string): string | null {
+  if (!text.startsWith('<v')) return null;
+  let at = 2;
+  if (text[at] === '.') {
+    at += 1;
+    while (at < text.length && !isSpace(text[at]) && text[at] !== '>') at += 1;
+  }
+  const spaces = at;
+  while (isSpace(text[at])) at += 1;
+  if (at === spaces) return null;
+  const close = text.indexOf('>', at);
+  if (close === -1) return null;
+  // The name is what lies between the spaces and the `>` (as the pattern read it, a space when nothing else does).
+  if (close === at) return at - spaces >= 2 ? text[at - 1]! : null;
+  return text.slice(at, close);
 }
 
 /** The cues of a WebVTT or SRT file, in file order; `malformed` counts timing lines that could not be read. */
@@ -70,7 +105,8 @@ export function parseCues(text: string): { cues: Cue[]; malformed: number } {
     i += 1;
     while (i < lines.length && lines[i]!.trim() !== '' && !TIMING.test(lines[i]!)) body.push(lines[i++]!);
     const cue = cueText(body);
-    if (end < start) malformed += 1;
+    // An hour of hundreds of digits is Infinity seconds: no time a locator can hold.
+    if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) malformed += 1;
     else if (cue !== '') cues.push({ start, end, text: cue });
   }
   return { cues, malformed };

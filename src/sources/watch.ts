@@ -4,7 +4,8 @@
  * one batch by `applyFileChanges`: the changed files are read again (with `loadDocuments`, so with the same
  * loaders, limits and source ids as an ingest), their documents added, the sources of deleted files (and of
  * what they held: a mailbox's messages, a message's attachments, a file's records) removed, then the store
- * saved once. A rename is a delete and an add. Batches run one at a time, and `applyFileChanges` is the one
+ * saved once. A file that cannot be read is skipped with the reason and keeps what it held; the rest of its
+ * batch is applied. A rename is a delete and an add. Batches run one at a time, and `applyFileChanges` is the one
  * function that changes the store. With `update` each batch runs as one locked load → change → save of a store
  * file (`MemoryHybridStore.update`), so an ingest or a remove by another process between two batches is kept.
  */
@@ -102,7 +103,8 @@ function rootOf(path: string, roots: readonly string[]): string | undefined {
  * Applies one batch of file changes to a store: reads `changed` again, removes the sources of `removed`
  * (and of changed files that no longer give them), adds what was read, then calls `save` once. `roots` are
  * the paths being watched (source ids are relative to `base`, or to the folder holding the root for a root
- * outside it, as `loadDocuments` gives them). Nothing is written when reading fails.
+ * outside it, as `loadDocuments` gives them). A file that cannot be read is skipped (`skipped` says why) and keeps
+ * what it held; the rest of the batch is applied.
  */
 export async function applyFileChanges(
   roots: readonly string[],
@@ -121,39 +123,54 @@ export async function applyFileChanges(
     const root = rootOf(path, roots) ?? path;
     gone.add(sourceIdOf(path, root, base));
   }
+  // Copies a re-read file holds but left out (the same message read from another file): not stale.
+  const held = new Set<string>();
   for (const path of change.changed) {
     const root = rootOf(path, roots) ?? path;
     const id = sourceIdOf(path, root, base);
     // A root outside `base` names its files from the folder that holds it, as an ingest of that root does.
     const fromBase = relative(resolve(base), resolve(path));
     const inside = fromBase !== '' && !fromBase.startsWith('..') && !isAbsolute(fromBase);
+    const skippedHere: SkippedFile[] = [];
+    const report = (skip: SkippedFile) => {
+      skippedHere.push(skip);
+      skipped.push(skip);
+      rest.onSkip?.(skip);
+    };
     const found = await loadDocuments([path], {
       ...rest,
       base: inside ? base : dirname(resolve(root)),
       allowEmpty: true,
-      onSkip: (skip) => {
-        skipped.push(skip);
-        rest.onSkip?.(skip);
-      },
+      onSkip: report,
       onWarning: (warning) => {
         warnings.push(warning);
         rest.onWarning?.(warning);
       },
+      onFile: (file) => {
+        for (const copy of file.held) held.add(copy);
+        rest.onFile?.(file);
+      },
     }).catch((error: unknown) => {
       // Gone between the event and the read: a delete.
       if ((error as { code?: string }).code === 'not_found') return null;
-      throw error;
+      // Anything else fails this file only: the rest of the batch is applied.
+      report({ path, sourceId: id, reason: 'unreadable', message: error instanceof Error ? error.message.split('\n')[0]! : String(error) });
+      return [];
     });
-    if (found === null || found.length === 0) gone.add(id);
-    else {
+    if (found === null) gone.add(id);
+    else if (found.length > 0) {
       reread.add(id);
       docs.push(...found);
+    } else if (skippedHere.length === 0 || skippedHere.some((skip) => skip.reason === 'gone' || skip.reason === 'empty')) {
+      // Removed while read, or emptied: what it held goes. A file skipped for another reason (a reader that
+      // failed, a write in progress, over a limit) keeps what it held: only a file that is gone loses it.
+      gone.add(id);
     }
   }
   const produced = new Set(docs.map((doc) => doc.id));
   const { added, deleted } = await withStore(async (target) => {
     const stored = gone.size > 0 || reread.size > 0 ? await storedSourceIds(target) : [];
-    const stale = stored.filter((id) => !produced.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
+    const stale = stored.filter((id) => !produced.has(id) && !held.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
     const added = docs.length > 0 ? await target.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
     let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };
     if (stale.length > 0) {
@@ -191,9 +208,11 @@ export async function watchDocuments(paths: readonly string[], options: WatchDoc
   const watcher = watch([...paths], {
     ignoreInitial: true,
     followSymlinks: options.followSymlinks === true,
-    // Hidden files and folders are not ingested, so they are not watched either.
+    // Hidden files and folders are not ingested, so they are not watched either; but a path given is watched,
+    // hidden or under a hidden folder itself (`.notes/`, `~/.config/docs`): only what lies below it counts.
     ignored: (path: string, stats?: Stats) => {
-      const rel = relative(process.cwd(), path);
+      const root = rootOf(path, paths);
+      const rel = root === undefined ? relative(process.cwd(), path) : relative(resolve(root), resolve(path));
       if (rel.split(sep).some((part) => part.startsWith('.') && part !== '.' && part !== '..')) return true;
       return stats?.isFile() === true && !extensions.has(extname(path).toLowerCase());
     },

@@ -82,11 +82,14 @@ export function skipWarning(skip: SkippedFile): string {
 /** The documents under `paths` (the library's `loadDocuments`), warning about each file skipped. */
 export async function readForIngest(paths: string[], flags: ReadFlags) {
   const skipped: SkippedFile[] = [];
+  // Copies the files read hold but left out (a message read from another mailbox): not gone.
+  const held = new Set<string>();
   let files = 0;
   const load = loadDocuments(paths, {
     ...loadOptionsFor(flags),
-    onFile: () => {
+    onFile: (file) => {
       files += 1;
+      for (const id of file.held) held.add(id);
     },
     strict: flags.strict === true,
     // With --prune an emptied folder is no error: its sources are removed.
@@ -104,7 +107,7 @@ export async function readForIngest(paths: string[], flags: ReadFlags) {
     }
     throw error;
   });
-  return { docs, skipped, files };
+  return { docs, skipped, files, held };
 }
 
 /** "3 files", or "2 files (5 sources)" when files held several (messages, attachments, records). */
@@ -144,7 +147,7 @@ function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: Em
 export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
   const embeddings = embeddingsFrom(flags);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const { docs, skipped, files } = await readForIngest(paths, flags);
+  const { docs, skipped, files, held } = await readForIngest(paths, flags);
   if (flags.reindex === true) {
     return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
   }
@@ -152,7 +155,7 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   // Adds, prunes, and says how large the store is after both.
   const change = async (store: Store) => {
     const counts = await addWithProgress(store, docs, flags.quiet === true);
-    const pruned = flags.prune === true ? await prune(store, paths, ids) : null;
+    const pruned = flags.prune === true ? await prune(store, paths, { found: ids, held, skipped }) : null;
     return { counts: `${counts}${totalOf(store)}`, pruned };
   };
   const qdrant = await openQdrant(flags.store, { embeddings, lexicalOnly: flags.lexicalOnly === true });
@@ -216,18 +219,34 @@ async function watchIngest(paths: string[], flags: IngestFlags, qdrant: Store | 
   });
 }
 
+/** What a load found: the documents read, the copies left out, the files (and folders) skipped. */
+interface Found {
+  found: ReadonlySet<string>;
+  held: ReadonlySet<string>;
+  skipped: readonly SkippedFile[];
+}
+
 /**
- * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) but were
- * not found as files this time. Source ids are as `loadDocuments` writes them (`sourceScope`).
+ * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) whose files are
+ * gone: not read this time, nor held by a file read this time (a message read from another mailbox), nor by a file
+ * or folder that is still there but was skipped (unreadable now, being written): what it held stays until it is
+ * read again. A message gone from a mailbox that was read is gone. Source ids are as `loadDocuments` writes them
+ * (`sourceScope`).
  */
-async function prune(store: Store, paths: string[], found: ReadonlySet<string>): Promise<DeleteSourcesResult> {
+async function prune(store: Store, paths: string[], { found, held, skipped }: Found): Promise<DeleteSourcesResult> {
   const roots = await Promise.all(paths.map((path) => sourceScope(path)));
   const under = (sourceId: string) =>
     roots.some(({ prefix, folder }) =>
       // A file covers its own source and those it holds (a mailbox's messages, a message's attachments, records).
       !folder ? sourceId === prefix || sourceId.startsWith(`${prefix}/`) : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
     );
-  const gone = (await listSourceIds(store)).filter((id) => under(id) && !found.has(id));
+  // Emptied, or removed while read: those files are gone as far as their sources go.
+  const kept = skipped
+    .filter((skip) => skip.reason !== 'empty' && skip.reason !== 'gone')
+    .map((skip) => skip.sourceId)
+    .filter((id): id is string => id !== undefined);
+  const stays = (id: string) => found.has(id) || held.has(id) || kept.some((file) => id === file || id.startsWith(`${file}/`));
+  const gone = (await listSourceIds(store)).filter((id) => under(id) && !stays(id));
   if (gone.length === 0) return { sources: 0, chunks: 0 };
   if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
   return store.deleteSources(gone);
