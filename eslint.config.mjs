@@ -11,6 +11,11 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    rules: {
+      // `const { secret: _secret, ...rest } = x` is how a key is left out without mutating x; a parameter named
+      // `_x` is one a signature keeps for its callers (an interface's method, a public class's arity).
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
+    },
   },
   {
     // Commands print through cli/io.ts, so main(argv, io) runs them with streams of the caller's (the tests run

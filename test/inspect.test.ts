@@ -123,14 +123,14 @@ describe('renderPackReport', () => {
     expect(dom.byAttr('data-reason', 'stale')).toHaveLength(1);
     expect(textContent(dom.byAttr('data-check', 'packHash')[0] as Element)).toContain('matches');
 
-    const { degraded: _none, ...older } = bundle(sampleCandidates(3)) as Pack;
+    const { degraded: _none, ...older } = bundle(sampleCandidates(3));
     expect(() => renderPackReport(older)).not.toThrow();
     expect(parseHtml(renderPackReport(older)).byAttr('data-field', 'degraded')).toHaveLength(0);
     // A pack written before coverage recorded the dense arm and the index time still loads.
     const { denseAvailable: _dense, newestIndexedAt: _newest, ...olderCoverage } = older.coverage;
-    const oldest = parseHtml(renderPackReport({ ...older, coverage: olderCoverage } as unknown as Pack));
+    const oldest = parseHtml(renderPackReport({ ...older, coverage: olderCoverage }));
     expect(textContent(oldest.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toBe('not recorded');
-    const current = parseHtml(renderPackReport(bundle(sampleCandidates(3)) as Pack));
+    const current = parseHtml(renderPackReport(bundle(sampleCandidates(3))));
     expect(textContent(current.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toMatch(/^(yes|no \(lexical only\))$/);
   });
 

@@ -32,11 +32,11 @@ function writer(store: string, sourceId: string, holdMs: number, waitMs: number,
   let stderr = '';
   let onLocked: () => void;
   const locked = new Promise<void>((resolveLocked) => (onLocked = resolveLocked));
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
     stdout += d;
     if (stdout.includes('locked\n')) onLocked();
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const done = new Promise<Awaited<Writer['done']>>((resolveDone) =>
     child.on('close', (code, signal) => {
       const last = stdout.trim().split('\n').pop() ?? '';

@@ -326,7 +326,7 @@ export function chunksToCandidates(chunks: readonly ForeignChunk[]): Candidate[]
     const { metadata } = chunk;
     const citation = objectOrUndefined(metadata.citation);
     const field = (name: string): string | undefined =>
-      typeof metadata[name] === 'string' ? (metadata[name] as string) : (citation?.[name] as string | undefined);
+      typeof metadata[name] === 'string' ? (metadata[name]) : (citation?.[name] as string | undefined);
     const candidate: Candidate = {
       id:
         nonEmptyString(metadata.id) ??

@@ -183,7 +183,7 @@ export function finish(
   // The returned object is a canonical copy (what a JSON round trip would give: no undefined members, nothing
   // shared with the candidates but immutable strings), so it holds exactly what the hash covers; the copy
   // serialises to the string that is hashed.
-  const { value, parts, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>, 'packHash');
+  const { value, parts, withMember } = canonicalCopyParts(body, 'packHash');
   const clean = value as unknown as Omit<Pack, 'packHash'>;
   // Index times are not hashed (see packHashOf); without one the parts already written are the hashed bytes.
   const packHash = clean.coverage.newestIndexedAt === null ? sha256Hex(parts) : packHashOf(clean);

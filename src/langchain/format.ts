@@ -111,7 +111,7 @@ function isRunConfig(value: unknown): value is RunnableConfig {
 
 /** The formatting options in `formatDocumentsAsContext`'s second argument: none when it is a run config. */
 function formattingOptions(options: FormatDocumentsOptions | RunnableConfig): FormatDocumentsOptions {
-  if (!isRunConfig(options)) return options as FormatDocumentsOptions;
+  if (!isRunConfig(options)) return options;
   const mixed = Object.keys(options).filter((key) => key in FormatOptionsSchema.shape);
   if (mixed.length > 0) {
     throw new LitmPackError(

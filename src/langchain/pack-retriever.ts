@@ -44,7 +44,7 @@ export function parseRetrieverFields<S extends z.ZodObject>(
       own[key] = value;
     }
   }
-  return { base: base as BaseRetrieverInput, own: own as z.output<S> };
+  return { base, own: own as z.output<S> };
 }
 
 /**
