@@ -156,7 +156,7 @@ function isEntryPoint(): boolean {
 const invokedDirectly = isEntryPoint();
 if (invokedDirectly) {
   exitQuietlyOnClosedPipe();
-  main(process.argv).then((code) => {
+  void main(process.argv).then((code) => {
     process.exitCode = code;
   });
 }

@@ -13,6 +13,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 // C0 controls other than tab and newline, and DEL: an HTML parser drops or rewrites them (NUL vanishes, CR
 // becomes LF), so a report would hide them. They are shown as their Unicode control pictures instead.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/gu;
 
 /**
