@@ -39,13 +39,15 @@ class CountingReranker implements Reranker {
   calls: { query: string; texts: string[] }[] = [];
   constructor(readonly fail = false) {}
 
-  async rerank(query: string, texts: string[]) {
+  rerank(query: string, texts: string[]) {
     this.calls.push({ query, texts });
-    if (this.fail) throw Object.assign(new Error('rerank service down'), { status: 503 });
+    if (this.fail) return Promise.reject(Object.assign(new Error('rerank service down'), { status: 503 }));
     const words = new Set(query.toLowerCase().match(/\w+/g));
-    return texts
-      .map((text, index) => ({ index, score: (text.toLowerCase().match(/\w+/g) ?? []).filter((w) => words.has(w)).length / 10 }))
-      .sort((a, b) => b.score - a.score);
+    return Promise.resolve(
+      texts
+        .map((text, index) => ({ index, score: (text.toLowerCase().match(/\w+/g) ?? []).filter((w) => words.has(w)).length / 10 }))
+        .sort((a, b) => b.score - a.score),
+    );
   }
 }
 

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore, assembleBundle, loadDocuments, packBundle, type SkippedFile } from '../src/index.js';
+import { MemoryHybridStore, assembleBundle, loadDocuments, packBundle, type Pack, type SkippedFile } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { failure } from './helpers/failure.js';
@@ -139,11 +139,12 @@ describe('names with terminal escape sequences', () => {
     const verify = await runCli(['verify', join(work, 'pack.json'), '--store', storePath]);
     const rankings = await runCli(['rankings', 'refunds', '--store', storePath]);
     for (const out of [ingested, bundle, verify, rankings]) {
+      // eslint-disable-next-line no-control-regex -- BEL and ESC must not reach the terminal
       expect(out.stdout + out.stderr).not.toMatch(/[\u0007\u001b]/u);
     }
     expect(bundle.stdout).toContain('red␛[31m␛]0;owned␇.md');
     expect(verify.stdout).toContain('␛[31m');
     // JSON keeps the id exactly (JSON escapes controls itself).
-    expect(JSON.parse(json.stdout).citations[0].sourceId).toBe(`escapes/${name}`);
+    expect((JSON.parse(json.stdout) as Pack).citations[0]?.sourceId).toBe(`escapes/${name}`);
   });
 });

@@ -148,8 +148,8 @@ describe('LitmPostprocessor', () => {
       constructor() {
         super();
       }
-      async _retrieve(): Promise<NodeWithScore[]> {
-        return ['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) }));
+      _retrieve(): Promise<NodeWithScore[]> {
+        return Promise.resolve(['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) })));
       }
     }
     const postprocessor = new LitmPostprocessor({ maxTokens: 100 });
