@@ -332,7 +332,7 @@ describe('modes', () => {
 
 describe('payload presets', () => {
   it('litm: the payload is the chunk record, mapped by the shared chunkToCandidate', () => {
-    const point = { id: pointIdForChunk(record.id), score: 0.3, payload: JSON.parse(JSON.stringify(record)) };
+    const point = { id: pointIdForChunk(record.id), score: 0.3, payload: JSON.parse(JSON.stringify(record)) as Record<string, unknown> };
     expect(pointToCandidate(point, 'litm', 0.9)).toEqual(chunkToCandidate(record, 0.3, 0.9));
   });
 
@@ -354,7 +354,7 @@ describe('payload presets', () => {
   it('langchain-js: content + metadata as @langchain/qdrant writes them', () => {
     const doc = new Document({ pageContent: 'Cookies need butter.', metadata: { source: 'cookies.md', title: 'Cookies', loc: { lines: { from: 1, to: 3 } } } });
     // @langchain/qdrant's addVectors payload (customPayload undefined disappears in JSON).
-    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined }));
+    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined })) as Record<string, unknown>;
     const candidate = pointToCandidate({ id: 'b7c3a0e2-0000-4000-8000-000000000001', score: 0.42, payload }, 'langchain-js', 0.42);
     expect(CandidateSchema.parse(candidate)).toEqual({
       id: 'b7c3a0e2-0000-4000-8000-000000000001',

@@ -40,9 +40,9 @@ function writer(store: string, sourceId: string, holdMs: number, waitMs: number,
   const done = new Promise<Awaited<Writer['done']>>((resolveDone) =>
     child.on('close', (code, signal) => {
       const last = stdout.trim().split('\n').pop() ?? '';
-      let result = null;
+      let result: Awaited<Writer['done']>['result'] = null;
       try {
-        result = JSON.parse(last);
+        result = JSON.parse(last) as Awaited<Writer['done']>['result'];
       } catch {
         // no result line (killed, or exited inside the change)
       }
