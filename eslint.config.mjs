@@ -18,6 +18,16 @@ export default tseslint.config(
     },
   },
   {
+    // vitest types its asymmetric matchers (expect.any, expect.stringMatching, expect.objectContaining, ...) as
+    // any, so that they fit inside any expected value; a test places them there on purpose. When these two rules
+    // were turned off here, the matchers were all they still reported in test/ (37 lines); everything else was fixed.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
+  {
     // Commands print through cli/io.ts, so main(argv, io) runs them with streams of the caller's (the tests run
     // the CLI in process). serve and mcp own their process (signals, the stdio protocol).
     files: ['src/cli/**/*.ts'],

@@ -16,6 +16,7 @@ const work = mkdtempSync(join(tmpdir(), 'litm-inspect-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** How the report shows control characters (an HTML parser would drop or rewrite them): as control pictures. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const visible = (s: string) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)));
 
 /** Recomputes packHash after a test edits a pack, as a newer producer would write it. */
@@ -164,7 +165,12 @@ describe('renderPackReport', () => {
 function elementsIn(root: Element): Element[] {
   const out: Element[] = [];
   const walk = (node: Element) => {
-    for (const child of node.childNodes) if ('tagName' in child) (out.push(child), walk(child));
+    for (const child of node.childNodes) {
+      if ('tagName' in child) {
+        out.push(child);
+        walk(child);
+      }
+    }
   };
   walk(root);
   return out;
