@@ -101,7 +101,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
-export interface ParseOptions {
+interface ParseOptions {
   /** Unknown keys that are another library's name for one of ours (`k` → `limit`): named in the message. */
   aliases?: Readonly<Record<string, string>>;
 }

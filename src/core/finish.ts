@@ -54,7 +54,7 @@ export function rankCandidates(candidates: readonly Candidate[], pins: readonly 
 }
 
 
-export function sortDropped(dropped: Dropped[]): Dropped[] {
+function sortDropped(dropped: Dropped[]): Dropped[] {
   // Keys built once per entry, not once per comparison.
   const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -89,7 +89,7 @@ export function blockFor(kept: Kept, ref: number): BlockInput {
 const textHashes = new BoundedCache<string, string>(8_000_000, (text) => text.length);
 const textSha256Of = (text: string): string => textHashes.get(text) ?? textHashes.set(text, sha256Hex(text));
 
-export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
+function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const { candidate, selection } = kept.entry;
   const citation: Citation = {
     chunkId: candidate.id,
@@ -115,7 +115,7 @@ export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citati
  * span when it has one: `source.slice(start, end)` gives each one back. An item that is a prefix of its
  * text (a pin, or text with one sentence) shows one range.
  */
-export function keptSpans(kept: Kept): Span[] {
+function keptSpans(kept: Kept): Span[] {
   if (kept.pointer !== undefined || kept.body === '') return [];
   const offset = kept.entry.candidate.span?.start ?? 0;
   const { selection } = kept.entry;

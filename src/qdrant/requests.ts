@@ -233,7 +233,7 @@ export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, PayloadIndexSpec>> = 
   kind: 'keyword',
 };
 
-export interface CreateCollectionOptions {
+interface CreateCollectionOptions {
   /** Collection metadata (`{ litm_pack: { embedding_model, dense_dimension } }`). */
   metadata?: Record<string, unknown>;
   /** Sharding and replication (only the settings given are sent; Qdrant's defaults otherwise). */

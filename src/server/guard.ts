@@ -14,7 +14,7 @@ import type { ApiKeys } from './auth.js';
 import { frameworkError, issueless, sendError, type CallCounts, type CallKind, type RequestState } from './context.js';
 import type { ServerConfig } from './options.js';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 // Liveness and readiness: probes (a load balancer, Kubernetes) carry no key, may name any Host, and must never be rate limited.
 const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
@@ -51,7 +51,7 @@ function rebindingProblem(request: FastifyRequest, config: ServerConfig): string
 }
 
 /** Functions, not methods: they are handed on alone (none reads `this`). */
-export interface Guard {
+interface Guard {
   stateOf: (request: FastifyRequest) => RequestState;
   /** The state of a request the guard saw (undefined for one refused before, e.g. a malformed request line). */
   stateIfAny: (request: FastifyRequest) => RequestState | undefined;

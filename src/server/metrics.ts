@@ -42,7 +42,7 @@ const REFUSALS: ReadonlyMap<string, number> = new Map([
 ]);
 
 /** A route label for a path that matched no route: the path itself would be an unbounded label. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** The parts of a store the size gauges read; a store without them has no size gauges. */
 interface SizedStore {
