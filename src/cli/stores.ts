@@ -9,7 +9,6 @@ import { MemoryHybridStore } from '../memory/memory-hybrid-store.js';
 import { ReloadingStore } from '../memory/reloading-store.js';
 import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Store } from '../store/types.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../store/schemas.js';
 import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 
 /** What `--help` says `--store` takes. */
@@ -195,14 +194,3 @@ export function noteUnusedVectors(store: Store): void {
   );
 }
 
-/** Every source id in the store (the embedded store lists them; others are read through getChunks). */
-export async function listSourceIds(store: Store): Promise<string[]> {
-  if (store instanceof MemoryHybridStore) return store.sources().map((s) => s.sourceId);
-  if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources');
-  // The store's owner lists every source, whatever its ACL.
-  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
-  if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
-    throw new LitmPackError('too_large', `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks; remove sources by name instead`);
-  }
-  return [...new Set(chunks.map((c) => c.sourceId))];
-}
