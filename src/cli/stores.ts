@@ -8,6 +8,7 @@ import { STORE_FILE_NAME } from '../memory/file.js';
 import { MemoryHybridStore } from '../memory/memory-hybrid-store.js';
 import { ReloadingStore } from '../memory/reloading-store.js';
 import type { EmbeddingsLike } from '../store/embeddings.js';
+import { reindexAdvice } from '../store/indexed-text.js';
 import type { Store } from '../store/types.js';
 import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 
@@ -194,3 +195,13 @@ export function noteUnusedVectors(store: Store): void {
   );
 }
 
+/**
+ * Says how to re-index when a local store was indexed with an older indexed-text recipe (chunk text alone): it
+ * still answers, but words only in titles and headings do not find their chunks.
+ */
+export function noteReindex(store: Store, spec: string): void {
+  const local = store instanceof ReloadingStore ? store.current : store instanceof MemoryHybridStore ? store : null;
+  if (local === null) return;
+  const advice = reindexAdvice(local.indexedText, `run "litm-pack reindex --store ${spec}"${local.embedding === null ? '' : ' with --embeddings and --embed-model of the model that made its vectors'}`);
+  if (advice !== null) warn(advice);
+}
