@@ -6,9 +6,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chunkDocument, loadDocuments, type IngestDocument, type LoadWarning, type SkippedFile } from '../src/index.js';
+import { LocatorSchema, MemoryHybridStore, chunkDocument, loadDocuments, packBundle, type IngestDocument, type LoadWarning, type SkippedFile } from '../src/index.js';
+import { dropRunningLines, joinHyphenation, type PageLine } from '../src/sources/pdf-layout.js';
+import { pageText } from '../src/sources/pdf.js';
 import { decodeText } from '../src/sources/text.js';
-import { teamsVtt, utf16Vtt } from './helpers/corpus-files.js';
+import { MANUAL_PAGES, labelledBookPdf, runningHeadersPdf, teamsVtt, utf16Vtt, withPageLabels } from './helpers/corpus-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-corpora-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -84,5 +86,135 @@ describe('transcripts as real tools write them', () => {
       [3731.5, 3735.123],
     ]);
     expect(warnings.map((w) => w.message)).toEqual(['1 cue timing line could not be read and was left out (at line 15: "0:00:75.000 --> 0:01:02.000")']);
+  });
+});
+
+/** The text of each page as pdf.js reads it, nothing dropped or joined (what the loader starts from). */
+async function rawPages(bytes: Uint8Array): Promise<string[]> {
+  const lib = (await import('pdfjs-dist/legacy/build/pdf.mjs')) as unknown as {
+    getDocument(o: object): { promise: Promise<{ numPages: number; getPage(n: number): Promise<{ getTextContent(): Promise<{ items: Parameters<typeof pageText>[0] }> }>; destroy(): Promise<void> }> };
+  };
+  const pdf = await lib.getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
+  const out: string[] = [];
+  for (let n = 1; n <= pdf.numPages; n += 1) out.push(pageText((await (await pdf.getPage(n)).getTextContent()).items));
+  await pdf.destroy();
+  return out;
+}
+
+describe('PDF: running headers and footers, hyphenation, printed page labels', () => {
+  it('drops the running header (its page number normalised) and the footer from every page, keeps the chapter heading and the contents line', async () => {
+    const bytes = await runningHeadersPdf();
+    const raw = await rawPages(bytes);
+    // What pdf.js reads: the header with each page's printed number, the footer with it too.
+    expect(raw[2]).toContain('Chapter 4: Function reference 1');
+    expect(raw[3]).toContain('Chapter 4: Function reference 2');
+    expect(raw[3]).toContain('Acme Agent Manual 2');
+    const { docs } = await load({ 'manual.pdf': bytes }, 'pdf-running');
+    const doc = docs[0]!;
+    expect(doc.text).not.toMatch(/Function reference \d/u);
+    expect(doc.text).not.toMatch(/Acme Agent Manual (?:\d|i)/u);
+    expect(doc.text).toContain('Chapter 4: Function reference . . . . . 1');
+    const pages = doc.regions!.map((r) => doc.text.slice(r.start, r.end));
+    expect(pages[0]).toBe('Acme Agent Manual\nVersion 2.1, for operators');
+    expect(pages[2]!.split('\n\n')[0]).toBe('Chapter 4: Function reference');
+    // Every page of the chapter ends in its own last sentence, not a footer or a page number.
+    pages.slice(2).forEach((page, i) => expect(page.endsWith(MANUAL_PAGES[i]!.at(-1)!.at(-1)!)).toBe(true));
+    for (const chunk of chunksOf(doc, 64)) expect(chunk.text).not.toMatch(/^(?:Chapter 4: Function reference \d+|Acme Agent Manual \w+|\d+)$/mu);
+  });
+
+  it('joins words hyphenated at line ends and keeps compounds, deciding with the words of the document', async () => {
+    const { docs } = await load({ 'manual.pdf': await runningHeadersPdf() }, 'pdf-hyphens');
+    const text = docs[0]!.text;
+    // manip-/ulation: `manipulation` is written whole on another page; coordi-/nator: neither half is a word.
+    expect(text).toContain('applies the manipulation of settings');
+    expect(text).toContain('The coordinator keeps');
+    // well-/known: `well-known` is written elsewhere; read-/only: `read` and `only` are words of the document; non-/English: a capital.
+    expect(text).toContain('extend the agent with a well-known interface');
+    expect(text).toContain('is a read-only view');
+    expect(text).toContain('A non-English catalogue');
+    expect(text).not.toMatch(/\w-\n/u);
+  });
+
+  it('the hyphenation rule, line by line', () => {
+    const page = (...texts: string[]): PageLine[] => texts.map((text, i) => ({ text, y: 700 - 14 * i, sep: '\n' }));
+    const joined = (pages: PageLine[][]) => joinHyphenation(pages).pages.map((p) => p.map((l) => l.text));
+    // Evidence from another page wins either way; a tie joins.
+    expect(joined([page('the data-', 'base is'), page('a database')])).toEqual([['the database is'], ['a database']]);
+    expect(joined([page('the data-', 'base is'), page('a data-base')])).toEqual([['the data-base is'], ['a data-base']]);
+    expect(joined([page('the data-', 'base is'), page('a data-base and a database')])).toEqual([['the database is'], ['a data-base and a database']]);
+    // No evidence: both halves words of the document keep the hyphen, otherwise joined.
+    expect(joined([page('the data-', 'base is'), page('data on a base')])).toEqual([['the data-base is'], ['data on a base']]);
+    expect(joined([page('the synchro-', 'nisation of data')])).toEqual([['the synchronisation of data']]);
+    // A soft hyphen always joins (and inside a line it is dropped); a capital keeps; a blank line is no break.
+    expect(joined([page('the data\u00ad', 'base is a data\u00adbase')])).toEqual([['the database is a database']]);
+    expect(joined([page('pre-', 'Raphaelite')])).toEqual([['pre-Raphaelite']]);
+    const paragraphs: PageLine[] = [{ text: 'ends in a dash -', y: 700, sep: '\n' }, { text: 'next paragraph-', y: 670, sep: '\n\n' }, { text: 'starts here', y: 656, sep: '\n\n' }];
+    expect(joinHyphenation([paragraphs]).pages[0]!.map((l) => l.text)).toEqual(['ends in a dash -', 'next paragraph-', 'starts here']);
+    const counted = joinHyphenation([page('the synchro-', 'nisation of data'), page('the data-', 'base is'), page('data on a base')]);
+    expect([counted.joined, counted.kept]).toEqual([1, 1]);
+  });
+
+  it('the running-line rule: on at least 3 pages and half the pages of its range, at the top or the bottom only; short documents untouched', () => {
+    const page = (n: number, ...body: string[]): PageLine[] => [
+      { text: `Guide ${n}`, y: 800, sep: '\n' },
+      ...body.map((text, i): PageLine => ({ text, y: 700 - 14 * i, sep: i === 0 ? '\n\n' : '\n' })),
+      { text: `Page ${n} of 9`, y: 40, sep: '\n\n' },
+    ];
+    const kept = (pages: PageLine[][]) => dropRunningLines(pages).pages.map((p) => p.map((l) => l.text));
+    expect(kept([page(1, 'one'), page(2, 'two'), page(3, 'three')])).toEqual([['one'], ['two'], ['three']]);
+    expect(kept([page(1, 'one'), page(2, 'two')])).toEqual([['Guide 1', 'one', 'Page 1 of 9'], ['Guide 2', 'two', 'Page 2 of 9']]);
+    // A line repeated in the middle of pages is text, not a header.
+    const middle = (n: number): PageLine[] => [
+      { text: `Intro ${n}`, y: 800, sep: '\n' },
+      ...['first', 'second', 'Note: see above.', 'third', 'fourth'].map((text, i): PageLine => ({ text: text.startsWith('Note') ? text : `${text} ${'w'.repeat(n)}`, y: 700 - 100 * i, sep: '\n\n' })),
+      { text: `Outro ${n}`, y: 40, sep: '\n\n' },
+    ];
+    expect(dropRunningLines([middle(1), middle(2), middle(3), middle(4)]).dropped).toBe(8);
+    expect(kept([middle(1), middle(2), middle(3), middle(4)])[0]).toEqual(['first w', 'second w', 'Note: see above.', 'third w', 'fourth w']);
+    // A header on 3 of 10 pages spread out is not running; odd-page headers (every other page) are.
+    const plain = (n: number, top: string): PageLine[] => [{ text: top, y: 800, sep: '\n' }, { text: `body ${'q'.repeat(n)}`, y: 600, sep: '\n\n' }, { text: `more ${'y'.repeat(n)}`, y: 500, sep: '\n\n' }];
+    const sparse = Array.from({ length: 10 }, (_, i) => plain(i, [0, 5, 9].includes(i) ? 'Special' : `top ${'z'.repeat(i)}`));
+    expect(dropRunningLines(sparse).dropped).toBe(0);
+    const odd = Array.from({ length: 10 }, (_, i) => plain(i, i % 2 === 0 ? 'Chapter 4 — Odd header' : `top ${'z'.repeat(i)}`));
+    expect(dropRunningLines(odd).dropped).toBe(5);
+  });
+
+  it('records the printed page label beside the physical page (decimal, roman, letters, prefixes, start values); a label equal to the page number is left out', async () => {
+    const book = await withPageLabels(await labelledBookPdf(12), [
+      { from: 0, style: 'r' },
+      { from: 3, style: 'D' },
+      { from: 6, style: 'A', prefix: 'App. ' },
+      { from: 8, style: 'D', prefix: 'A-', start: 5 },
+      { from: 10, style: 'a', start: 26 },
+    ]);
+    const plain = await withPageLabels(await labelledBookPdf(3), [{ from: 0, style: 'D' }]);
+    const { docs } = await load({ 'book.pdf': book, 'plain.pdf': plain, 'unlabelled.pdf': await labelledBookPdf(2) }, 'pdf-labels');
+    const labels = (id: string) => docs.find((d) => d.id === id)!.regions!.map((r) => [r.page, r.pageLabel]);
+    expect(labels('pdf-labels/book.pdf')).toEqual([
+      [1, 'i'], [2, 'ii'], [3, 'iii'], [4, '1'], [5, '2'], [6, '3'], [7, 'App. A'], [8, 'App. B'], [9, 'A-5'], [10, 'A-6'], [11, 'z'], [12, 'aa'],
+    ]);
+    expect(labels('pdf-labels/plain.pdf')).toEqual([[1, undefined], [2, undefined], [3, undefined]]);
+    expect(labels('pdf-labels/unlabelled.pdf')).toEqual([[1, undefined], [2, undefined]]);
+    const chunks = chunksOf(docs.find((d) => d.id === 'pdf-labels/book.pdf')!);
+    expect(chunks.map((c) => c.locator)).toContainEqual({ page: 7, label: 'App. A' });
+    expect(chunkDocument(docs.find((d) => d.id === 'pdf-labels/plain.pdf')!, { indexedAt: 'x' }).map((c) => c.locator)).toEqual([{ page: 1 }, { page: 2 }, { page: 3 }]);
+  });
+
+  it('a bundle shows the printed page and the physical one in the header, and the citation carries both', async () => {
+    const bytes = await withPageLabels(await runningHeadersPdf(), [{ from: 0, style: 'r' }, { from: 2, style: 'D' }]);
+    const { docs } = await load({ 'manual.pdf': bytes }, 'pdf-label-pack');
+    const store = new MemoryHybridStore();
+    await store.addDocuments(docs);
+    const candidates = await store.search({ text: 'plugins folder disabled warning', mode: 'lexical', limit: 1 });
+    const pack = packBundle({ query: 'plugins', candidates, maxTokens: 300 });
+    expect(pack.context.split('\n')[0]).toBe('[1] Acme Agent Manual (p. 5, PDF p. 7)');
+    expect(pack.citations[0]!.locator).toEqual({ page: 7, label: '5' });
+    expect(packBundle({ query: 'plugins', candidates, maxTokens: 300, format: 'xml' }).context).toContain('<locator>p. 5, PDF p. 7</locator>');
+  });
+
+  it('old locators still validate; a label a header could not show as it is is refused', () => {
+    expect(LocatorSchema.parse({ page: 3 })).toEqual({ page: 3 });
+    expect(LocatorSchema.parse({ page: 3, label: 'iv' })).toEqual({ page: 3, label: 'iv' });
+    for (const label of ['', ' iv', 'a]b', 'x\ny', '[2] forged', '<b>', 'x'.repeat(33)]) expect(LocatorSchema.safeParse({ page: 3, label }).success).toBe(false);
   });
 });
