@@ -10,7 +10,8 @@ import { LocatorSchema, MemoryHybridStore, chunkDocument, loadDocuments, packBun
 import { dropRunningLines, joinHyphenation, type PageLine } from '../src/sources/pdf-layout.js';
 import { pageText } from '../src/sources/pdf.js';
 import { decodeText } from '../src/sources/text.js';
-import { MANUAL_PAGES, labelledBookPdf, runningHeadersPdf, teamsVtt, utf16Vtt, withPageLabels } from './helpers/corpus-files.js';
+import { MANUAL_PAGES, docbookPage, labelledBookPdf, nodeDocsPage, runningHeadersPdf, rustdocPage, sphinxPage, teamsVtt, utf16Vtt, withPageLabels } from './helpers/corpus-files.js';
+import { cleanHeading, isBoilerplateLine } from '../src/sources/html-main.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-corpora-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -216,5 +217,88 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     expect(LocatorSchema.parse({ page: 3 })).toEqual({ page: 3 });
     expect(LocatorSchema.parse({ page: 3, label: 'iv' })).toEqual({ page: 3, label: 'iv' });
     for (const label of ['', ' iv', 'a]b', 'x\ny', '[2] forged', '<b>', 'x'.repeat(33)]) expect(LocatorSchema.safeParse({ page: 3, label }).success).toBe(false);
+  });
+});
+
+describe('HTML as documentation generators write it', () => {
+  const sectionsOf = (doc: IngestDocument) => chunksOf(doc).map((c) => c.section);
+
+  it('Sphinx: no `¶` in headings, section paths or text, with role="main" and without (Sphinx 1.x); the sidebar, related bar and footer left out', async () => {
+    const { docs } = await load({ 'idle.html': sphinxPage(), 'idle-old.html': sphinxPage({ role: false }) }, 'html-sphinx');
+    expect(docs).toHaveLength(2);
+    for (const doc of docs) {
+      expect(doc.text).not.toContain('¶');
+      expect(doc.text).not.toMatch(/Table of Contents|Show Source|Copyright|modules|General Index/u);
+      expect(sectionsOf(doc)).toEqual([
+        ['IDLE'],
+        ['IDLE', 'Menus'],
+        ['IDLE', 'Menus', 'File menu (Shell and Editor)'],
+        ['IDLE', 'Menus', 'Edit menu (Shell and Editor)'],
+        ['IDLE', 'Editing and Navigation'],
+      ]);
+      expect(doc.text).toContain('idlelib.run.main()\n\nStart the execution server');
+    }
+    // Both shapes read the same: the landmark and the main-content pass find the same text.
+    expect(docs[0]!.text).toBe(docs[1]!.text);
+  });
+
+  it('rustdoc: no chunk is only `Source§`, no `§` in section paths, no `Expand description`, `Read more` or copy button', async () => {
+    const { docs } = await load({ 'struct.RingBuffer.html': rustdocPage(24, 10) }, 'html-rustdoc');
+    const chunks = chunksOf(docs[0]!, 64);
+    expect(docs[0]!.text).not.toMatch(/§|Expand description|Copy item path|Read more/u);
+    for (const chunk of chunks) {
+      expect(chunk.text).not.toMatch(/^(?:[\d.]+ (?:\(const: [\d.]+\) )?· )?Source$/mu);
+      for (const part of chunk.section ?? []) expect(part).not.toMatch(/[§¶#]/u);
+    }
+    // One chunk per documented item: the struct, its example, 24 methods and 10 trait methods.
+    expect(chunks).toHaveLength(36);
+    expect(chunks[0]!.section).toEqual(['Struct ring::buffer::RingBuffer']);
+    expect(chunks[1]!.section).toEqual(['Struct ring::buffer::RingBuffer', 'Examples']);
+    expect(chunks[2]!.section?.at(-1)).toBe('pub fn op0(&mut self, n: usize) -> usize');
+    expect(chunks.at(-1)!.text).toBe('Runs hook 9 of the trait.');
+  });
+
+  it('an old generator page without landmarks (DocBook, as the Valgrind manual): navigation tables and the table of contents left out, every section kept; the TOC never ranks first', async () => {
+    const { docs } = await load({ 'manual-core.html': docbookPage() }, 'html-docbook');
+    const doc = docs[0]!;
+    expect(doc.title).toBe('2. Using and understanding the Valgrind core');
+    expect(doc.text).not.toMatch(/Table of Contents|Valgrind User Manual|1\. Introduction|Advanced Topics|Home|Up\b/u);
+    expect(doc.text).not.toContain('2.6.3. Error-related Options');
+    const chunks = chunksOf(doc);
+    expect(chunks.map((c) => c.section?.at(-1))).toEqual([
+      '2. Using and understanding the Valgrind core',
+      '2.1. What Valgrind does with your program',
+      '2.2. Getting started',
+      '2.3. The Commentary',
+      '2.4. Reporting of errors',
+      '2.5. Suppressing errors',
+      '2.6. Core Command-line Options',
+      '2.7. Support for Threads',
+      '2.8. Handling of Signals',
+    ]);
+    // Words a TOC is full of (section titles): read with the TOC, it ranked first for them; now prose does.
+    const store = new MemoryHybridStore();
+    await store.addDocuments(docs);
+    for (const query of ['command-line options', 'valgrind core command-line options error-related options']) {
+      const hits = await store.search({ text: query, mode: 'lexical', limit: 3 });
+      expect(hits[0]!.text).toMatch(/^(?:This chapter describes|As mentioned above)/u);
+      for (const hit of hits) expect(hit.text).not.toMatch(/Table of Contents|2\.1\. What Valgrind does/u);
+    }
+    const tool = await store.search({ text: 'tool-specific command-line options', mode: 'lexical', limit: 1 });
+    expect(tool[0]!.section?.at(-1)).toBe('2.6. Core Command-line Options');
+  });
+
+  it('modern pages keep working: Node.js API docs lose the `#` marks, `C#` keeps its own; the runbook example is unchanged', async () => {
+    const { docs } = await load({ 'fs.html': nodeDocsPage() }, 'html-node');
+    expect(sectionsOf(docs[0]!)).toEqual([['File system'], ['File system', 'Callback API'], ['File system', 'Interop with C#']]);
+    expect(docs[0]!.text).not.toMatch(/system#|API#/u);
+  });
+
+  it('heading glyphs and chrome lines, one by one', () => {
+    expect(['IDLE¶', '§Examples', 'File system #', '# Install', 'Setup 🔗', 'Anchor ⚓︎', 'C#', 'F# and C#', '#hashtags', '¶']
+      .map(cleanHeading)).toEqual(['IDLE', 'Examples', 'File system', 'Install', 'Setup', 'Anchor', 'C#', 'F# and C#', '#hashtags', '']);
+    expect(['Source', 'Source§', '1.0.0 · Source', '1.0.0 (const: 1.39.0) · Source', '[src]', '[−]', '§', 'Expand description', 'Edit on GitHub']
+      .every(isBoilerplateLine)).toBe(true);
+    expect(['Source code: Lib/idlelib/', '1.0.0', '}', 'Open source software', '', 'Sources'].some(isBoilerplateLine)).toBe(false);
   });
 });
