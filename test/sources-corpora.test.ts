@@ -12,6 +12,7 @@ import { pageText } from '../src/sources/pdf.js';
 import { decodeText } from '../src/sources/text.js';
 import { MANUAL_PAGES, docbookPage, labelledBookPdf, nodeDocsPage, runningHeadersPdf, rustdocPage, sphinxPage, teamsVtt, utf16Vtt, withPageLabels } from './helpers/corpus-files.js';
 import { cleanHeading, isBoilerplateLine } from '../src/sources/html-main.js';
+import { makeEmail } from './helpers/real-files.js';
 
 const work = mkdtempSync(join(tmpdir(), 'litm-corpora-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -300,5 +301,42 @@ describe('HTML as documentation generators write it', () => {
     expect(['Source', 'Source§', '1.0.0 · Source', '1.0.0 (const: 1.39.0) · Source', '[src]', '[−]', '§', 'Expand description', 'Edit on GitHub']
       .every(isBoilerplateLine)).toBe(true);
     expect(['Source code: Lib/idlelib/', '1.0.0', '}', 'Open source software', '', 'Sources'].some(isBoilerplateLine)).toBe(false);
+  });
+});
+
+describe('e-mail: every chunk names its message', () => {
+  it('metadata.messageId on every chunk of a message and of its attachments, the same as metadata.email.messageId; a forwarded message keeps its own', async () => {
+    const forwarded = await makeEmail({
+      from: 'dana@example.com', to: 'sam@example.com', subject: 'Terms', messageId: '<terms@example.com>', date: new Date('2024-03-01T10:00:00Z'),
+      text: 'The terms are attached.', attachments: [{ filename: 'terms.txt', content: 'Refunds within 30 days.', contentType: 'text/plain' }],
+    });
+    const outer = await makeEmail({
+      from: 'sam@example.com', to: 'ops@example.com', subject: 'Fwd: Terms', messageId: '<fwd@example.com>', date: new Date('2024-03-02T10:00:00Z'),
+      text: 'See the forwarded message.',
+      attachments: [
+        { filename: 'notes.md', content: '# Notes\n\nRenewal in April.', contentType: 'text/markdown' },
+        { filename: 'forwarded.eml', content: forwarded, contentType: 'message/rfc822', contentDisposition: 'attachment' },
+      ],
+    });
+    const anonymous = await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'No id', text: 'Sent without a Message-ID.', attachments: [{ filename: 'a.txt', content: 'Attached.', contentType: 'text/plain' }] });
+    const stripped = anonymous.toString().replace(/^Message-ID:.*\r\n/imu, '');
+    const { docs } = await load({ 'fwd.eml': outer, 'anonymous.eml': stripped }, 'mail-ids');
+    const byId = Object.fromEntries(docs.map((d) => [d.id.replace('mail-ids/', ''), d]));
+    const ids = (id: string) => {
+      const doc = byId[id]!;
+      const chunks = chunksOf(doc);
+      expect(chunks.length).toBeGreaterThan(0);
+      const email = doc.metadata?.email as { messageId: string | null };
+      for (const chunk of chunks) expect(chunk.metadata?.messageId).toBe(email.messageId ?? undefined);
+      return [doc.metadata?.messageId, email.messageId, (doc.metadata?.attachment as { filename?: string } | undefined)?.filename];
+    };
+    expect(Object.keys(byId).sort(), JSON.stringify(Object.keys(byId))).toEqual(['anonymous.eml', 'anonymous.eml/a.txt', 'fwd.eml', 'fwd.eml/forwarded.eml', 'fwd.eml/forwarded.eml/terms.txt', 'fwd.eml/notes.md']);
+    expect(ids('fwd.eml')).toEqual(['fwd@example.com', 'fwd@example.com', undefined]);
+    expect(ids('fwd.eml/notes.md')).toEqual(['fwd@example.com', 'fwd@example.com', 'notes.md']);
+    expect(ids('fwd.eml/forwarded.eml')).toEqual(['terms@example.com', 'terms@example.com', 'forwarded.eml']);
+    expect(ids('fwd.eml/forwarded.eml/terms.txt')).toEqual(['terms@example.com', 'terms@example.com', 'terms.txt']);
+    // No Message-ID: none is invented.
+    expect(ids('anonymous.eml')).toEqual([undefined, null, undefined]);
+    expect(ids('anonymous.eml/a.txt')).toEqual([undefined, null, 'a.txt']);
   });
 });
