@@ -20,7 +20,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { docbookPage, nodeDocsPage, runningHeadersPdf, rustdocPage, sphinxPage, teamsVtt, utf16Vtt, withPageLabels } from '../test/helpers/corpus-files.js';
+import {
+  docbookPage,
+  nodeDocsPage,
+  runningHeadersPdf,
+  rustdocPage,
+  sphinxPage,
+  teamsVtt,
+  utf16Vtt,
+  withPageLabels,
+} from '../test/helpers/corpus-files.js';
 import { loadNote } from './lib/report.js';
 import { markdownTable } from './lib/table.js';
 
@@ -39,7 +48,10 @@ interface Doc {
 interface Package {
   loadDocuments(paths: string[], options: Record<string, unknown>): Promise<Doc[]>;
   chunkDocument(doc: Doc, options: Record<string, unknown>): Chunk[];
-  MemoryHybridStore: new () => { addDocuments(docs: Doc[]): Promise<unknown>; search(request: Record<string, unknown>): Promise<unknown[]> };
+  MemoryHybridStore: new () => {
+    addDocuments(docs: Doc[]): Promise<unknown>;
+    search(request: Record<string, unknown>): Promise<unknown[]>;
+  };
   packBundle(options: Record<string, unknown>): { budget: { usedTokens: number }; items: Array<{ text: string }> };
   getTokenizer(encoding: string): { count(text: string): number };
 }
@@ -53,7 +65,10 @@ async function packageAt(root: string): Promise<Package> {
 
 const work = mkdtempSync(join(tmpdir(), 'litm-real-corpora-'));
 const files: Record<string, string | Uint8Array> = {
-  'manual.pdf': await withPageLabels(await runningHeadersPdf(), [{ from: 0, style: 'r' }, { from: 2, style: 'D' }]),
+  'manual.pdf': await withPageLabels(await runningHeadersPdf(), [
+    { from: 0, style: 'r' },
+    { from: 2, style: 'D' },
+  ]),
   'sphinx-idle.html': sphinxPage(),
   'sphinx1-idle.html': sphinxPage({ role: false }),
   'rustdoc-struct.html': rustdocPage(45, 23),
@@ -109,7 +124,11 @@ const QUERIES = [
 
 async function measure(pkg: Package): Promise<Side> {
   const skipped = new Map<string, string>();
-  const docs = await pkg.loadDocuments([dir], { base: work, allowEmpty: true, onSkip: (s: { path: string; reason: string }) => skipped.set(s.path.split('/').pop()!, s.reason) });
+  const docs = await pkg.loadDocuments([dir], {
+    base: work,
+    allowEmpty: true,
+    onSkip: (s: { path: string; reason: string }) => skipped.set(s.path.split('/').pop()!, s.reason),
+  });
   const rows: Side['rows'] = new Map();
   for (const name of Object.keys(files)) {
     const own = docs.filter((doc) => doc.id === `corpus/${name}`);
@@ -148,7 +167,16 @@ console.log(`# Real-corpora loaders${before ? ' (before → after)' : ''}\n`);
 console.log(`${loadNote()}; packs of ${budget} tokens (o200k_base) over one store of every file, lexical search, pool 50.\n`);
 console.log(
   markdownTable(
-    ['file', 'skipped', 'chunks', 'characters in chunks', 'chrome-only chunks', 'sections with ¶/§/#', 'words split by a hyphen', 'chunks with a page label'],
+    [
+      'file',
+      'skipped',
+      'chunks',
+      'characters in chunks',
+      'chrome-only chunks',
+      'sections with ¶/§/#',
+      'words split by a hyphen',
+      'chunks with a page label',
+    ],
     Object.keys(files).map((name) => {
       const a = after.rows.get(name)!;
       const b = before?.rows.get(name);
@@ -177,4 +205,6 @@ console.log(
 );
 const total = (side: Side | undefined) => side?.packs.reduce((sum, p) => sum + p.chrome, 0);
 const totalUsed = (side: Side | undefined) => side?.packs.reduce((sum, p) => sum + p.used, 0);
-console.log(`\nAll packs: ${pair(before ? `${total(before)} of ${totalUsed(before)}` : undefined, `${total(after)} of ${totalUsed(after)}`)} tokens on chrome.`);
+console.log(
+  `\nAll packs: ${pair(before ? `${total(before)} of ${totalUsed(before)}` : undefined, `${total(after)} of ${totalUsed(after)}`)} tokens on chrome.`,
+);

@@ -6,11 +6,31 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocatorSchema, MemoryHybridStore, chunkDocument, loadDocuments, packBundle, type IngestDocument, type LoadWarning, type SkippedFile } from '../src/index.js';
+import {
+  LocatorSchema,
+  MemoryHybridStore,
+  chunkDocument,
+  loadDocuments,
+  packBundle,
+  type IngestDocument,
+  type LoadWarning,
+  type SkippedFile,
+} from '../src/index.js';
 import { dropRunningLines, joinHyphenation, type PageLine } from '../src/sources/pdf-layout.js';
 import { pageText } from '../src/sources/pdf.js';
 import { decodeText } from '../src/sources/text.js';
-import { MANUAL_PAGES, docbookPage, labelledBookPdf, nodeDocsPage, runningHeadersPdf, rustdocPage, sphinxPage, teamsVtt, utf16Vtt, withPageLabels } from './helpers/corpus-files.js';
+import {
+  MANUAL_PAGES,
+  docbookPage,
+  labelledBookPdf,
+  nodeDocsPage,
+  runningHeadersPdf,
+  rustdocPage,
+  sphinxPage,
+  teamsVtt,
+  utf16Vtt,
+  withPageLabels,
+} from './helpers/corpus-files.js';
 import { cleanHeading, isBoilerplateLine } from '../src/sources/html-main.js';
 import { makeEmail } from './helpers/real-files.js';
 
@@ -29,7 +49,12 @@ async function load(files: Record<string, string | Uint8Array>, folder: string):
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   const skipped: SkippedFile[] = [];
   const warnings: LoadWarning[] = [];
-  const docs = await loadDocuments([dir], { base: work, allowEmpty: true, onSkip: (s) => skipped.push(s), onWarning: (w) => warnings.push(w) });
+  const docs = await loadDocuments([dir], {
+    base: work,
+    allowEmpty: true,
+    onSkip: (s) => skipped.push(s),
+    onWarning: (w) => warnings.push(w),
+  });
   return { docs, skipped, warnings };
 }
 
@@ -87,14 +112,22 @@ describe('transcripts as real tools write them', () => {
       [3725.04, 3730],
       [3731.5, 3735.123],
     ]);
-    expect(warnings.map((w) => w.message)).toEqual(['1 cue timing line could not be read and was left out (at line 15: "0:00:75.000 --> 0:01:02.000")']);
+    expect(warnings.map((w) => w.message)).toEqual([
+      '1 cue timing line could not be read and was left out (at line 15: "0:00:75.000 --> 0:01:02.000")',
+    ]);
   });
 });
 
 /** The text of each page as pdf.js reads it, nothing dropped or joined (what the loader starts from). */
 async function rawPages(bytes: Uint8Array): Promise<string[]> {
   const lib = (await import('pdfjs-dist/legacy/build/pdf.mjs')) as unknown as {
-    getDocument(o: object): { promise: Promise<{ numPages: number; getPage(n: number): Promise<{ getTextContent(): Promise<{ items: Parameters<typeof pageText>[0] }> }>; destroy(): Promise<void> }> };
+    getDocument(o: object): {
+      promise: Promise<{
+        numPages: number;
+        getPage(n: number): Promise<{ getTextContent(): Promise<{ items: Parameters<typeof pageText>[0] }> }>;
+        destroy(): Promise<void>;
+      }>;
+    };
   };
   const pdf = await lib.getDocument({ data: new Uint8Array(bytes), verbosity: 0 }).promise;
   const out: string[] = [];
@@ -121,7 +154,8 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     expect(pages[2]!.split('\n\n')[0]).toBe('Chapter 4: Function reference');
     // Every page of the chapter ends in its own last sentence, not a footer or a page number.
     pages.slice(2).forEach((page, i) => expect(page.endsWith(MANUAL_PAGES[i]!.at(-1)!.at(-1)!)).toBe(true));
-    for (const chunk of chunksOf(doc, 64)) expect(chunk.text).not.toMatch(/^(?:Chapter 4: Function reference \d+|Acme Agent Manual \w+|\d+)$/mu);
+    for (const chunk of chunksOf(doc, 64))
+      expect(chunk.text).not.toMatch(/^(?:Chapter 4: Function reference \d+|Acme Agent Manual \w+|\d+)$/mu);
   });
 
   it('joins words hyphenated at line ends and keeps compounds, deciding with the words of the document', async () => {
@@ -143,14 +177,21 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     // Evidence from another page wins either way; a tie joins.
     expect(joined([page('the data-', 'base is'), page('a database')])).toEqual([['the database is'], ['a database']]);
     expect(joined([page('the data-', 'base is'), page('a data-base')])).toEqual([['the data-base is'], ['a data-base']]);
-    expect(joined([page('the data-', 'base is'), page('a data-base and a database')])).toEqual([['the database is'], ['a data-base and a database']]);
+    expect(joined([page('the data-', 'base is'), page('a data-base and a database')])).toEqual([
+      ['the database is'],
+      ['a data-base and a database'],
+    ]);
     // No evidence: both halves words of the document keep the hyphen, otherwise joined.
     expect(joined([page('the data-', 'base is'), page('data on a base')])).toEqual([['the data-base is'], ['data on a base']]);
     expect(joined([page('the synchro-', 'nisation of data')])).toEqual([['the synchronisation of data']]);
     // A soft hyphen always joins (and inside a line it is dropped); a capital keeps; a blank line is no break.
     expect(joined([page('the data\u00ad', 'base is a data\u00adbase')])).toEqual([['the database is a database']]);
     expect(joined([page('pre-', 'Raphaelite')])).toEqual([['pre-Raphaelite']]);
-    const paragraphs: PageLine[] = [{ text: 'ends in a dash -', y: 700, sep: '\n' }, { text: 'next paragraph-', y: 670, sep: '\n\n' }, { text: 'starts here', y: 656, sep: '\n\n' }];
+    const paragraphs: PageLine[] = [
+      { text: 'ends in a dash -', y: 700, sep: '\n' },
+      { text: 'next paragraph-', y: 670, sep: '\n\n' },
+      { text: 'starts here', y: 656, sep: '\n\n' },
+    ];
     expect(joinHyphenation([paragraphs]).pages[0]!.map((l) => l.text)).toEqual(['ends in a dash -', 'next paragraph-', 'starts here']);
     const counted = joinHyphenation([page('the synchro-', 'nisation of data'), page('the data-', 'base is'), page('data on a base')]);
     expect([counted.joined, counted.kept]).toEqual([1, 1]);
@@ -164,17 +205,34 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     ];
     const kept = (pages: PageLine[][]) => dropRunningLines(pages).pages.map((p) => p.map((l) => l.text));
     expect(kept([page(1, 'one'), page(2, 'two'), page(3, 'three')])).toEqual([['one'], ['two'], ['three']]);
-    expect(kept([page(1, 'one'), page(2, 'two')])).toEqual([['Guide 1', 'one', 'Page 1 of 9'], ['Guide 2', 'two', 'Page 2 of 9']]);
+    expect(kept([page(1, 'one'), page(2, 'two')])).toEqual([
+      ['Guide 1', 'one', 'Page 1 of 9'],
+      ['Guide 2', 'two', 'Page 2 of 9'],
+    ]);
     // A line repeated in the middle of pages is text, not a header.
     const middle = (n: number): PageLine[] => [
       { text: `Intro ${n}`, y: 800, sep: '\n' },
-      ...['first', 'second', 'Note: see above.', 'third', 'fourth'].map((text, i): PageLine => ({ text: text.startsWith('Note') ? text : `${text} ${'w'.repeat(n)}`, y: 700 - 100 * i, sep: '\n\n' })),
+      ...['first', 'second', 'Note: see above.', 'third', 'fourth'].map((text, i): PageLine => ({
+        text: text.startsWith('Note') ? text : `${text} ${'w'.repeat(n)}`,
+        y: 700 - 100 * i,
+        sep: '\n\n',
+      })),
       { text: `Outro ${n}`, y: 40, sep: '\n\n' },
     ];
     expect(dropRunningLines([middle(1), middle(2), middle(3), middle(4)]).dropped).toBe(8);
-    expect(kept([middle(1), middle(2), middle(3), middle(4)])[0]).toEqual(['first w', 'second w', 'Note: see above.', 'third w', 'fourth w']);
+    expect(kept([middle(1), middle(2), middle(3), middle(4)])[0]).toEqual([
+      'first w',
+      'second w',
+      'Note: see above.',
+      'third w',
+      'fourth w',
+    ]);
     // A header on 3 of 10 pages spread out is not running; odd-page headers (every other page) are.
-    const plain = (n: number, top: string): PageLine[] => [{ text: top, y: 800, sep: '\n' }, { text: `body ${'q'.repeat(n)}`, y: 600, sep: '\n\n' }, { text: `more ${'y'.repeat(n)}`, y: 500, sep: '\n\n' }];
+    const plain = (n: number, top: string): PageLine[] => [
+      { text: top, y: 800, sep: '\n' },
+      { text: `body ${'q'.repeat(n)}`, y: 600, sep: '\n\n' },
+      { text: `more ${'y'.repeat(n)}`, y: 500, sep: '\n\n' },
+    ];
     const sparse = Array.from({ length: 10 }, (_, i) => plain(i, [0, 5, 9].includes(i) ? 'Special' : `top ${'z'.repeat(i)}`));
     expect(dropRunningLines(sparse).dropped).toBe(0);
     const odd = Array.from({ length: 10 }, (_, i) => plain(i, i % 2 === 0 ? 'Chapter 4 — Odd header' : `top ${'z'.repeat(i)}`));
@@ -193,17 +251,43 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     const { docs } = await load({ 'book.pdf': book, 'plain.pdf': plain, 'unlabelled.pdf': await labelledBookPdf(2) }, 'pdf-labels');
     const labels = (id: string) => docs.find((d) => d.id === id)!.regions!.map((r) => [r.page, r.pageLabel]);
     expect(labels('pdf-labels/book.pdf')).toEqual([
-      [1, 'i'], [2, 'ii'], [3, 'iii'], [4, '1'], [5, '2'], [6, '3'], [7, 'App. A'], [8, 'App. B'], [9, 'A-5'], [10, 'A-6'], [11, 'z'], [12, 'aa'],
+      [1, 'i'],
+      [2, 'ii'],
+      [3, 'iii'],
+      [4, '1'],
+      [5, '2'],
+      [6, '3'],
+      [7, 'App. A'],
+      [8, 'App. B'],
+      [9, 'A-5'],
+      [10, 'A-6'],
+      [11, 'z'],
+      [12, 'aa'],
     ]);
-    expect(labels('pdf-labels/plain.pdf')).toEqual([[1, undefined], [2, undefined], [3, undefined]]);
-    expect(labels('pdf-labels/unlabelled.pdf')).toEqual([[1, undefined], [2, undefined]]);
+    expect(labels('pdf-labels/plain.pdf')).toEqual([
+      [1, undefined],
+      [2, undefined],
+      [3, undefined],
+    ]);
+    expect(labels('pdf-labels/unlabelled.pdf')).toEqual([
+      [1, undefined],
+      [2, undefined],
+    ]);
     const chunks = chunksOf(docs.find((d) => d.id === 'pdf-labels/book.pdf')!);
     expect(chunks.map((c) => c.locator)).toContainEqual({ page: 7, label: 'App. A' });
-    expect(chunkDocument(docs.find((d) => d.id === 'pdf-labels/plain.pdf')!, { indexedAt: 'x' }).map((c) => c.locator)).toEqual([{ page: 1 }, { page: 2 }, { page: 3 }]);
+    expect(
+      chunkDocument(
+        docs.find((d) => d.id === 'pdf-labels/plain.pdf')!,
+        { indexedAt: 'x' },
+      ).map((c) => c.locator),
+    ).toEqual([{ page: 1 }, { page: 2 }, { page: 3 }]);
   });
 
   it('a bundle shows the printed page and the physical one in the header, and the citation carries both', async () => {
-    const bytes = await withPageLabels(await runningHeadersPdf(), [{ from: 0, style: 'r' }, { from: 2, style: 'D' }]);
+    const bytes = await withPageLabels(await runningHeadersPdf(), [
+      { from: 0, style: 'r' },
+      { from: 2, style: 'D' },
+    ]);
     const { docs } = await load({ 'manual.pdf': bytes }, 'pdf-label-pack');
     const store = new MemoryHybridStore();
     await store.addDocuments(docs);
@@ -211,13 +295,16 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     const pack = packBundle({ query: 'plugins', candidates, maxTokens: 300 });
     expect(pack.context.split('\n')[0]).toBe('[1] Acme Agent Manual (p. 5, PDF p. 7)');
     expect(pack.citations[0]!.locator).toEqual({ page: 7, label: '5' });
-    expect(packBundle({ query: 'plugins', candidates, maxTokens: 300, format: 'xml' }).context).toContain('<locator>p. 5, PDF p. 7</locator>');
+    expect(packBundle({ query: 'plugins', candidates, maxTokens: 300, format: 'xml' }).context).toContain(
+      '<locator>p. 5, PDF p. 7</locator>',
+    );
   });
 
   it('old locators still validate; a label a header could not show as it is is refused', () => {
     expect(LocatorSchema.parse({ page: 3 })).toEqual({ page: 3 });
     expect(LocatorSchema.parse({ page: 3, label: 'iv' })).toEqual({ page: 3, label: 'iv' });
-    for (const label of ['', ' iv', 'a]b', 'x\ny', '[2] forged', '<b>', 'x'.repeat(33)]) expect(LocatorSchema.safeParse({ page: 3, label }).success).toBe(false);
+    for (const label of ['', ' iv', 'a]b', 'x\ny', '[2] forged', '<b>', 'x'.repeat(33)])
+      expect(LocatorSchema.safeParse({ page: 3, label }).success).toBe(false);
   });
 });
 
@@ -296,10 +383,22 @@ describe('HTML as documentation generators write it', () => {
   });
 
   it('heading glyphs and chrome lines, one by one', () => {
-    expect(['IDLE¶', '§Examples', 'File system #', '# Install', 'Setup 🔗', 'Anchor ⚓︎', 'C#', 'F# and C#', '#hashtags', '¶']
-      .map(cleanHeading)).toEqual(['IDLE', 'Examples', 'File system', 'Install', 'Setup', 'Anchor', 'C#', 'F# and C#', '#hashtags', '']);
-    expect(['Source', 'Source§', '1.0.0 · Source', '1.0.0 (const: 1.39.0) · Source', '[src]', '[−]', '§', 'Expand description', 'Edit on GitHub']
-      .every(isBoilerplateLine)).toBe(true);
+    expect(
+      ['IDLE¶', '§Examples', 'File system #', '# Install', 'Setup 🔗', 'Anchor ⚓︎', 'C#', 'F# and C#', '#hashtags', '¶'].map(cleanHeading),
+    ).toEqual(['IDLE', 'Examples', 'File system', 'Install', 'Setup', 'Anchor', 'C#', 'F# and C#', '#hashtags', '']);
+    expect(
+      [
+        'Source',
+        'Source§',
+        '1.0.0 · Source',
+        '1.0.0 (const: 1.39.0) · Source',
+        '[src]',
+        '[−]',
+        '§',
+        'Expand description',
+        'Edit on GitHub',
+      ].every(isBoilerplateLine),
+    ).toBe(true);
     expect(['Source code: Lib/idlelib/', '1.0.0', '}', 'Open source software', '', 'Sources'].some(isBoilerplateLine)).toBe(false);
   });
 });
@@ -307,18 +406,33 @@ describe('HTML as documentation generators write it', () => {
 describe('e-mail: every chunk names its message', () => {
   it('metadata.messageId on every chunk of a message and of its attachments, the same as metadata.email.messageId; a forwarded message keeps its own', async () => {
     const forwarded = await makeEmail({
-      from: 'dana@example.com', to: 'sam@example.com', subject: 'Terms', messageId: '<terms@example.com>', date: new Date('2024-03-01T10:00:00Z'),
-      text: 'The terms are attached.', attachments: [{ filename: 'terms.txt', content: 'Refunds within 30 days.', contentType: 'text/plain' }],
+      from: 'dana@example.com',
+      to: 'sam@example.com',
+      subject: 'Terms',
+      messageId: '<terms@example.com>',
+      date: new Date('2024-03-01T10:00:00Z'),
+      text: 'The terms are attached.',
+      attachments: [{ filename: 'terms.txt', content: 'Refunds within 30 days.', contentType: 'text/plain' }],
     });
     const outer = await makeEmail({
-      from: 'sam@example.com', to: 'ops@example.com', subject: 'Fwd: Terms', messageId: '<fwd@example.com>', date: new Date('2024-03-02T10:00:00Z'),
+      from: 'sam@example.com',
+      to: 'ops@example.com',
+      subject: 'Fwd: Terms',
+      messageId: '<fwd@example.com>',
+      date: new Date('2024-03-02T10:00:00Z'),
       text: 'See the forwarded message.',
       attachments: [
         { filename: 'notes.md', content: '# Notes\n\nRenewal in April.', contentType: 'text/markdown' },
         { filename: 'forwarded.eml', content: forwarded, contentType: 'message/rfc822', contentDisposition: 'attachment' },
       ],
     });
-    const anonymous = await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'No id', text: 'Sent without a Message-ID.', attachments: [{ filename: 'a.txt', content: 'Attached.', contentType: 'text/plain' }] });
+    const anonymous = await makeEmail({
+      from: 'a@example.com',
+      to: 'b@example.com',
+      subject: 'No id',
+      text: 'Sent without a Message-ID.',
+      attachments: [{ filename: 'a.txt', content: 'Attached.', contentType: 'text/plain' }],
+    });
     const stripped = anonymous.toString().replace(/^Message-ID:.*\r\n/imu, '');
     const { docs } = await load({ 'fwd.eml': outer, 'anonymous.eml': stripped }, 'mail-ids');
     const byId = Object.fromEntries(docs.map((d) => [d.id.replace('mail-ids/', ''), d]));
@@ -330,7 +444,14 @@ describe('e-mail: every chunk names its message', () => {
       for (const chunk of chunks) expect(chunk.metadata?.messageId).toBe(email.messageId ?? undefined);
       return [doc.metadata?.messageId, email.messageId, (doc.metadata?.attachment as { filename?: string } | undefined)?.filename];
     };
-    expect(Object.keys(byId).sort(), JSON.stringify(Object.keys(byId))).toEqual(['anonymous.eml', 'anonymous.eml/a.txt', 'fwd.eml', 'fwd.eml/forwarded.eml', 'fwd.eml/forwarded.eml/terms.txt', 'fwd.eml/notes.md']);
+    expect(Object.keys(byId).sort(), JSON.stringify(Object.keys(byId))).toEqual([
+      'anonymous.eml',
+      'anonymous.eml/a.txt',
+      'fwd.eml',
+      'fwd.eml/forwarded.eml',
+      'fwd.eml/forwarded.eml/terms.txt',
+      'fwd.eml/notes.md',
+    ]);
     expect(ids('fwd.eml')).toEqual(['fwd@example.com', 'fwd@example.com', undefined]);
     expect(ids('fwd.eml/notes.md')).toEqual(['fwd@example.com', 'fwd@example.com', 'notes.md']);
     expect(ids('fwd.eml/forwarded.eml')).toEqual(['terms@example.com', 'terms@example.com', 'forwarded.eml']);

@@ -232,7 +232,7 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     version,
     // The body is read as paragraphs, never as markdown headings (a quoted "# 1" is text).
     regions: regions ?? [{ start: 0, end: text.length }],
-    metadata: { email: headers, ...(messageId === undefined ? {} : { messageId }) } as IngestDocument['metadata'],
+    metadata: { email: headers, ...(messageId === undefined ? {} : { messageId }) },
   };
   if (timestamp !== undefined) message.timestamp = timestamp;
   documents.push(message);
@@ -286,7 +286,7 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
         email: ownEmail ? doc.metadata!.email : headers,
         ...(ownEmail || messageId === undefined ? {} : { messageId }),
       };
-      const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata as IngestDocument['metadata'] };
+      const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata };
       attached.title = `${doc.title ?? name} — attachment — ${title.replace(/^Email — /u, '')}`;
       if (timestamp !== undefined && attached.timestamp === undefined) attached.timestamp = timestamp;
       documents.push(attached);

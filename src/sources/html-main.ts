@@ -21,7 +21,7 @@ export const attr = (element: Element, name: string) => element.attrs.find((a) =
 
 export function children(node: Node): Node[] {
   if (isElement(node) && node.tagName === 'template') return [];
-  return 'childNodes' in node ? (node.childNodes as Node[]) : [];
+  return 'childNodes' in node ? node.childNodes : [];
 }
 
 export function textOf(node: Node): string {
@@ -66,7 +66,10 @@ export function linkStats(root: Element): Map<Element, LinkStats> {
       const inner = visit(child, link);
       own.chars += inner.chars;
       own.linkChars += inner.linkChars;
-      own.short = own.short === undefined || inner.short === undefined || own.short.length + inner.short.length > SHORT_TEXT ? undefined : own.short + inner.short;
+      own.short =
+        own.short === undefined || inner.short === undefined || own.short.length + inner.short.length > SHORT_TEXT
+          ? undefined
+          : own.short + inner.short;
     }
     stats.set(node, own);
     return own;
@@ -87,8 +90,24 @@ export function isChromeLine(element: Element, stats: ReadonlyMap<Element, LinkS
 
 /** Words of class names and ids that name chrome (`navheader`, `sphinxsidebar`, `nav-footer` → `nav`, `footer`). */
 const CHROME_NAMES = new Set([
-  'nav', 'navbar', 'navheader', 'navfooter', 'navigation', 'breadcrumb', 'breadcrumbs', 'sidebar', 'sphinxsidebar', 'menu', 'toc', 'related',
-  'header', 'footer', 'masthead', 'topbar', 'skiplink', 'skip',
+  'nav',
+  'navbar',
+  'navheader',
+  'navfooter',
+  'navigation',
+  'breadcrumb',
+  'breadcrumbs',
+  'sidebar',
+  'sphinxsidebar',
+  'menu',
+  'toc',
+  'related',
+  'header',
+  'footer',
+  'masthead',
+  'topbar',
+  'skiplink',
+  'skip',
 ]);
 /** Words that name content: a block named both ways (`content-sidebar`?) is kept, as Readability keeps it. */
 const CONTENT_NAMES = new Set(['content', 'main', 'article', 'body', 'document', 'chapter', 'section']);
@@ -165,9 +184,23 @@ export function cleanHeading(title: string): string {
 
 /** Lines generators put between sections, as their letters read (`1.0.0 · Source§` reads `source`). */
 const BOILERPLATE = new Set([
-  'source', 'src', 'constsource', // rustdoc: `Source`, `[src]`, `1.0.0 (const: 1.39.0) · Source`
-  'expanddescription', 'collapsedescription', 'copyitempath', 'readmore', // rustdoc
-  'permalink', 'editongithub', 'editthispage', 'viewsource', 'showsource', 'viewpagesource', 'backtotop', 'skiptocontent', 'skiptomaincontent', 'tableofcontents',
+  'source',
+  'src',
+  'constsource', // rustdoc: `Source`, `[src]`, `1.0.0 (const: 1.39.0) · Source`
+  'expanddescription',
+  'collapsedescription',
+  'copyitempath',
+  'readmore', // rustdoc
+  'permalink',
+  'editongithub',
+  'editthispage',
+  'viewsource',
+  'showsource',
+  'viewpagesource',
+  'backtotop',
+  'skiptocontent',
+  'skiptomaincontent',
+  'tableofcontents',
 ]);
 /** Marks a line of chrome may hold besides its words (`[−]`, `·`, `|`); a line of these alone is chrome too. */
 const MARKS = new Set([...GLYPHS, '·', '•', '|', '[', ']', '+', '−', '-', '↑', '▲', '▼']);

@@ -235,7 +235,7 @@ export const pdfLoader: Loader = {
         }
         return { skip: { reason: 'unreadable', message: 'a damaged PDF: pdf.js opened it but its pages cannot be read or show nothing (OCR would not help)' } };
       }
-      const info = await pdf.getMetadata().then((meta) => meta.info ?? {}, () => ({}) as Record<string, unknown>);
+      const info = await pdf.getMetadata().then((meta): Record<string, unknown> => meta.info ?? {}, (): Record<string, unknown> => ({}));
       const title = typeof info.Title === 'string' && info.Title.trim() !== '' ? info.Title.trim() : fileTitle(input.path);
       return { documents: [{ id: input.sourceId, text, title, version: versionOfBytes(input.bytes), regions }], ...(warnings.length > 0 ? { warnings } : {}) };
     } finally {

@@ -14,6 +14,7 @@ import type { Loader, LoaderInput, LoaderResult } from './loader.js';
 // Hand-written rather than a dependency: two checks that need no heuristics table. A NUL byte never occurs in
 // text; other C0 controls (besides tab, newlines, form feed and escape) in more than 1% of the characters mean
 // a binary format that happens to decode.
+// eslint-disable-next-line no-control-regex -- finding control characters is what this pattern is for
 const CONTROL = /[\u0000-\u0008\u000e-\u001a\u001c-\u001f\u007f]/gu;
 
 /** The encodings a byte order mark names, longest mark first (UTF-32LE's starts with UTF-16LE's). */

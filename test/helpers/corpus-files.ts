@@ -7,7 +7,8 @@ import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
 
 /** A WebVTT file saved as UTF-16 little-endian with a byte order mark (what Notepad and many Windows tools write). */
 export function utf16Vtt(): Uint8Array {
-  const text = 'WEBVTT - Stand-up\r\n\r\n00:00:01.000 --> 00:00:03.500\r\n<v Alice>Bonjour à tous, the café opens at nine.</v>\r\n\r\n00:00:03.500 --> 00:00:06.500\r\n<v Bob>東京 office joins at ten.</v>\r\n';
+  const text =
+    'WEBVTT - Stand-up\r\n\r\n00:00:01.000 --> 00:00:03.500\r\n<v Alice>Bonjour à tous, the café opens at nine.</v>\r\n\r\n00:00:03.500 --> 00:00:06.500\r\n<v Bob>東京 office joins at ten.</v>\r\n';
   return Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
 }
 
@@ -41,7 +42,6 @@ export function teamsVtt(): string {
   ].join('\n');
 }
 
-
 /**
  * The body of a chapter as a typesetter set it: lines as they are broken, words hyphenated at line ends where it
  * fell. Paragraphs are lists of lines. `manip-`/`ulation` is written whole elsewhere (`manipulation`), so is
@@ -50,27 +50,45 @@ export function teamsVtt(): string {
 export const MANUAL_PAGES: readonly (readonly (readonly string[])[])[] = [
   [
     ['Chapter 4: Function reference'],
-    ['This chapter lists the functions of the agent. Each function takes a context', 'and returns a promise; errors are typed and carry a code.'],
-    ['The configure function accepts a path and applies the manip-', 'ulation of settings in order, one file at a time, and reports what changed.'],
+    [
+      'This chapter lists the functions of the agent. Each function takes a context',
+      'and returns a promise; errors are typed and carry a code.',
+    ],
+    [
+      'The configure function accepts a path and applies the manip-',
+      'ulation of settings in order, one file at a time, and reports what changed.',
+    ],
   ],
   [
     ['Every host runs the agent as a service. The coordi-', 'nator keeps the inventory of hosts and their last report.'],
     ['The inventory is a read-', 'only view: writes go through the configure function and never to the file.'],
   ],
   [
-    ['Settings follow a well-known layout: one key per line, sections in brackets.', 'Comments start with a hash and run to the end of the line.'],
+    [
+      'Settings follow a well-known layout: one key per line, sections in brackets.',
+      'Comments start with a hash and run to the end of the line.',
+    ],
     ['Remote manipulation of settings needs the admin role; the agent logs every', 'change with the user who made it and the time.'],
   ],
   [
-    ['Messages are translated where a catalogue exists. A non-', 'English catalogue falls back to the built-in strings for any key it lacks.'],
+    [
+      'Messages are translated where a catalogue exists. A non-',
+      'English catalogue falls back to the built-in strings for any key it lacks.',
+    ],
     ['The status function reports the state of one host: running, stopped or', 'unknown when the host has not reported for ten minutes.'],
   ],
   [
     ['Plugins extend the agent with a well-', 'known interface: a name, a version and a function per event.'],
-    ['The agent loads plugins from its plugin folder at start and again when the', 'folder changes; a plugin that throws is disabled with a warning.'],
+    [
+      'The agent loads plugins from its plugin folder at start and again when the',
+      'folder changes; a plugin that throws is disabled with a warning.',
+    ],
   ],
   [
-    ['The shutdown function stops the agent after the reports in flight are sent,', 'waiting at most thirty seconds before it exits anyway.'],
+    [
+      'The shutdown function stops the agent after the reports in flight are sent,',
+      'waiting at most thirty seconds before it exits anyway.',
+    ],
     ['Read the only copy of the log before you rotate it: rotation deletes the', 'oldest file for good.'],
   ],
 ];
@@ -94,7 +112,12 @@ function pdfkitBytes(doc: PDFKit.PDFDocument): Promise<Uint8Array> {
  * `i` and `ii`.
  */
 export async function runningHeadersPdf(): Promise<Uint8Array> {
-  const doc = new PDFKit({ size: 'A4', margins: { top: 72, bottom: 72, left: 72, right: 72 }, bufferPages: true, info: { Title: 'Acme Agent Manual', CreationDate: new Date('2024-01-01T00:00:00Z') } });
+  const doc = new PDFKit({
+    size: 'A4',
+    margins: { top: 72, bottom: 72, left: 72, right: 72 },
+    bufferPages: true,
+    info: { Title: 'Acme Agent Manual', CreationDate: new Date('2024-01-01T00:00:00Z') },
+  });
   doc.font('Helvetica-Bold').fontSize(24).text('Acme Agent Manual', 72, 300, { lineBreak: false });
   doc.font('Helvetica').fontSize(12).text('Version 2.1, for operators', 72, 340, { lineBreak: false });
   doc.addPage();
@@ -234,8 +257,10 @@ Created using <a href="https://www.sphinx-doc.org/">Sphinx</a> 7.2.6.</div>
  */
 export function rustdocPage(methods = 24, traits = 10): string {
   const src = (line: number) => `<a class="src" href="../../src/ring/buffer.rs.html#${line}">Source</a>`;
-  const method = (i: number) => `<details class="toggle method-toggle" open><summary><section id="method.op${i}" class="method"><span class="rightside"><span class="since" title="Stable since Rust version 1.${i}.0">1.${i}.0</span>${i % 3 === 0 ? ' (const: 1.61.0)' : ''} · ${src(100 + i)}</span><a href="#method.op${i}" class="anchor">§</a><h4 class="code-header">pub fn <a href="#method.op${i}" class="fn">op${i}</a>(&amp;mut self, n: usize) -&gt; usize</h4></section></summary><div class="docblock"><p>Operation ${i} moves the read cursor of the ring buffer forward by <code>n</code> slots and returns the slots it skipped.</p></div></details>`;
-  const trait = (i: number) => `<details class="toggle implementors-toggle" open><summary><section id="impl-Trait${i}-for-RingBuffer" class="impl"><a class="src rightside" href="../../src/ring/buffer.rs.html#${400 + i}">Source</a><a href="#impl-Trait${i}-for-RingBuffer" class="anchor">§</a><h3 class="code-header">impl Trait${i} for <a class="struct" href="struct.RingBuffer.html">RingBuffer</a></h3></section></summary><div class="impl-items"><details class="toggle method-toggle" open><summary><section id="method.hook${i}" class="method trait-impl">${src(500 + i)}<a href="#method.hook${i}" class="anchor">§</a><h4 class="code-header">fn <a href="trait.Trait${i}.html#tymethod.hook" class="fn">hook</a>(&amp;self)</h4></section></summary><div class="docblock">Runs hook ${i} of the trait. <a href="trait.Trait${i}.html#tymethod.hook">Read more</a></div></details></div></details>`;
+  const method = (i: number) =>
+    `<details class="toggle method-toggle" open><summary><section id="method.op${i}" class="method"><span class="rightside"><span class="since" title="Stable since Rust version 1.${i}.0">1.${i}.0</span>${i % 3 === 0 ? ' (const: 1.61.0)' : ''} · ${src(100 + i)}</span><a href="#method.op${i}" class="anchor">§</a><h4 class="code-header">pub fn <a href="#method.op${i}" class="fn">op${i}</a>(&amp;mut self, n: usize) -&gt; usize</h4></section></summary><div class="docblock"><p>Operation ${i} moves the read cursor of the ring buffer forward by <code>n</code> slots and returns the slots it skipped.</p></div></details>`;
+  const trait = (i: number) =>
+    `<details class="toggle implementors-toggle" open><summary><section id="impl-Trait${i}-for-RingBuffer" class="impl"><a class="src rightside" href="../../src/ring/buffer.rs.html#${400 + i}">Source</a><a href="#impl-Trait${i}-for-RingBuffer" class="anchor">§</a><h3 class="code-header">impl Trait${i} for <a class="struct" href="struct.RingBuffer.html">RingBuffer</a></h3></section></summary><div class="impl-items"><details class="toggle method-toggle" open><summary><section id="method.hook${i}" class="method trait-impl">${src(500 + i)}<a href="#method.hook${i}" class="anchor">§</a><h4 class="code-header">fn <a href="trait.Trait${i}.html#tymethod.hook" class="fn">hook</a>(&amp;self)</h4></section></summary><div class="docblock">Runs hook ${i} of the trait. <a href="trait.Trait${i}.html#tymethod.hook">Read more</a></div></details></div></details>`;
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="generator" content="rustdoc"><title>RingBuffer in ring::buffer - Rust</title><script defer src="../../static.files/main.js"></script></head>
 <body class="rustdoc struct"><!--[if lte IE 11]><div class="warning">This old browser is unsupported.</div><![endif]-->
 <nav class="mobile-topbar"><button class="sidebar-menu-toggle" title="show sidebar"></button></nav>
@@ -263,26 +288,71 @@ ${Array.from({ length: traits }, (_, i) => trait(i)).join('\n')}
  */
 export function docbookPage(): string {
   const sections = [
-    ['whatdoes', 'What Valgrind does with your program', 'Valgrind is designed to be as non-intrusive as possible. It works directly with existing executables. You don\'t need to recompile, relink, or otherwise modify the program to be checked.'],
-    ['started', 'Getting started', 'First off, consider whether it might be beneficial to recompile your application and supporting libraries with debugging info enabled (the -g option). Without debugging info, the best Valgrind tools will be able to do is guess which function a particular piece of code belongs to.'],
-    ['comment', 'The Commentary', 'Valgrind tools write a commentary, a stream of text, detailing error reports and other significant events. All lines in the commentary have the process ID of the program prefixed.'],
-    ['report', 'Reporting of errors', 'When an error-checking tool detects something bad happening in the program, an error message is written to the commentary, with a stack trace of the point where it happened.'],
-    ['suppress', 'Suppressing errors', 'The error-checking tools detect numerous problems in the system libraries, such as the C library, which come pre-installed with your OS. You can\'t easily fix these, but you don\'t want to see these errors, so Valgrind reads a list of errors to suppress at startup.'],
-    ['options', 'Core Command-line Options', 'As mentioned above, Valgrind\'s core accepts a common set of options. The tools also accept tool-specific options, which are documented separately for each tool. Valgrind\'s default settings succeed in giving reasonable behaviour in most cases.'],
-    ['pthreads', 'Support for Threads', 'Threaded programs are fully supported. The main thing to point out with respect to threaded programs is that your program will use the native threading library, but Valgrind serialises execution so that only one thread is running at a time.'],
-    ['signals', 'Handling of Signals', 'Valgrind has a fairly complete signal implementation. It should be able to cope with any POSIX-compliant use of signals.'],
+    [
+      'whatdoes',
+      'What Valgrind does with your program',
+      "Valgrind is designed to be as non-intrusive as possible. It works directly with existing executables. You don't need to recompile, relink, or otherwise modify the program to be checked.",
+    ],
+    [
+      'started',
+      'Getting started',
+      'First off, consider whether it might be beneficial to recompile your application and supporting libraries with debugging info enabled (the -g option). Without debugging info, the best Valgrind tools will be able to do is guess which function a particular piece of code belongs to.',
+    ],
+    [
+      'comment',
+      'The Commentary',
+      'Valgrind tools write a commentary, a stream of text, detailing error reports and other significant events. All lines in the commentary have the process ID of the program prefixed.',
+    ],
+    [
+      'report',
+      'Reporting of errors',
+      'When an error-checking tool detects something bad happening in the program, an error message is written to the commentary, with a stack trace of the point where it happened.',
+    ],
+    [
+      'suppress',
+      'Suppressing errors',
+      "The error-checking tools detect numerous problems in the system libraries, such as the C library, which come pre-installed with your OS. You can't easily fix these, but you don't want to see these errors, so Valgrind reads a list of errors to suppress at startup.",
+    ],
+    [
+      'options',
+      'Core Command-line Options',
+      "As mentioned above, Valgrind's core accepts a common set of options. The tools also accept tool-specific options, which are documented separately for each tool. Valgrind's default settings succeed in giving reasonable behaviour in most cases.",
+    ],
+    [
+      'pthreads',
+      'Support for Threads',
+      'Threaded programs are fully supported. The main thing to point out with respect to threaded programs is that your program will use the native threading library, but Valgrind serialises execution so that only one thread is running at a time.',
+    ],
+    [
+      'signals',
+      'Handling of Signals',
+      'Valgrind has a fairly complete signal implementation. It should be able to cope with any POSIX-compliant use of signals.',
+    ],
   ] as const;
-  const sub = ['Tool-selection Option', 'Basic Options', 'Error-related Options', 'malloc-related Options', 'Uncommon Options', 'Debugging Options', 'Setting Default Options'];
+  const sub = [
+    'Tool-selection Option',
+    'Basic Options',
+    'Error-related Options',
+    'malloc-related Options',
+    'Uncommon Options',
+    'Debugging Options',
+    'Setting Default Options',
+  ];
   const toc = sections
-    .map(([id, title], i) => `<dt><span class="sect1"><a href="manual-core.html#manual-core.${id}">2.${i + 1}. ${title}</a></span></dt>${id === 'options' ? `<dd><dl>${sub.map((s, j) => `<dt><span class="sect2"><a href="manual-core.html#manual-core.${id}.${j}">2.${i + 1}.${j + 1}. ${s}</a></span></dt>`).join('')}</dl></dd>` : ''}`)
+    .map(
+      ([id, title], i) =>
+        `<dt><span class="sect1"><a href="manual-core.html#manual-core.${id}">2.${i + 1}. ${title}</a></span></dt>${id === 'options' ? `<dd><dl>${sub.map((s, j) => `<dt><span class="sect2"><a href="manual-core.html#manual-core.${id}.${j}">2.${i + 1}.${j + 1}. ${s}</a></span></dt>`).join('')}</dl></dd>` : ''}`,
+    )
     .join('\n');
   const body = sections
-    .map(([id, title, text], i) => `<div class="sect1">
+    .map(
+      ([id, title, text], i) => `<div class="sect1">
 <div class="titlepage"><div><div><h2 class="title" style="clear: both">
 <a name="manual-core.${id}"></a>2.${i + 1}. ${escapeHtml(title)}</h2></div></div></div>
 <p>${escapeHtml(text)}</p>
 <p>See <a class="xref" href="manual-core.html#manual-core.${sections[(i + 1) % sections.length]![0]}" title="2.${((i + 1) % sections.length) + 1}">the next section</a> for more, and the <code class="option">--help</code> output of each tool for its options.</p>
-</div>`)
+</div>`,
+    )
     .join('\n');
   return `<html>
 <head>
@@ -331,7 +401,8 @@ ${body}
 
 /** A page as Node.js's API docs write it: `role="main"`, and a `#` anchor after every heading's words. */
 export function nodeDocsPage(): string {
-  const h = (level: number, id: string, title: string) => `<h${level}>${title}<span><a class="mark" href="#${id}" id="${id}">#</a></span></h${level}>`;
+  const h = (level: number, id: string, title: string) =>
+    `<h${level}>${title}<span><a class="mark" href="#${id}" id="${id}">#</a></span></h${level}>`;
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>File system | Node.js v20.11.0 Documentation</title></head>
 <body class="alt apidoc" id="api-section-fs"><div id="content" class="clearfix">
 <div role="navigation" id="column2" class="interior"><ul><li><a href="documentation.html" class="nav-documentation">About this documentation</a></li></ul></div>
