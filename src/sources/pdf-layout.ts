@@ -178,22 +178,27 @@ export function joinHyphenation(pages: readonly (readonly PageLine[])[]): { page
   let kept = 0;
   const out = pages.map((lines, page) => {
     const result: PageLine[] = [];
-    let carry: PageLine | undefined;
+    // The line being built from lines that continue one another, as pieces joined once (a chain of cut lines
+    // would otherwise copy the text built so far at every line).
+    let first: PageLine | undefined;
+    let pieces: string[] = [];
     lines.forEach((line, index) => {
-      const current: PageLine = carry === undefined ? { ...line } : { ...carry, text: carry.text + line.text };
-      carry = undefined;
+      first ??= line;
       const cut = breaks[page]![index];
-      if (cut !== undefined) {
-        const keep = keepsHyphen(cut.word, cut.right, cut.hyphen, counts);
-        if (keep) kept += 1;
-        else joined += 1;
-        // The next line continues this one: the word is whole, the line break inside it gone.
-        carry = { ...current, text: keep ? current.text : current.text.slice(0, -1) };
+      if (cut === undefined) {
+        pieces.push(line.text);
+        result.push({ ...first, text: pieces.join('') });
+        first = undefined;
+        pieces = [];
         return;
       }
-      result.push(current);
+      const keep = keepsHyphen(cut.word, cut.right, cut.hyphen, counts);
+      if (keep) kept += 1;
+      else joined += 1;
+      // The next line continues this one: the word is whole, the line break inside it gone.
+      pieces.push(keep ? line.text : line.text.slice(0, -1));
     });
-    if (carry !== undefined) result.push(carry);
+    if (first !== undefined) result.push({ ...first, text: pieces.join('') });
     return result.map((line) => (line.text.includes('\u00ad') ? { ...line, text: line.text.replaceAll('\u00ad', '') } : line));
   });
   return { pages: out, joined, kept };

@@ -421,3 +421,16 @@ export function nodeDocsPage(): string {
 </div></div></div></body></html>
 `;
 }
+
+/** A PDF written by pdf-lib with one page per entry, each line drawn where it is given (no wrapping, no blank lines). */
+export async function linesPdf(pages: readonly (readonly string[])[]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  doc.setCreationDate(new Date('2024-01-01T00:00:00Z'));
+  doc.setModificationDate(new Date('2024-01-01T00:00:00Z'));
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (const lines of pages) {
+    const page = doc.addPage([595, 842]);
+    lines.forEach((line, i) => page.drawText(line, { x: 50, y: 800 - 14 * i, size: 11, font }));
+  }
+  return doc.save({ useObjectStreams: false });
+}
