@@ -34,7 +34,12 @@ export const PAGE_LABEL = /^[\p{L}\p{N}\p{M}](?:[\p{L}\p{N}\p{M}\p{Pd}. ]{0,31})
  */
 export const LocatorSchema = z.strictObject({
   page: positiveInt.optional(),
-  label: z.string().regex(PAGE_LABEL, 'a page label is letters, digits, dashes, dots and spaces (at most 32)').optional(),
+  // A refinement, not a `pattern`: JSON Schema validators outside JavaScript (Python's `re`) read no `\p{L}`.
+  label: z
+    .string()
+    .max(32)
+    .refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' })
+    .optional(),
   lines: z.tuple([positiveInt, positiveInt]).refine(([start, end]) => end >= start, { message: 'lines end must be >= start' }).optional(),
   time: z.tuple([seconds, seconds]).refine(([start, end]) => end >= start, { message: 'time end must be >= start' }).optional(),
 });

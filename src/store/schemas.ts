@@ -154,7 +154,7 @@ const RegionObject = z.strictObject({
   /** 1-based page of the source. */
   page: z.number().int().positive().optional(),
   /** The page's printed label (PDF /PageLabels) when it differs from its number: the locator's `label`. */
-  pageLabel: z.string().regex(PAGE_LABEL).optional(),
+  pageLabel: z.string().refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' }).optional(),
   /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
   line: z.number().int().positive().optional(),
   /** [startSeconds, endSeconds] of the region (a transcript cue). */
