@@ -235,6 +235,10 @@ describe('PDF: running headers and footers, hyphenation, printed page labels', (
     ];
     const sparse = Array.from({ length: 10 }, (_, i) => plain(i, [0, 5, 9].includes(i) ? 'Special' : `top ${'z'.repeat(i)}`));
     expect(dropRunningLines(sparse).dropped).toBe(0);
+    // A line that is its page's only line on most pages is the text, even when pages repeat it (numbers aside).
+    const single = Array.from({ length: 5 }, (_, i): PageLine[] => [{ text: `Figure ${i + 1}`, y: 400, sep: '\n' }]);
+    single[2] = [...single[2]!, { text: 'A caption under figure 3.', y: 380, sep: '\n' }];
+    expect(dropRunningLines(single).dropped).toBe(0);
     const odd = Array.from({ length: 10 }, (_, i) => plain(i, i % 2 === 0 ? 'Chapter 4 — Odd header' : `top ${'z'.repeat(i)}`));
     expect(dropRunningLines(odd).dropped).toBe(5);
   });

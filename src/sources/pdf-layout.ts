@@ -7,7 +7,8 @@
  * draws them in) are compared across pages with their numbers made alike (`Chapter 4: Function reference 10` and
  * `… 11` read the same, and so do roman numerals), separately for the top and the bottom. A line is running when
  * it is there on at least 3 pages and on at least half the pages from its first to its last (a chapter's header
- * repeats only in its chapter; odd and even pages may carry different ones). Only documents of 3 or more pages.
+ * repeats only in its chapter; odd and even pages may carry different ones), unless it is most often the only
+ * line of its page (then it is the text: a page of one line). Only documents of 3 or more pages.
  *
  * Hyphenation: a line that ends in a letter and a hyphen, followed in the same paragraph by a line that starts with
  * a lower-case letter, is a word cut in two (`manip-` / `ulation`) or a compound cut at its hyphen (`well-` /
@@ -88,7 +89,9 @@ export function dropRunningLines(pages: readonly (readonly PageLine[])[]): { pag
   });
   const running = new Set<string>();
   for (const [key, list] of seen) {
-    if (list.length >= MIN_REPEATS && list.length * 2 >= list.at(-1)! - list[0]! + 1) running.add(key);
+    // A header sits above other text: a line that is most often all its page holds is the text (one line a page).
+    const alone = list.filter((page) => pages[page]!.length === 1).length;
+    if (list.length >= MIN_REPEATS && list.length * 2 >= list.at(-1)! - list[0]! + 1 && alone * 2 <= list.length) running.add(key);
   }
   let dropped = 0;
   const out = copy.map((lines, page) => {
