@@ -110,6 +110,8 @@ export type { Assembled, BundleRequest, PackCandidatesRequest, PipelineHooks } f
 export { BriefingRequestSchema, assembleBriefing } from './pipeline/briefing.js';
 export type { Briefing, BriefingRequest } from './pipeline/briefing.js';
 export { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './pipeline/defaults.js';
+export { applyIngest, ingestPaths, pruneGone, readPaths } from './pipeline/ingest.js';
+export type { ApplyIngestOptions, IngestRead, IngestResult, ReadPathsOptions } from './pipeline/ingest.js';
 export {
   CitationCheckSchema,
   CitationStatusSchema,

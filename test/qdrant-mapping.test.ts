@@ -632,9 +632,8 @@ describe('faults through the real client (fake fetch)', () => {
         init?.signal?.addEventListener('abort', () => reject(new DOMException('This operation was aborted', 'AbortError')));
       });
     const { store } = storeWithFetch(hang, { timeoutMs: 30 });
-    const started = Date.now();
+    // The fetch never settles: only the store's own timer can end the call.
     expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'timeout');
-    expect(Date.now() - started).toBeLessThan(2000);
 
     const { store: patient } = storeWithFetch(hang, { timeoutMs: 10_000 });
     const controller = new AbortController();

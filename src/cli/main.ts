@@ -17,6 +17,7 @@ import { registerInspect } from './commands/inspect.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPack } from './commands/pack.js';
 import { registerRankings } from './commands/rankings.js';
+import { registerReindex } from './commands/reindex.js';
 import { registerRemove } from './commands/remove.js';
 import { registerServe } from './commands/serve.js';
 import { CommandExit, registerVerify } from './commands/verify.js';
@@ -89,6 +90,7 @@ function buildProgram(): Command {
   registerVerify(program);
   registerCitations(program);
   registerRemove(program);
+  registerReindex(program);
   registerRankings(program);
   registerDemo(program);
   registerInspect(program);

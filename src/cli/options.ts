@@ -18,7 +18,7 @@ import type { ServiceContext } from '../service/service.js';
 import { ENCODINGS } from '../tokenize/types.js';
 import type { z } from 'zod';
 import { PAYLOAD_PRESETS } from '../qdrant/presets.js';
-import { STORE_HELP, noteUnusedVectors, openStore, withQdrantSettings } from './stores.js';
+import { STORE_HELP, noteReindex, noteUnusedVectors, openStore, withQdrantSettings } from './stores.js';
 
 export const DEFAULT_STORE = '.litm-store';
 
@@ -298,6 +298,7 @@ export async function serviceContext(flags: RetrieveFlags, store?: Store): Promi
   const rerank = rerankStage(flags);
   const opened = store ?? (await openStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus }));
   if (embeddings === undefined && store === undefined) noteUnusedVectors(opened);
+  if (store === undefined) noteReindex(opened, flags.store);
   return {
     store: opened,
     principals: principalsFrom(flags),

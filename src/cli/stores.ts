@@ -8,8 +8,8 @@ import { STORE_FILE_NAME } from '../memory/file.js';
 import { MemoryHybridStore } from '../memory/memory-hybrid-store.js';
 import { ReloadingStore } from '../memory/reloading-store.js';
 import type { EmbeddingsLike } from '../store/embeddings.js';
+import { reindexAdvice } from '../store/indexed-text.js';
 import type { Store } from '../store/types.js';
-import { GET_CHUNKS_MAX_LIMIT } from '../store/schemas.js';
 import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 
 /** What `--help` says `--store` takes. */
@@ -195,14 +195,13 @@ export function noteUnusedVectors(store: Store): void {
   );
 }
 
-/** Every source id in the store (the embedded store lists them; others are read through getChunks). */
-export async function listSourceIds(store: Store): Promise<string[]> {
-  if (store instanceof MemoryHybridStore) return store.sources().map((s) => s.sourceId);
-  if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources');
-  // The store's owner lists every source, whatever its ACL.
-  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
-  if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
-    throw new LitmPackError('too_large', `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks; remove sources by name instead`);
-  }
-  return [...new Set(chunks.map((c) => c.sourceId))];
+/**
+ * Says how to re-index when a local store was indexed with an older indexed-text recipe (chunk text alone): it
+ * still answers, but words only in titles and headings do not find their chunks.
+ */
+export function noteReindex(store: Store, spec: string): void {
+  const local = store instanceof ReloadingStore ? store.current : store instanceof MemoryHybridStore ? store : null;
+  if (local === null) return;
+  const advice = reindexAdvice(local.indexedText, `run "litm-pack reindex --store ${spec}"${local.embedding === null ? '' : ' with --embeddings and --embed-model of the model that made its vectors'}`);
+  if (advice !== null) warn(advice);
 }

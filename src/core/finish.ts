@@ -94,7 +94,7 @@ function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const citation: Citation = {
     chunkId: candidate.id,
     keptTextSha256: withSpans ? sha256Hex(kept.body) : undefined,
-    locator: candidate.locator === undefined ? undefined : { lines: candidate.locator.lines, page: candidate.locator.page, time: candidate.locator.time },
+    locator: candidate.locator === undefined ? undefined : { label: candidate.locator.label, lines: candidate.locator.lines, page: candidate.locator.page, time: candidate.locator.time },
     parentId: candidate.parentId,
     ref,
     section: candidate.section,

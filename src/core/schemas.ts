@@ -20,12 +20,26 @@ const positiveInt = z.number().int().positive();
 const seconds = z.number().refine(Number.isFinite, { message: 'must be a finite number' }).pipe(z.number().min(0));
 
 /**
- * Where a chunk sits in its source, as the source kind has it: `page` (1-based; a chunk's first page),
- * `lines` ([start, end], 1-based, inclusive), `time` ([startSeconds, endSeconds]). Every field is optional and
- * absent fields are left out of the canonical JSON, so chunks without a locator read and hash as before.
+ * A printed page label (PDF /PageLabels: `iv`, `A-3`, `Appendix 2`): letters, digits, marks, dashes, dots and
+ * spaces, at most 32 characters. Nothing a rendered header would have to escape, and no bracket that could forge
+ * a `[n]` block.
+ */
+export const PAGE_LABEL = /^[\p{L}\p{N}\p{M}](?:[\p{L}\p{N}\p{M}\p{Pd}. ]{0,31})$/u;
+
+/**
+ * Where a chunk sits in its source, as the source kind has it: `page` (1-based; a chunk's first page) and its
+ * printed `label` when the document numbers its pages otherwise (`iv`, `A-3`), `lines` ([start, end], 1-based,
+ * inclusive), `time` ([startSeconds, endSeconds]). Every field is optional and absent fields are left out of the
+ * canonical JSON, so chunks without a locator (or without a label) read and hash as before.
  */
 export const LocatorSchema = z.strictObject({
   page: positiveInt.optional(),
+  // A refinement, not a `pattern`: JSON Schema validators outside JavaScript (Python's `re`) read no `\p{L}`.
+  label: z
+    .string()
+    .max(32)
+    .refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' })
+    .optional(),
   lines: z.tuple([positiveInt, positiveInt]).refine(([start, end]) => end >= start, { message: 'lines end must be >= start' }).optional(),
   time: z.tuple([seconds, seconds]).refine(([start, end]) => end >= start, { message: 'time end must be >= start' }).optional(),
 });

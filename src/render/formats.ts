@@ -24,6 +24,6 @@ export interface BlockProvenance {
   title?: string | undefined;
   version?: string | undefined;
   section?: string[] | undefined;
-  /** Page, lines or time in the source, shown compactly (`p. 12`, `lines 40–58`, `01:00–01:05`). */
-  locator?: { page?: number | undefined; lines?: [number, number] | undefined; time?: [number, number] | undefined } | undefined;
+  /** Page (and its printed label), lines or time in the source, shown compactly (`p. 12`, `p. iv, PDF p. 4`, `lines 40–58`, `01:00–01:05`). */
+  locator?: { page?: number | undefined; label?: string | undefined; lines?: [number, number] | undefined; time?: [number, number] | undefined } | undefined;
 }

@@ -1,9 +1,13 @@
-// A locator as a header shows it, compactly: `p. 12`, `line 7` or `lines 40–58`, `01:00–01:05`. Built from
-// numbers only (the schemas admit nothing else), so it holds no character any format would have to escape.
+// A locator as a header shows it, compactly: `p. 12`, `line 7` or `lines 40–58`, `01:00–01:05`, and a printed
+// page label before the physical page (`p. iv, PDF p. 4`). Built from numbers and labels of letters, digits,
+// dashes, dots and spaces only (the schemas admit nothing else), so it holds no character any format would have
+// to escape.
 
 /** The locator fields a header shows (a candidate's `locator`). */
 export interface LocatorLike {
   page?: number | undefined;
+  /** The page's printed label, when it differs from its number (`iv`, `A-3`). */
+  label?: string | undefined;
   lines?: readonly [number, number] | undefined;
   time?: readonly [number, number] | undefined;
 }
@@ -23,7 +27,9 @@ export function clockTime(seconds: number): string {
 export function locatorParts(locator: LocatorLike | undefined): string[] {
   if (locator === undefined) return [];
   const parts: string[] = [];
-  if (locator.page !== undefined) parts.push(`p. ${locator.page}`);
+  // The printed label is what a reader finds in the document; the physical page is what a PDF viewer jumps to.
+  if (locator.label !== undefined) parts.push(`p. ${locator.label}`, ...(locator.page === undefined ? [] : [`PDF p. ${locator.page}`]));
+  else if (locator.page !== undefined) parts.push(`p. ${locator.page}`);
   if (locator.lines !== undefined) {
     const [start, end] = locator.lines;
     parts.push(start === end ? `line ${start}` : `lines ${start}–${end}`);

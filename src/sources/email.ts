@@ -232,7 +232,7 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     version,
     // The body is read as paragraphs, never as markdown headings (a quoted "# 1" is text).
     regions: regions ?? [{ start: 0, end: text.length }],
-    metadata: { email: headers, ...(messageId === undefined ? {} : { messageId }) } as IngestDocument['metadata'],
+    metadata: { email: headers, ...(messageId === undefined ? {} : { messageId }) },
   };
   if (timestamp !== undefined) message.timestamp = timestamp;
   documents.push(message);
@@ -276,10 +276,17 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     }
     warnings.push(...(result.warnings ?? []).map((warning) => `attachment ${name}: ${warning}`));
     for (const doc of result.documents) {
-      // Every chunk of a message and of its attachments names the message (a nested message keeps its own).
-      const own = doc.metadata?.messageId;
-      const metadata = { ...(doc.metadata ?? {}), attachment: { filename: name, mimeType: attachment.mimeType }, email: headers, ...(own === undefined && messageId !== undefined ? { messageId } : {}) };
-      const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata as IngestDocument['metadata'] };
+      // Every chunk of a message and of its attachments names the message it belongs to, in `messageId` and in
+      // `email` alike: a forwarded message (and what it carries) keeps its own headers, its Message-ID and its
+      // attachment's name; only what belongs to no other message takes this one's.
+      const ownEmail = doc.metadata?.email !== undefined;
+      const metadata = {
+        ...(doc.metadata ?? {}),
+        attachment: ownEmail && doc.metadata?.attachment !== undefined ? doc.metadata.attachment : { filename: name, mimeType: attachment.mimeType },
+        email: ownEmail ? doc.metadata!.email : headers,
+        ...(ownEmail || messageId === undefined ? {} : { messageId }),
+      };
+      const attached: IngestDocument = { ...doc, parentId: doc.parentId ?? id, metadata: metadata };
       attached.title = `${doc.title ?? name} — attachment — ${title.replace(/^Email — /u, '')}`;
       if (timestamp !== undefined && attached.timestamp === undefined) attached.timestamp = timestamp;
       documents.push(attached);

@@ -8,6 +8,7 @@
  * read where they match; the rest of the metadata is kept.
  */
 import { LitmPackError } from '../base/errors.js';
+import { PAGE_LABEL } from '../core/schemas.js';
 import type { IngestDocument, Region } from '../store/schemas.js';
 
 /** A LangChain `Document` (or anything of its shape). */
@@ -32,6 +33,8 @@ interface Piece {
   metadata: Record<string, unknown>;
   page?: number;
   line?: number;
+  /** The printed page label, when it differs from the page number. */
+  label?: string;
 }
 
 const object = (value: unknown): Record<string, unknown> | undefined =>
@@ -40,6 +43,16 @@ const object = (value: unknown): Record<string, unknown> | undefined =>
 function positive(value: unknown): number | undefined {
   const n = typeof value === 'string' && /^[1-9]\d{0,8}$/u.test(value) ? Number(value) : value;
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : undefined;
+}
+
+/**
+ * The printed page label a reader wrote beside the physical page (Python LangChain's and LlamaIndex's PDF readers
+ * write `page_label` from the PDF's page labels: "iv", "A-3"), when it says something the page number does not.
+ */
+function printedLabel(value: unknown, page: number | undefined): string | undefined {
+  const label = typeof value === 'number' && Number.isInteger(value) ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  if (label === undefined || page === undefined || label === String(page) || !PAGE_LABEL.test(label)) return undefined;
+  return label;
 }
 
 const string = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
@@ -67,6 +80,7 @@ function group(pieces: readonly Piece[]): IngestDocument[] {
       const region: Region = { start, end: text.length };
       if (piece.page !== undefined) region.page = piece.page;
       if (piece.line !== undefined) region.line = piece.line;
+      if (piece.label !== undefined && piece.page !== undefined) region.pageLabel = piece.label;
       regions.push(region);
     }
     const first = list[0]!.metadata;
@@ -109,6 +123,8 @@ export function fromLangChainDocuments(docs: readonly LangChainDocumentLike[], o
     const line = positive(object(loc?.lines)?.from);
     const piece: Piece = { sourceId, text: doc.pageContent, metadata };
     if (page !== undefined) piece.page = page;
+    const label = printedLabel(metadata.page_label, page);
+    if (label !== undefined) piece.label = label;
     if (line !== undefined) piece.line = line;
     return piece;
   });
@@ -127,9 +143,11 @@ export function fromLlamaIndexDocuments(nodes: readonly LlamaIndexNodeLike[]): I
     const metadata = object(node.metadata) ?? {};
     const sourceId = string(node.sourceNode?.nodeId) ?? string(metadata.file_path) ?? string(metadata.source) ?? string(node.id_);
     if (sourceId === undefined) throw new LitmPackError('invalid_input', `fromLlamaIndexDocuments: node ${index} has no id_, source node or file_path`);
-    const page = positive(metadata.page_label) ?? positive(metadata.page_number) ?? positive(metadata.page);
+    const page = positive(metadata.page_number) ?? positive(metadata.page) ?? positive(metadata.page_label);
     const piece: Piece = { sourceId, text, metadata };
     if (page !== undefined) piece.page = page;
+    const label = printedLabel(metadata.page_label, page);
+    if (label !== undefined) piece.label = label;
     return piece;
   });
   return group(pieces);

@@ -1,7 +1,9 @@
 /**
  * The PDF loader: the text of every page, read with pdf.js (`pdfjs-dist`, an optional dependency loaded on
  * the first PDF). Each page is a region with its page number, so a chunk never spans two pages and its
- * locator names the page; paragraphs are told apart by the gaps between lines. An encrypted PDF, one with no
+ * locator names the page (and its printed label, from /PageLabels, when it is not the page's number);
+ * paragraphs are told apart by the gaps between lines; running headers and footers are left out and words
+ * hyphenated at line ends made whole (pdf-layout.ts says how). An encrypted PDF, one with no
  * text layer (scanned images) and one pdf.js cannot open (truncated, not a PDF) or whose pages show nothing
  * (damaged) are skipped with the reason; pages past `maxPages` are left out with a warning. Streams that decode
  * to more than `maxInflatedBytes` (or 32 times the file) skip the file before pdf.js reads it (pdf-streams.ts).
@@ -10,7 +12,9 @@ import type { Region } from '../store/schemas.js';
 import { fileTitle, isMissingModule, missingLibrary, reasonOf, versionOfBytes } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { DEFAULT_LOAD_LIMITS } from './limits.js';
+import { dropRunningLines, joinHyphenation, type PageLine } from './pdf-layout.js';
 import { decodedBytes } from './pdf-streams.js';
+import { PAGE_LABEL } from '../core/schemas.js';
 
 // The few pdf.js shapes read here (its own types are not needed to build without the optional package).
 interface TextItem {
@@ -26,6 +30,7 @@ interface PdfPage {
 }
 interface PdfDocument {
   numPages: number;
+  getPageLabels(): Promise<string[] | null>;
   getPage(n: number): Promise<PdfPage>;
   getMetadata(): Promise<{ info?: Record<string, unknown> }>;
   destroy(): Promise<void>;
@@ -48,22 +53,36 @@ function loadPdfJs(): Promise<PdfJs> {
   return pdfjs;
 }
 
-/** A page's text: items joined, a line break where pdf.js ends a line, a blank line where a gap between lines is wider than a line. */
-export function pageText(items: ReadonlyArray<TextItem | { type: string }>): string {
-  // Pieces joined once at the end: trimming the whole text so far at every line break is quadratic in the lines.
-  const parts: string[] = [];
+/**
+ * A page's lines: items joined, a new line where pdf.js ends one, a blank line before it where the gap between
+ * lines is wider than a line; trailing whitespace trimmed and lines of whitespace left out.
+ */
+export function pageLines(items: ReadonlyArray<TextItem | { type: string }>): PageLine[] {
+  const lines: PageLine[] = [];
+  // The current line's pieces, joined once when it ends.
+  let parts: string[] = [];
+  let current: PageLine | undefined;
   let lastY: number | undefined;
   let lastHeight = 0;
   let pendingBreak = false;
+  const endLine = () => {
+    if (current === undefined) return;
+    current.text = parts.join('').trimEnd();
+    parts = [];
+    // A line of whitespace leaves no trace: the next line's separator is the gap from this one's items.
+    if (current.text !== '') lines.push(current);
+    current = undefined;
+  };
   for (const item of items) {
     if (!('str' in item)) continue;
     const y = item.transform[5] ?? 0;
     if (item.str !== '') {
       if (pendingBreak && lastY !== undefined) {
         const gap = Math.abs(lastY - y);
-        trimEndOf(parts);
-        parts.push(gap > 1.8 * Math.max(lastHeight, item.height, 1) ? '\n\n' : '\n');
+        endLine();
+        current = { text: '', y, sep: gap > 1.8 * Math.max(lastHeight, item.height, 1) ? '\n\n' : '\n' };
       }
+      current ??= { text: '', y, sep: '\n' };
       pendingBreak = false;
       parts.push(item.str);
       lastY = y;
@@ -71,20 +90,40 @@ export function pageText(items: ReadonlyArray<TextItem | { type: string }>): str
     }
     if (item.hasEOL === true) pendingBreak = true;
   }
-  return parts.join('').trim();
+  endLine();
+  return lines;
 }
 
-/** Drops the trailing whitespace of what `parts` join to, looking only at the parts that end it. */
-function trimEndOf(parts: string[]): void {
-  while (parts.length > 0) {
-    const last = parts[parts.length - 1]!;
-    const trimmed = last.trimEnd();
-    if (trimmed !== '') {
-      parts[parts.length - 1] = trimmed;
-      return;
-    }
-    parts.pop();
+/** Lines joined by their separators, the whole trimmed (what a page's text is). */
+export function joinLines(lines: readonly PageLine[]): string {
+  return lines
+    .map((line, index) => (index === 0 ? line.text : line.sep + line.text))
+    .join('')
+    .trim();
+}
+
+/** A page's text: items joined, a line break where pdf.js ends a line, a blank line where a gap between lines is wider than a line. */
+export function pageText(items: ReadonlyArray<TextItem | { type: string }>): string {
+  return joinLines(pageLines(items));
+}
+
+/**
+ * The printed label of each page (PDF /PageLabels, read by pdf.js: decimal, roman, letters, prefixes, start values),
+ * undefined where it is the page's own number or not one a header can show; null when the PDF has none.
+ */
+async function pageLabels(pdf: PdfDocument): Promise<Array<string | undefined> | null> {
+  let labels: string[] | null;
+  try {
+    labels = await pdf.getPageLabels();
+  } catch {
+    // A damaged /PageLabels tree costs the labels, not the text.
+    return null;
   }
+  if (labels === null) return null;
+  return labels.map((raw, index) => {
+    const label = raw.replace(/\s+/gu, ' ').trim();
+    return label === '' || label === String(index + 1) || !PAGE_LABEL.test(label) ? undefined : label;
+  });
 }
 
 /** A PDF's streams may decode to this many times its size (or `maxInflatedBytes`, whichever is larger). */
@@ -156,27 +195,38 @@ export const pdfLoader: Loader = {
       if (pdf.numPages > pages) {
         warnings.push(`read the first ${pages} of ${pdf.numPages} pages (${pages === maxPages ? 'maxPages' : 'pages are looked up in a tree of every page: a PDF this long is read in part'})`);
       }
-      let text = '';
-      const regions: Region[] = [];
+      const read: Array<{ page: number; lines: PageLine[] }> = [];
       let unreadable = 0;
       for (let n = 1; n <= pages; n += 1) {
         if (context.signal?.aborted) break;
         let page: PdfPage;
-        let content: string;
+        let lines: PageLine[];
         try {
           page = await pdf.getPage(n);
-          content = pageText((await page.getTextContent()).items);
+          lines = pageLines((await page.getTextContent()).items);
           page.cleanup();
         } catch {
           unreadable += 1;
           continue;
         }
-        if (content === '') continue;
+        if (lines.length > 0) read.push({ page: n, lines });
+      }
+      // Running headers and footers go first, so a header line never joins a hyphenated word. Pages that held
+      // nothing else (the same few lines on every page) keep their lines: a document is never emptied.
+      const cleaned = joinHyphenation(dropRunningLines(read.map((p) => p.lines)).pages).pages;
+      const clean = cleaned.some((lines) => lines.length > 0) ? cleaned : read.map((p) => p.lines);
+      const labels = await pageLabels(pdf);
+      let text = '';
+      const regions: Region[] = [];
+      read.forEach(({ page }, index) => {
+        const content = joinLines(clean[index]!);
+        if (content === '') return;
         if (text !== '') text += '\n\n';
         const start = text.length;
         text += content;
-        regions.push({ start, end: text.length, page: n });
-      }
+        const label = labels?.[page - 1];
+        regions.push({ start, end: text.length, page, ...(label === undefined ? {} : { pageLabel: label }) });
+      });
       if (unreadable > 0) warnings.push(`${unreadable} page${unreadable === 1 ? '' : 's'} could not be read and ${unreadable === 1 ? 'was' : 'were'} left out`);
       if (regions.length === 0) {
         // OCR helps a page that shows something (a scan, a drawing); a PDF whose pages cannot be read or show nothing is damaged.
@@ -185,7 +235,7 @@ export const pdfLoader: Loader = {
         }
         return { skip: { reason: 'unreadable', message: 'a damaged PDF: pdf.js opened it but its pages cannot be read or show nothing (OCR would not help)' } };
       }
-      const info = await pdf.getMetadata().then((meta) => meta.info ?? {}, () => ({}) as Record<string, unknown>);
+      const info = await pdf.getMetadata().then((meta): Record<string, unknown> => meta.info ?? {}, (): Record<string, unknown> => ({}));
       const title = typeof info.Title === 'string' && info.Title.trim() !== '' ? info.Title.trim() : fileTitle(input.path);
       return { documents: [{ id: input.sourceId, text, title, version: versionOfBytes(input.bytes), regions }], ...(warnings.length > 0 ? { warnings } : {}) };
     } finally {

@@ -20,12 +20,17 @@ export interface Cue {
   text: string;
 }
 
-// hh:mm:ss.mmm (hours optional in WebVTT); SRT writes a comma before the milliseconds.
-const TIME = String.raw`(?:(\d+):)?([0-5]?\d):([0-5]\d)(?:[.,](\d{1,3}))?`;
+// hh:mm:ss.mmm as real tools write it: hours optional (WebVTT), hours, minutes and seconds padded or not (Teams
+// writes `0:00:01.000`, some tools `0:0:1.5`), a dot or a comma before the fraction (SRT writes a comma), and
+// fractions of any length (read to the millisecond). Anchored at the line's start: one start, so no backtracking
+// over a long run of digits or colons.
+const TIME = String.raw`(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d+))?`;
 const TIMING = new RegExp(`^\\s*${TIME}\\s*-->\\s*${TIME}`, 'u');
 
-function seconds(h: string | undefined, m: string, s: string, ms: string | undefined): number {
-  return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + (ms === undefined ? 0 : Number(ms.padEnd(3, '0')) / 1000);
+/** Seconds of a time, or NaN when its minutes or seconds are not below 60 (no clock reads 00:75). */
+function seconds(h: string | undefined, m: string, s: string, fraction: string | undefined): number {
+  if (Number(m) >= 60 || Number(s) >= 60) return Number.NaN;
+  return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + (fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0')) / 1000);
 }
 
 /** `<v Alice>Hello</v>` → `Alice: Hello`; other tags (`<i>`, `<c.red>`, timestamps) dropped; entities of WebVTT decoded. */
@@ -79,11 +84,25 @@ function voiceOf(text: string): string | null {
   return text.slice(at, close);
 }
 
-/** The cues of a WebVTT or SRT file, in file order; `malformed` counts timing lines that could not be read. */
-export function parseCues(text: string): { cues: Cue[]; malformed: number } {
+/** A bad timing line as a warning shows it: its line number and its first characters. */
+export interface BadCue {
+  line: number;
+  text: string;
+}
+
+/**
+ * The cues of a WebVTT or SRT file, in file order; `malformed` counts timing lines that could not be read (each
+ * such cue is left out, its neighbours kept), `firstBad` names the first of them.
+ */
+export function parseCues(text: string): { cues: Cue[]; malformed: number; firstBad?: BadCue } {
   const lines = text.split(/\r\n|\r|\n/u);
   const cues: Cue[] = [];
   let malformed = 0;
+  let firstBad: BadCue | undefined;
+  const bad = (at: number) => {
+    malformed += 1;
+    firstBad ??= { line: at + 1, text: lines[at]!.trim().slice(0, 60) };
+  };
   let i = 0;
   while (i < lines.length) {
     const line = lines[i]!;
@@ -94,10 +113,11 @@ export function parseCues(text: string): { cues: Cue[]; malformed: number } {
     }
     const timing = TIMING.exec(line);
     if (timing === null) {
-      if (line.includes('-->')) malformed += 1;
+      if (line.includes('-->')) bad(i);
       i += 1;
       continue;
     }
+    const at = i;
     const [, h1, m1, s1, ms1, h2, m2, s2, ms2] = timing;
     const start = seconds(h1, m1!, s1!, ms1);
     const end = seconds(h2, m2!, s2!, ms2);
@@ -106,10 +126,10 @@ export function parseCues(text: string): { cues: Cue[]; malformed: number } {
     while (i < lines.length && lines[i]!.trim() !== '' && !TIMING.test(lines[i]!)) body.push(lines[i++]!);
     const cue = cueText(body);
     // An hour of hundreds of digits is Infinity seconds: no time a locator can hold.
-    if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) malformed += 1;
+    if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) bad(at);
     else if (cue !== '') cues.push({ start, end, text: cue });
   }
-  return { cues, malformed };
+  return { cues, malformed, ...(firstBad === undefined ? {} : { firstBad }) };
 }
 
 /** A transcript document: one line per cue, one region per cue (they merge into segments when chunked). */
@@ -134,11 +154,12 @@ export const transcriptLoader: Loader = {
     if (input.extension === '.vtt' && !/^WEBVTT(?:[ \t]|$)/mu.test(decoded.text.slice(0, 64))) {
       return { skip: { reason: 'unreadable', message: 'not WebVTT (the file must start with WEBVTT)' } };
     }
-    const { cues, malformed } = parseCues(decoded.text);
+    const { cues, malformed, firstBad } = parseCues(decoded.text);
     if (cues.length === 0) return { skip: { reason: 'unreadable', message: 'no cues with a timing line (00:00:01.000 --> 00:00:04.000)' } };
     const header = input.extension === '.vtt' ? /^WEBVTT[ \t]+-?[ \t]*(.+)$/mu.exec(decoded.text.split(/\r?\n/u)[0] ?? '')?.[1]?.trim() : undefined;
     const doc = { ...transcriptDocument(input.sourceId, cues, header || fileTitle(input.path)), version: versionOfBytes(input.bytes) };
-    const warnings = malformed > 0 ? [`${malformed} cue timing line${malformed === 1 ? '' : 's'} could not be read and ${malformed === 1 ? 'was' : 'were'} left out`] : [];
+    const where = firstBad === undefined ? '' : ` (${malformed === 1 ? '' : 'the first '}at line ${firstBad.line}: ${JSON.stringify(firstBad.text)})`;
+    const warnings = malformed > 0 ? [`${malformed} cue timing line${malformed === 1 ? '' : 's'} could not be read and ${malformed === 1 ? 'was' : 'were'} left out${where}`] : [];
     return { documents: [doc], ...(warnings.length > 0 ? { warnings } : {}) };
   },
 };

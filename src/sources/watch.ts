@@ -13,7 +13,8 @@ import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { LitmPackError } from '../base/errors.js';
-import { GET_CHUNKS_MAX_LIMIT, type IngestDocument } from '../store/schemas.js';
+import type { IngestDocument } from '../store/schemas.js';
+import { storeSourceIds } from '../store/source-ids.js';
 import type { AddDocumentsResult, DeleteSourcesResult, Store } from '../store/types.js';
 import { defaultLoaders, loadDocuments, sourceIdOf, type LoadDocumentsOptions, type LoadWarning, type SkippedFile } from './load.js';
 
@@ -75,15 +76,6 @@ function storeUpdateOf(store: Store | undefined, update: StoreUpdate | undefined
   };
 }
 
-/** The source ids a store holds. */
-async function storedSourceIds(store: Store): Promise<string[]> {
-  const listing = store as Store & { sources?: () => { sourceId: string }[] };
-  if (typeof listing.sources === 'function') return listing.sources().map((source) => source.sourceId);
-  if (typeof store.getChunks !== 'function') throw new LitmPackError('unsupported', 'This store cannot list its sources, which watching needs (it has no getChunks)');
-  // The store's owner sees every source, whatever its ACL.
-  const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT });
-  return [...new Set(chunks.map((chunk) => chunk.sourceId))];
-}
 
 /** Whether `id` is the source `file` or one it holds (`inbox.mbox/<message>`, `renewal.eml/terms.pdf`). */
 const heldBy = (id: string, file: string) => id === file || id.startsWith(`${file}/`);
@@ -169,7 +161,7 @@ export async function applyFileChanges(
   }
   const produced = new Set(docs.map((doc) => doc.id));
   const { added, deleted } = await withStore(async (target) => {
-    const stored = gone.size > 0 || reread.size > 0 ? await storedSourceIds(target) : [];
+    const stored = gone.size > 0 || reread.size > 0 ? await storeSourceIds(target, 'watching') : [];
     const stale = stored.filter((id) => !produced.has(id) && !held.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
     const added = docs.length > 0 ? await target.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
     let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };

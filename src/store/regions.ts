@@ -129,6 +129,7 @@ function pieceOf(regions: readonly Region[], starts: readonly number[], range: R
   const b = regions[last]!;
   const locator: Locator = {};
   if (a.page !== undefined) locator.page = a.page;
+  if (a.pageLabel !== undefined) locator.label = a.pageLabel;
   if (a.line !== undefined && b.line !== undefined) {
     const from = a.line + lineOf(starts, range.start) - lineOf(starts, a.start);
     // The range is trimmed, so its last character is text, never the line break after it.

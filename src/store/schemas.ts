@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { AbortSignalSchema } from '../base/abort.js';
 import { BoundedMetadataSchema } from '../base/metadata.js';
-import { LocatorSchema, TimestampSchema } from '../core/schemas.js';
+import { LocatorSchema, PAGE_LABEL, TimestampSchema } from '../core/schemas.js';
 import { isLangChainEmbeddings, isLlamaIndexEmbedding, toEmbeddingsLike, type EmbeddingsInput } from './embeddings.js';
 import type { Filter } from './filter.js';
 
@@ -153,6 +153,8 @@ const RegionObject = z.strictObject({
   section: z.array(z.string()).optional(),
   /** 1-based page of the source. */
   page: z.number().int().positive().optional(),
+  /** The page's printed label (PDF /PageLabels) when it differs from its number: the locator's `label`. */
+  pageLabel: z.string().refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' }).optional(),
   /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
   line: z.number().int().positive().optional(),
   /** [startSeconds, endSeconds] of the region (a transcript cue). */
@@ -175,6 +177,7 @@ export interface Region {
   end: number;
   section?: string[] | undefined;
   page?: number | undefined;
+  pageLabel?: string | undefined;
   line?: number | undefined;
   time?: [number, number] | undefined;
   unit?: 'paragraph' | 'whole' | undefined;

@@ -7,7 +7,7 @@ import { packageRoot } from '../../service/version.js';
 import { printPack, stdout } from '../io.js';
 import { packOptions, type RetrieveFlags } from '../options.js';
 import { bundleFromFlags } from './bundle.js';
-import { addWithProgress, readForIngest } from './ingest.js';
+import { addedLine, applyWithProgress, readForIngest } from './ingest.js';
 
 const DEMO_QUESTION = 'Why should the best passage go first and the second best last in a long context?';
 /** The demo's own request: a budget that shows a whole bundle on one screen, from a pool of the corpus's best 20. */
@@ -25,9 +25,9 @@ export function registerDemo(program: Command): void {
       const corpus = join(root, 'examples', 'corpus');
       // The store lives in memory only: nothing is written, so an interrupted demo leaves nothing behind.
       const store = new MemoryHybridStore();
-      const { docs } = await readForIngest([corpus], { base: corpus });
-      const counts = await addWithProgress(store, docs, true);
-      stdout().write(`Ingested ${docs.length} files into a store in memory: ${counts}.\n\nQuestion: ${flags.question}\n\n`);
+      const read = await readForIngest([corpus], { base: corpus });
+      const { added } = await applyWithProgress(store, read, { quiet: true });
+      stdout().write(`Ingested ${read.documents.length} files into a store in memory: ${addedLine(added)}.\n\nQuestion: ${flags.question}\n\n`);
       const pack = await bundleFromFlags(flags.question, { ...flags, budget: flags.budget ?? DEMO_BUDGET, limit: DEMO_POOL }, store);
       printPack(pack, false);
       stdout().write(`\n${howToRead(pack)}\n`);

@@ -2,17 +2,17 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
 import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { MemoryHybridStore } from '../../memory/memory-hybrid-store.js';
-import type { DeleteSourcesResult, Store } from '../../store/types.js';
+import type { AddDocumentsResult, DeleteSourcesResult, Store } from '../../store/types.js';
 import type { EmbeddingsLike } from '../../store/embeddings.js';
-import type { IngestDocument } from '../../store/schemas.js';
-import { defaultLoaders, describeSkipped, loadDocuments, sourceScope, type LoadWarning, type SkippedFile } from '../../sources/load.js';
+import { applyIngest, readPaths, type IngestRead, type IngestResult } from '../../pipeline/ingest.js';
+import { defaultLoaders, describeSkipped, type LoadWarning, type SkippedFile } from '../../sources/load.js';
 import { recordsLoader, type RecordsMapping } from '../../sources/records.js';
 import { watchDocuments, type WatchBatch } from '../../sources/watch.js';
 import { stderr, stdout, warn } from '../io.js';
 import { visible, visibleLine, count } from '../terminal.js';
 import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type EmbeddingsFlags } from '../options.js';
 import { reindexIngest } from '../reindex.js';
-import { listSourceIds, openQdrant, storeFile, updateStore } from '../stores.js';
+import { openQdrant, storeFile, updateStore } from '../stores.js';
 
 interface IngestFlags extends EmbeddingsFlags {
   store: string;
@@ -79,35 +79,21 @@ function skipWarning(skip: SkippedFile): string {
   return `skipped ${skip.path}: ${skip.message}`;
 }
 
-/** The documents under `paths` (the library's `loadDocuments`), warning about each file skipped. */
-export async function readForIngest(paths: string[], flags: ReadFlags) {
-  const skipped: SkippedFile[] = [];
-  // Copies the files read hold but left out (a message read from another mailbox): not gone.
-  const held = new Set<string>();
-  let files = 0;
-  const load = loadDocuments(paths, {
+/** The documents under `paths` (the pipeline's `readPaths`), warning about each file skipped or read in part. */
+export async function readForIngest(paths: string[], flags: ReadFlags): Promise<IngestRead> {
+  return readPaths(paths, {
     ...loadOptionsFor(flags),
-    onFile: (file) => {
-      files += 1;
-      for (const id of file.held) held.add(id);
-    },
     strict: flags.strict === true,
-    // With --prune an emptied folder is no error: its sources are removed.
-    allowEmpty: flags.prune === true,
-    onSkip: (skip) => {
-      skipped.push(skip);
-      warn(skipWarning(skip));
-    },
+    prune: flags.prune === true,
+    onSkip: (skip) => warn(skipWarning(skip)),
     onWarning: (warning) => warn(partialWarning(warning)),
-  });
-  const docs = await load.catch((error: unknown) => {
+  }).catch((error: unknown) => {
     // The library names its option; the command line names the flag.
     if (isLitmPackError(error, 'invalid_input') && error.details.option === 'strict') {
       throw new LitmPackError('invalid_input', error.message.replace(/^strict:/u, '--strict:'), { cause: error, details: error.details });
     }
     throw error;
   });
-  return { docs, skipped, files, held };
 }
 
 /** "3 files", or "2 files (5 sources)" when files held several (messages, attachments, records). */
@@ -115,16 +101,20 @@ function filesLine(files: number, sources: number): string {
   return files === sources ? count(files, 'file') : `${count(files, 'file')} (${count(sources, 'source')})`;
 }
 
-/** Adds documents to an open store with a progress bar on a terminal; returns the counts line. */
-export async function addWithProgress(store: Store, docs: IngestDocument[], quiet: boolean): Promise<string> {
-  const bar = !quiet && stderr().isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: stderr() }, Presets.shades_classic) : null;
-  bar?.start(docs.length, 0);
+/** Applies what was read to an open store (`applyIngest`) with a progress bar on a terminal. */
+export async function applyWithProgress(store: Store, read: IngestRead, options: { quiet: boolean; prune?: boolean }): Promise<IngestResult> {
+  const bar = !options.quiet && stderr().isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: stderr() }, Presets.shades_classic) : null;
+  bar?.start(read.documents.length, 0);
   try {
-    const result = await store.addDocuments(docs, { onProgress: (done) => bar?.update(done) });
-    return `${count(result.added, 'chunk')} added, ${result.unchanged} unchanged, ${result.removed} removed`;
+    return await applyIngest(store, read, { prune: options.prune === true, add: { onProgress: (done) => bar?.update(done) } });
   } finally {
     bar?.stop();
   }
+}
+
+/** The counts line of an ingest. */
+export function addedLine(added: AddDocumentsResult): string {
+  return `${count(added.added, 'chunk')} added, ${added.unchanged} unchanged, ${added.removed} removed`;
 }
 
 /** " (N chunks in all)" for the embedded store, which knows its size; nothing for others. */
@@ -147,16 +137,15 @@ function checkVectorsKept(store: MemoryHybridStore, spec: string, embeddings: Em
 export async function ingest(paths: string[], flags: IngestFlags): Promise<string> {
   const embeddings = embeddingsFrom(flags);
   // Read everything first: an unreadable file fails the ingest before the store is touched.
-  const { docs, skipped, files, held } = await readForIngest(paths, flags);
+  const read = await readForIngest(paths, flags);
+  const { documents: docs, skipped, files } = read;
   if (flags.reindex === true) {
     return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
   }
-  const ids = new Set(docs.map((d) => d.id));
   // Adds, prunes, and says how large the store is after both.
   const change = async (store: Store) => {
-    const counts = await addWithProgress(store, docs, flags.quiet === true);
-    const pruned = flags.prune === true ? await prune(store, paths, { found: ids, held, skipped }) : null;
-    return { counts: `${counts}${totalOf(store)}`, pruned };
+    const { added, pruned } = await applyWithProgress(store, read, { quiet: flags.quiet === true, prune: flags.prune === true });
+    return { counts: `${addedLine(added)}${totalOf(store)}`, pruned };
   };
   const qdrant = await openQdrant(flags.store, { embeddings, lexicalOnly: flags.lexicalOnly === true });
   let done: { counts: string; pruned: DeleteSourcesResult | null };
@@ -217,39 +206,6 @@ async function watchIngest(paths: string[], flags: IngestFlags, qdrant: Store | 
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-}
-
-/** What a load found: the documents read, the copies left out, the files (and folders) skipped. */
-interface Found {
-  found: ReadonlySet<string>;
-  held: ReadonlySet<string>;
-  skipped: readonly SkippedFile[];
-}
-
-/**
- * `--prune`: deletes the sources that lie under the ingested folders (or are the ingested files) whose files are
- * gone: not read this time, nor held by a file read this time (a message read from another mailbox), nor by a file
- * or folder that is still there but was skipped (unreadable now, being written): what it held stays until it is
- * read again. A message gone from a mailbox that was read is gone. Source ids are as `loadDocuments` writes them
- * (`sourceScope`).
- */
-async function prune(store: Store, paths: string[], { found, held, skipped }: Found): Promise<DeleteSourcesResult> {
-  const roots = await Promise.all(paths.map((path) => sourceScope(path)));
-  const under = (sourceId: string) =>
-    roots.some(({ prefix, folder }) =>
-      // A file covers its own source and those it holds (a mailbox's messages, a message's attachments, records).
-      !folder ? sourceId === prefix || sourceId.startsWith(`${prefix}/`) : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
-    );
-  // Emptied, or removed while read: those files are gone as far as their sources go.
-  const kept = skipped
-    .filter((skip) => skip.reason !== 'empty' && skip.reason !== 'gone')
-    .map((skip) => skip.sourceId)
-    .filter((id): id is string => id !== undefined);
-  const stays = (id: string) => found.has(id) || held.has(id) || kept.some((file) => id === file || id.startsWith(`${file}/`));
-  const gone = (await listSourceIds(store)).filter((id) => under(id) && !stays(id));
-  if (gone.length === 0) return { sources: 0, chunks: 0 };
-  if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
-  return store.deleteSources(gone);
 }
 
 export function registerIngest(program: Command): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
-import { noteUnusedVectors, openServedStore } from '../stores.js';
+import { noteReindex, noteUnusedVectors, openServedStore } from '../stores.js';
 import { packLogFields } from '../../server/request-log.js';
 import { closeLogFile, ledgerOptions, openLogFile, openServerLedger, serverRerank, serverRerankOptions, stopSignal, type LedgerFlags, type ServerRerankFlags } from './serve.js';
 
@@ -24,6 +24,7 @@ export function registerMcp(program: Command): void {
       const embeddings = embeddingsFrom(flags);
       const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
+      noteReindex(store, flags.store);
       const { serveStdio } = await import('../../mcp/index.js');
       const ledger = await openServerLedger(flags, flags.store);
       const log = flags.log === undefined ? undefined : await openLogFile(flags.log);

@@ -7,7 +7,7 @@ import { RERANK_STAGE, type ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile, warn } from '../io.js';
 import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
 import { exposureProblem } from '../../server/options.js';
-import { existingStoreFile, noteUnusedVectors, openServedStore, qdrantTarget } from '../stores.js';
+import { existingStoreFile, noteReindex, noteUnusedVectors, openServedStore, qdrantTarget } from '../stores.js';
 import type { CitationLedger } from '../../service/ledger.js';
 
 /** Flags of the reranker a server runs every pool through (`serve` and `mcp`). */
@@ -218,6 +218,7 @@ export function registerServe(program: Command): void {
       const embeddings = embeddingsFrom(flags);
       const store = await openServedStore(flags.store, { embeddings, idfCorpus: flags.idfCorpus });
       if (embeddings === undefined) noteUnusedVectors(store);
+      noteReindex(store, flags.store);
       const { startServer } = await import('../../server/server.js');
       const ledger = await openServerLedger(flags, flags.store);
       const logFile = flags.log === undefined ? undefined : await openLogFile(flags.log);
