@@ -43,7 +43,7 @@ interface Shape {
   /** What it is, for the table. */
   what: string;
   /** Writes the hostile file(s) into `hostile` and an ordinary one of the same size into `ordinary`. */
-  make(hostile: string, ordinary: string): Promise<void>;
+  make(hostile: string, ordinary: string): Promise<void> | void;
   /** `verify`: the child checks citations instead of ingesting. */
   verify?: true;
 }
@@ -70,7 +70,7 @@ const SHAPES: Shape[] = [
   {
     name: 'email-trim',
     what: 'e-mail body: 160 KB of spaces then a word (`/\\s+$/`)',
-    async make(h, o) {
+    make(h, o) {
       writeFileSync(join(h, 'm.eml'), headers + run(' ', SIZE));
       writeFileSync(join(o, 'm.eml'), headers + prose(SIZE));
     },
@@ -78,7 +78,7 @@ const SHAPES: Shape[] = [
   {
     name: 'mbox-split',
     what: 'mailbox: 160 KB of line breaks inside a message (`/\\n+$/`)',
-    async make(h, o) {
+    make(h, o) {
       const box = (body: string) => `From alice@example.com Fri Mar 15 10:00:00 2024\n${headers.replace(/\r\n/gu, '\n')}${body}\n`;
       writeFileSync(join(h, 'inbox.mbox'), box(run('\n', SIZE)));
       writeFileSync(join(o, 'inbox.mbox'), box(prose(SIZE)));
@@ -87,7 +87,7 @@ const SHAPES: Shape[] = [
   {
     name: 'vtt-tags',
     what: 'WebVTT cue: 160 KB of `<` (`/<[^>]*>/g`)',
-    async make(h, o) {
+    make(h, o) {
       const vtt = (cue: string) => `WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n${cue}\n`;
       writeFileSync(join(h, 't.vtt'), vtt(run('<', SIZE)));
       writeFileSync(join(o, 't.vtt'), vtt(prose(SIZE).replace(/\n/gu, ' ')));
@@ -123,7 +123,7 @@ const SHAPES: Shape[] = [
   {
     name: 'one-liners',
     what: 'TypeScript: 4 MB of one-line functions',
-    async make(h, o) {
+    make(h, o) {
       const fns = [];
       for (let i = 0, length = 0; length < 4e6; i += 1) {
         const line = `export function f${i}(): number { return ${i}; }`;
@@ -145,7 +145,7 @@ const SHAPES: Shape[] = [
   {
     name: 'tiny-sections',
     what: 'markdown: 80,000 one-line sections',
-    async make(h, o) {
+    make(h, o) {
       const text = Array.from({ length: 80_000 }, (_, i) => `# S${i}\nx\n`).join('');
       writeFileSync(join(h, 'many.md'), text);
       writeFileSync(join(o, 'doc.md'), `# Doc\n\n${prose(text.length).replace(/\n/gu, '\n\n')}`);
@@ -165,7 +165,7 @@ const SHAPES: Shape[] = [
     name: 'verify-by-hash',
     what: 'verify: 50 hash-only citations of text nowhere, a 3,000-chunk source',
     verify: true,
-    async make(h, o) {
+    make(h, o) {
       writeFileSync(join(h, 'kind'), 'nowhere');
       writeFileSync(join(o, 'kind'), 'current');
     },
@@ -185,7 +185,7 @@ interface Measured {
 async function child(name: string, root: string, dir: string): Promise<void> {
   const lib = (await import(pathToFileURL(join(root, 'src/index.js')).href)) as typeof import('../src/index.js');
   const shape = SHAPES.find((s) => s.name === name)!;
-  let note = '';
+  let note: string;
   let storedBytes: number | null = null;
   let cpu: number;
   if (shape.verify === true) {

@@ -55,7 +55,7 @@ const HAS_SCIFACT = existsSync(join(DATA_DIR, 'scifact', 'corpus.jsonl'));
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-const encoder = new Tiktoken(require('js-tiktoken/ranks/o200k_base'));
+const encoder = new Tiktoken(require('js-tiktoken/ranks/o200k_base') as import('js-tiktoken/lite').TiktokenBPE);
 const tokenizer = getTokenizer('o200k_base');
 
 interface Timing {

@@ -40,7 +40,10 @@ import { escapeBody } from '../src/render/escape.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import type { Fusion } from '../src/store/schemas.js';
 import { getTokenizer } from '../src/tokenize/tiktoken.js';
-import { Reorderer, type Chunk } from 'rag-chunk-reorder';
+import * as ragChunkReorder from 'rag-chunk-reorder';
+// rag-chunk-reorder's ESM declarations import extensionless paths that NodeNext resolution cannot follow (its
+// classes type as any there); its CommonJS declarations describe the same API, so the types are read from those.
+import type * as RagChunkReorder from 'rag-chunk-reorder' with { 'resolution-mode': 'require' };
 import { buildLangChainBaseline, langchainPythonLongContextReorder } from './baselines/langchain.js';
 import { CachedEmbeddings } from './lib/cached-embeddings.js';
 import { REPO_ROOT } from './lib/paths.js';
@@ -146,7 +149,8 @@ function cutToBudget(ranked: HotpotParagraph[], budget: number, reorder?: (kept:
  * header per chunk, counted with the same tokenizer, and chunks are dropped from the end of its order until
  * the whole fits; unfitted, every chunk it returns is kept (the overshoot is reported).
  */
-const peer = new Reorderer();
+type Chunk = RagChunkReorder.Chunk;
+const peer = new (ragChunkReorder as unknown as typeof RagChunkReorder).Reorderer();
 function peerPack(question: string, ranked: Candidate[], byId: Map<string, HotpotParagraph>, budget: number | null): PackedContext {
   const ordered: Chunk[] = peer.reorderSync(ranked.map((c) => ({ id: c.id, text: c.text, score: c.score })), question);
   const render = (chunks: Chunk[]) => chunks.map((c, i) => `[${i + 1}] ${byId.get(c.id)!.title}\n${c.text}`).join('\n\n');

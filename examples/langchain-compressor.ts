@@ -25,11 +25,11 @@ class BagOfWordsEmbeddings extends Embeddings {
     }
     return vector;
   }
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    return texts.map((text) => this.embed(text));
+  embedDocuments(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((text) => this.embed(text)));
   }
-  async embedQuery(text: string): Promise<number[]> {
-    return this.embed(text);
+  embedQuery(text: string): Promise<number[]> {
+    return Promise.resolve(this.embed(text));
   }
 }
 
@@ -60,7 +60,7 @@ before.forEach((doc, i) => console.log(`  ${i + 1}. ${doc.metadata.source}`));
 console.log('\nAfter LitmCompressor (context order; rank 1 first, rank 2 last; duplicates and overflow dropped):');
 for (const doc of after) {
   const { ref, rank } = doc.metadata.litm;
-  console.log(`  [${ref}] rank ${rank} ${doc.metadata.source}: ${doc.pageContent}`);
+  console.log(`  [${ref}] rank ${rank} ${String(doc.metadata.source)}: ${doc.pageContent}`);
 }
 // Documents without scores keep their retriever's order as the rank order (synthetic scores 1, 5/6, ...).
 const { pack } = await new LitmCompressor({ maxTokens: 120 }).compressWithCitations(before, query);

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { MockLLM } from '@llamaindex/core/llms/mock';
 import { RetrieverQueryEngine } from '@llamaindex/core/query-engine';
 import { getResponseSynthesizer } from '@llamaindex/core/response-synthesizers';
+import { extractText } from '@llamaindex/core/utils';
 import type { IngestDocument } from '../src/index.js';
-import { BundleRetriever } from '../src/llamaindex/index.js';
+import { BundleRetriever, type LitmItemMetadata } from '../src/llamaindex/index.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 
 /** The markdown files in examples/corpus (its README excepted), each as one source document. */
@@ -33,10 +34,12 @@ const engine = new RetrieverQueryEngine(retriever, synthesizer);
 
 const response = await engine.query({ query: question });
 console.log(`Question: ${question}`);
-console.log(`Answer: ${response.message.content}\n`);
+console.log(`Answer: ${extractText(response.message.content)}\n`);
 console.log('Source nodes in context order (rank 1 first, rank 2 last):');
 for (const { node, score } of response.sourceNodes ?? []) {
-  const { ref, rank } = node.metadata.litm;
-  const { sourceId, chunkId } = node.metadata.citation;
+  // A BundleRetriever's nodes are items of its pack (a briefing adds a caveats node without a citation).
+  const { litm, citation } = node.metadata as LitmItemMetadata;
+  const { ref, rank } = litm;
+  const { sourceId, chunkId } = citation;
   console.log(`  [${ref}] rank ${rank} score ${score?.toFixed(4)} ${sourceId} (${chunkId})`);
 }

@@ -32,11 +32,11 @@ class HashingEmbeddings implements EmbeddingsLike {
     const norm = Math.hypot(...v) || 1;
     return v.map((x) => x / norm);
   }
-  async embedQuery(text: string) {
-    return this.#embed(text);
+  embedQuery(text: string) {
+    return Promise.resolve(this.#embed(text));
   }
-  async embedDocuments(texts: string[]) {
-    return texts.map((t) => this.#embed(t));
+  embedDocuments(texts: string[]) {
+    return Promise.resolve(texts.map((t) => this.#embed(t)));
   }
 }
 

@@ -39,7 +39,7 @@ describe('k and topK (other libraries’ names for how many results)', () => {
 
   it('store.search rejects them naming limit', async () => {
     for (const key of ['k', 'topK']) {
-      expect(await messageOf(() => store.search({ text: 'refunds', [key]: 3 } as never))).toContain(`unknown option "${key}" (did you mean "limit"?)`);
+      expect(await messageOf(() => store.search({ text: 'refunds', [key]: 3 }))).toContain(`unknown option "${key}" (did you mean "limit"?)`);
     }
     expect(await store.search({ text: 'refunds', limit: 1 })).toHaveLength(1);
   });

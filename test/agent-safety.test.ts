@@ -7,7 +7,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { createHash } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, assembleBriefing, assembleBundle, verifyCitations, type Store } from '../src/index.js';
 import { BundleRetriever as LangChainBundle } from '../src/langchain/index.js';
@@ -175,7 +178,7 @@ describe('rate limits that are fair', () => {
       raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }));
     try {
       // An initialize and 45 pings at once, then a notification.
-      const pings = await Promise.all([rpc(0, 'initialize', JSON.parse(MCP_INIT).params), ...Array.from({ length: 45 }, (_, i) => rpc(i + 1, 'ping'))]);
+      const pings = await Promise.all([rpc(0, 'initialize', (JSON.parse(MCP_INIT) as { params: unknown }).params), ...Array.from({ length: 45 }, (_, i) => rpc(i + 1, 'ping'))]);
       expect(pings.map((answer) => answer.status)).toEqual(Array(46).fill(200));
       expect(JSON.parse(pings[1]!.body)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
       const notified = await raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
@@ -196,7 +199,7 @@ describe('rate limits that are fair', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 12; i += 1) statuses.push((await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' }))).status);
-      expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
+      expect(statuses).toEqual([...Array<number>(10).fill(200), 429, 429]);
       const refused = await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }));
       expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { code: 'rate_limited', error: expect.stringMatching(/housekeeping/u) } } });
       // Work has its own budget.
@@ -340,9 +343,6 @@ describe('access control safe by default on every door', () => {
   });
 
   it('the CLI reads anonymously unless --principals or --all-principals says otherwise', async () => {
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const dir = await mkdtemp(join(tmpdir(), 'litm-acl-cli-'));
     const file = join(dir, 'store.json');
     await store.save(file);

@@ -17,11 +17,10 @@ describe('BoundedCache', () => {
 
   it('never holds more than its weight', () => {
     const cache = new BoundedCache<number, string>(100, (_key, value) => value.length);
-    let held = 0;
     for (let i = 0; i < 1000; i += 1) {
       cache.set(i, 'x'.repeat(1 + (i % 7)));
       if (i % 3 === 0) cache.get(i - 5);
-      held = 0;
+      let held = 0;
       for (let k = 0; k <= i; k += 1) {
         // A get may move an entry into the current generation; what is reachable stays within both generations.
         const value = cache.get(k);

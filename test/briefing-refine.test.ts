@@ -1,5 +1,8 @@
 // Sentence selection, reranking and diversity on the briefing path: assembleBriefing takes them as every other
 // surface does, and the CLI and both frameworks' briefing retrievers reach them through it (one path).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/base/canonical.js';
 import { isLitmPackError, toCanonicalJson, PackSchema, type Pack, assembleBriefing, type BriefingRequest, type Reranker, MemoryHybridStore, verifyCitations, type ChunkRecord, type IngestDocument, type SearchRequest } from '../src/index.js';
@@ -39,13 +42,15 @@ class CountingReranker implements Reranker {
   calls: { query: string; texts: string[] }[] = [];
   constructor(readonly fail = false) {}
 
-  async rerank(query: string, texts: string[]) {
+  rerank(query: string, texts: string[]) {
     this.calls.push({ query, texts });
-    if (this.fail) throw Object.assign(new Error('rerank service down'), { status: 503 });
+    if (this.fail) return Promise.reject(Object.assign(new Error('rerank service down'), { status: 503 }));
     const words = new Set(query.toLowerCase().match(/\w+/g));
-    return texts
-      .map((text, index) => ({ index, score: (text.toLowerCase().match(/\w+/g) ?? []).filter((w) => words.has(w)).length / 10 }))
-      .sort((a, b) => b.score - a.score);
+    return Promise.resolve(
+      texts
+        .map((text, index) => ({ index, score: (text.toLowerCase().match(/\w+/g) ?? []).filter((w) => words.has(w)).length / 10 }))
+        .sort((a, b) => b.score - a.score),
+    );
   }
 }
 
@@ -207,9 +212,6 @@ describe('briefing retrievers reach the stages through assembleBriefing', () => 
 
 describe('litm-pack briefing with --compress, --rerank and --diversity', () => {
   it('selects sentences, reports an unreachable reranker, and refuses MMR without embeddings', async () => {
-    const { mkdtempSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const work = mkdtempSync(join(tmpdir(), 'litm-briefing-refine-'));
     try {
       const storeDir = join(work, 'store');

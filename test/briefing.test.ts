@@ -31,7 +31,7 @@ async function storeWith(extra: IngestDocument[] = [], embeddings = false): Prom
 
 const sources = (pack: Pack) => pack.items.map((i) => i.sourceId);
 const brief = (request: Omit<BriefingRequest, 'maxTokens'> & { maxTokens?: number }) =>
-  assembleBriefing({ mode: 'lexical', maxTokens: 1500, principals: [], ...request } as BriefingRequest).then((b) => b.pack);
+  assembleBriefing({ mode: 'lexical', maxTokens: 1500, principals: [], ...request }).then((b) => b.pack);
 
 describe('assembleBriefing: what a briefing is built from', () => {
   it('needs a prompt, pins or clusters; a blank prompt counts as none', async () => {

@@ -269,7 +269,7 @@ describe('the ledger file', () => {
       expect([...(await reader.served()).values()].map((served) => served.count)).toEqual([1]);
       // The next process appends: its line is read whole; the torn one is counted as skipped.
       const next = await CitationLedger.open({ path });
-      next.record({ ...pack, packHash: 'c'.repeat(64) } as Pack, { id: 'bob', principals: [] });
+      next.record({ ...pack, packHash: 'c'.repeat(64) }, { id: 'bob', principals: [] });
       await next.flush();
       const after = await CitationLedger.open({ path });
       const [served] = [...(await after.served()).values()];

@@ -100,7 +100,7 @@ describe('usage errors, flags and exit codes', () => {
   it('--help lists the exit codes from the one error table', async () => {
     const out = await runCli(['--help']);
     expect(out.code).toBe(0);
-    for (const [exit, codes] of codesByExit()) expect(out.stdout).toContain(`  ${exit}  `);
+    for (const [exit] of codesByExit()) expect(out.stdout).toContain(`  ${exit}  `);
     for (const code of Object.keys(ERROR_SURFACES)) expect(out.stdout).toContain(code);
   });
 

@@ -24,7 +24,7 @@ describe('an empty context', () => {
   it('--budget 10: exit 0, an empty context, and a note on stderr with the smallest useful budget', async () => {
     const out = await runCli(['bundle', 'token budgets', '--store', store, '--budget', '10', '--json']);
     expect(out.code, out.stderr).toBe(0);
-    expect(JSON.parse(out.stdout).context).toBe('');
+    expect((JSON.parse(out.stdout) as { context: string }).context).toBe('');
     expect(out.stderr).toMatch(/^litm-pack: note: the context is empty: none of the \d+ candidates found fits in 10 tokens\..*try a budget of 64 tokens or more\.\n$/su);
   });
 

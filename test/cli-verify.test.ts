@@ -69,13 +69,15 @@ describe('litm-pack verify / remove / ingest --prune', () => {
 
     const json = await runCli(['verify', join(work, 'golden.jsonl'), '--store', store, '--json']);
     expect(json.code).toBe(3);
-    const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+    // A line of `verify --json`, as far as this test reads it.
+    type VerifyLine = Record<string, unknown> & { type: string; pack?: number; sourceId?: string; status?: string; closest?: { text: string } | null };
+    const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as VerifyLine);
     const statusOf = (pack: number, text: string) =>
       lines.find((l) => l.type === 'citation' && l.pack === pack && (l.sourceId as string).endsWith(text));
     const citations = lines.filter((l) => l.type === 'citation' && l.pack === 1);
     expect(citations.map((c) => c.status).sort()).toEqual(['changed', 'missing', 'moved']);
     const changed = citations.find((c) => c.status === 'changed')!;
-    expect(changed.closest.text).toBe('Gift cards are refunded as store credit, whatever the reason.');
+    expect(changed.closest?.text).toBe('Gift cards are refunded as store credit, whatever the reason.');
     expect(statusOf(2, 'shipping.md')!.status).toBe('missing');
     expect(lines.filter((l) => l.type === 'summary')).toEqual([
       expect.objectContaining({ pack: 1, current: 0, moved: 1, changed: 1, missing: 1 }),

@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { ComposeInterpolationError, composePath, interpolate, loadCompose } from './helpers/compose.js';
 import { runCli } from './helpers/cli.js';
 import { exposureProblem } from '../src/server/options.js';
-import { ApiKeys } from '../src/server/auth.js';
+import { parseApiKeys } from '../src/server/auth.js';
 
 describe('Compose interpolation, as the specification gives it', () => {
   it('substitutes, defaults and refuses', () => {
@@ -39,7 +39,7 @@ function serveFlags(command: string[]): { host: string; allowedHosts: string[]; 
 }
 
 describe('docker-compose.yml', () => {
-  it('refuses to start without API keys, unset or empty, and says how to make one', async () => {
+  it('refuses to start without API keys, unset or empty, and says how to make one', () => {
     for (const env of [{}, { LITM_PACK_API_KEYS: '' }]) {
       expect(() => loadCompose(composePath(), env)).toThrow(/required variable LITM_PACK_API_KEYS is missing a value: .*npx litm-pack keys create --id me/u);
     }
@@ -51,7 +51,7 @@ describe('docker-compose.yml', () => {
     expect(made.stderr).toMatch(/key for me: send "Authorization: Bearer [\w-]{40,}"/u);
     const compose = loadCompose(composePath(), { LITM_PACK_API_KEYS: made.stdout.trim() });
     const service = compose.services['litm-pack'];
-    const keys = new ApiKeys(JSON.parse(service?.environment?.LITM_PACK_API_KEYS ?? 'null'));
+    const keys = parseApiKeys(service?.environment?.LITM_PACK_API_KEYS ?? 'null', 'LITM_PACK_API_KEYS');
     expect(keys.size).toBe(1);
     const flags = serveFlags(service?.command ?? []);
     expect(flags.host).toBe('0.0.0.0');

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore, assembleBundle, loadDocuments, packBundle, type SkippedFile } from '../src/index.js';
+import { MemoryHybridStore, assembleBundle, loadDocuments, packBundle, type Pack, type SkippedFile } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
 import { runCli } from './helpers/cli.js';
 import { failure } from './helpers/failure.js';
@@ -34,7 +34,7 @@ function nested(depth: number): Record<string, unknown> {
 
 describe('a filter nested thousands of levels deep', () => {
   it('is invalid_input naming the limit, in the library and on the HTTP API (not a 500)', async () => {
-    const error = await failure(assembleBundle({ store, query: 'refunds', filter: nested(6000) as never }), 'invalid_input');
+    const error = await failure(assembleBundle({ store, query: 'refunds', filter: nested(6000) }), 'invalid_input');
     expect(error.message).toMatch(/nested deeper than 32 levels/u);
     // Written as text: JSON.stringify itself recurses through the nesting.
     const leaf = '{"key":"sourceId","match":{"value":"refunds.md"}}';
@@ -43,7 +43,7 @@ describe('a filter nested thousands of levels deep', () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: 'invalid_input' });
     // A filter within the limit still works.
-    const ok = await assembleBundle({ store, query: 'refunds', filter: nested(32) as never });
+    const ok = await assembleBundle({ store, query: 'refunds', filter: nested(32) });
     expect(ok.pack.items).toHaveLength(1);
   });
 });
@@ -139,11 +139,12 @@ describe('names with terminal escape sequences', () => {
     const verify = await runCli(['verify', join(work, 'pack.json'), '--store', storePath]);
     const rankings = await runCli(['rankings', 'refunds', '--store', storePath]);
     for (const out of [ingested, bundle, verify, rankings]) {
+      // eslint-disable-next-line no-control-regex -- BEL and ESC must not reach the terminal
       expect(out.stdout + out.stderr).not.toMatch(/[\u0007\u001b]/u);
     }
     expect(bundle.stdout).toContain('red␛[31m␛]0;owned␇.md');
     expect(verify.stdout).toContain('␛[31m');
     // JSON keeps the id exactly (JSON escapes controls itself).
-    expect(JSON.parse(json.stdout).citations[0].sourceId).toBe(`escapes/${name}`);
+    expect((JSON.parse(json.stdout) as Pack).citations[0]?.sourceId).toBe(`escapes/${name}`);
   });
 });

@@ -16,19 +16,21 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     ...actual,
     readFile: (async (path: Parameters<typeof actual.readFile>[0], options?: Parameters<typeof actual.readFile>[1]) => {
       const bytes = await actual.readFile(path, options);
-      const tears = torn.get(String(path)) ?? 0;
+      // A file handle is never a watched path; the loader reads by name.
+      const name = typeof path === 'object' && 'fd' in path ? '' : String(path);
+      const tears = torn.get(name) ?? 0;
       if (tears > 0 && Buffer.isBuffer(bytes)) {
-        torn.set(String(path), tears - 1);
+        torn.set(name, tears - 1);
         // The first half of the old text and the second half of the new: what a writer's two writes within one
         // tick of the file system's clock leave for a read between them, the size and times as after.
         const old = Buffer.from(OLD.padEnd(bytes.length, ' ').slice(0, bytes.length));
         return Buffer.concat([old.subarray(0, bytes.length >> 1), bytes.subarray(bytes.length >> 1)]);
       }
-      const left = rewrites.get(String(path)) ?? 0;
+      const left = rewrites.get(name) ?? 0;
       if (left > 0) {
-        rewrites.set(String(path), left - 1);
+        rewrites.set(name, left - 1);
         // Another writer grows the file right after it was read.
-        await actual.appendFile(String(path), '\nMore text arrives.');
+        await actual.appendFile(name, '\nMore text arrives.');
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       return bytes;

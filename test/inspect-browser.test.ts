@@ -78,7 +78,7 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     page: Page;
     requests: string[];
     console: string[];
-    close(): Promise<void>;
+    close: () => Promise<void>;
   }
 
   async function open(file: string): Promise<Opened> {
@@ -109,7 +109,7 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
         context: all('.context .seg-text').map((e) => e.textContent).join(''),
         strip: all('.strip .cell[data-ref]').map((c) => ({ ref: Number(c.dataset.ref), rank: Number(c.textContent) })),
         citations: all('table.citations tbody tr').map((r) => ({ ref: Number(r.dataset.ref), hash: r.querySelector('.hash')?.textContent })),
-        dropped: Object.fromEntries(all('.drop-group').map((g) => [g.dataset.reason, g.querySelectorAll('li').length])),
+        dropped: Object.fromEntries(all('.drop-group').map((g) => [String(g.dataset.reason), g.querySelectorAll('li').length] as const)),
         used: g.document.querySelector('[data-field="used"]')?.textContent,
         query: g.document.querySelector('.query')?.textContent,
         scripts: g.document.scripts.length,

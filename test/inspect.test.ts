@@ -16,6 +16,7 @@ const work = mkdtempSync(join(tmpdir(), 'litm-inspect-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** How the report shows control characters (an HTML parser would drop or rewrite them): as control pictures. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const visible = (s: string) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)));
 
 /** Recomputes packHash after a test edits a pack, as a newer producer would write it. */
@@ -123,14 +124,14 @@ describe('renderPackReport', () => {
     expect(dom.byAttr('data-reason', 'stale')).toHaveLength(1);
     expect(textContent(dom.byAttr('data-check', 'packHash')[0] as Element)).toContain('matches');
 
-    const { degraded: _none, ...older } = bundle(sampleCandidates(3)) as Pack;
+    const { degraded: _none, ...older } = bundle(sampleCandidates(3));
     expect(() => renderPackReport(older)).not.toThrow();
     expect(parseHtml(renderPackReport(older)).byAttr('data-field', 'degraded')).toHaveLength(0);
     // A pack written before coverage recorded the dense arm and the index time still loads.
     const { denseAvailable: _dense, newestIndexedAt: _newest, ...olderCoverage } = older.coverage;
-    const oldest = parseHtml(renderPackReport({ ...older, coverage: olderCoverage } as unknown as Pack));
+    const oldest = parseHtml(renderPackReport({ ...older, coverage: olderCoverage }));
     expect(textContent(oldest.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toBe('not recorded');
-    const current = parseHtml(renderPackReport(bundle(sampleCandidates(3)) as Pack));
+    const current = parseHtml(renderPackReport(bundle(sampleCandidates(3))));
     expect(textContent(current.byAttr('data-coverage', 'denseAvailable')[0] as Element)).toMatch(/^(yes|no \(lexical only\))$/);
   });
 
@@ -164,7 +165,12 @@ describe('renderPackReport', () => {
 function elementsIn(root: Element): Element[] {
   const out: Element[] = [];
   const walk = (node: Element) => {
-    for (const child of node.childNodes) if ('tagName' in child) (out.push(child), walk(child));
+    for (const child of node.childNodes) {
+      if ('tagName' in child) {
+        out.push(child);
+        walk(child);
+      }
+    }
   };
   walk(root);
   return out;

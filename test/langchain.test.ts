@@ -80,7 +80,7 @@ function expectSidecarMatches(documents: Document<LitmDocumentMetadata>[], pack:
 
 /** Ranks in context order for n items under the LITM rule: odd ranks from the front, even from the back. */
 function litmRanks(n: number): number[] {
-  const order: number[] = new Array(n);
+  const order = new Array<number>(n);
   let front = 0;
   let back = n - 1;
   for (let rank = 1; rank <= n; rank++) order[rank % 2 === 1 ? front++ : back--] = rank;
@@ -239,7 +239,7 @@ describe('chains', () => {
 
     const { pack } = await retriever.retrieveWithCitations(question);
     expect(handler.prompts).toHaveLength(1);
-    const system = String(handler.prompts[0]![0]!.content);
+    const system = handler.prompts[0]![0]!.text;
     expect(system).toContain(pack.context);
     // Best item at the start, second best at the end.
     const byRank = (rank: number) => pack.items.find((item) => item.rank === rank)!.text;
@@ -247,7 +247,7 @@ describe('chains', () => {
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
     expect(system.indexOf(byRank(1))).toBe(Math.min(...positions));
     expect(system.indexOf(byRank(2))).toBe(Math.max(...positions));
-    expect(String(handler.prompts[0]![1]!.content)).toBe(question);
+    expect(handler.prompts[0]![1]!.text).toBe(question);
   });
 
   it('batch: each prompt gets the context of its own question', async () => {
@@ -260,8 +260,8 @@ describe('chains', () => {
     expect(handler.prompts).toHaveLength(3);
     for (const question of questions) {
       const { pack } = await retriever.retrieveWithCitations(question);
-      const prompt = handler.prompts.find((messages) => String(messages[1]!.content) === question);
-      expect(String(prompt![0]!.content)).toContain(pack.context);
+      const prompt = handler.prompts.find((messages) => messages[1]!.text === question);
+      expect(prompt![0]!.text).toContain(pack.context);
     }
   });
 });

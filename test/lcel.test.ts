@@ -9,6 +9,7 @@ import { MockLLM } from '@llamaindex/core/llms/mock';
 import { RetrieverQueryEngine } from '@llamaindex/core/query-engine';
 import { getResponseSynthesizer } from '@llamaindex/core/response-synthesizers';
 import { Document as LlamaDocument, MetadataMode } from '@llamaindex/core/schema';
+import { extractText } from '@llamaindex/core/utils';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryHybridStore, isLitmPackError } from '../src/index.js';
 import {
@@ -102,7 +103,7 @@ describe("LlamaIndex's default response synthesizer", () => {
   function recordingLLM() {
     const llm = new MockLLM({ responseMessage: 'Refunds go to the original payment method [1].' });
     const complete = vi.spyOn(llm, 'complete');
-    return { llm, prompts: () => complete.mock.calls.map(([params]) => String(params.prompt)) };
+    return { llm, prompts: () => complete.mock.calls.map(([params]) => extractText(params.prompt)) };
   }
 
   it('reads each node as its block, so the prompt holds the pack context with its [n] markers', async () => {

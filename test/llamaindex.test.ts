@@ -7,7 +7,7 @@ import { Document as LlamaDocument, MetadataMode, type NodeWithScore } from '@ll
 import { VectorStoreIndex } from 'llamaindex/indices';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getTokenizer, isLitmPackError, type Pack, MemoryHybridStore } from '../src/index.js';
-import { BriefingPackRetriever, BundleRetriever, LitmPostprocessor } from '../src/llamaindex/index.js';
+import { BriefingPackRetriever, BundleRetriever, LitmPostprocessor, type LitmDocumentMetadata } from '../src/llamaindex/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { SUPPORT_CORPUS } from './helpers/support-corpus.js';
 import { WordEmbedding } from './helpers/word-embedding.js';
@@ -41,9 +41,12 @@ function expectNodesMatch(nodes: NodeWithScore[], pack: Pack) {
   });
 }
 
+/** A packed node's metadata (LlamaIndex types node metadata as a record of any). */
+const metadataOf = (n: NodeWithScore | undefined) => n?.node.metadata as LitmDocumentMetadata | undefined;
+
 /** Ranks in context order under the LITM rule. */
 function litmRanks(n: number): number[] {
-  const order: number[] = new Array(n);
+  const order = new Array<number>(n);
   let front = 0;
   let back = n - 1;
   for (let rank = 1; rank <= n; rank++) order[rank % 2 === 1 ? front++ : back--] = rank;
@@ -64,7 +67,7 @@ describe('BundleRetriever (LlamaIndex)', () => {
     expect(sources.length).toBeGreaterThanOrEqual(4);
     expectNodesMatch(sources, pack);
     expect(sources.map((n) => n.node.id_)).toEqual(nodes.map((n) => n.node.id_));
-    expect(sources.map((n) => n.node.metadata.litm.rank)).toEqual(litmRanks(sources.length));
+    expect(sources.map((n) => metadataOf(n)?.litm.rank)).toEqual(litmRanks(sources.length));
     expect(sources[0]?.node.metadata.team).toBe('support');
     expect(sources[0]?.node.sourceNode?.nodeId).toBe(pack.citations[0]?.sourceId);
 
@@ -108,7 +111,7 @@ describe('BriefingPackRetriever (LlamaIndex)', () => {
     expect(nodes[0]?.node.metadata.citation?.sourceId).toBe('warranty.md');
 
     const without = await new BriefingPackRetriever({ store, maxTokens: 400, includeCaveats: false }).retrieve('refunds');
-    expect(without.every((n) => n.node.metadata.litm.role !== 'caveats')).toBe(true);
+    expect(without.every((n) => metadataOf(n)?.litm.role !== 'caveats')).toBe(true);
   });
 });
 
@@ -138,7 +141,7 @@ describe('LitmPostprocessor', () => {
     // Vector scores decide the ranks; the best node opens the context.
     const best = [...base].sort((a, b) => (b.score ?? 0) - (a.score ?? 0))[0]!;
     expect(sources[0]?.node.id_).toBe(best.node.id_);
-    expect(sources[0]?.node.metadata.citation.sourceId).toBe(best.node.metadata.source);
+    expect(metadataOf(sources[0])?.citation?.sourceId).toBe(best.node.metadata.source);
     // The retriever's nodes are not modified.
     expect(base.every(({ node }) => !('litm' in node.metadata))).toBe(true);
   });
@@ -148,8 +151,8 @@ describe('LitmPostprocessor', () => {
       constructor() {
         super();
       }
-      async _retrieve(): Promise<NodeWithScore[]> {
-        return ['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) }));
+      _retrieve(): Promise<NodeWithScore[]> {
+        return Promise.resolve(['First.', 'Second.', 'Third.'].map((text, i) => ({ node: new LlamaDocument({ text, id_: `n${i}` }) })));
       }
     }
     const postprocessor = new LitmPostprocessor({ maxTokens: 100 });

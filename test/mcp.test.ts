@@ -13,7 +13,6 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHybridStore, PackSchema, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker } from '../src/index.js';
 import { DEGRADED_META_KEY, packText } from '../src/mcp/index.js';
-import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
 import { QdrantHybridStore } from '../src/qdrant/index.js';
 import { RagContextSchema, ragContextOf, startServer, type RunningServer } from '../src/server/index.js';

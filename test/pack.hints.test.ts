@@ -9,7 +9,7 @@ import { getTokenizer, packBriefing, packBundle, type CandidateInput, type Pack 
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-const reference = new Tiktoken(require('js-tiktoken/ranks/o200k_base'));
+const reference = new Tiktoken(require('js-tiktoken/ranks/o200k_base') as import('js-tiktoken/lite').TiktokenBPE);
 const o200k = getTokenizer('o200k_base');
 
 const words = 'cells protein phosphatidylinositol 37 mitochondrial kinase hydroxychloroquine were increased in Xqzvbnm; ratio 1.8e-3 (n=12)'.split(' ');

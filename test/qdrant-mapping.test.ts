@@ -28,6 +28,7 @@ import {
 import { chunkToCandidate } from '../src/store/chunk.js';
 import { aclFilter } from '../src/store/filter.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
+import { bodyText, urlOf } from './helpers/fetch-call.js';
 
 type ScoredPoint = Schemas['ScoredPoint'];
 type QueryResponse = Schemas['QueryResponse'];
@@ -46,8 +47,8 @@ function fakeClient(overrides: Partial<QdrantClientLike>): QdrantClientLike {
 
 /** What `getCollection` answers for a collection with these vectors (the store reads it before a search that embeds). */
 function collectionWith(vectors: Record<string, unknown>, sparse: Record<string, unknown> | null = { bm25: { modifier: 'idf' } }) {
-  return async () =>
-    ({ status: 'green', optimizer_status: 'ok', segments_count: 1, config: { params: { vectors, ...(sparse === null ? {} : { sparse_vectors: sparse }) } }, payload_schema: {} }) as unknown as Schemas['CollectionInfo'];
+  return () =>
+    Promise.resolve({ status: 'green', optimizer_status: 'ok', segments_count: 1, config: { params: { vectors, ...(sparse === null ? {} : { sparse_vectors: sparse }) } }, payload_schema: {} } as unknown as Schemas['CollectionInfo']);
 }
 
 function expectCode(error: unknown, code: LitmPackErrorCode): LitmPackError {
@@ -95,10 +96,10 @@ describe('hybrid request', () => {
     const calls: { url: string; method: string; body: unknown }[] = [];
     const fetchMock = vi.fn(async (input: string | URL | Request, init?: RequestInit) => {
       if ((init?.method ?? 'GET') === 'GET') {
-        calls.push({ url: String(input), method: 'GET', body: null });
+        calls.push({ url: urlOf(input), method: 'GET', body: null });
         return Response.json({ result: await collectionWith({ dense: { size: 8, distance: 'Cosine' } })(), status: 'ok', time: 0 });
       }
-      calls.push({ url: String(input), method: init?.method ?? 'GET', body: JSON.parse(String(init?.body)) });
+      calls.push({ url: urlOf(input), method: init?.method ?? 'GET', body: JSON.parse(bodyText(init)) as unknown });
       const points = [scored(pointIdForChunk(record.id), 0.5, { ...record })];
       return Response.json({ result: [{ points }, { points: [scored(pointIdForChunk(record.id), 0.8)] }], status: 'ok', time: 0 });
     });
@@ -157,9 +158,9 @@ describe('hybrid request', () => {
     const seen: unknown[] = [];
     const client = fakeClient({
       getCollection: collectionWith({ size: 4, distance: 'Cosine' }),
-      queryBatch: async (_collection, args) => {
+      queryBatch: (_collection, args) => {
         seen.push(args);
-        return [{ points: [] }, { points: [] }];
+        return Promise.resolve([{ points: [] }, { points: [] }]);
       },
     });
     const store = new QdrantHybridStore({
@@ -203,9 +204,9 @@ describe('dense and lexical requests', () => {
     const queries: unknown[] = [];
     const client = fakeClient({
       getCollection: collectionWith({ dense: { size: 4, distance: 'Cosine' } }),
-      query: async (_collection, args): Promise<QueryResponse> => {
+      query: (_collection, args): Promise<QueryResponse> => {
         queries.push(args);
-        return { points: [scored(pointIdForChunk(record.id), 0.75, { ...record })] };
+        return Promise.resolve({ points: [scored(pointIdForChunk(record.id), 0.75, { ...record })] });
       },
     });
     const embeddings = new FakeEmbeddings({ dimension: 4 });
@@ -234,9 +235,10 @@ describe('dense and lexical requests', () => {
     ) as [ChunkRecord, ChunkRecord];
     const [low, high] = a.id < b.id ? [a, b] : [b, a];
     const client = fakeClient({
-      query: async () => ({
-        points: [scored('2', 1, { ...high }), scored('1', 1, { ...low }), scored('3', 2, { ...high, id: 's#z' })],
-      }),
+      query: () =>
+        Promise.resolve({
+          points: [scored('2', 1, { ...high }), scored('1', 1, { ...low }), scored('3', 2, { ...high, id: 's#z' })],
+        }),
     });
     const store = new QdrantHybridStore({ client, collection: 'docs' });
     const results = await store.search({ text: 'tea', mode: 'lexical' });
@@ -283,9 +285,9 @@ describe('modes', () => {
   it('without embeddings, hybrid is one lexical query and dense is unsupported', async () => {
     const queries: unknown[] = [];
     const client = fakeClient({
-      query: async (_collection, args) => {
+      query: (_collection, args) => {
         queries.push(args);
-        return { points: [] };
+        return Promise.resolve({ points: [] });
       },
     });
     const store = new QdrantHybridStore({ client, collection: 'docs' });
@@ -303,9 +305,9 @@ describe('modes', () => {
     const store = new QdrantHybridStore({
       client: fakeClient({
         getCollection: collectionWith({ size: 4, distance: 'Cosine' }, null),
-        query: async (_collection, args): Promise<QueryResponse> => {
+        query: (_collection, args): Promise<QueryResponse> => {
           queries.push(args);
-          return { points: [] };
+          return Promise.resolve({ points: [] });
         },
       }),
       collection: 'lc',
@@ -330,7 +332,7 @@ describe('modes', () => {
 
 describe('payload presets', () => {
   it('litm: the payload is the chunk record, mapped by the shared chunkToCandidate', () => {
-    const point = { id: pointIdForChunk(record.id), score: 0.3, payload: JSON.parse(JSON.stringify(record)) };
+    const point = { id: pointIdForChunk(record.id), score: 0.3, payload: JSON.parse(JSON.stringify(record)) as Record<string, unknown> };
     expect(pointToCandidate(point, 'litm', 0.9)).toEqual(chunkToCandidate(record, 0.3, 0.9));
   });
 
@@ -352,7 +354,7 @@ describe('payload presets', () => {
   it('langchain-js: content + metadata as @langchain/qdrant writes them', () => {
     const doc = new Document({ pageContent: 'Cookies need butter.', metadata: { source: 'cookies.md', title: 'Cookies', loc: { lines: { from: 1, to: 3 } } } });
     // @langchain/qdrant's addVectors payload (customPayload undefined disappears in JSON).
-    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined }));
+    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined })) as Record<string, unknown>;
     const candidate = pointToCandidate({ id: 'b7c3a0e2-0000-4000-8000-000000000001', score: 0.42, payload }, 'langchain-js', 0.42);
     expect(CandidateSchema.parse(candidate)).toEqual({
       id: 'b7c3a0e2-0000-4000-8000-000000000001',
@@ -510,13 +512,13 @@ describe('collection config', () => {
   it('ensureCollection throws config_mismatch naming the differences; no I/O before it is called', async () => {
     const calls: string[] = [];
     const client = fakeClient({
-      collectionExists: async () => {
+      collectionExists: () => {
         calls.push('collectionExists');
-        return { exists: true };
+        return Promise.resolve({ exists: true });
       },
-      getCollection: async () => {
+      getCollection: () => {
         calls.push('getCollection');
-        return info({ vectors: { dense: { size: 4, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } });
+        return Promise.resolve(info({ vectors: { dense: { size: 4, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } }));
       },
     });
     const store = new QdrantHybridStore({ client, collection: 'docs', vectorSize: 8 });
@@ -569,7 +571,7 @@ describe('faults through the real client (fake fetch)', () => {
     options: { timeoutMs?: number; retries?: number } = {},
   ) {
     let call = 0;
-    const fetchMock = vi.fn(async (input: string | URL | Request, init?: RequestInit) => respond(String(input), init, ++call));
+    const fetchMock = vi.fn(async (input: string | URL | Request, init?: RequestInit) => respond(urlOf(input), init, ++call));
     vi.stubGlobal('fetch', fetchMock);
     const store = new QdrantHybridStore({
       url: 'http://qdrant.test:6333',
@@ -660,7 +662,7 @@ describe('faults through the real client (fake fetch)', () => {
     expect(fetchMock).toHaveBeenCalledTimes(3);
     fetchMock.mockClear();
     expectCode(await rejection(store.addDocuments([{ id: 'a', text: 'Green tea.' }])), 'server_error');
-    const requests = fetchMock.mock.calls.map(([url, init]) => `${init?.method ?? 'GET'} ${new URL(String(url)).pathname}`);
+    const requests = fetchMock.mock.calls.map(([url, init]) => `${init?.method ?? 'GET'} ${new URL(urlOf(url)).pathname}`);
     expect(requests).toEqual(['GET /collections/docs', 'POST /collections/docs/points/scroll', 'PUT /collections/docs/points']);
   });
 });
@@ -700,8 +702,9 @@ describe('retries (typed fake client)', () => {
       retryBaseDelayMs: 100,
       retryMaxDelayMs: 1000,
       random: () => 0.5,
-      sleep: async (ms) => {
+      sleep: (ms) => {
         waits.push(ms);
+        return Promise.resolve();
       },
       ...overrides,
     };
@@ -712,10 +715,10 @@ describe('retries (typed fake client)', () => {
   it('a read that fails then succeeds is retried with exponential backoff and jitter', async () => {
     let attempts = 0;
     const client: Pick<QdrantClientLike, 'queryBatch'> = {
-      queryBatch: async () => {
+      queryBatch: () => {
         attempts += 1;
-        if (attempts < 3) throw unavailable();
-        return [{ points: [] }, { points: [] }];
+        if (attempts < 3) return Promise.reject(unavailable());
+        return Promise.resolve([{ points: [] }, { points: [] }]);
       },
     };
     const waits: number[] = [];
@@ -730,9 +733,9 @@ describe('retries (typed fake client)', () => {
     const waits: number[] = [];
     const error = await rejection(
       callQdrant(
-        async () => {
+        () => {
           attempts += 1;
-          throw unavailable();
+          return Promise.reject(unavailable());
         },
         context,
         policy(waits, { retries: 2 }),
@@ -749,10 +752,10 @@ describe('retries (typed fake client)', () => {
     let attempts = 0;
     const waits: number[] = [];
     await callQdrant(
-      async () => {
+      () => {
         attempts += 1;
-        if (attempts === 1) throw limited('0.8');
-        return 'ok';
+        if (attempts === 1) return Promise.reject(limited('0.8'));
+        return Promise.resolve('ok');
       },
       context,
       policy(waits),
@@ -776,9 +779,9 @@ describe('retries (typed fake client)', () => {
       let attempts = 0;
       await rejection(
         callQdrant(
-          async () => {
+          () => {
             attempts += 1;
-            throw failure;
+            return Promise.reject(failure);
           },
           context,
           policy([]),

@@ -12,7 +12,7 @@ describe('request observers', () => {
     const lines: RequestLogLine[] = [];
     let seen: RequestState | undefined;
     installRequestObservers(app, (request) => states.get(request), [(line) => lines.push(line)]);
-    app.get('/pack', async (request) => {
+    app.get('/pack', (request) => {
       const state: RequestState = { caller: { kind: 'anonymous', id: 'anonymous', principals: [] }, controller: new AbortController() };
       states.set(request, state);
       seen = state;

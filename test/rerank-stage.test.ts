@@ -13,7 +13,7 @@ const stage = (reranker: Reranker, extra: Record<string, unknown> = {}) => Reran
 
 describe('the rerank stage', () => {
   it('reranks the top N only, moves the retrieval score to metadata and drops what it left out', async () => {
-    const reranker: Reranker = { rerank: async (_q, texts) => texts.map((_, index) => ({ index, score: index })) };
+    const reranker: Reranker = { rerank: (_q, texts) => Promise.resolve(texts.map((_, index) => ({ index, score: index }))) };
     const { candidates, degraded } = await rerankCandidates('q', pool, stage(reranker, { topN: 2 }));
     expect(degraded).toEqual([]);
     expect(candidates).toEqual([
@@ -24,10 +24,10 @@ describe('the rerank stage', () => {
 
   it('falls back to the pool as it was when the reranker throws, answers nonsense or hangs', async () => {
     const cases: [Reranker, string, number?][] = [
-      [{ rerank: async () => { throw Object.assign(new Error('boom'), { status: 429 }); } }, 'rate_limited'],
-      [{ rerank: async () => { throw new Error('no idea'); } }, 'server_error'],
-      [{ rerank: async () => [{ index: 7, score: 1 }] }, 'bad_response'],
-      [{ rerank: async () => [{ index: 0, score: Number.NaN }] }, 'bad_response'],
+      [{ rerank: () => Promise.reject(Object.assign(new Error('boom'), { status: 429 })) }, 'rate_limited'],
+      [{ rerank: () => Promise.reject(new Error('no idea')) }, 'server_error'],
+      [{ rerank: () => Promise.resolve([{ index: 7, score: 1 }]) }, 'bad_response'],
+      [{ rerank: () => Promise.resolve([{ index: 0, score: Number.NaN }]) }, 'bad_response'],
       [{ rerank: () => new Promise(() => undefined) }, 'timeout', 50],
     ];
     for (const [reranker, code, timeoutMs] of cases) {

@@ -355,12 +355,8 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
 
   it('sentence embeddings that fail degrade selection to BM25 alone, reported in pack.degraded', async () => {
     const failing: EmbeddingsLike = {
-      embedQuery: async () => {
-        throw Object.assign(new Error('embeddings service down'), { status: 503 });
-      },
-      embedDocuments: async () => {
-        throw Object.assign(new Error('embeddings service down'), { status: 503 });
-      },
+      embedQuery: () => Promise.reject(Object.assign(new Error('embeddings service down'), { status: 503 })),
+      embedDocuments: () => Promise.reject(Object.assign(new Error('embeddings service down'), { status: 503 })),
     };
     const degrading = await createServer({ store, rateLimit: false, embeddings: failing });
     try {
@@ -540,7 +536,7 @@ describe('rate limits', () => {
       // One caller: 30 pass, the 31st is refused.
       const one: number[] = [];
       for (let i = 0; i < 31; i += 1) one.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode);
-      expect(one).toEqual([...Array(30).fill(200), 429]);
+      expect(one).toEqual([...Array<number>(30).fill(200), 429]);
       expect(json((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).body).error).toMatch(/at most 30 per 1000 ms/);
       // Anonymous callers on twelve addresses, 30 each: their own 100 run out ...
       const anonymous: number[] = [];

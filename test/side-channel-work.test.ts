@@ -41,6 +41,7 @@ afterEach(() => {
 async function traceOf(request: () => Promise<unknown>): Promise<{ answer: string; reads: string[] }> {
   const reads: string[] = [];
   for (const method of TRACED) {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the original method, called below with the spied-on segment as `this`
     const original = Segment.prototype[method] as (...args: unknown[]) => unknown;
     vi.spyOn(Segment.prototype, method).mockImplementation(function (this: Segment, ...args: unknown[]) {
       // The ACL class (the first argument of the class-scoped reads) and the kind of read; rows are counted.

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,9 +26,9 @@ class BatchRecordingEmbedding extends WordEmbedding {
     super();
     this.embedBatchSize = 2;
   }
-  override getTextEmbeddings = async (texts: string[]) => {
+  override getTextEmbeddings = (texts: string[]) => {
     this.batches.push(texts.length);
-    return texts.map((text) => this.words.embed(text));
+    return Promise.resolve(texts.map((text) => this.words.embed(text)));
   };
 }
 
@@ -93,7 +93,7 @@ describe('a LlamaIndex BaseEmbedding as the store embeddings', () => {
   it('is told apart from what is neither shape', () => {
     let error: unknown;
     try {
-      new MemoryHybridStore({ embeddings: { getTextEmbedding: async () => [1] } as never });
+      new MemoryHybridStore({ embeddings: { getTextEmbedding: () => Promise.resolve([1]) } as never });
     } catch (caught) {
       error = caught;
     }

@@ -32,17 +32,17 @@ function writer(store: string, sourceId: string, holdMs: number, waitMs: number,
   let stderr = '';
   let onLocked: () => void;
   const locked = new Promise<void>((resolveLocked) => (onLocked = resolveLocked));
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
     stdout += d;
     if (stdout.includes('locked\n')) onLocked();
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const done = new Promise<Awaited<Writer['done']>>((resolveDone) =>
     child.on('close', (code, signal) => {
       const last = stdout.trim().split('\n').pop() ?? '';
-      let result = null;
+      let result: Awaited<Writer['done']>['result'] = null;
       try {
-        result = JSON.parse(last);
+        result = JSON.parse(last) as Awaited<Writer['done']>['result'];
       } catch {
         // no result line (killed, or exited inside the change)
       }

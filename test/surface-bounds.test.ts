@@ -242,8 +242,8 @@ describe('an error answer quotes an excerpt of the input', () => {
     await server?.close();
   });
 
-  const manyKeys = (first: [string, string]) =>
-    Object.fromEntries([first, ...Array.from({ length: 60_000 }, (_, i) => [`unknown${i}`, 1] as const)]);
+  const manyKeys = (first: [string, string]): Record<string, unknown> =>
+    Object.fromEntries<unknown>([first, ...Array.from({ length: 60_000 }, (_, i) => [`unknown${i}`, 1] as const)]);
 
   it('a 0.9 MB body of unknown parameters gets a few kilobytes, on REST and on MCP', async () => {
     const rest = JSON.stringify(manyKeys(['q', 'refunds']));

@@ -10,8 +10,8 @@ import { countBySegments, countUpTo, countingSegments, loadTiktokenRanks, runLim
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
 const reference = {
-  o200k_base: new Tiktoken(require('js-tiktoken/ranks/o200k_base')),
-  cl100k_base: new Tiktoken(require('js-tiktoken/ranks/cl100k_base')),
+  o200k_base: new Tiktoken(require('js-tiktoken/ranks/o200k_base') as import('js-tiktoken/lite').TiktokenBPE),
+  cl100k_base: new Tiktoken(require('js-tiktoken/ranks/cl100k_base') as import('js-tiktoken/lite').TiktokenBPE),
 };
 
 // Runs of 64+ non-space characters take the fast merge path; everything else goes to js-tiktoken as is.

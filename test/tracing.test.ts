@@ -26,7 +26,7 @@ beforeAll(async () => {
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   store = await fixtureStore({ restricted: false });
   // A reranker that keeps the order it is given, so the rerank stage runs.
-  const reranker = { rerank: async (_query: string, texts: readonly string[]) => texts.map((_, index) => ({ index, score: 1 - index / 100 })) };
+  const reranker = { rerank: (_query: string, texts: readonly string[]) => Promise.resolve(texts.map((_, index) => ({ index, score: 1 - index / 100 }))) };
   server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false, rerank: { reranker, topN: 20, timeoutMs: 60_000 } });
 });
 

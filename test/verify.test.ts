@@ -145,7 +145,7 @@ describe('verifyCitations', () => {
       }
       return 'resolved';
     };
-    expect(await codeOf(verifyCitations({ store } as never))).toBe('invalid_input');
+    expect(await codeOf(verifyCitations({ store }))).toBe('invalid_input');
     expect(await codeOf(verifyCitations({ store, pack, citations: [] }))).toBe('invalid_input');
     expect(await codeOf(verifyCitations({ store, citations: [{ sourceId: 'a', chunkId: 'a#1', textSha256: 'xyz' }] }))).toBe('invalid_input');
     expect(await codeOf(verifyCitations({ store, pack: { ...pack, schema: 'other' } as never }))).toBe('invalid_input');

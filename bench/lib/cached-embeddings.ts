@@ -92,14 +92,14 @@ export class CachedEmbeddings implements EmbeddingsLike {
     return zero;
   }
 
-  async embedQuery(text: string): Promise<number[]> {
+  embedQuery(text: string): Promise<number[]> {
     this.served += 1;
-    return Array.from(this.vector(text));
+    return Promise.resolve(Array.from(this.vector(text)));
   }
 
-  async embedDocuments(texts: string[]): Promise<number[][]> {
+  embedDocuments(texts: string[]): Promise<number[][]> {
     this.served += texts.length;
-    return texts.map((text) => Array.from(this.vector(text)));
+    return Promise.resolve(texts.map((text) => Array.from(this.vector(text))));
   }
 }
 

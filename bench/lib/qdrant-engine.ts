@@ -26,7 +26,7 @@ function enginePython(): string {
  */
 export async function startQdrant(): Promise<QdrantEndpoint | null> {
   if (process.env.QDRANT_URL) {
-    return { url: process.env.QDRANT_URL, kind: 'server', stop: async () => undefined };
+    return { url: process.env.QDRANT_URL, kind: 'server', stop: () => Promise.resolve() };
   }
   const server = join(REPO_ROOT, 'test', 'qdrant', 'engine', 'server.py');
   if (!existsSync(server)) {

@@ -30,11 +30,11 @@ export class RandomEmbeddings implements EmbeddingsLike {
     norm = Math.sqrt(norm);
     return v.map((x) => x / norm);
   }
-  async embedQuery(text: string): Promise<number[]> {
-    return this.vector(text);
+  embedQuery(text: string): Promise<number[]> {
+    return Promise.resolve(this.vector(text));
   }
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    return texts.map((t) => this.vector(t));
+  embedDocuments(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((t) => this.vector(t)));
   }
 }
 

@@ -34,7 +34,7 @@ export const PACKER_ALIASES: Readonly<Record<string, string>> = {
 
 export const BundleRetrieverOptionsSchema = z.strictObject({ store: StoreSchema, ...BundleSettingsShape });
 export type BundleRetrieverOptions = z.input<typeof BundleRetrieverOptionsSchema>;
-export type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
+type ParsedBundleRetrieverOptions = z.output<typeof BundleRetrieverOptionsSchema>;
 
 /** Briefings run through `assembleBriefing` (pins fetched directly, clusters, scope, tiers). */
 export const BriefingRetrieverOptionsSchema = z.strictObject({
@@ -44,7 +44,7 @@ export const BriefingRetrieverOptionsSchema = z.strictObject({
   includeCaveats: z.boolean().default(true),
 });
 export type BriefingRetrieverOptions = z.input<typeof BriefingRetrieverOptionsSchema>;
-export type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
+type ParsedBriefingRetrieverOptions = z.output<typeof BriefingRetrieverOptionsSchema>;
 
 /** Options for packing documents/nodes that are already retrieved (compressor, postprocessor): a bundle's budget by default. */
 export const PackerOptionsSchema = z.strictObject({ ...packerShape(PIPELINE_DEFAULTS.bundleBudget), order: OrderSchema.default('litm') });
@@ -114,7 +114,7 @@ export type LitmCaveatsMetadata = Record<string, unknown> & { litm: LitmMetadata
 export type LitmDocumentMetadata = LitmItemMetadata | LitmCaveatsMetadata;
 
 /** One packed item with everything an adapter needs to build a document or node. */
-export interface PackedEntry {
+interface PackedEntry {
   item: PackItem;
   citation: Citation;
   litm: LitmMetadata;
@@ -326,7 +326,7 @@ export function chunksToCandidates(chunks: readonly ForeignChunk[]): Candidate[]
     const { metadata } = chunk;
     const citation = objectOrUndefined(metadata.citation);
     const field = (name: string): string | undefined =>
-      typeof metadata[name] === 'string' ? (metadata[name] as string) : (citation?.[name] as string | undefined);
+      typeof metadata[name] === 'string' ? (metadata[name]) : (citation?.[name] as string | undefined);
     const candidate: Candidate = {
       id:
         nonEmptyString(metadata.id) ??

@@ -88,8 +88,11 @@ export function canonicalize(value: unknown): unknown {
   return JSON.parse(canonicalStringify(value)) as unknown;
 }
 
-/** Thrown inside `copyOf` at the first value JSON would write differently from a plain copy. */
-const NOT_PLAIN = Symbol('not plain');
+/**
+ * Thrown inside `copyOf` at the first value JSON would write differently from a plain copy. Made once: a throw
+ * of it costs no stack capture, and the catch knows it by identity.
+ */
+const NOT_PLAIN = new Error('not plain');
 
 /**
  * `canonicalize(value)` without writing and parsing JSON: plain objects copied with their keys in code-unit
@@ -173,7 +176,7 @@ function copyOf(value: unknown, state: { reordered: boolean }): unknown {
  * objects, those before `key` and those after, each by one `JSON.stringify` when nothing had to be reordered
  * (the copy is then in canonical form; see `copyWithOrder`): the JSON is written once, whole.
  */
-export function canonicalCopyParts(record: Record<string, unknown>, key: string): { value: Record<string, unknown>; parts: string[]; withMember(json: string): string } {
+export function canonicalCopyParts(record: Record<string, unknown>, key: string): { value: Record<string, unknown>; parts: string[]; withMember: (json: string) => string } {
   const copied = copyWithOrder(record);
   const value = copied.value as Record<string, unknown>;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('canonicalCopyParts: not an object');
@@ -190,9 +193,7 @@ export function canonicalCopyParts(record: Record<string, unknown>, key: string)
   return {
     value,
     parts: [hasHead ? head.slice(0, -1) : '{', hasHead && hasTail ? ',' : '', hasTail ? tail.slice(1) : '}'],
-    withMember(json) {
-      return `${head.slice(0, -1)}${hasHead ? ',' : ''}${JSON.stringify(key)}:${json}${hasTail ? ',' : ''}${tail.slice(1)}`;
-    },
+    withMember: (json) => `${head.slice(0, -1)}${hasHead ? ',' : ''}${JSON.stringify(key)}:${json}${hasTail ? ',' : ''}${tail.slice(1)}`,
   };
 }
 

@@ -88,7 +88,7 @@ export function isLitmPackError(error: unknown, code?: LitmPackErrorCode): error
  * issue at `path` carrying it, so every door reports it as it reports a schema's issues.
  */
 export function invalidInput(message: string, path: (string | number)[] = []): LitmPackError {
-  return new LitmPackError('invalid_input', message, { issues: [{ code: 'custom', path, message, input: undefined } as z.core.$ZodIssue] });
+  return new LitmPackError('invalid_input', message, { issues: [{ code: 'custom', path, message, input: undefined }] });
 }
 
 /** Formats zod issues as `path: message; path: message` for one readable line. */
@@ -101,7 +101,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
-export interface ParseOptions {
+interface ParseOptions {
   /** Unknown keys that are another library's name for one of ours (`k` → `limit`): named in the message. */
   aliases?: Readonly<Record<string, string>>;
 }

@@ -16,7 +16,7 @@ export const MAX_METADATA_SIZE = 1_048_576;
  * the first limit crossed, so checking costs at most the limits whatever the input (a cycle counts as
  * nesting without end).
  */
-export function metadataLimitProblem(metadata: unknown): string | null {
+function metadataLimitProblem(metadata: unknown): string | null {
   let size = 0;
   const stack: Array<{ value: unknown; depth: number }> = [{ value: metadata, depth: 0 }];
   while (stack.length > 0) {

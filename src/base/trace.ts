@@ -9,7 +9,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, ty
 export type { Attributes, Context, Span } from '@opentelemetry/api';
 
 /** The tracer name spans are recorded under (the package's name, as instrumentation scopes are named). */
-export const TRACER_NAME = 'litm-pack';
+const TRACER_NAME = 'litm-pack';
 
 /** Span names of the pipeline's stages. */
 export const SPAN_SEARCH = 'litm-pack.search';
@@ -59,7 +59,7 @@ export function inSpanSync<T>(name: string, attributes: Attributes, run: (span: 
 }
 
 /** What a pack's span attributes are read from (a `Pack` fits; base/ knows nothing of core/'s types). */
-export interface PackFacts {
+interface PackFacts {
   budget: { maxTokens: number; usedTokens: number };
   truncated: boolean;
   items: readonly unknown[];

@@ -65,7 +65,7 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
  * The known key closest to `unknown`, when it is close enough to be a likely misspelling: at most a third of
  * its length in edits (at least one), or the same word in another case or spelling (`max_tokens`, `MaxTokens`).
  */
-export function suggestKey(unknown: string, known: readonly string[]): string | undefined {
+function suggestKey(unknown: string, known: readonly string[]): string | undefined {
   if (known.length === 0) return undefined;
   const squash = (key: string) => key.replace(/[_-]/gu, '').toLowerCase();
   const same = known.find((key) => squash(key) === squash(unknown));

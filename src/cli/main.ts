@@ -53,9 +53,9 @@ class LitmCommand extends Command {
 }
 
 /** Exit code of a usage error (unknown flag, bad flag value, missing argument). */
-export const USAGE_EXIT_CODE = 2;
+const USAGE_EXIT_CODE = 2;
 /** Exit code of anything that is not a LitmPackError (a bug: the stack trace is printed). */
-export const UNEXPECTED_EXIT_CODE = 1;
+const UNEXPECTED_EXIT_CODE = 1;
 
 /** Error codes by the exit code they give, from the one table the HTTP API and MCP tools use too. */
 export function codesByExit(): Map<number, LitmPackErrorCode[]> {
@@ -74,7 +74,7 @@ function exitCodeHelp(): string {
   return lines.join('\n');
 }
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new LitmCommand('litm-pack')
     .description('Token-budgeted, Lost-in-the-Middle-ordered context packs with citations')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -158,7 +158,7 @@ function isEntryPoint(): boolean {
 const invokedDirectly = isEntryPoint();
 if (invokedDirectly) {
   exitQuietlyOnClosedPipe();
-  main(process.argv).then((code) => {
+  void main(process.argv).then((code) => {
     process.exitCode = code;
   });
 }

@@ -16,7 +16,7 @@ import { PAYLOAD_PRESETS, type PayloadPreset } from '../qdrant/presets.js';
 export const STORE_HELP = `the store: a store file, the folder holding it (${STORE_FILE_NAME} inside it is used), or qdrant://host:6333/collection`;
 
 /** How a command opens its store. */
-export interface OpenStoreOptions {
+interface OpenStoreOptions {
   /** Embeddings of the store's model (the CLI's --embeddings); without them hybrid search runs on BM25. */
   embeddings?: EmbeddingsLike | undefined;
   /** BM25 IDF over every chunk (`all`) or over what the caller may read (`visible`; embedded store only). */
@@ -45,7 +45,7 @@ export function withQdrantSettings(spec: string, settings: QdrantSettings): stri
 }
 
 /** Where a qdrant:// spec points and the store options it names. */
-export interface QdrantTarget {
+interface QdrantTarget {
   url: string;
   collection: string;
   apiKey?: string;
@@ -138,7 +138,7 @@ export async function storeFile(spec: string): Promise<string> {
 }
 
 /** The embedded store at `spec` for reading; it must exist. */
-export async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
+async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<MemoryHybridStore> {
   const file = await existingStoreFile(spec);
   const { embeddings, idfCorpus } = options;
   return MemoryHybridStore.load(file, {
@@ -159,7 +159,7 @@ export async function updateStore<T>(file: string, change: (store: MemoryHybridS
 }
 
 /** How often a served store file is checked for a newer version (one `stat`), in ms. */
-export const SERVED_STORE_CHECK_MS = 500;
+const SERVED_STORE_CHECK_MS = 500;
 
 /**
  * The store `serve` and `mcp` answer from: a Qdrant collection, or the embedded store file followed as it

@@ -3,6 +3,7 @@
 // JSON output needs none of this (JSON escapes controls itself).
 
 /** C0 controls but tab and line feed, DEL, and C1 controls. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu;
 
 /** `text` with every control character shown as its Unicode control picture (␛ for ESC), or as <U+009B>. */

@@ -24,7 +24,7 @@ function formatNumber(value: number): string {
 }
 
 /** The caveats block's lines: counted facts about the pack, never generated prose. */
-export function caveatLines(
+function caveatLines(
   coverage: Coverage,
   kept: readonly Candidate[],
   dropped: readonly Dropped[],

@@ -1,6 +1,6 @@
 import { timestampMillis, type Candidate, type Confidence, type Coverage, type CoverageThresholds } from './schemas.js';
 
-export function confidenceFor(topSimilarity: number | null, itemCount: number, thresholds: CoverageThresholds): Confidence {
+function confidenceFor(topSimilarity: number | null, itemCount: number, thresholds: CoverageThresholds): Confidence {
   if (topSimilarity === null) return 'unknown';
   if (topSimilarity >= thresholds.strong && itemCount >= thresholds.strongMinItems) return 'strong';
   if (topSimilarity >= thresholds.partial) return 'partial';

@@ -11,7 +11,7 @@ export interface NearDuplicateSettings {
 }
 
 /** What `Deduper.check` found: a kept text this one duplicates, or the keys to keep it under. */
-export type DedupeVerdict<T> =
+type DedupeVerdict<T> =
   | { kind: 'duplicate'; of: T }
   | { kind: 'near-duplicate'; of: T }
   | { kind: 'new'; normalised: string; shingles: Uint32Array | undefined };

@@ -53,7 +53,7 @@ export interface FillSettings {
  * budget holds, not what the text holds, and a long text without spaces (whose every character is a cut
  * point) is searched in time linear in the budget for each probe.
  */
-export function cutToFit(text: string, budget: number, meter: Meter): { body: string; tokens: number } | null {
+function cutToFit(text: string, budget: number, meter: Meter): { body: string; tokens: number } | null {
   const longest = budget * meter.maxTokenChars;
   const measure = (end: number) => {
     const body = text.slice(0, end).trimEnd();
@@ -82,7 +82,7 @@ export function cutToFit(text: string, budget: number, meter: Meter): { body: st
  * `cutToFit` for an entry: a selected candidate gives up its least important sentences first (the most
  * important that fit are kept, in source order); only when not even its best sentence fits is that one cut.
  */
-export function cutEntry(entry: Entry, budget: number, meter: Meter): { body: string; tokens: number } | null {
+function cutEntry(entry: Entry, budget: number, meter: Meter): { body: string; tokens: number } | null {
   const { selection } = entry;
   if (selection === undefined) return cutToFit(entry.candidate.text, budget, meter);
   let lo = 1;
@@ -105,7 +105,7 @@ export function cutEntry(entry: Entry, budget: number, meter: Meter): { body: st
 }
 
 /** How many of the best unpinned entries that reach the budget keep room for their shortest cut when set aside. */
-export const PROTECTED_RANKS = 3;
+const PROTECTED_RANKS = 3;
 
 /** An entry that did not fit whole, set aside until every later entry has been tried whole. */
 interface SetAside {
@@ -324,7 +324,7 @@ export interface Layout {
  * Lays out what is kept (`withFixed`: with the text a kind adds whatever is kept, a briefing's caveats).
  * With nothing kept and no fixed text the context must be empty.
  */
-export type LayoutFn = (kept: readonly Kept[], dropped: readonly Dropped[], withFixed: boolean) => Layout;
+type LayoutFn = (kept: readonly Kept[], dropped: readonly Dropped[], withFixed: boolean) => Layout;
 
 /**
  * Assembles the context, counts it exactly, and while it is over budget shortens or removes the

@@ -54,7 +54,7 @@ export function rankCandidates(candidates: readonly Candidate[], pins: readonly 
 }
 
 
-export function sortDropped(dropped: Dropped[]): Dropped[] {
+function sortDropped(dropped: Dropped[]): Dropped[] {
   // Keys built once per entry, not once per comparison.
   const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -89,7 +89,7 @@ export function blockFor(kept: Kept, ref: number): BlockInput {
 const textHashes = new BoundedCache<string, string>(8_000_000, (text) => text.length);
 const textSha256Of = (text: string): string => textHashes.get(text) ?? textHashes.set(text, sha256Hex(text));
 
-export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
+function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const { candidate, selection } = kept.entry;
   const citation: Citation = {
     chunkId: candidate.id,
@@ -115,7 +115,7 @@ export function citationFor(kept: Kept, ref: number, withSpans: boolean): Citati
  * span when it has one: `source.slice(start, end)` gives each one back. An item that is a prefix of its
  * text (a pin, or text with one sentence) shows one range.
  */
-export function keptSpans(kept: Kept): Span[] {
+function keptSpans(kept: Kept): Span[] {
   if (kept.pointer !== undefined || kept.body === '') return [];
   const offset = kept.entry.candidate.span?.start ?? 0;
   const { selection } = kept.entry;
@@ -183,7 +183,7 @@ export function finish(
   // The returned object is a canonical copy (what a JSON round trip would give: no undefined members, nothing
   // shared with the candidates but immutable strings), so it holds exactly what the hash covers; the copy
   // serialises to the string that is hashed.
-  const { value, parts, withMember } = canonicalCopyParts(body as unknown as Record<string, unknown>, 'packHash');
+  const { value, parts, withMember } = canonicalCopyParts(body, 'packHash');
   const clean = value as unknown as Omit<Pack, 'packHash'>;
   // Index times are not hashed (see packHashOf); without one the parts already written are the hashed bytes.
   const packHash = clean.coverage.newestIndexedAt === null ? sha256Hex(parts) : packHashOf(clean);

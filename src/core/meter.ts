@@ -17,7 +17,7 @@ export const ELLIPSIS_TOKENS = 1;
 /** " … " between two kept sentences that are not neighbours. */
 export const ELISION_TOKENS = 2;
 /** Refs are not known until layout; headers are estimated with a two-digit ref. */
-export const PLACEHOLDER_REF = 99;
+const PLACEHOLDER_REF = 99;
 
 /**
  * Escaped candidate texts, remembered across packs per format. Escaping reads a candidate's whole text, and
@@ -53,7 +53,7 @@ const bodyBounds = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 const BODY_COUNT_CACHE_CHARS = 16_000_000;
 const bodyCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
-export function escapedBody(format: PackFormat, text: string): string {
+function escapedBody(format: PackFormat, text: string): string {
   const cache = cacheFor(escapeCaches, format, () => new BoundedCache<string, string>(ESCAPE_CACHE_CHARS, (key, escaped) => key.length + (escaped === key ? 0 : escaped.length)));
   return cache.get(text) ?? cache.set(text, escapeBody(format, text));
 }

@@ -28,7 +28,7 @@ export interface SentenceVectors {
   sentences: ReadonlyMap<string, readonly number[]>;
 }
 
-export interface SentenceSelectionSettings {
+interface SentenceSelectionSettings {
   /** Blend of the lexical (BM25) and dense (cosine) relevance when vectors are given. */
   weights: { lexical: number; dense: number };
   /** A sentence is kept when its relevance is at least this fraction of the pool's best sentence. */

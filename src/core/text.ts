@@ -1,5 +1,6 @@
 import { isAsciiAlphanumeric } from '../tokenize/short-keys.js';
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included, on purpose
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** Normalised form used for exact-duplicate detection: NFKC, lower case, whitespace collapsed. */

@@ -178,7 +178,7 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
   }
 
   #vectorsInOrder(data: { index: number; embedding: number[] }[], expected: number): number[][] {
-    const vectors: (number[] | undefined)[] = new Array(expected);
+    const vectors = new Array<number[] | undefined>(expected);
     for (const { index, embedding } of data) {
       if (index >= expected || vectors[index] !== undefined) {
         throw new LitmPackError('bad_response', `The embeddings server returned data[].index ${index} for a batch of ${expected} texts`);

@@ -9,7 +9,7 @@ export type ContextSegment =
   | { kind: 'frame'; text: string }
   | { kind: 'caveats'; text: string };
 
-export interface SegmentedContext {
+interface SegmentedContext {
   segments: ContextSegment[];
   /** False when the blocks could not be located (a context rendered by other code): one frame holds it all. */
   split: boolean;

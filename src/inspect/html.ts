@@ -13,6 +13,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 // C0 controls other than tab and newline, and DEL: an HTML parser drops or rewrites them (NUL vanishes, CR
 // becomes LF), so a report would hide them. They are shown as their Unicode control pictures instead.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/gu;
 
 /**
@@ -20,13 +21,13 @@ const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f]/gu;
  * than taken from a package: it is five replacements plus the control pictures above, and the inspector's
  * property test holds it to a real HTML parser.
  */
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value
     .replace(/[&<>"']/gu, (c) => ESCAPES[c] as string)
     .replace(CONTROLS, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)));
 }
 
-export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
+type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
 
 function render(value: HtmlValue): string {
   if (value === null || value === undefined || value === false) return '';

@@ -345,9 +345,12 @@ function extraFields(value: object, known: ReadonlySet<string>): SafeHtml | stri
 function genericValue(value: unknown): SafeHtml {
   if (typeof value === 'string') return html`<span>${value}</span>`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return html`<span class="mono">${String(value)}</span>`;
+  // JSON.stringify leaves out only undefined, a function and a symbol, which String() does not write as [object Object].
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- see above
+  const written = JSON.stringify(value, null, 2) ?? String(value);
   // the newline after <pre> is eaten by the HTML parser, so text starting with one keeps it
   return html`<pre>
-${JSON.stringify(value, null, 2) ?? String(value)}</pre>`;
+${written}</pre>`;
 }
 
 /** A pack string reduced to a safe CSS class fragment. */

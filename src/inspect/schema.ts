@@ -73,7 +73,7 @@ export function readPackRun(text: string, what: string): StoredPack[] {
       throw new LitmPackError('invalid_input', `${what}: not valid JSON (${(error as Error).message})`, { cause: error });
     }
     if (!Array.isArray(parsed)) throw new LitmPackError('invalid_input', `${what}: expected a JSON array of packs`);
-    return parsed.map((value, index) => ({ where: `entry ${index + 1}`, value }));
+    return (parsed as unknown[]).map((value, index) => ({ where: `entry ${index + 1}`, value }));
   }
   const out: StoredPack[] = [];
   text.split('\n').forEach((raw, index) => {

@@ -11,7 +11,7 @@ import {
 
 
 /** What the input at an index contributes to its document: its own metadata and id. */
-export type OwnFields = (index: number) => { metadata: Record<string, unknown> | undefined; id: string | undefined };
+type OwnFields = (index: number) => { metadata: Record<string, unknown> | undefined; id: string | undefined };
 
 /**
  * Builds documents in context order: `pageContent` is the item text, `metadata.citation` its citation,

@@ -111,7 +111,7 @@ function isRunConfig(value: unknown): value is RunnableConfig {
 
 /** The formatting options in `formatDocumentsAsContext`'s second argument: none when it is a run config. */
 function formattingOptions(options: FormatDocumentsOptions | RunnableConfig): FormatDocumentsOptions {
-  if (!isRunConfig(options)) return options as FormatDocumentsOptions;
+  if (!isRunConfig(options)) return options;
   const mixed = Object.keys(options).filter((key) => key in FormatOptionsSchema.shape);
   if (mixed.length > 0) {
     throw new LitmPackError(
@@ -202,20 +202,22 @@ export class LitmDocumentPrompt extends BaseStringPromptTemplate<LitmDocumentPro
     return 'litm_document';
   }
 
-  async format(values: LitmDocumentPromptInput): Promise<string> {
+  format(values: LitmDocumentPromptInput): Promise<string> {
     const { page_content: pageContent, ...metadata } = values;
     const one = readOurs({ pageContent: String(pageContent ?? ''), metadata });
     if (one === null) {
-      throw new LitmPackError(
-        'invalid_input',
-        'LitmDocumentPrompt formats documents from a litm-pack retriever or LitmCompressor (with metadata.litm and metadata.citation); pass other documents through LitmCompressor first',
+      return Promise.reject(
+        new LitmPackError(
+          'invalid_input',
+          'LitmDocumentPrompt formats documents from a litm-pack retriever or LitmCompressor (with metadata.litm and metadata.citation); pass other documents through LitmCompressor first',
+        ),
       );
     }
-    return renderOne(one, one.litm.format);
+    return Promise.resolve(renderOne(one, one.litm.format));
   }
 
-  async partial(): Promise<never> {
-    throw new LitmPackError('unsupported', 'LitmDocumentPrompt has no variables to fill in advance');
+  partial(): Promise<never> {
+    return Promise.reject(new LitmPackError('unsupported', 'LitmDocumentPrompt has no variables to fill in advance'));
   }
 }
 

@@ -44,7 +44,7 @@ export function parseRetrieverFields<S extends z.ZodObject>(
       own[key] = value;
     }
   }
-  return { base: base as BaseRetrieverInput, own: own as z.output<S> };
+  return { base, own: own as z.output<S> };
 }
 
 /**
@@ -71,7 +71,7 @@ export abstract class PackRetriever<M extends LitmDocumentMetadata = LitmDocumen
   async retrieveWithCitations(query: string, config?: RunnableConfig): Promise<RetrievalWithCitations<M>> {
     // Mirrors BaseRetriever.invoke, which returns only the documents.
     const parsedConfig = ensureConfig(parseCallbackConfigArg(config));
-    const callbackManager = await CallbackManager.configure(
+    const callbackManager = CallbackManager.configure(
       parsedConfig.callbacks,
       this.callbacks,
       parsedConfig.tags,

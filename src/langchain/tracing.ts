@@ -12,7 +12,7 @@ export const PACK_SUMMARY_EVENT = 'litm_pack_summary';
 /** Run names of the child runs the retrievers and the compressor open. */
 export const SEARCH_RUN_NAME = 'LitmSearch';
 export const PACK_RUN_NAME = 'LitmPack';
-export const BRIEFING_RUN_NAME = 'LitmBriefing';
+const BRIEFING_RUN_NAME = 'LitmBriefing';
 
 /**
  * The pipeline's hooks that run its steps as child runs, so the request, the candidate pool and the pack show

@@ -26,7 +26,7 @@ const LITM_KEYS = ['citation', 'litm'];
 type Relationships = Partial<Record<NodeRelationship, RelatedNodeType<Metadata>>>;
 
 /** What the input at an index contributes to its node. */
-export type OwnNodeFields = (index: number) => {
+type OwnNodeFields = (index: number) => {
   /** The input's node id; the item id when absent. */
   id: string | undefined;
   metadata: Metadata | undefined;

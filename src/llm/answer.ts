@@ -81,7 +81,7 @@ function markersOf(answer: string): Marker[] {
  * Text normalised for finding quotes, with the offset in the original of each code unit: whitespace runs become
  * one space, curly and low quote marks straight ones, letters lower case (where that keeps one character one).
  */
-export function normalizeForQuotes(text: string): { text: string; map: number[] } {
+function normalizeForQuotes(text: string): { text: string; map: number[] } {
   let out = '';
   const map: number[] = [];
   let offset = 0;
@@ -116,7 +116,7 @@ export function normalizeForQuotes(text: string): { text: string; map: number[] 
 }
 
 /** Where the quote occurs in `text` (its parts around "…" in order), as a range of `text`; null when it does not. */
-export function findQuote(text: string, quote: string): TextRange | null {
+function findQuote(text: string, quote: string): TextRange | null {
   const parts = quote
     .split(ELLIPSIS)
     .map((part) => normalizeForQuotes(part).text)

@@ -48,7 +48,7 @@ export interface CitableItem {
 const NON_BLANK = /\S/u;
 
 /** The granularity an item's locator implies: cues for transcripts (time), lines for code (lines), else sentences. */
-export function defaultGranularity(locator: Locator | undefined): Granularity {
+function defaultGranularity(locator: Locator | undefined): Granularity {
   if (locator?.time !== undefined) return 'cue';
   if (locator?.lines !== undefined) return 'line';
   return 'sentence';
@@ -158,7 +158,7 @@ function unitsOf(text: string, segments: readonly Segment[], granularity: Granul
 }
 
 /** The note that stands in for an item with no source text (a provider's text block may not be empty). */
-export function placeholderNote(item: PackItem): string {
+function placeholderNote(item: PackItem): string {
   return item.pointer
     ? `[${item.ref}] pinned; not shown in full (${item.tokens} tokens did not fit the budget)`
     : `[${item.ref}] (no text)`;

@@ -48,7 +48,7 @@ export interface McpCaller {
 }
 
 /** The options checked, the limits resolved and the tools and their schemas built: once per server. */
-export interface McpRegistry {
+interface McpRegistry {
   options: ParsedMcpServerOptions;
   limits: ServiceLimits;
   tools: Map<string, Tool>;

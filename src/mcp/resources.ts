@@ -17,7 +17,7 @@ import { GET_CHUNKS_MAX_LIMIT, type ChunkRecord, type Principals } from '../stor
 import type { ListSourcesPage, Store } from '../store/types.js';
 import { DEFAULT_LIMITS, SURFACE_DEFAULTS, type ServiceLimits } from '../service/limits.js';
 
-export const RESOURCE_SCHEME = 'litm:';
+const RESOURCE_SCHEME = 'litm:';
 export const SOURCE_TEMPLATE = 'litm://sources/{sourceId}{?chunk,start,end,from}';
 /** The key of a page's `_meta` that names the next page of a source. */
 export const NEXT_PAGE_META_KEY = 'litm-pack/next';
@@ -68,7 +68,7 @@ const offsetOf = (text: string | null) => {
 };
 
 /** A `litm://sources/...` URI, or `not_found` for anything else (one answer for every bad address). */
-export function parseSourceUri(uri: string): ParsedUri {
+function parseSourceUri(uri: string): ParsedUri {
   let url: URL;
   try {
     url = new URL(uri);
@@ -118,7 +118,7 @@ function tooLarge(message: string): LitmPackError {
   return new LitmPackError('too_large', message);
 }
 
-export interface ReadOptions {
+interface ReadOptions {
   /** The server's limits (what one read and one request answer at most); the defaults otherwise. */
   limits?: Pick<ServiceLimits, 'maxResourceReadBytes' | 'maxRequestReadBytes'>;
   /** Shared by the reads of one request; a budget of `maxRequestReadBytes` of its own otherwise. */
@@ -127,7 +127,7 @@ export interface ReadOptions {
 }
 
 /** The text of a read, with the page after it when the source goes on. */
-export interface ResourceRead {
+interface ResourceRead {
   text: string;
   title?: string;
   /** The resource of the next page of the source. */

@@ -18,7 +18,7 @@ import { locatorParts } from '../render/locator.js';
 import type { Pack } from '../core/schemas.js';
 
 /** The line that opens the trailer: the same whatever the context format. */
-export const TRAILER_RULE = '---';
+const TRAILER_RULE = '---';
 /** The trailer's summary line starts with this. */
 export const TRAILER_PREFIX = 'litm-pack:';
 

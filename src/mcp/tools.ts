@@ -125,7 +125,7 @@ export const SERVER_INSTRUCTIONS =
   'sources are resources (litm://sources/{sourceId}); every citation links to the chunk it cites.';
 
 /** Every tool reads and never changes the corpus, gives the same answer for the same corpus, and reaches nothing outside it. */
-export const TOOL_ANNOTATIONS = Object.freeze({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+const TOOL_ANNOTATIONS = Object.freeze({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
 
 /**
  * get_rag_context's answer holds exactly context, hits, token_estimate and truncated; when an optional stage
@@ -135,7 +135,7 @@ export const TOOL_ANNOTATIONS = Object.freeze({ readOnlyHint: true, destructiveH
 export const DEGRADED_META_KEY = 'litm-pack/degraded';
 
 /** A `resource_link` block, as MCP defines it. */
-export interface ResourceLinkBlock {
+interface ResourceLinkBlock {
   type: 'resource_link';
   uri: string;
   name: string;
@@ -144,7 +144,7 @@ export interface ResourceLinkBlock {
 }
 
 /** What a tool answers, before it is put in the protocol's shape. */
-export interface ToolAnswer {
+interface ToolAnswer {
   /** The pack the call made (for the log, the metrics and the ledger). */
   pack?: Pack;
   structured: Record<string, unknown>;

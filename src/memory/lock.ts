@@ -37,7 +37,7 @@ export interface StoreLockOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_LOCK_WAIT_MS = 10_000;
+const DEFAULT_LOCK_WAIT_MS = 10_000;
 const POLL_MS = 50;
 /** A takeover in progress (a directory) older than this was left by a process that died during it. */
 const TAKEOVER_STALE_MS = 10_000;

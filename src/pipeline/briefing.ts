@@ -22,9 +22,9 @@ import { packerOptions, packerShape, widerPool, type Assembled } from './bundle.
 import { PIPELINE_DEFAULTS, PIPELINE_LIMITS } from './defaults.js';
 import { AbortSignalSchema } from '../base/abort.js';
 
-export const DEFAULT_MAX_PINS = PIPELINE_LIMITS.maxPins;
-export const DEFAULT_MAX_CLUSTERS = PIPELINE_LIMITS.maxClusters;
-export const DEFAULT_MAX_CLUSTER_SOURCES = PIPELINE_LIMITS.maxClusterSources;
+const DEFAULT_MAX_PINS = PIPELINE_LIMITS.maxPins;
+const DEFAULT_MAX_CLUSTERS = PIPELINE_LIMITS.maxClusters;
+const DEFAULT_MAX_CLUSTER_SOURCES = PIPELINE_LIMITS.maxClusterSources;
 
 const briefingShape = BriefingOptionsSchema.shape;
 

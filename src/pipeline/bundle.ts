@@ -236,7 +236,7 @@ export type PackCandidatesRequest = z.input<typeof PackCandidatesRequestSchema>;
  */
 export async function packCandidates(request: PackCandidatesRequest): Promise<Pack> {
   const req = parseOrThrow(PackCandidatesRequestSchema, request, 'pack request');
-  const refined = await refineCandidates(req.query, req.candidates as Candidate[], { rerank: req.rerank, signal: req.signal });
+  const refined = await refineCandidates(req.query, req.candidates, { rerank: req.rerank, signal: req.signal });
   const inputs = await preparePacking(req.query, refined, req.compress, req.signal);
   return packPool(req.kind, req.query, refined.candidates, req, inputs, req.hooks);
 }

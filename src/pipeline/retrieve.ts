@@ -3,10 +3,8 @@
  * candidates a pack is built from, so the same request gives the same pack everywhere. Framework-neutral.
  */
 import { SPAN_SEARCH, SPAN_SENTENCES, inSpan } from '../base/trace.js';
-import { PackOptionsBaseSchema, type Candidate, type CompressOptions, type Degraded } from '../core/schemas.js';
+import type { Candidate, CompressOptions, Degraded } from '../core/schemas.js';
 import {
-  PipelineCompressSchema,
-  RerankStageSchema,
   prepareCompress,
   rerankCandidates,
   type ParsedPipelineCompress,
@@ -15,19 +13,6 @@ import {
 import type { Filter } from '../store/filter.js';
 import type { Fusion, SearchMode, SearchRequest, Principals } from '../store/schemas.js';
 import { type Store, searchDegradedOf } from '../store/types.js';
-
-
-/**
- * Packer options where the pipeline runs (retrievers, compressor, postprocessor, briefings): the packer's,
- * without the per-call query, candidates and degradations; `compress` takes `embeddings` (the pipeline
- * computes sentence vectors) and `rerank` a reranker over the pool's top N.
- */
-
-export const PipelinePackerShape = {
-  ...PackOptionsBaseSchema.omit({ query: true, candidates: true, degraded: true, compress: true, pool: true }).shape,
-  compress: PipelineCompressSchema.optional(),
-  rerank: RerankStageSchema.optional(),
-};
 
 export interface RetrieveRequest {
   text: string;
@@ -50,7 +35,7 @@ export interface Retrieved {
   degraded: Degraded[];
 }
 
-export function toSearchRequest(request: RetrieveRequest): SearchRequest {
+function toSearchRequest(request: RetrieveRequest): SearchRequest {
   const search: SearchRequest = { text: request.text, mode: request.mode, limit: request.limit };
   if (request.filter !== undefined) search.filter = request.filter;
   if (request.principals !== undefined) search.principals = request.principals;

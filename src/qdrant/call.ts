@@ -24,11 +24,13 @@ export interface CallOptions {
 function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the caller's abort reason, passed on as given
       reject(signal.reason);
       return;
     }
     const onAbort = (): void => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the caller's abort reason, passed on as given
       reject(signal?.reason);
     };
     const timer = setTimeout(() => {
@@ -71,6 +73,7 @@ function attempt<T>(
     try {
       promise = run();
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what run() threw, passed on as thrown
       promise = Promise.reject(error);
     }
     promise.then(

@@ -5,7 +5,7 @@ import type { VectorNames, QdrantPayloadSchemaType } from './types.js';
 type VectorParams = Schemas['VectorParams'];
 
 /** The parts of a `CollectionInfo` the check reads (the validated answer, or the client's typed one). */
-export interface QdrantCollectionInfo {
+interface QdrantCollectionInfo {
   config: {
     params: {
       vectors?: unknown;

@@ -101,7 +101,7 @@ export class QdrantConnection {
     }
     const defaults = PRESET_DEFAULTS[parsed.payloadPreset];
     const { url: _url, apiKey: _apiKey, client: _client, ...rest } = options;
-    this.options = rest as QdrantHybridStoreOptions;
+    this.options = rest;
     this.scope = { tenancy: parsed.tenancy, tenant: parsed.tenant };
     this.readArgs = parsed.readConsistency === undefined ? {} : { consistency: parsed.readConsistency };
     this.writeArgs = parsed.writeOrdering === undefined ? {} : { ordering: parsed.writeOrdering };

@@ -79,7 +79,7 @@ export function fitVectors(
 }
 
 /** The settings `fromExistingCollection` opens a collection with: its preset and vector names. */
-export interface DetectedCollection {
+interface DetectedCollection {
   payloadPreset: PayloadPreset;
   denseVectorName: string;
   sparseVectorName: string | null;

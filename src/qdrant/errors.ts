@@ -30,7 +30,7 @@ const CONNECTION_CODES = new Set([
 ]);
 
 /** Codes worth another attempt for an idempotent read. */
-export const RETRYABLE_CODES = new Set(['connection_failed', 'rate_limited', 'server_error'] as const);
+const RETRYABLE_CODES = new Set(['connection_failed', 'rate_limited', 'server_error'] as const);
 
 export function isRetryable(error: LitmPackError): boolean {
   return (RETRYABLE_CODES as Set<string>).has(error.code);

@@ -132,7 +132,7 @@ function missingVector(c: QdrantConnection, vectors: CollectionVectors): Record<
  * The tenant's shard key, created when missing (its shards take the collection's shard number and
  * replication factor). A standalone Qdrant refuses user-defined shard keys with 405: said plainly.
  */
-export async function ensureShardKey(c: QdrantConnection, tenant: string, signal: AbortSignal | undefined): Promise<boolean> {
+async function ensureShardKey(c: QdrantConnection, tenant: string, signal: AbortSignal | undefined): Promise<boolean> {
   const listed = await c.read('listShardKeys', () => c.client.listShardKeys(c.collection), ShardKeysResponseSchema, signal);
   if ((listed.shard_keys ?? []).some((entry) => entry.key === tenant)) return false;
   try {

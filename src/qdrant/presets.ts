@@ -175,7 +175,7 @@ export function llamaindexPayloadToCandidate(
 
 /** Reads a litm-pack payload back as the `ChunkRecord` it was written from. */
 export function payloadToChunkRecord(point: ScoredPointLike): ChunkRecord {
-  return parsePayload(ChunkRecordSchema, point, 'litm') as ChunkRecord;
+  return parsePayload(ChunkRecordSchema, point, 'litm');
 }
 
 /**

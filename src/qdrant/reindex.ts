@@ -40,7 +40,7 @@ export interface ReindexResult {
   warning?: string;
 }
 
-export const ReindexRequestSchema = z.strictObject({
+const ReindexRequestSchema = z.strictObject({
   alias: z
     .string()
     .min(1, 'alias must be a non-empty string')
@@ -54,7 +54,7 @@ export const ReindexRequestSchema = z.strictObject({
 });
 
 /** A store bound to one collection, as far as reindexing uses it. */
-export interface ReindexTarget {
+interface ReindexTarget {
   ensureCollection(options: { signal?: AbortSignal }): Promise<unknown>;
   addDocuments(docs: IngestDocument[], options: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal }): Promise<AddDocumentsResult>;
   search(request: { text: string; mode: SearchMode; limit: number; signal?: AbortSignal }): Promise<{ id: string; sourceId?: string; text: string }[]>;
@@ -74,7 +74,7 @@ export interface ReindexOperations {
   dropCollection(collection: string, signal: AbortSignal | undefined): Promise<void>;
 }
 
-export type AliasAction =
+type AliasAction =
   | { delete_alias: { alias_name: string } }
   | { create_alias: { alias_name: string; collection_name: string } };
 

@@ -233,7 +233,7 @@ export const LITM_PAYLOAD_INDEXES: Readonly<Record<string, PayloadIndexSpec>> = 
   kind: 'keyword',
 };
 
-export interface CreateCollectionOptions {
+interface CreateCollectionOptions {
   /** Collection metadata (`{ litm_pack: { embedding_model, dense_dimension } }`). */
   metadata?: Record<string, unknown>;
   /** Sharding and replication (only the settings given are sent; Qdrant's defaults otherwise). */
@@ -355,7 +355,7 @@ export function buildDiverseQuery(input: DiverseQueryInput): { query: QdrantQuer
           },
           filter,
         );
-  const scores: QdrantQueryRequest = { ...pool, with_payload: false, with_vector: false } as QdrantQueryRequest;
+  const scores: QdrantQueryRequest = { ...pool, with_payload: false, with_vector: false };
   const picked: QdrantQueryRequest = withFilter(
     withUsing<QdrantQueryRequest>(
       { prefetch: [pool], query: mmr, limit: input.limit, with_payload: input.withPayload, with_vector: false },
@@ -374,7 +374,7 @@ export function buildDiverseQuery(input: DiverseQueryInput): { query: QdrantQuer
  */
 export function buildDiverseRankingsBatch(input: DiverseQueryInput): { batch: QdrantQueryBatchArgs; searchQueries: number } {
   const built = buildDiverseQuery(input);
-  const searches: QdrantQueryRequest[] = 'query' in built ? [built.query as QdrantQueryRequest] : [...built.batch.searches];
+  const searches: QdrantQueryRequest[] = 'query' in built ? [built.query] : [...built.batch.searches];
   const searchQueries = searches.length;
   const armInput = { limit: input.mode === 'hybrid' ? input.armLimit : input.limit, filter: input.filter, withPayload: input.withPayload };
   if (input.mode !== 'lexical') searches.push(buildArmQuery(input.denseVector, input.vectors.dense, armInput));

@@ -13,7 +13,7 @@ import type { QdrantCallContext } from './errors.js';
 const PointIdSchema = z.union([z.string().min(1), z.number().int().nonnegative()]);
 const PayloadSchema = z.record(z.string(), z.unknown()).nullish();
 
-export const ScoredPointSchema = z.looseObject({
+const ScoredPointSchema = z.looseObject({
   id: PointIdSchema,
   // zod's number refuses NaN and ±Infinity, and the strings "NaN" or "0.5".
   score: z.number(),
@@ -31,7 +31,7 @@ export function queryBatchResponseSchema(searches: number) {
   return z.array(QueryResponseSchema).length(searches, `expected one answer per search (${searches})`);
 }
 
-export const RecordSchema = z.looseObject({
+const RecordSchema = z.looseObject({
   id: PointIdSchema,
   payload: PayloadSchema,
   vector: z.unknown().optional(),

@@ -6,11 +6,9 @@ export type QdrantFilter = Schemas['Filter'];
 export type QdrantCondition = Schemas['Condition'];
 export type QdrantQueryRequest = Schemas['QueryRequest'];
 export type QdrantPrefetch = Schemas['Prefetch'];
-export type QdrantQueryResponse = Schemas['QueryResponse'];
 export type QdrantPointStruct = Schemas['PointStruct'];
 export type QdrantCreateCollection = Schemas['CreateCollection'];
 export type QdrantPayloadSchemaType = Schemas['PayloadSchemaType'];
-export type QdrantExtendedPointId = Schemas['ExtendedPointId'];
 
 /** Arguments of `QdrantClient.queryBatch` after the collection name (what one `points/query/batch` call sends). */
 export type QdrantQueryBatchArgs = Parameters<QdrantClient['queryBatch']>[1];

@@ -32,6 +32,6 @@ export function storedDenseVector(vector: unknown, name: string): number[] | und
   if (Array.isArray(vector)) return name === '' ? (vector as number[]) : undefined;
   if (typeof vector !== 'object' || vector === null) return undefined;
   const named = (vector as Record<string, unknown>)[name];
-  return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named as number[]) : undefined;
+  return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named) : undefined;
 }
 

@@ -89,7 +89,7 @@ export function faultCode(error: unknown): LitmPackErrorCode {
 export const statusCode = upstreamStatusCode;
 
 /** A stage's outcome: its value, or the fallback and the degradation to report. */
-export type Contained<T> = { ok: true; value: T } | { ok: false; degraded: Degraded; error: unknown };
+type Contained<T> = { ok: true; value: T } | { ok: false; degraded: Degraded; error: unknown };
 
 /**
  * Runs an optional stage: its value when it succeeds in time; else `{ ok: false }` with the degradation to

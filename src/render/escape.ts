@@ -112,7 +112,9 @@ function escapeTextLine(text: string): string {
 const MARKDOWN_INLINE_ESCAPE = /\\*(?:[[\]]|<(?=[A-Za-z/!?])|&(?=#|[A-Za-z0-9]+;))/gu;
 
 /** `&`, `<`, `>`, and characters XML 1.0 does not allow in a document at all (not even as references). */
+// eslint-disable-next-line no-control-regex -- the control characters XML forbids are what these find
 const XML_ESCAPE = /[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g;
+// eslint-disable-next-line no-control-regex -- as above
 const XML_FORBIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/;
 
 const XML_ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };

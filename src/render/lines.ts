@@ -7,7 +7,7 @@
  * variation selectors, tags), plus the blank braille pattern. A marker after them looks like one at the
  * start of the line, so it is escaped there too.
  */
-export const BLANK = String.raw`[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}]`;
+const BLANK = String.raw`[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}]`;
 
 /**
  * Where a line ends for any reader: LF, CR (CRLF counts once), and every other Unicode line terminator that
@@ -15,7 +15,7 @@ export const BLANK = String.raw`[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\
  * also breaks on). CommonMark itself breaks only on LF, CR and CRLF. A line starts after each.
  */
 // eslint-disable-next-line no-control-regex -- the FS, GS and RS separators are control characters, and line ends
-export const LINE_TERMINATOR = /[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
+const LINE_TERMINATOR = /[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
 // eslint-disable-next-line no-control-regex -- as above
 export const OTHER_TERMINATOR = /[\v\f\x1c-\x1e\x85\u2028\u2029]/;
 

@@ -33,8 +33,8 @@ export type Caller =
   | { kind: 'key'; id: string; principals: readonly string[] }
   | { kind: 'invalid'; id: 'invalid-key'; principals: readonly string[] };
 
-const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous', id: 'anonymous', principals: Object.freeze([]) as readonly string[] });
-const INVALID: Caller = Object.freeze({ kind: 'invalid', id: 'invalid-key', principals: Object.freeze([]) as readonly string[] });
+const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous', id: 'anonymous', principals: Object.freeze([]) });
+const INVALID: Caller = Object.freeze({ kind: 'invalid', id: 'invalid-key', principals: Object.freeze([]) });
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

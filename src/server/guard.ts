@@ -14,7 +14,7 @@ import type { ApiKeys } from './auth.js';
 import { frameworkError, issueless, sendError, type CallCounts, type CallKind, type RequestState } from './context.js';
 import type { ServerConfig } from './options.js';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 // Liveness and readiness: probes (a load balancer, Kubernetes) carry no key, may name any Host, and must never be rate limited.
 const OPEN_PATHS = new Set(['/healthz', '/readyz']);
 
@@ -40,7 +40,7 @@ function rebindingProblem(request: FastifyRequest, config: ServerConfig): string
   }
   const origin = request.headers.origin;
   if (origin === undefined || config.allowedOrigins.includes('*')) return null;
-  let parsed: URL | null = null;
+  let parsed: URL | null;
   try {
     parsed = new URL(origin);
   } catch {
@@ -50,12 +50,13 @@ function rebindingProblem(request: FastifyRequest, config: ServerConfig): string
   return `Origin ${JSON.stringify(origin)} is not allowed: add it with --allowed-origins (allowedOrigins in code)`;
 }
 
-export interface Guard {
-  stateOf(request: FastifyRequest): RequestState;
+/** Functions, not methods: they are handed on alone (none reads `this`). */
+interface Guard {
+  stateOf: (request: FastifyRequest) => RequestState;
   /** The state of a request the guard saw (undefined for one refused before, e.g. a malformed request line). */
-  stateIfAny(request: FastifyRequest): RequestState | undefined;
-  withinRateLimits(request: FastifyRequest, reply: FastifyReply, calls?: CallCounts): Promise<boolean>;
-  closing(): boolean;
+  stateIfAny: (request: FastifyRequest) => RequestState | undefined;
+  withinRateLimits: (request: FastifyRequest, reply: FastifyReply, calls?: CallCounts) => Promise<boolean>;
+  closing: () => boolean;
 }
 
 export async function installGuard(app: FastifyInstance, config: ServerConfig, apiKeys: ApiKeys): Promise<Guard> {
@@ -69,7 +70,8 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
   // Once closing, every answer asks its client to close the connection, so a keep-alive socket of a request
   // that was in flight does not hold the close open for the keep-alive timeout.
   let closing = false;
-  app.addHook('preClose', async () => {
+  // Without a `done` parameter, a hook that returns no promise is done when it returns.
+  app.addHook('preClose', () => {
     closing = true;
   });
   app.addHook('onSend', async (_request, reply, payload) => {

@@ -20,8 +20,8 @@ import {
   type BundleRequest,
 } from '../service/requests.js';
 
-export const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml', 'anthropic'] as const;
-export const BRIEFING_RESPONSE_FORMATS = ['json', 'md', 'anthropic'] as const;
+const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml', 'anthropic'] as const;
+const BRIEFING_RESPONSE_FORMATS = ['json', 'md', 'anthropic'] as const;
 export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 
 
@@ -76,9 +76,9 @@ export function httpSchemas(limits: ServiceLimits) {
   };
 }
 export type HttpSchemas = ReturnType<typeof httpSchemas>;
-export type HttpBundleRequest = z.output<HttpSchemas['bundle']>;
-export type HttpBriefingRequest = z.output<HttpSchemas['briefing']>;
-export type HttpInspectRequest = z.output<HttpSchemas['inspect']>;
+type HttpBundleRequest = z.output<HttpSchemas['bundle']>;
+type HttpBriefingRequest = z.output<HttpSchemas['briefing']>;
+type HttpInspectRequest = z.output<HttpSchemas['inspect']>;
 
 /** Parameters the HTTP API spells differently from the MCP tools: named when a caller uses the other spelling. */
 export const HTTP_ALIASES: Readonly<Record<string, string>> = { query: 'q', max_tokens: 'budget' };

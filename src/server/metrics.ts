@@ -42,7 +42,7 @@ const REFUSALS: ReadonlyMap<string, number> = new Map([
 ]);
 
 /** A route label for a path that matched no route: the path itself would be an unbounded label. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** The parts of a store the size gauges read; a store without them has no size gauges. */
 interface SizedStore {
@@ -207,6 +207,7 @@ export class ServerMetrics {
 }
 
 /** `GET /metrics` on the API itself, behind the same guard (keys, rate limits) as every route. */
+// eslint-disable-next-line @typescript-eslint/require-await -- a fastify plugin without a `done` parameter must return a promise
 export async function metricsRoute(app: FastifyInstance, options: { metrics: ServerMetrics }): Promise<void> {
   app.get('/metrics', async (_request, reply) => reply.type(options.metrics.contentType).send(await options.metrics.text()));
 }

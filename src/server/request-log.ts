@@ -12,7 +12,7 @@ import type { LogSink, RequestLogLine } from './options.js';
 /** Something that hears of every answered request. */
 export type RequestObserver = (line: RequestLogLine, request: FastifyRequest) => void;
 
-export function requestLogLine(request: FastifyRequest, reply: FastifyReply, state: RequestState | undefined): RequestLogLine {
+function requestLogLine(request: FastifyRequest, reply: FastifyReply, state: RequestState | undefined): RequestLogLine {
   const line: RequestLogLine = {
     time: new Date().toISOString(),
     method: request.method,

@@ -12,11 +12,12 @@ import type { RequestObserver } from './request-log.js';
 export function installRequestSpans(app: FastifyInstance, stateOf: (request: FastifyRequest) => RequestState | undefined): RequestObserver {
   const spans = new WeakMap<FastifyRequest, { span: Span; context: Context }>();
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url;
     // As HTTP spans are named: the method and the route template, never the path with its query.
     const name = route === undefined ? request.method : `${request.method} ${route}`;
     spans.set(request, startRequestSpan(name, request.headers, { 'http.request.method': request.method, ...(route === undefined ? {} : { 'http.route': route }) }));
+    done();
   });
 
   // Every route's handler runs in its request's context: the pipeline's spans start under the request span.
@@ -30,12 +31,14 @@ export function installRequestSpans(app: FastifyInstance, stateOf: (request: Fas
   });
 
   // A client that goes away before its answer: no log line will come, so the span ends here.
-  app.addHook('onRequestAbort', async (request) => {
+  app.addHook('onRequestAbort', (request, done) => {
     const entry = spans.get(request);
-    if (entry === undefined) return;
-    spans.delete(request);
-    markFailed(entry.span, 'the client closed the connection before the answer');
-    entry.span.end();
+    if (entry !== undefined) {
+      spans.delete(request);
+      markFailed(entry.span, 'the client closed the connection before the answer');
+      entry.span.end();
+    }
+    done();
   });
 
   return (line, request) => {

@@ -60,6 +60,7 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
   // JSON bodies only: a form or text body is answered 415, not parsed as something else.
   app.removeContentTypeParser('text/plain');
   // Before the guard's hooks and every route: refused requests get a span too, and every handler runs in its span.
+  // eslint-disable-next-line prefer-const -- set once the guard exists, read later by the closure made before it
   let states: ((request: FastifyRequest) => RequestState | undefined) | undefined;
   const endSpan = installRequestSpans(app, (request) => states?.(request));
   const metrics = new ServerMetrics(config.store, config.ledger);

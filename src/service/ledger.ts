@@ -27,7 +27,7 @@ const LedgerCitationSchema = z.object({
   locator: LocatorSchema.optional(),
   textSha256: z.string().regex(/^[0-9a-f]{64}$/u),
 });
-export type LedgerCitation = z.infer<typeof LedgerCitationSchema>;
+type LedgerCitation = z.infer<typeof LedgerCitationSchema>;
 
 /** One line of the ledger: one pack served. */
 const LedgerEntrySchema = z.object({
@@ -43,10 +43,10 @@ const LedgerEntrySchema = z.object({
   principals: z.union([z.array(z.string()), z.literal('all')]),
   citations: z.array(LedgerCitationSchema),
 });
-export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
+type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
 /** A pack that served a citation. */
-export interface ServedPack {
+interface ServedPack {
   pack: string;
   at: string;
   kind: LedgerEntry['kind'];
@@ -68,7 +68,7 @@ export interface ServedCitation {
   checkedAt?: string;
 }
 
-export const LedgerOptionsSchema = z.strictObject({
+const LedgerOptionsSchema = z.strictObject({
   /** The ledger file (set-aside files live beside it). */
   path: z.string().min(1, 'path must name the ledger file'),
   maxFileBytes: z.number().int().min(1024).default(LEDGER_DEFAULTS.maxFileBytes),
@@ -84,7 +84,7 @@ export const LedgerOptionsSchema = z.strictObject({
 export type LedgerOptions = z.input<typeof LedgerOptionsSchema>;
 
 /** Who was served a pack. */
-export interface LedgerCaller {
+interface LedgerCaller {
   id: string;
   principals: Principals | readonly string[];
 }
@@ -98,7 +98,7 @@ function keyOf(citation: LedgerCitation): string {
 const compareAt = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** What a pack's citations leave in the ledger (the fields that identify and locate the cited text). */
-export function ledgerCitations(pack: Pack): LedgerCitation[] {
+function ledgerCitations(pack: Pack): LedgerCitation[] {
   return pack.citations.map((citation) => {
     const kept: LedgerCitation = { sourceId: citation.sourceId, chunkId: citation.chunkId, textSha256: citation.textSha256 };
     if (citation.version !== undefined) kept.version = citation.version;

@@ -27,9 +27,9 @@ export function says(text: string) {
 
 export const oneOf = (values: readonly string[]) => says(`must be one of ${values.join(', ')}`);
 
-export const SCOPE_MODES = ['prefer', 'strict'] as const;
-export const COMPRESS_MODES = ['none', 'sentences'] as const;
-export const PACK_KINDS = ['bundle', 'briefing'] as const;
+const SCOPE_MODES = ['prefer', 'strict'] as const;
+const COMPRESS_MODES = ['none', 'sentences'] as const;
+const PACK_KINDS = ['bundle', 'briefing'] as const;
 
 // zod 4's number() rejects Infinity and NaN already.
 const number = () => z.number(says('must be a number'));
@@ -136,7 +136,7 @@ export function httpQueryParameter(limits: ServiceLimits) {
  * `get_rag_context`'s arguments (maildb's contract): a bundle's, with the budget spelled `max_tokens`, and
  * maildb's defaults (`max_tokens` 4000, `limit` 20) unless the server configures others.
  */
-export function ragRequestShape(limits: ServiceLimits) {
+function ragRequestShape(limits: ServiceLimits) {
   const { query, budget: _budget, limit: _limit, format: _format, encoding: _encoding, max_per_source: _maxPerSource, min_score: _minScore, ...rest } = bundleRequestShape(limits);
   return {
     query,
@@ -150,7 +150,7 @@ export function ragRequestShape(limits: ServiceLimits) {
  * `corpus_briefing_pack`'s arguments (RFC-093): a briefing whose prompt is `query`, its budget spelled
  * `max_tokens`; pins, clusters and the rest as `get_briefing` takes them.
  */
-export function corpusBriefingRequestShape(limits: ServiceLimits) {
+function corpusBriefingRequestShape(limits: ServiceLimits) {
   const { prompt: _prompt, budget: _budget, ...rest } = briefingRequestShape(limits);
   return {
     query: text(limits).describe('What the briefing is for (its prompt).'),

@@ -64,7 +64,7 @@ export const VerifyAnswerSchema = z.strictObject({ checks: z.array(CitationCheck
 export type VerifyAnswer = z.infer<typeof VerifyAnswerSchema>;
 
 /** A pack that served a stale citation. `caller` is told to the caller it was served to, and to a full view. */
-export const StalePackSchema = z.strictObject({
+const StalePackSchema = z.strictObject({
   packHash: z.string(),
   servedAt: z.string(),
   kind: z.enum(['bundle', 'briefing']),
@@ -72,7 +72,7 @@ export const StalePackSchema = z.strictObject({
 });
 
 /** A served citation whose status is now changed, moved or missing, with the packs that served it. */
-export const StaleCitationSchema = z.strictObject({
+const StaleCitationSchema = z.strictObject({
   sourceId: z.string(),
   chunkId: z.string(),
   status: z.enum(['changed', 'moved', 'missing']),

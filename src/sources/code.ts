@@ -75,6 +75,7 @@ const requireHere = createRequire(import.meta.url);
 /** web-tree-sitter, initialised on the first code file (its runtime is a WASM module of its own). */
 function loadTreeSitter(): Promise<TreeSitter> {
   treeSitter ??= (async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- a non-literal specifier: the optional dependency is found at run time, not resolved by tsc or a bundler
     const lib = (await import(/* @vite-ignore */ 'web-tree-sitter' as string)) as TreeSitter;
     await lib.Parser.init();
     return lib;

@@ -19,7 +19,7 @@ const OBJ = Buffer.from('obj');
 const MAX_LAYERS = 4;
 
 /** Whether `bytes` at `at` start zlib data as PDF writers write it (deflate, a valid header check). */
-export function zlibHeaderAt(bytes: Uint8Array, at: number): boolean {
+function zlibHeaderAt(bytes: Uint8Array, at: number): boolean {
   if (at + 2 > bytes.length) return false;
   const cmf = bytes[at]!;
   const flg = bytes[at + 1]!;

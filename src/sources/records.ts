@@ -121,7 +121,7 @@ export function recordsLoader(mapping: RecordsMapping = {}): Loader {
           const picked = pick(record, name);
           if (picked !== undefined) metadata[name] = picked;
         }
-        if (Object.keys(metadata).length > 0) doc.metadata = metadata as IngestDocument['metadata'];
+        if (Object.keys(metadata).length > 0) doc.metadata = metadata;
         documents.push(doc);
       }
       if (documents.length === 0) {

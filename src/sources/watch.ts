@@ -19,7 +19,7 @@ import type { AddDocumentsResult, DeleteSourcesResult, Store } from '../store/ty
 import { defaultLoaders, loadDocuments, sourceIdOf, type LoadDocumentsOptions, type LoadWarning, type SkippedFile } from './load.js';
 
 /** Runs one batch's change of the store, e.g. `(change) => MemoryHybridStore.update(file, change)`. */
-export type StoreUpdate = <T>(change: (store: Store) => Promise<T>) => Promise<T>;
+type StoreUpdate = <T>(change: (store: Store) => Promise<T>) => Promise<T>;
 
 export interface WatchDocumentsOptions extends Omit<LoadDocumentsOptions, 'strict' | 'allowEmpty' | 'onProgress'> {
   /** The store kept current (a `MemoryHybridStore`, a `QdrantHybridStore`...); give it or `update`. */

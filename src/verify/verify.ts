@@ -88,7 +88,7 @@ export type VerifyCitationsOptions = z.input<typeof VerifyCitationsOptionsSchema
  * The default work budget of one `verifyCitations` call: enough for a pack's citations over sources of
  * megabytes each, while one request of hostile citations stops at about a second of CPU.
  */
-export const DEFAULT_VERIFY_WORK_BUDGET = 200_000_000;
+const DEFAULT_VERIFY_WORK_BUDGET = 200_000_000;
 
 /** Sources read at once: each is one store round trip. */
 const CONCURRENCY = 4;

@@ -137,7 +137,7 @@ async function statelessChild(): Promise<Stateless> {
   await stdio.start();
   // The first request with a valid envelope pins a stdio connection to the revision (the SDK's opening rule);
   // after it every request is checked on its own, as over HTTP. This one's answer is not relayed.
-  await stdio.send({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: STATELESS_ENVELOPE } } as JSONRPCMessage);
+  await stdio.send({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: STATELESS_ENVELOPE } });
   stateless = child;
   return child;
 }
@@ -195,7 +195,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const id = relayed;
     child.pending.set(id, { res, id: body.id });
     res.once('close', () => child.pending.delete(id));
-    await child.stdio.send({ ...body, id } as JSONRPCMessage);
+    await child.stdio.send({ ...body, id });
     return;
   }
   if (req.method !== 'POST' || !isInitializeRequest(body)) {

@@ -20,7 +20,7 @@ async function node(args: string[]): Promise<string> {
     return (await exec(process.execPath, args, { cwd: project, maxBuffer: 16 * 1024 * 1024 })).stdout;
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`node ${args.join(' ')} failed:\n${failed.stderr ?? ''}${failed.stdout ?? ''}${failed.message}`);
+    throw new Error(`node ${args.join(' ')} failed:\n${failed.stderr ?? ''}${failed.stdout ?? ''}${failed.message}`, { cause: error });
   }
 }
 
@@ -37,7 +37,16 @@ async function typecheck(name: string, compilerOptions: Record<string, unknown>,
   }
 }
 
-const entries = async () => Object.keys(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).exports as Record<string, unknown>);
+/** The installed package's manifest, as far as these tests read it. */
+interface Manifest {
+  name: string;
+  version: string;
+  engines?: { node?: string };
+  exports?: Record<string, unknown>;
+}
+const manifestAt = async (dir: string) => JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Manifest;
+
+const entries = async () => Object.keys((await manifestAt(installed)).exports ?? {});
 
 beforeAll(async () => {
   for (const file of ['require-all.cjs', 'import-all.mjs', 'use.cjs', 'use.mjs', 'throw.cjs', 'throw.mjs', 'entries.mjs', 'types.ts']) {
@@ -142,8 +151,8 @@ describe('the installed tarball at run time', () => {
 
 describe('installing the tarball on the oldest supported Node', () => {
   /** Every package.json under node_modules (scoped and nested included). */
-  async function manifests(dir: string): Promise<{ name: string; version: string; engines?: { node?: string } }[]> {
-    const found: { name: string; version: string; engines?: { node?: string } }[] = [];
+  async function manifests(dir: string): Promise<Manifest[]> {
+    const found: Manifest[] = [];
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
       const path = join(dir, entry.name);
@@ -151,7 +160,7 @@ describe('installing the tarball on the oldest supported Node', () => {
         found.push(...(await manifests(path)));
         continue;
       }
-      if (existsSync(join(path, 'package.json'))) found.push(JSON.parse(await readFile(join(path, 'package.json'), 'utf8')));
+      if (existsSync(join(path, 'package.json'))) found.push(await manifestAt(path));
       if (existsSync(join(path, 'node_modules'))) found.push(...(await manifests(join(path, 'node_modules'))));
     }
     return found;
@@ -170,7 +179,7 @@ describe('the installed command line', () => {
   it('runs from the bin link: --version, and the demo on the corpus the package ships', async () => {
     const bin = join(project, 'node_modules/.bin/litm-pack');
     const version = await exec(bin, ['--version'], { cwd: project });
-    expect(version.stdout.trim()).toBe(JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')).version);
+    expect(version.stdout.trim()).toBe((await manifestAt(installed)).version);
     const demo = await exec(bin, ['demo', '--budget', '300'], { cwd: project });
     expect(demo.stdout).toMatch(/^Ingested 7 files into a store in memory/);
     expect(demo.stdout).toMatch(/\n\[1\] \S.*\n/);

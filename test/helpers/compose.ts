@@ -30,10 +30,10 @@ export function interpolate(text: string, env: Readonly<Record<string, string | 
     const name = (braced ?? bare) as string;
     const value = env[name];
     const missing = value === undefined || (colon === ':' && value === '');
-    if (op === '-') return missing ? (arg as string) : (value as string);
+    if (op === '-') return missing ? (arg as string) : (value);
     if (op === '?') {
       if (missing) throw new ComposeInterpolationError(`required variable ${name} is missing a value: ${arg as string}`);
-      return value as string;
+      return value;
     }
     return value ?? '';
   });

@@ -36,6 +36,7 @@ export interface RenderExpectation {
 
 /** Python's `str.splitlines` line boundaries. */
 export const LINE_TERMINATORS = ['\r\n', '\n', '\r', '\v', '\f', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029'] as const;
+// eslint-disable-next-line no-control-regex -- Python's line boundaries include control characters
 const SPLIT_LINES = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/u;
 /** Blank or invisible characters a reader does not see at the start of a line. */
 const INVISIBLE_PREFIX = /^[\t \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800\p{Default_Ignorable_Code_Point}]*/u;
@@ -241,7 +242,7 @@ function checkHeader(pack: Pack, index: number, line: string, markdown: boolean)
   // Markdown headers escape `[ ] < &` with backslashes (CommonMark drops them when it renders).
   const norm = (h: ParsedHeader): ParsedHeader =>
     markdown
-      ? JSON.parse(JSON.stringify(h, (_key, value: unknown) => (typeof value === 'string' ? stripBackslashes(value) : value)))
+      ? (JSON.parse(JSON.stringify(h, (_key, value: unknown) => (typeof value === 'string' ? stripBackslashes(value) : value))) as ParsedHeader)
       : h;
   expect(norm(parsed)).toEqual(norm(expected));
 }
@@ -613,7 +614,8 @@ export function parseXml(xml: string): XmlElement {
   const parser = new SaxesParser();
   const root: XmlElement = { name: '#document', attributes: {}, children: [], text: '' };
   const stack: XmlElement[] = [root];
-  let failure: Error | null = null;
+  // Set by the handlers: typed wide, or tsc narrows it to null at the `throw` below (it cannot see them assign it).
+  let failure = null as Error | null;
   parser.on('error', (error) => {
     failure ??= error;
   });
@@ -641,6 +643,7 @@ export function parseXml(xml: string): XmlElement {
 /** What XML can carry of a string: characters outside XML 1.0 become U+FFFD; line ends read as LF. */
 function xmlText(value: string): string {
   return value
+    // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 forbids
     .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|\p{Surrogate}/gu, '\ufffd')
     .replace(/\r\n?/gu, '\n');
 }

@@ -31,18 +31,18 @@ export class FakeEmbeddings implements EmbeddingsLike {
     return vector;
   }
 
-  async embedQuery(text: string): Promise<number[]> {
+  embedQuery(text: string): Promise<number[]> {
     this.queryCalls += 1;
-    return this.embed(text);
+    return Promise.resolve(this.embed(text));
   }
 
-  async embedDocuments(texts: string[]): Promise<number[][]> {
+  embedDocuments(texts: string[]): Promise<number[][]> {
     this.documentCalls += 1;
     if (this.failOnCall === this.documentCalls) {
       this.failOnCall = undefined;
-      throw new Error('embedding service unavailable');
+      return Promise.reject(new Error('embedding service unavailable'));
     }
     this.embeddedTexts.push(...texts);
-    return texts.map((text) => this.embed(text));
+    return Promise.resolve(texts.map((text) => this.embed(text)));
   }
 }

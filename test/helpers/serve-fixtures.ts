@@ -96,8 +96,8 @@ export interface ServeProcess {
   stderr(): string;
   /** Its exit code, once it exits. */
   exited: Promise<number | null>;
-  /** Kills it if it still runs (for `finally`). */
-  kill(): void;
+  /** Kills it if it still runs (for `finally`; a function, so it can be handed on alone). */
+  kill: () => void;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');

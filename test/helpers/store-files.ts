@@ -40,7 +40,7 @@ export async function readSaved(path: string): Promise<SavedStore> {
     else {
       const { record, sparse, dense } = part.chunk;
       saved.chunks.push({
-        record: record as SavedChunk['record'],
+        record,
         sparse: { indices: [...sparse.indices], values: [...sparse.values] },
         dense: dense === null ? null : encodeDense(dense),
       });

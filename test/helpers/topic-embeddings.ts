@@ -25,12 +25,12 @@ export class TopicEmbeddings implements EmbeddingsLike {
     return Array.from({ length: this.dimension }, () => base() * 2 - 1 + (jitter() * 2 - 1) * this.noise);
   }
 
-  async embedQuery(text: string): Promise<number[]> {
-    return this.embed(text);
+  embedQuery(text: string): Promise<number[]> {
+    return Promise.resolve(this.embed(text));
   }
 
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    return texts.map((text) => this.embed(text));
+  embedDocuments(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((text) => this.embed(text)));
   }
 }
 

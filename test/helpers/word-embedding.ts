@@ -7,7 +7,7 @@ export class WordEmbedding extends BaseEmbedding {
   constructor() {
     super();
   }
-  async getTextEmbedding(text: string): Promise<number[]> {
-    return this.words.embed(text);
+  getTextEmbedding(text: string): Promise<number[]> {
+    return Promise.resolve(this.words.embed(text));
   }
 }

@@ -67,9 +67,9 @@ describe('HttpReranker against the model server (real all-MiniLM-L6-v2 scores)',
     expect(ranked(a)[0]).toBe(1);
     expect(ranked(a).slice(0, 2).sort()).toEqual([1, 3]);
     const byIndex = (r: { index: number; score: number }[]) => r.sort((x, y) => x.index - y.index).map((x) => x.score);
-    expect(byIndex(b)).toEqual(byIndex([...a]).map((s) => expect.closeTo(s, 5)));
+    expect(byIndex(b)).toEqual(byIndex([...a]).map((s): unknown => expect.closeTo(s, 5)));
     const batched = await new HttpReranker({ url: `${base}/rerank`, batchSize: 2 }).rerank(query, texts);
-    expect(byIndex(batched)).toEqual(byIndex([...a]).map((s) => expect.closeTo(s, 5)));
+    expect(byIndex(batched)).toEqual(byIndex([...a]).map((s): unknown => expect.closeTo(s, 5)));
   });
 
   it('maps every protocol error to a typed code', async () => {

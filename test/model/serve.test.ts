@@ -46,7 +46,7 @@ describe('a server with a real reranker', () => {
       expect(rest).toBe(toCanonicalJson(await pipelineBundle(store, QUERY, { budget: 300, rerank })));
       // The packing score is the model's: the same scores the reranker gives these texts directly.
       const direct = await new HttpReranker({ url: `${base}/rerank` }).rerank(QUERY, pack.items.map((item) => item.text));
-      expect(pack.items.map((item) => item.score)).toEqual(direct.sort((a, b) => a.index - b.index).map((r) => expect.closeTo(r.score, 6)));
+      expect(pack.items.map((item) => item.score)).toEqual(direct.sort((a, b) => a.index - b.index).map((r): unknown => expect.closeTo(r.score, 6)));
       const plain = PackSchema.parse(await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(QUERY)}&budget=300&rerank=false`)).json());
       expect(plain.items.map((item) => item.score)).not.toEqual(pack.items.map((item) => item.score));
       const mcp = (await client.callTool({ name: 'assemble_bundle', arguments: { query: QUERY, budget: 300 } })) as CallToolResult;

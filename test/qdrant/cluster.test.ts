@@ -9,6 +9,7 @@ import { QdrantHybridStore, pointIdForChunk, type QdrantHybridStoreOptions } fro
 import type { IngestDocument } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { admin, collectionNames, failure, url } from './helpers.js';
+import { bodyText, urlOf } from '../helpers/fetch-call.js';
 
 const collectionName = collectionNames('cluster');
 let clusterMode = false;
@@ -33,8 +34,8 @@ function spyRequests() {
   const spy = vi.spyOn(globalThis, 'fetch');
   const sent = (): Sent[] =>
     spy.mock.calls.map(([input, init]) => {
-      const target = new URL(String(input));
-      const body = init?.body === undefined || init.body === null ? undefined : (JSON.parse(String(init.body)) as Record<string, unknown>);
+      const target = new URL(urlOf(input));
+      const body = init?.body === undefined || init.body === null ? undefined : (JSON.parse(bodyText(init)) as Record<string, unknown>);
       return { method: init?.method ?? 'GET', path: target.pathname, query: target.searchParams, body };
     });
   return { spy, sent };

@@ -44,7 +44,7 @@ function readerOf(collection: string): QdrantHybridStore {
  * 1e-7), nor what hashes or grades them.
  */
 function withoutScores(pack: ReturnType<typeof packBundle>): unknown {
-  return JSON.parse(JSON.stringify(pack, (key, value) => (/score|similarity/i.test(key) || key === 'packHash' || key === 'confidence' ? undefined : value)));
+  return JSON.parse(JSON.stringify(pack, (key, value: unknown) => (/score|similarity/i.test(key) || key === 'packHash' || key === 'confidence' ? undefined : value))) as unknown;
 }
 
 beforeAll(async () => {

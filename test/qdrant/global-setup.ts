@@ -23,7 +23,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const external = process.env.QDRANT_URL;
   if (external) {
     project.provide('qdrantUrl', external.replace(/\/+$/, ''));
-    return async () => undefined;
+    return () => Promise.resolve();
   }
   if (!existsSync(python)) {
     throw new Error(

@@ -6,6 +6,7 @@ import { QdrantHybridStore, type QdrantHybridStoreOptions } from '../../src/qdra
 import type { IngestDocument, SearchMode } from '../../src/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { DistinctEmbeddings, NamedEmbeddings, admin, collectionNames, failure, url } from './helpers.js';
+import { urlOf } from '../helpers/fetch-call.js';
 
 const collectionName = collectionNames('methods');
 
@@ -28,7 +29,7 @@ async function openStore(label: string, options: Partial<QdrantHybridStoreOption
 
 const requestsOf = (spy: { mock: { calls: [input: string | URL | Request, init?: RequestInit][] } }) =>
   spy.mock.calls.map(([input, init]) => {
-    const target = new URL(String(input));
+    const target = new URL(urlOf(input));
     return `${init?.method ?? 'GET'} ${target.pathname}${target.search}`;
   });
 

@@ -7,6 +7,7 @@ import type { LitmPackErrorCode, IngestDocument } from '../../src/index.js';
 import { QdrantHybridStore, QdrantRestClient, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { admin, failure, url, wrapClient } from './helpers.js';
+import { bodyText, urlOf } from '../helpers/fetch-call.js';
 
 const run = randomUUID().slice(0, 8);
 const aliasesUsed: string[] = [];
@@ -72,11 +73,11 @@ describe('reindex', () => {
     const { mock } = vi.spyOn(globalThis, 'fetch');
     const second = await store.reindex({ alias, documents: v2 });
     expect(second).toMatchObject({ collection: `${alias}_v2`, previous: `${alias}_v1`, previousDropped: true });
-    const swap = mock.calls.find(([input]) => String(input).endsWith('/collections/aliases'))!;
-    expect(JSON.parse(String(swap[1]!.body))).toEqual({
+    const swap = mock.calls.find(([input]) => urlOf(input).endsWith('/collections/aliases'))!;
+    expect(JSON.parse(bodyText(swap[1]))).toEqual({
       actions: [{ delete_alias: { alias_name: alias } }, { create_alias: { alias_name: alias, collection_name: `${alias}_v2` } }],
     });
-    const order = mock.calls.map(([input, init]) => `${init?.method} ${new URL(String(input)).pathname}`);
+    const order = mock.calls.map(([input, init]) => `${init?.method} ${new URL(urlOf(input)).pathname}`);
     expect(order.indexOf(`POST /collections/aliases`)).toBeLessThan(order.indexOf(`DELETE /collections/${alias}_v1`));
     vi.restoreAllMocks();
 

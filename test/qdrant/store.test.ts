@@ -8,6 +8,7 @@ import { CandidateSchema, type Candidate, encodeBm25Document, chunkDocument, Mem
 import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
+import { urlOf } from '../helpers/fetch-call.js';
 
 const collectionName = collectionNames('litm');
 
@@ -200,11 +201,11 @@ describe('search', () => {
       await store.search({ text: 'engine oil', mode, filter: { must: [{ key: 'metadata.topic', match: { value: 'cars' } }] }, principals: ['hr'] });
       expect(spy, mode).toHaveBeenCalledTimes(1);
     }
-    expect(String(spy.mock.calls[0]?.[0])).toMatch(/\/points\/query$/);
+    expect(urlOf(spy.mock.calls[0]![0])).toMatch(/\/points\/query$/);
     spy.mockClear();
     await store.search({ text: 'engine oil' });
     expect(spy).toHaveBeenCalledTimes(1);
-    expect(String(spy.mock.calls[0]![0])).toMatch(/\/points\/query\/batch$/);
+    expect(urlOf(spy.mock.calls[0]![0])).toMatch(/\/points\/query\/batch$/);
   });
 
   it('the client sees one queryBatch call for hybrid, after one read of the collection per store (counting wrapper)', async () => {

@@ -8,7 +8,7 @@ import { visibleLine } from '../terminal.js';
 import { CommandExit } from './verify.js';
 
 /** Exit code when the answer fails the check (an unknown ref, a quote not in its source, an uncited sentence, an unverified citation). */
-export const ANSWER_PROBLEM_EXIT_CODE = 3;
+const ANSWER_PROBLEM_EXIT_CODE = 3;
 
 /** The pack file's JSON; checked against the pack schema by the functions it is given to. */
 function readPack(input: string, path: string): CitablePack {

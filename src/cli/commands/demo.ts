@@ -38,7 +38,7 @@ export function registerDemo(program: Command): void {
  * What a first reader of the demo needs to read its pack: which relevance rank sits at which position (the pack
  * puts the best first and the second best last), and why the confidence is `unknown` when it is.
  */
-export function howToRead(pack: Pack): string {
+function howToRead(pack: Pack): string {
   const byRef = [...pack.items].sort((a, b) => a.ref - b.ref);
   const width = String(Math.max(byRef.length, 1)).length + 2;
   const cell = (text: string) => text.padStart(width);

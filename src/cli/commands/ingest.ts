@@ -14,7 +14,7 @@ import { embeddingsFrom, embeddingsOptions, integer, list, storeOption, type Emb
 import { reindexIngest } from '../reindex.js';
 import { openQdrant, storeFile, updateStore } from '../stores.js';
 
-export interface IngestFlags extends EmbeddingsFlags {
+interface IngestFlags extends EmbeddingsFlags {
   store: string;
   quiet?: boolean;
   strict?: boolean;
@@ -70,12 +70,12 @@ function loadOptionsFor(flags: ReadFlags) {
 }
 
 /** One warning line per file read in part. */
-export function partialWarning(warning: LoadWarning): string {
+function partialWarning(warning: LoadWarning): string {
   return `read ${warning.path} in part: ${warning.message}`;
 }
 
 /** One warning line per skipped file. */
-export function skipWarning(skip: SkippedFile): string {
+function skipWarning(skip: SkippedFile): string {
   return `skipped ${skip.path}: ${skip.message}`;
 }
 
@@ -97,7 +97,7 @@ export async function readForIngest(paths: string[], flags: ReadFlags): Promise<
 }
 
 /** "3 files", or "2 files (5 sources)" when files held several (messages, attachments, records). */
-export function filesLine(files: number, sources: number): string {
+function filesLine(files: number, sources: number): string {
   return files === sources ? count(files, 'file') : `${count(files, 'file')} (${count(sources, 'source')})`;
 }
 
@@ -118,7 +118,7 @@ export function addedLine(added: AddDocumentsResult): string {
 }
 
 /** " (N chunks in all)" for the embedded store, which knows its size; nothing for others. */
-export function totalOf(store: Store): string {
+function totalOf(store: Store): string {
   return store instanceof MemoryHybridStore ? ` (${count(store.size, 'chunk')} in all)` : '';
 }
 
@@ -174,7 +174,7 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
 }
 
 /** What a batch of --watch did, on one line. */
-export function batchLine(batch: WatchBatch): string {
+function batchLine(batch: WatchBatch): string {
   const parts = [`${count(batch.changed.length, 'file')} read`, `${count(batch.removed.length, 'file')} gone`];
   const { added, deleted } = batch;
   return `Updated: ${parts.join(', ')}: ${count(added.added, 'chunk')} added, ${added.unchanged} unchanged, ${added.removed + deleted.chunks} removed${deleted.sources > 0 ? ` (${count(deleted.sources, 'source')} deleted)` : ''}.`;

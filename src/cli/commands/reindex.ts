@@ -18,7 +18,7 @@ interface ReindexFlags extends EmbeddingsFlags {
  * them (so the model that made them must be given). A Qdrant collection is re-indexed into a new collection behind
  * its alias instead (`ingest --reindex --alias`).
  */
-export async function reindexStore(flags: ReindexFlags): Promise<string> {
+async function reindexStore(flags: ReindexFlags): Promise<string> {
   if (qdrantTarget(flags.store) !== null) {
     throw new LitmPackError(
       'unsupported',

@@ -7,7 +7,7 @@ import { existingStoreFile, openQdrant, updateStore } from '../stores.js';
 import { count, visibleLine } from '../terminal.js';
 
 /** Removes sources from a store: a Qdrant collection directly, the embedded store under its file's lock. */
-export async function removeSources(spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
+async function removeSources(spec: string, sourceIds: string[]): Promise<DeleteSourcesResult> {
   const remove = async (store: Store) => {
     if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources');
     return store.deleteSources(sourceIds);

@@ -28,7 +28,7 @@ interface ReadPack {
 }
 
 /** One canonical JSON pack, a JSON array of packs, or JSON lines of packs (a harness's golden set). */
-export function readPacks(input: string): ReadPack[] {
+function readPacks(input: string): ReadPack[] {
   const parseOne = (value: unknown, index: number, where: string): ReadPack => {
     const result = VerifiablePackSchema.safeParse(value);
     if (!result.success) {

@@ -7,6 +7,7 @@ import { serveBundle } from '../../service/service.js';
 import { recordPack, type ServerContext } from '../context.js';
 import { BUNDLE_QUERY_KINDS, HTTP_ALIASES, decodeQuery, toInspectRequest } from '../http-requests.js';
 
+// eslint-disable-next-line @typescript-eslint/require-await -- a fastify plugin without a `done` parameter must return a promise
 export async function inspectRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const sendReport = (reply: FastifyReply, pack: unknown) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', REPORT_CSP).send(renderPackReport(pack));

@@ -39,6 +39,7 @@ async function checkStore(store: Store, signal: AbortSignal): Promise<void> {
   await store.search({ text: 'readiness', mode: 'lexical', limit: 1, principals: [], signal });
 }
 
+// eslint-disable-next-line @typescript-eslint/require-await -- a fastify plugin without a `done` parameter must return a promise
 export async function metaRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const json = 'application/json; charset=utf-8';
   app.get('/healthz', async (_request, reply) => reply.type(json).send('{"status":"ok"}'));

@@ -12,6 +12,7 @@ import { recordPack, sendPack, type ServerContext } from '../context.js';
 import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, HTTP_ALIASES, STALE_QUERY_KINDS, decodeQuery, toBriefingRequest, toBundleRequest } from '../http-requests.js';
 import { serveStale } from '../../service/stale.js';
 
+// eslint-disable-next-line @typescript-eslint/require-await -- a fastify plugin without a `done` parameter must return a promise
 export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { schemas, limits } = ctx;
 
