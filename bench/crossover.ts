@@ -32,8 +32,8 @@ const { values: args } = parseArgs({
     write: { type: 'boolean', default: false },
   },
 });
-const sizes = args.sizes!.split(',').map(Number).sort((a, b) => a - b);
-const qdrantSizes = new Set(args['qdrant-sizes']!.split(',').filter((s) => s !== '').map(Number));
+const sizes = args.sizes.split(',').map(Number).sort((a, b) => a - b);
+const qdrantSizes = new Set(args['qdrant-sizes'].split(',').filter((s) => s !== '').map(Number));
 const queryCount = Number(args.queries);
 const MODES: SearchMode[] = ['lexical', 'dense', 'hybrid'];
 

@@ -37,10 +37,10 @@ interface Row {
 const ROWS: Record<string, Row> = {
   baseline: {
     name: 'one document per round trip (scroll + upsert per document)',
-    options: { ingestBatchSize: 1, ingestConcurrency: 1 } as Partial<QdrantHybridStoreOptions>,
+    options: { ingestBatchSize: 1, ingestConcurrency: 1 },
     sequential: true,
   },
-  batched: { name: 'batched, one request in flight (defaults, ingestConcurrency 1)', options: { ingestConcurrency: 1 } as Partial<QdrantHybridStoreOptions>, sequential: true },
+  batched: { name: 'batched, one request in flight (defaults, ingestConcurrency 1)', options: { ingestConcurrency: 1 }, sequential: true },
   parallel: { name: 'batched, parallel requests (defaults)', options: {}, sequential: false },
   current: { name: 'this commit\'s defaults', options: {}, sequential: true },
 };

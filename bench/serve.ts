@@ -186,7 +186,7 @@ function load(url: string, paths: () => string, bound: { seconds: number } | { r
         timeout: 10,
         requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }],
       },
-      (error, result) => (error ? reject(error) : resolve(result)),
+      (error: unknown, result) => (error ? reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error })) : resolve(result)),
     );
     instance.on('error', reject);
   });
@@ -248,7 +248,7 @@ async function main(): Promise<void> {
   }, 15 * 60_000);
   const duration = Number(flags.duration);
   const connections = Number(flags.connections);
-  const workerCounts = (flags.workers as string).split(',').map(Number);
+  const workerCounts = (flags.workers).split(',').map(Number);
   ensureBuilt('the server (the built command line, as `npx litm-pack serve` runs it)');
   const data = loadSciFact();
   await prepareStore(data.corpus);
