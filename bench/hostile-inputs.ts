@@ -1,6 +1,6 @@
 /**
  * Hostile inputs against ordinary ones of the same size: CPU seconds, peak RSS and the bytes a store saves, for each
- * adversarial shape of issue 39 (a regex that backtracks over a run, a flate bomb, messages nested in messages,
+ * adversarial shape (a regex that backtracks over a run, a flate bomb, messages nested in messages,
  * a flat page tree, a flood of tiny definitions or sections, a citation check by hash alone), each run in a child
  * process of its own (so peak RSS is the shape's), the ordinary file of the same kind and size beside it.
  *

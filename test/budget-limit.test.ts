@@ -1,4 +1,4 @@
-// One budget limit for every door (issue 35 item 6): the library, the service's requests (so the HTTP API and
+// One budget limit for every door: the library, the service's requests (so the HTTP API and
 // the MCP tools, whose own tests check their schemas), and the CLI accept the same largest budget and refuse
 // one token more, naming the limit. The value is declared once (the packer's schema) and read everywhere.
 import { mkdtemp, rm } from 'node:fs/promises';

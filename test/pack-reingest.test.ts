@@ -1,4 +1,4 @@
-// packHash across re-ingest (issue 40 item 4): the same files ingested twice, seconds apart, give the same
+// packHash across re-ingest: the same files ingested twice, seconds apart, give the same
 // packHash for the same request, through the library and the CLI; the pack still says how fresh its index is
 // (`coverage.newestIndexedAt`), and that time is the only difference between the two packs.
 // Time is a fake clock (the store's `now`, or faked `Date` around the CLI's ingest), never a sleep.

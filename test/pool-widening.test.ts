@@ -1,4 +1,4 @@
-// Pools that fit the budget (issue 35 item 6): when a bundle stops because its pool ran out (the store filled
+// Pools that fit the budget: when a bundle stops because its pool ran out (the store filled
 // the pool and the budget did not bind), the pipeline doubles the pool, up to the pool limit, until the budget
 // binds or the store has no more; the pack records the pool it used (`pack.pool`).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
