@@ -412,21 +412,39 @@ async function readBinary(handle: FileHandle, path: string, reuse: ReusableSegme
   const canReuse = reuse !== undefined && reuse.classes.isPrefixOf(manifest.acl);
   const classes = canReuse ? reuse.classes : new AclClasses();
   if (!classes.extend(manifest.acl)) throw corruptError(path, 'its ACL classes repeat one another');
-  const parts: StoreFilePartition[] = [];
-  let segmentsRead = 0;
+  const plan: { entry: SegmentEntry; dead: Uint8Array | null; held: Segment | undefined }[] = [];
   for (const entry of manifest.segments) {
     const dead = deadMarks(entry.dead, entry.shape.rows);
     if ((entry.dead !== null && dead === null) || liveRows(dead, entry.shape.rows) !== entry.live) {
       throw corruptError(path, `segment ${entry.id}'s dead rows do not match its live count`);
     }
     const held = canReuse ? reuse.segments.get(entry.id) : undefined;
-    if (held !== undefined && sameShape(held.shape, entry.shape)) {
-      parts.push({ segment: held, dead });
-      continue;
-    }
-    parts.push({ segment: await readSegment(handle, path, entry, classes), dead });
-    segmentsRead += 1;
+    plan.push({ entry, dead, held: held !== undefined && sameShape(held.shape, entry.shape) ? held : undefined });
   }
+  // The next segment's bytes are read (in the thread pool) while this one is checked and opened.
+  const toRead = plan.filter(({ held }) => held === undefined).map(({ entry }) => entry);
+  const fetched = new Map<SegmentEntry, Promise<FetchedSegment>>();
+  const fetchAt = (i: number) => {
+    const entry = toRead[i];
+    if (entry !== undefined) fetched.set(entry, fetchSegment(handle, path, entry));
+  };
+  fetchAt(0);
+  const parts: StoreFilePartition[] = [];
+  try {
+    for (const { entry, dead, held } of plan) {
+      if (held !== undefined) {
+        parts.push({ segment: held, dead });
+        continue;
+      }
+      const bytes = await fetched.get(entry)!;
+      fetchAt(toRead.indexOf(entry) + 1);
+      parts.push({ segment: openSegment(path, entry, classes, bytes), dead });
+    }
+  } finally {
+    // Nothing is left reading the file when it is closed, whatever failed.
+    await Promise.allSettled(fetched.values());
+  }
+  const segmentsRead = toRead.length;
   checkLive(parts, manifest, path);
   const header: StoreFileHeader = {
     chunkTokens: manifest.chunkTokens,
@@ -440,15 +458,45 @@ async function readBinary(handle: FileHandle, path: string, reuse: ReusableSegme
   return { header, classes, parts, emptySources, segmentsRead };
 }
 
-async function readSegment(handle: FileHandle, path: string, entry: SegmentEntry, classes: AclClasses): Promise<Segment> {
+/** What a read of a segment's sections gives: its memory filled and its strings, both checked against their CRC-32. */
+interface FetchedSegment {
+  readonly prepared: ReturnType<typeof Segment.prepare>;
+  readonly heap: Buffer;
+}
+
+/** Reads are cut into pieces of this size so the CRC-32 of one runs while the next is read. */
+const READ_PIECE = 8 * 2 ** 20;
+
+/**
+ * Reads `into.length` bytes at `position` and returns their CRC-32, computed piece by piece while the next piece
+ * is read (the read runs in the thread pool, the CRC here); null when the file ends first.
+ */
+async function readWithCrc(handle: FileHandle, into: Uint8Array, position: number): Promise<number | null> {
+  const piece = (at: number) => readFully(handle, into.subarray(at, Math.min(at + READ_PIECE, into.length)), position + at);
+  let crc = 0;
+  let pending = piece(0);
+  for (let at = 0; at < into.length; at += READ_PIECE) {
+    if (!(await pending)) return null;
+    if (at + READ_PIECE < into.length) pending = piece(at + READ_PIECE);
+    crc = crc32(into.subarray(at, Math.min(at + READ_PIECE, into.length)), crc);
+  }
+  if (into.length === 0 && !(await pending)) return null;
+  return crc;
+}
+
+async function fetchSegment(handle: FileHandle, path: string, entry: SegmentEntry): Promise<FetchedSegment> {
   const prepared = Segment.prepare(entry.shape);
   const { contents } = prepared;
   if (contents.length !== entry.contents.length) throw corruptError(path, `segment ${entry.id} has ${entry.contents.length} bytes where its shape has ${contents.length}`);
-  if (!(await readFully(handle, contents, entry.contents.offset))) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
-  if (crc32(contents) !== entry.contents.crc32) throw corruptError(path, `segment ${entry.id} does not match its checksum`);
-  const heap = Buffer.alloc(entry.heap.length);
-  if (!(await readFully(handle, heap, entry.heap.offset))) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
-  if (crc32(heap) !== entry.heap.crc32) throw corruptError(path, `the strings of segment ${entry.id} do not match their checksum`);
+  const heap = Buffer.allocUnsafe(entry.heap.length);
+  const [contentsCrc32, heapCrc32] = await Promise.all([readWithCrc(handle, contents, entry.contents.offset), readWithCrc(handle, heap, entry.heap.offset)]);
+  if (contentsCrc32 === null || heapCrc32 === null) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
+  if (contentsCrc32 !== entry.contents.crc32) throw corruptError(path, `segment ${entry.id} does not match its checksum`);
+  if (heapCrc32 !== entry.heap.crc32) throw corruptError(path, `the strings of segment ${entry.id} do not match their checksum`);
+  return { prepared, heap };
+}
+
+function openSegment(path: string, entry: SegmentEntry, classes: AclClasses, { prepared, heap }: FetchedSegment): Segment {
   try {
     const segment = prepared.open(classes, entry.id, heap.toString('utf8'), entry.quantized);
     contentsCrc.set(segment, entry.contents.crc32);
@@ -461,27 +509,104 @@ async function readSegment(handle: FileHandle, path: string, entry: SegmentEntry
   }
 }
 
-/** The live rows agree with the manifest's counts, and no chunk id is live twice. */
+/** A list in ascending order of a string key, read through accessors (see `mergeSorted`). */
+interface SortedList {
+  readonly length: number;
+  key(i: number): string;
+  live(i: number): boolean;
+}
+
+/**
+ * Visits the items of `lists` in key order (code units), equal keys one after another: a k-way merge over a heap
+ * of the lists' heads. Returns false, having stopped, when a list is not in order.
+ */
+function mergeSorted(lists: readonly SortedList[], visit: (key: string, live: boolean) => void): boolean {
+  const position = new Int32Array(lists.length);
+  const head = lists.map((list) => (list.length > 0 ? list.key(0) : ''));
+  const heap = lists.map((_, i) => i).filter((i) => lists[i]!.length > 0);
+  const before = (a: number, b: number) => head[a]! < head[b]!;
+  const siftDown = (from: number) => {
+    let i = from;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) return;
+      const child = left + 1 < heap.length && before(heap[left + 1]!, heap[left]!) ? left + 1 : left;
+      if (!before(heap[child]!, heap[i]!)) return;
+      [heap[i], heap[child]] = [heap[child]!, heap[i]!];
+      i = child;
+    }
+  };
+  for (let i = (heap.length >> 1) - 1; i >= 0; i -= 1) siftDown(i);
+  while (heap.length > 0) {
+    const l = heap[0]!;
+    const list = lists[l]!;
+    const key = head[l]!;
+    visit(key, list.live(position[l]!));
+    const next = (position[l] = position[l]! + 1);
+    if (next < list.length) {
+      const following = list.key(next);
+      if (following < key) return false;
+      head[l] = following;
+    } else {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+    }
+    siftDown(0);
+  }
+  return true;
+}
+
+/**
+ * The live rows agree with the manifest's counts, and no chunk id is live twice. Each segment keeps its ids and
+ * its sources sorted (per ACL class), so one merge of those lists finds a repeated id and counts the sources,
+ * comparing neighbours instead of hashing every id and source into a set (a tenth of a load's time at 100k chunks).
+ */
 function checkLive(parts: readonly StoreFilePartition[], manifest: Manifest, path: string): void {
-  const ids = new Set<string>();
-  const sources = new Set<string>();
-  let live = 0;
+  const idLists: SortedList[] = [];
+  const sourceLists: SortedList[] = [];
   for (const { segment, dead } of parts) {
-    for (let row = 0; row < segment.size; row += 1) {
-      if (dead !== null && dead[row] === 1) continue;
-      live += 1;
-      const id = segment.id(row);
-      if (ids.has(id)) throw corruptError(path, `chunk ${id} appears twice`);
-      ids.add(id);
-      sources.add(segment.sourceId(row));
+    for (const aclClass of segment.aclClasses()) {
+      const byId = segment.rowsById(aclClass);
+      idLists.push({ length: byId.length, key: (i) => segment.id(byId[i]!), live: (i) => dead === null || dead[byId[i]!] !== 1 });
+      const { count, source, offsets, rows } = segment.sourceLists(aclClass);
+      const live = (i: number) => {
+        if (dead === null) return true;
+        for (let r = offsets[i]!; r < offsets[i + 1]!; r += 1) if (dead[rows[r]!] !== 1) return true;
+        return false;
+      };
+      sourceLists.push({ length: count, key: source, live });
     }
   }
-  for (const { sourceId } of manifest.emptySources) {
-    if (sources.has(sourceId)) throw corruptError(path, `source ${sourceId} is listed as empty and has chunks`);
-    sources.add(sourceId);
-  }
-  if (live !== manifest.chunks || sources.size !== manifest.sources) {
-    throw corruptError(path, `it counts ${manifest.sources} sources and ${manifest.chunks} chunks, and holds ${sources.size} and ${live}`);
+  let live = 0;
+  let lastLive: string | undefined;
+  const idsInOrder = mergeSorted(idLists, (id, isLive) => {
+    if (!isLive) return;
+    if (id === lastLive) throw corruptError(path, `chunk ${id} appears twice`);
+    lastLive = id;
+    live += 1;
+  });
+  if (!idsInOrder) throw corruptError(path, 'the chunk ids of a segment are out of order');
+  const empty = new Set(manifest.emptySources.map(({ sourceId }) => sourceId));
+  let sources = empty.size;
+  let current: string | undefined;
+  let currentLive = false;
+  const close = () => {
+    if (current === undefined || !currentLive) return;
+    if (empty.has(current)) throw corruptError(path, `source ${current} is listed as empty and has chunks`);
+    sources += 1;
+  };
+  const sourcesInOrder = mergeSorted(sourceLists, (sourceId, isLive) => {
+    if (sourceId !== current) {
+      close();
+      current = sourceId;
+      currentLive = false;
+    }
+    currentLive ||= isLive;
+  });
+  close();
+  if (!sourcesInOrder) throw corruptError(path, 'the sources of a segment are out of order');
+  if (live !== manifest.chunks || sources !== manifest.sources) {
+    throw corruptError(path, `it counts ${manifest.sources} sources and ${manifest.chunks} chunks, and holds ${sources} and ${live}`);
   }
 }
 
