@@ -29,6 +29,7 @@ interface Manifest {
   emptySources: { sourceId: string; version?: string }[];
   segments: {
     id: string;
+    shape: { rows: number };
     contents: { offset: number; length: number };
     heap: { offset: number; length: number };
     dead: string | null;
@@ -236,7 +237,7 @@ describe('ids and sources checked across segments (a merge of their sorted lists
     });
     expect(await corruptOf(twice)).toMatch(/chunk .* appears twice/);
     const deadCopy = await rewritten(path, (m) => {
-      const copy = structuredClone(m.segments[0]!) as Manifest['segments'][number] & { shape: { rows: number } };
+      const copy = structuredClone(m.segments[0]!);
       const rows = copy.shape.rows;
       const bits = Buffer.alloc(Math.ceil(rows / 8));
       for (let row = 0; row < rows; row += 1) bits[row >> 3]! |= 1 << (row & 7);

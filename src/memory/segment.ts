@@ -20,7 +20,7 @@ import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
-import { Layout, SegmentMemory, VectorBlock, type DenseVector, type StoredVectorPlan, type VectorPlan } from './vectors.js';
+import { Layout, SegmentMemory, VectorBlock, type DenseVector, type MemoryPager, type StoredVectorPlan, type VectorPlan } from './vectors.js';
 import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
 
@@ -776,13 +776,22 @@ export class Segment {
    */
   static prepare(shape: SegmentShape): {
     contents: Uint8Array;
-    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment;
+    /**
+     * The parts of `contents` a query reads only row by row (texts, f32 vectors), ascending: a store file may
+     * leave them to be read on first use (`pager` of `open`), so a first answer need not wait for them.
+     */
+    lazyRanges: readonly (readonly [number, number])[];
+    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean, pager?: MemoryPager): Segment;
   } {
     const plan = planSegment(shape);
     const memory = SegmentMemory.allocate(plan.size);
+    const lazyRanges: [number, number][] = [[plan.columns.text, plan.columns.text + shape.textBytes]];
+    if (plan.vectors !== null) lazyRanges.push([plan.vectors.f32, plan.vectors.f32 + plan.vectors.rows * plan.vectors.dimension * 4]);
     return {
       contents: new Uint8Array(memory.buffer, 0, plan.stored),
-      open: (classes, contentId, heapJson, quantized) => {
+      lazyRanges,
+      open: (classes, contentId, heapJson, quantized, pager) => {
+        if (pager !== undefined) memory.pager = pager;
         let json: unknown;
         try {
           json = JSON.parse(heapJson);
@@ -831,6 +840,7 @@ export class Segment {
     const heap = this.#heap;
     const shape = this.#plan.shape;
     const quantized = this.vectors?.scans ?? false;
+    this.#memory.ensure(0, this.#plan.stored);
     const contents = new Uint8Array(this.#memory.buffer, 0, this.#plan.stored);
     const json = Buffer.from(
       JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }),
@@ -878,13 +888,31 @@ export class Segment {
 
   text(row: number): string {
     const key = this.#serial * 2 ** 32 + row;
+    const known = decodedTexts.get(key);
+    if (known !== undefined) return known;
     const { text, textStart } = this.#columns;
-    return decodedTexts.get(key) ?? decodedTexts.set(key, text.toString('utf8', textStart[row], textStart[row + 1]));
+    this.#ensureText(row);
+    return decodedTexts.set(key, text.toString('utf8', textStart[row], textStart[row + 1]));
   }
 
   textBytes(row: number): Uint8Array {
     const { text, textStart } = this.#columns;
+    this.#ensureText(row);
     return text.subarray(textStart[row], textStart[row + 1]);
+  }
+
+  /** The row's text is read in (a lazily read store file reads texts on first use). */
+  #ensureText(row: number): void {
+    if (this.#memory.pager === null) return;
+    const { textStart } = this.#columns;
+    const at = this.#plan.columns.text;
+    this.#memory.ensure(at + textStart[row]!, at + textStart[row + 1]!);
+  }
+
+  /** Whether bytes of its memory are still to be read from its store file (see `MemoryPager`). */
+  get pending(): boolean {
+    const { pager } = this.#memory;
+    return pager !== null && !pager.complete;
   }
 
   shaBytes(row: number): Uint8Array {
