@@ -304,8 +304,8 @@ const contentsCrc = new WeakMap<Segment, number>();
 /** Its page checksums (the manifest's `pages`), by segment, likewise. */
 const contentsPages = new WeakMap<Segment, { size: number; crc32: string }>();
 
-/** Bytes per checked page of a segment's memory section. */
-const PAGE_BYTES = 64 * 1024;
+/** Bytes per checked page of a segment's memory section: a vector read on first use reads its page, so pages stay small. */
+const PAGE_BYTES = 16 * 1024;
 /** Segments whose memory section is smaller are read whole at load: for them the first answer would gain little. */
 const LAZY_MIN_BYTES = 2 ** 20;
 
