@@ -6,6 +6,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../src/base/errors.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
@@ -120,6 +121,29 @@ describe('a large segment read page by page', () => {
     await expect(loaded.getChunks({ sourceIds: ['doc-0450.md'], principals: 'all' })).rejects.toMatchObject({ code: 'corrupt' });
     await expect(loaded.search({ text: 'MIDMARKER harbour', mode: 'lexical', limit: 5, principals: 'all' })).rejects.toMatchObject({ code: 'corrupt' });
     await expect(loaded.save(join(path, '..', 'again.json'))).rejects.toMatchObject({ code: 'corrupt' });
+  });
+
+  it('any single damaged byte is corrupt at load or at the first read of its page, never served: a full read or save finds it', async () => {
+    const { path, embeddings, bytes } = await saved();
+    const damaged = join(path, '..', 'damaged.json');
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, flip) => {
+        const copy = Buffer.from(bytes);
+        copy[at] = copy[at]! ^ flip;
+        await writeFile(damaged, copy);
+        const outcome = await MemoryHybridStore.load(damaged, { embeddings, now: NOW }).then(
+          // Loaded: every chunk read back, then the whole store copied, must stop on the damage.
+          async (loaded) => {
+            await loaded.getChunks({ sourceIds: docs().map((d) => d.id), principals: 'all' });
+            await loaded.save(join(path, '..', 'copy.json'));
+            return null;
+          },
+          (error: unknown) => error,
+        ).catch((error: unknown) => error);
+        expect(isLitmPackError(outcome, 'corrupt'), `byte ${at}: ${String(outcome)}`).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('a damaged page of what a query scans (not texts or vectors) is corrupt at load', async () => {
