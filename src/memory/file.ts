@@ -616,11 +616,15 @@ class PagedContents implements MemoryPager {
     return Math.min((page + 1) * this.#size, this.#contents.length);
   }
 
-  /** True when every byte of the page lies in one lazy range (texts, f32 vectors). */
+  /** True when every byte of the page lies in one lazy range (texts, f32 vectors, posting rows and weights). */
   #lazyPage(page: number): boolean {
     const from = page * this.#size;
     const to = this.#pageEnd(page);
     return this.#lazyRanges.some(([start, end]) => start <= from && to <= end);
+  }
+
+  corrupt(message: string): LitmPackError {
+    return corruptError(this.#path, `segment ${this.#entry.id}: ${message}`);
   }
 
   #damaged(page: number): LitmPackError {

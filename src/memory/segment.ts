@@ -527,6 +527,7 @@ function checkStored(
   index: ReadonlyMap<number, ClassIndex>,
   heap: SegmentHeap,
   aclClasses: number,
+  withPostings: boolean,
 ): void {
   const { shape } = plan;
   const n = shape.rows;
@@ -553,7 +554,8 @@ function checkStored(
     const entry = index.get(c.aclClass);
     if (entry === undefined || counts.get(c.aclClass) !== c.rows) fail(`ACL class ${c.aclClass} has another number of rows`);
     else {
-      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || !allBelow(entry.rows, n))
+      // Posting rows read later (a lazily read file) are checked list by list as they are read (`postings`).
+      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || (withPostings && !allBelow(entry.rows, n)))
         fail(`ACL class ${c.aclClass} names a row out of range`);
       if (!allBelow(entry.sourceOf, heap.sources.length)) fail(`ACL class ${c.aclClass} names a source out of range`);
       if (!isOffsets(entry.sourceOffsets, c.rows) || !isOffsets(entry.offsets, c.postings))
@@ -602,6 +604,11 @@ export class Segment {
    * they are the same. Made on the first save (hashing costs what reading the memory costs), read from a file.
    */
   #contentId: string | undefined;
+  /**
+   * Per class, per posting list: 1 once its rows were read in and checked to be in range (a segment read lazily
+   * from a store file); null when every list was checked at load or the segment was built here.
+   */
+  #uncheckedLists: Map<number, Uint8Array> | null = null;
 
   /** Builds a segment from `source`'s rows (in order) and `postings`, pass by pass. */
   static #build(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number): Segment {
@@ -787,11 +794,18 @@ export class Segment {
     const memory = SegmentMemory.allocate(plan.size);
     const lazyRanges: [number, number][] = [[plan.columns.text, plan.columns.text + shape.textBytes]];
     if (plan.vectors !== null) lazyRanges.push([plan.vectors.f32, plan.vectors.f32 + plan.vectors.rows * plan.vectors.dimension * 4]);
+    // Each class's posting rows and weights (a query reads only its terms' lists), laid out one after the other.
+    for (const { shape: c, at } of plan.classes) if (c.postings > 0) lazyRanges.push([at.rows, at.weights + c.postings * 4]);
+    lazyRanges.sort((a, b) => a[0] - b[0]);
     return {
       contents: new Uint8Array(memory.buffer, 0, plan.stored),
       lazyRanges,
       open: (classes, contentId, heapJson, quantized, pager) => {
-        if (pager !== undefined) memory.pager = pager;
+        if (pager !== undefined) {
+          memory.pager = pager;
+          memory.source = pager;
+        }
+        const lazyPostings = pager !== undefined;
         let json: unknown;
         try {
           json = JSON.parse(heapJson);
@@ -818,9 +832,11 @@ export class Segment {
         };
         const columns = viewColumns(memory.buffer, plan);
         const index = new Map(plan.classes.map((classPlan) => [classPlan.shape.aclClass, viewClass(memory.buffer, classPlan)]));
-        checkStored(plan, columns, index, heap, classes.count);
+        checkStored(plan, columns, index, heap, classes.count, !lazyPostings);
         const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: false, quantized });
-        return new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+        const segment = new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+        if (lazyPostings) segment.#uncheckedLists = new Map([...index].map(([aclClass, entry]) => [aclClass, new Uint8Array(entry.terms.length)]));
+        return segment;
       },
     };
   }
@@ -860,6 +876,7 @@ export class Segment {
     const entry = this.#index.get(aclClass);
     if (entry === undefined) return;
     const { terms, offsets, rows, weights } = entry;
+    if (this.#uncheckedLists !== null) for (let list = 0; list < terms.length; list += 1) this.#checkList(aclClass, entry, list);
     for (let list = 0; list < terms.length; list += 1) {
       const term = terms[list] ?? 0;
       const end = offsets[list + 1] ?? 0;
@@ -907,6 +924,30 @@ export class Segment {
     const { textStart } = this.#columns;
     const at = this.#plan.columns.text;
     this.#memory.ensure(at + textStart[row]!, at + textStart[row + 1]!);
+  }
+
+  /**
+   * Reads in posting list `list` of a lazily read segment and checks its rows are rows of the segment, once: what
+   * `checkStored` does for every list of a segment read whole. Throws `corrupt` (from the pager) for a damaged page
+   * and `SegmentCorruptError` for a row out of range.
+   */
+  #checkList(aclClass: number, entry: ClassIndex, list: number): void {
+    const checked = this.#uncheckedLists?.get(aclClass);
+    if (checked === undefined || checked[list] === 1) return;
+    const start = entry.offsets[list]!;
+    const end = entry.offsets[list + 1]!;
+    if (end > start) {
+      this.#memory.ensure(entry.rows.byteOffset + start * 4, entry.rows.byteOffset + end * 4);
+      this.#memory.ensure(entry.weights.byteOffset + start * 4, entry.weights.byteOffset + end * 4);
+      const { rows } = entry;
+      for (let i = start; i < end; i += 1) {
+        if (rows[i]! >>> 0 >= this.size) {
+          const message = `ACL class ${aclClass} names a row out of range`;
+          throw this.#memory.source?.corrupt(message) ?? new SegmentCorruptError(message);
+        }
+      }
+    }
+    checked[list] = 1;
   }
 
   /** Whether bytes of its memory are still to be read from its store file (see `MemoryPager`). */
@@ -1145,7 +1186,10 @@ export class Segment {
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const found = terms[mid]!;
-      if (found === term) return { rows: entry.rows, weights: entry.weights, start: entry.offsets[mid]!, end: entry.offsets[mid + 1]! };
+      if (found === term) {
+        if (this.#uncheckedLists !== null) this.#checkList(aclClass, entry, mid);
+        return { rows: entry.rows, weights: entry.weights, start: entry.offsets[mid]!, end: entry.offsets[mid + 1]! };
+      }
       if (found < term) lo = mid + 1;
       else hi = mid - 1;
     }

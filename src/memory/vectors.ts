@@ -204,6 +204,8 @@ type Kernels = {
 export interface MemoryPager {
   readonly complete: boolean;
   ensure(start: number, end: number): void;
+  /** The error for bytes read in that do not hold together (`corrupt`, naming the file and segment). */
+  corrupt(message: string): Error;
 }
 
 export class SegmentMemory {
@@ -211,6 +213,8 @@ export class SegmentMemory {
   readonly kernels: Kernels | null;
   /** Set when the memory's stored bytes are still being read from a store file; null when all are in. */
   pager: MemoryPager | null = null;
+  /** The pager it had, kept for the errors of checks made after every byte is in. */
+  source: MemoryPager | null = null;
 
   /** Makes sure `[start, end)` of the memory is read in (a lazily read store file); cheap when it is. */
   ensure(start: number, end: number): void {
