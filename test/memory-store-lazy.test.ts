@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../src/base/errors.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
+import { Segment, type SegmentShape } from '../src/memory/segment.js';
 import type { IngestDocument } from '../src/store/schemas.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
@@ -144,6 +145,40 @@ describe('a large segment read page by page', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('a posting row out of range, in a file whose every checksum is right, is corrupt when a query first reads its list', async () => {
+    const { path, embeddings, bytes } = await saved();
+    const { manifest, offset } = manifestOf(bytes);
+    const entry = manifest.segments[0]! as Manifest['segments'][number] & { shape: SegmentShape };
+    // Where the segment's lists live, as the reader lays its memory out: texts, vectors, then each class's postings.
+    const [, , firstPostings] = Segment.prepare(entry.shape).lazyRanges;
+    const at = entry.contents.offset + firstPostings![0];
+    const forged = Buffer.from(bytes);
+    forged.writeInt32LE(-1, at);
+    const size = entry.pages!.size;
+    const table = Buffer.from(entry.pages!.crc32, 'base64');
+    const page = Math.floor((at - entry.contents.offset) / size);
+    const from = entry.contents.offset + page * size;
+    table.writeUInt32LE(crc32(forged.subarray(from, Math.min(from + size, entry.contents.offset + entry.contents.length))), page * 4);
+    entry.pages!.crc32 = table.toString('base64');
+    entry.contents.crc32 = crc32(forged.subarray(entry.contents.offset, entry.contents.offset + entry.contents.length));
+    const file = join(path, '..', 'forged.json');
+    await writeFile(file, withManifest(forged, manifest, offset));
+    const loaded = await MemoryHybridStore.load(file, { embeddings, now: NOW });
+    // Every term of the corpus (titles and their numbers too): the query reads every list, the forged one too.
+    const everyWord = [...new Set(docs().flatMap((d) => `${d.title} ${d.text}`.toLowerCase().match(/[a-z0-9]+/g) ?? []))].join(' ');
+    const error = await loaded.search({ text: everyWord, mode: 'lexical', limit: 5, principals: 'all' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isLitmPackError(error, 'corrupt'), String(error)).toBe(true);
+    expect((error as Error).message).toMatch(/names a row out of range/);
+    expect((error as Error).message).toContain(file);
+    // Read whole (the page checksums removed), the same file is corrupt at load, as before.
+    for (const segment of manifest.segments) delete segment.pages;
+    await writeFile(file, withManifest(forged, manifest, offset));
+    await expect(MemoryHybridStore.load(file)).rejects.toThrow(/names a row out of range/);
   });
 
   it('a damaged page of what a query scans (not texts or vectors) is corrupt at load', async () => {
