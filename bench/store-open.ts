@@ -375,6 +375,7 @@ async function main(): Promise<void> {
       `Synthetic chunks of 100–180 real words (bench/lib/synthetic.ts) with ${DIM}-d vectors; every system in a fresh process, ` +
         'median of 3 runs; the files were just written (in the page cache). "Ready" is the time from the process start to the ' +
         'first hybrid answer (limit 10); "× read" is open + first answer against reading the store file\'s bytes. ' +
+        "This version reads large segments' texts and f32 vectors after the first answer. " +
         `${fixed(textBytes / 2 ** 20, 0)} MiB of texts and ${fixed(vectorBytes / 2 ** 20, 0)} MiB of f32 vectors. ` +
         `Command: \`npx tsx bench/store-open.ts --chunks ${chunks}${before === undefined ? '' : ' --before <checkout of the previous version>'}\`.`,
       '',

@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 as crc32Of } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLitmPackError } from '../src/base/errors.js';
@@ -28,6 +29,7 @@ interface Manifest {
   emptySources: { sourceId: string; version?: string }[];
   segments: {
     id: string;
+    shape: { rows: number };
     contents: { offset: number; length: number };
     heap: { offset: number; length: number };
     dead: string | null;
@@ -203,6 +205,70 @@ describe('the store file @3', () => {
     expect(await rewrite((m) => (m.segments[0]!.contents.length += 8))).toMatch(/bytes where its shape has/);
     expect(await rewrite((m) => m.acl.push(['hr']))).toMatch(/ACL classes repeat/);
     expect(await rewrite((m) => (m.segments[0]!.heap.length = 10 ** 9))).toMatch(/outside the file/);
+  });
+});
+
+describe('ids and sources checked across segments (a merge of their sorted lists)', () => {
+  /** The file with its manifest changed by `change` (and its sections' bytes by `bytesOf`), every checksum made right. */
+  async function rewritten(path: string, change: (m: Manifest & { segments: { heap: { crc32: number } }[] }, bytes: Buffer) => void): Promise<string> {
+    const bytes = Buffer.from(await readFile(path));
+    const { manifest, manifestOffset } = layout(bytes);
+    const next = structuredClone(manifest) as Manifest & { segments: { heap: { crc32: number } }[] };
+    change(next, bytes);
+    const { crc32 } = await import('node:zlib');
+    const json = Buffer.from(JSON.stringify(next), 'utf8');
+    const trailer = Buffer.alloc(24);
+    trailer.writeBigUInt64LE(BigInt(manifestOffset), 0);
+    trailer.writeUInt32LE(json.length, 8);
+    trailer.writeUInt32LE(crc32(json), 12);
+    Buffer.from('LITMEND\n', 'latin1').copy(trailer, 16);
+    const file = join(path, '..', `rewritten-${Math.random().toString(36).slice(2)}.json`);
+    await writeFile(file, Buffer.concat([bytes.subarray(0, manifestOffset), json, trailer]));
+    return file;
+  }
+  const otherId = (id: string) => `${id.slice(0, -1)}${id.endsWith('0') ? '1' : '0'}`;
+
+  it('a segment listed again under another id repeats every chunk: corrupt; with all its rows dead it is no chunk at all', async () => {
+    const { path, store, embeddings } = await withFile();
+    const twice = await rewritten(path, (m) => {
+      const copy = structuredClone(m.segments[0]!);
+      m.segments.push({ ...copy, id: otherId(copy.id) });
+      m.chunks += copy.live;
+    });
+    expect(await corruptOf(twice)).toMatch(/chunk .* appears twice/);
+    const deadCopy = await rewritten(path, (m) => {
+      const copy = structuredClone(m.segments[0]!);
+      const rows = copy.shape.rows;
+      const bits = Buffer.alloc(Math.ceil(rows / 8));
+      for (let row = 0; row < rows; row += 1) bits[row >> 3]! |= 1 << (row & 7);
+      m.segments.push({ ...copy, id: otherId(copy.id), dead: bits.toString('base64'), live: 0 });
+    });
+    expect(await answers(await MemoryHybridStore.load(deadCopy, { embeddings, now: NOW }))).toEqual(await answers(store));
+  });
+
+  it('a source listed as empty that has live chunks, or counts that do not add up, is corrupt', async () => {
+    const { path, store } = await withFile();
+    const { sourceId: source } = store.sources().find((s) => s.sourceId !== 'empty.md')!;
+    const listed = await rewritten(path, (m) => m.emptySources.push({ sourceId: source }));
+    expect(await corruptOf(listed)).toMatch(new RegExp(`source ${source.replace(/[.]/g, '\\.')} is listed as empty and has chunks`));
+    const fewer = await rewritten(path, (m) => (m.sources -= 1));
+    expect(await corruptOf(fewer)).toMatch(/it counts .* sources .* and holds/);
+  });
+
+  it('ids out of their stored order (two ids swapped in a segment\'s strings, checksum right) are corrupt, not a wrong lookup', async () => {
+    const { path } = await withFile();
+    const swapped = await rewritten(path, (m, bytes) => {
+      const { heap } = m.segments[0]!;
+      const strings = JSON.parse(bytes.subarray(heap.offset, heap.offset + heap.length).toString('utf8')) as { ids: string[] };
+      const sorted = [...strings.ids].sort();
+      const [a, b] = [strings.ids.indexOf(sorted[0]!), strings.ids.indexOf(sorted.at(-1)!)];
+      [strings.ids[a], strings.ids[b]] = [strings.ids[b]!, strings.ids[a]!];
+      const json = Buffer.from(JSON.stringify(strings), 'utf8');
+      expect(json.length).toBe(heap.length);
+      json.copy(bytes, heap.offset);
+      heap.crc32 = crc32Of(json);
+    });
+    expect(await corruptOf(swapped)).toMatch(/chunk ids of a segment are out of order/);
   });
 });
 

@@ -20,7 +20,7 @@ import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
-import { Layout, SegmentMemory, VectorBlock, type DenseVector, type StoredVectorPlan, type VectorPlan } from './vectors.js';
+import { Layout, SegmentMemory, VectorBlock, type DenseVector, type MemoryPager, type StoredVectorPlan, type VectorPlan } from './vectors.js';
 import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
 
@@ -220,6 +220,24 @@ function viewClass(buffer: ArrayBuffer, { shape: c, at }: ClassPlan): ClassIndex
     rows: new Int32Array(buffer, at.rows, c.postings),
     weights: new Float32Array(buffer, at.weights, c.postings),
   };
+}
+
+const STRING_LISTS = ['ids', 'sources', 'indexedAts'] as const;
+
+/** The first way `json`'s `ids`, `sources` or `indexedAts` is not a list of non-empty strings, as a schema issue; else null. */
+function stringListIssue(json: unknown): z.core.$ZodIssue | null {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return null; // the schema says what it is
+  for (const key of STRING_LISTS) {
+    const list = (json as Record<string, unknown>)[key];
+    if (!Array.isArray(list)) return { code: 'invalid_type', expected: 'array', path: [key], message: `${key}: expected an array`, input: list };
+    for (let i = 0; i < list.length; i += 1) {
+      const value: unknown = list[i];
+      if (typeof value !== 'string' || value.length === 0) {
+        return { code: 'invalid_type', expected: 'string', path: [key, i], message: `${key}[${i}]: expected a non-empty string`, input: value };
+      }
+    }
+  }
+  return null;
 }
 
 /** Interns values by a string key: an index per distinct key, in first-seen order. */
@@ -485,12 +503,10 @@ interface SegmentParts {
   readonly index: ReadonlyMap<number, ClassIndex>;
 }
 
-/** True when every value of `values` is an integer in [0, limit). */
-function allBelow(values: ArrayLike<number>, limit: number): boolean {
-  for (let i = 0; i < values.length; i += 1) {
-    const value = values[i] ?? -1;
-    if (!(value >= 0 && value < limit)) return false;
-  }
+/** True when every value of `values` is in [0, limit). */
+function allBelow(values: Int32Array, limit: number): boolean {
+  // One unsigned comparison per value (a negative one turns huge): this runs over every posting of a file loaded.
+  for (let i = 0; i < values.length; i += 1) if (values[i]! >>> 0 >= limit) return false;
   return true;
 }
 
@@ -511,6 +527,7 @@ function checkStored(
   index: ReadonlyMap<number, ClassIndex>,
   heap: SegmentHeap,
   aclClasses: number,
+  withPostings: boolean,
 ): void {
   const { shape } = plan;
   const n = shape.rows;
@@ -537,7 +554,8 @@ function checkStored(
     const entry = index.get(c.aclClass);
     if (entry === undefined || counts.get(c.aclClass) !== c.rows) fail(`ACL class ${c.aclClass} has another number of rows`);
     else {
-      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || !allBelow(entry.rows, n))
+      // Posting rows read later (a lazily read file) are checked list by list as they are read (`postings`).
+      if (!allBelow(entry.byId, n) || !allBelow(entry.sourceRows, n) || (withPostings && !allBelow(entry.rows, n)))
         fail(`ACL class ${c.aclClass} names a row out of range`);
       if (!allBelow(entry.sourceOf, heap.sources.length)) fail(`ACL class ${c.aclClass} names a source out of range`);
       if (!isOffsets(entry.sourceOffsets, c.rows) || !isOffsets(entry.offsets, c.postings))
@@ -586,6 +604,11 @@ export class Segment {
    * they are the same. Made on the first save (hashing costs what reading the memory costs), read from a file.
    */
   #contentId: string | undefined;
+  /**
+   * Per class, per posting list: 1 once its rows were read in and checked to be in range (a segment read lazily
+   * from a store file); null when every list was checked at load or the segment was built here.
+   */
+  #uncheckedLists: Map<number, Uint8Array> | null = null;
 
   /** Builds a segment from `source`'s rows (in order) and `postings`, pass by pass. */
   static #build(classes: AclClasses, source: RowSource, postings: PostingSource, dimension: number): Segment {
@@ -760,20 +783,40 @@ export class Segment {
    */
   static prepare(shape: SegmentShape): {
     contents: Uint8Array;
-    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean): Segment;
+    /**
+     * The parts of `contents` a query reads only row by row (texts, f32 vectors), ascending: a store file may
+     * leave them to be read on first use (`pager` of `open`), so a first answer need not wait for them.
+     */
+    lazyRanges: readonly (readonly [number, number])[];
+    open(classes: AclClasses, contentId: string, heapJson: string, quantized: boolean, pager?: MemoryPager): Segment;
   } {
     const plan = planSegment(shape);
     const memory = SegmentMemory.allocate(plan.size);
+    const lazyRanges: [number, number][] = [[plan.columns.text, plan.columns.text + shape.textBytes]];
+    if (plan.vectors !== null) lazyRanges.push([plan.vectors.f32, plan.vectors.f32 + plan.vectors.rows * plan.vectors.dimension * 4]);
+    // Each class's posting rows and weights (a query reads only its terms' lists), laid out one after the other.
+    for (const { shape: c, at } of plan.classes) if (c.postings > 0) lazyRanges.push([at.rows, at.weights + c.postings * 4]);
+    lazyRanges.sort((a, b) => a[0] - b[0]);
     return {
       contents: new Uint8Array(memory.buffer, 0, plan.stored),
-      open: (classes, contentId, heapJson, quantized) => {
+      lazyRanges,
+      open: (classes, contentId, heapJson, quantized, pager) => {
+        if (pager !== undefined) {
+          memory.pager = pager;
+          memory.source = pager;
+        }
+        const lazyPostings = pager !== undefined;
         let json: unknown;
         try {
           json = JSON.parse(heapJson);
         } catch (error) {
           throw new SegmentCorruptError(`its strings are not valid JSON: ${(error as Error).message}`);
         }
-        const parsed = HeapSchema.safeParse(json);
+        // The three lists of a string per row (or per source) are checked by hand: through the schema they would be
+        // copied element by element, a third of the time a load takes after its bytes are read.
+        const listIssue = stringListIssue(json);
+        if (listIssue !== null) throw new SegmentCorruptError(`its strings are not what a segment holds: ${listIssue.message}`, [listIssue]);
+        const parsed = HeapSchema.safeParse({ ...(json as object), ids: [], sources: [], indexedAts: [] });
         if (!parsed.success) {
           throw new SegmentCorruptError(
             `its strings are not what a segment holds: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`,
@@ -789,9 +832,11 @@ export class Segment {
         };
         const columns = viewColumns(memory.buffer, plan);
         const index = new Map(plan.classes.map((classPlan) => [classPlan.shape.aclClass, viewClass(memory.buffer, classPlan)]));
-        checkStored(plan, columns, index, heap, classes.count);
+        checkStored(plan, columns, index, heap, classes.count, !lazyPostings);
         const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: false, quantized });
-        return new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+        const segment = new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
+        if (lazyPostings) segment.#uncheckedLists = new Map([...index].map(([aclClass, entry]) => [aclClass, new Uint8Array(entry.terms.length)]));
+        return segment;
       },
     };
   }
@@ -811,6 +856,7 @@ export class Segment {
     const heap = this.#heap;
     const shape = this.#plan.shape;
     const quantized = this.vectors?.scans ?? false;
+    this.#memory.ensure(0, this.#plan.stored);
     const contents = new Uint8Array(this.#memory.buffer, 0, this.#plan.stored);
     const json = Buffer.from(
       JSON.stringify({ ids: heap.ids, sources: heap.sources, indexedAts: heap.indexedAts, payloads: heap.payloads, shapes: heap.shapes }),
@@ -830,6 +876,7 @@ export class Segment {
     const entry = this.#index.get(aclClass);
     if (entry === undefined) return;
     const { terms, offsets, rows, weights } = entry;
+    if (this.#uncheckedLists !== null) for (let list = 0; list < terms.length; list += 1) this.#checkList(aclClass, entry, list);
     for (let list = 0; list < terms.length; list += 1) {
       const term = terms[list] ?? 0;
       const end = offsets[list + 1] ?? 0;
@@ -858,13 +905,55 @@ export class Segment {
 
   text(row: number): string {
     const key = this.#serial * 2 ** 32 + row;
+    const known = decodedTexts.get(key);
+    if (known !== undefined) return known;
     const { text, textStart } = this.#columns;
-    return decodedTexts.get(key) ?? decodedTexts.set(key, text.toString('utf8', textStart[row], textStart[row + 1]));
+    this.#ensureText(row);
+    return decodedTexts.set(key, text.toString('utf8', textStart[row], textStart[row + 1]));
   }
 
   textBytes(row: number): Uint8Array {
     const { text, textStart } = this.#columns;
+    this.#ensureText(row);
     return text.subarray(textStart[row], textStart[row + 1]);
+  }
+
+  /** The row's text is read in (a lazily read store file reads texts on first use). */
+  #ensureText(row: number): void {
+    if (this.#memory.pager === null) return;
+    const { textStart } = this.#columns;
+    const at = this.#plan.columns.text;
+    this.#memory.ensure(at + textStart[row]!, at + textStart[row + 1]!);
+  }
+
+  /**
+   * Reads in posting list `list` of a lazily read segment and checks its rows are rows of the segment, once: what
+   * `checkStored` does for every list of a segment read whole. Throws `corrupt` (from the pager) for a damaged page
+   * and `SegmentCorruptError` for a row out of range.
+   */
+  #checkList(aclClass: number, entry: ClassIndex, list: number): void {
+    const checked = this.#uncheckedLists?.get(aclClass);
+    if (checked === undefined || checked[list] === 1) return;
+    const start = entry.offsets[list]!;
+    const end = entry.offsets[list + 1]!;
+    if (end > start) {
+      this.#memory.ensure(entry.rows.byteOffset + start * 4, entry.rows.byteOffset + end * 4);
+      this.#memory.ensure(entry.weights.byteOffset + start * 4, entry.weights.byteOffset + end * 4);
+      const { rows } = entry;
+      for (let i = start; i < end; i += 1) {
+        if (rows[i]! >>> 0 >= this.size) {
+          const message = `ACL class ${aclClass} names a row out of range`;
+          throw this.#memory.source?.corrupt(message) ?? new SegmentCorruptError(message);
+        }
+      }
+    }
+    checked[list] = 1;
+  }
+
+  /** Whether bytes of its memory are still to be read from its store file (see `MemoryPager`). */
+  get pending(): boolean {
+    const { pager } = this.#memory;
+    return pager !== null && !pager.complete;
   }
 
   shaBytes(row: number): Uint8Array {
@@ -1041,6 +1130,22 @@ export class Segment {
     return undefined;
   }
 
+  /** The rows of `aclClass`, ordered by chunk id (a view: read, never change). */
+  rowsById(aclClass: number): Int32Array {
+    return this.#index.get(aclClass)?.byId ?? new Int32Array(0);
+  }
+
+  /**
+   * The source lists of `aclClass`, ordered by source id: list i is source `source(i)`, rows
+   * `rows[offsets[i]] .. rows[offsets[i + 1] - 1]` (views: read, never change).
+   */
+  sourceLists(aclClass: number): { count: number; source: (i: number) => string; offsets: Int32Array; rows: Int32Array } {
+    const entry = this.#index.get(aclClass);
+    const { sources } = this.#heap;
+    if (entry === undefined) return { count: 0, source: () => '', offsets: new Int32Array(1), rows: new Int32Array(0) };
+    return { count: entry.sourceOf.length, source: (i) => sources[entry.sourceOf[i]!]!, offsets: entry.sourceOffsets, rows: entry.sourceRows };
+  }
+
   /** Calls `visit` with each row of a source among the rows of `aclClass`, ascending. */
   forEachRowOfSource(aclClass: number, sourceId: string, visit: (row: number) => void): void {
     const entry = this.#index.get(aclClass);
@@ -1081,7 +1186,10 @@ export class Segment {
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const found = terms[mid]!;
-      if (found === term) return { rows: entry.rows, weights: entry.weights, start: entry.offsets[mid]!, end: entry.offsets[mid + 1]! };
+      if (found === term) {
+        if (this.#uncheckedLists !== null) this.#checkList(aclClass, entry, mid);
+        return { rows: entry.rows, weights: entry.weights, start: entry.offsets[mid]!, end: entry.offsets[mid + 1]! };
+      }
       if (found < term) lo = mid + 1;
       else hi = mid - 1;
     }

@@ -196,9 +196,36 @@ type Kernels = {
  * once when the segment goes: many small buffers would be allocated and freed around each other as segments merge,
  * and the allocator could not give the pages back.
  */
+/**
+ * Fills the parts of a memory read lazily from a store file (file.ts): `ensure` reads and checks the bytes of
+ * `[start, end)` that are not in yet, synchronously, before anything reads them; `complete` turns true once every
+ * byte is in, after which nothing needs asking.
+ */
+export interface MemoryPager {
+  readonly complete: boolean;
+  ensure(start: number, end: number): void;
+  /** The error for bytes read in that do not hold together (`corrupt`, naming the file and segment). */
+  corrupt(message: string): Error;
+}
+
 export class SegmentMemory {
   readonly buffer: ArrayBuffer;
   readonly kernels: Kernels | null;
+  /** Set when the memory's stored bytes are still being read from a store file; null when all are in. */
+  pager: MemoryPager | null = null;
+  /** The pager it had, kept for the errors of checks made after every byte is in. */
+  source: MemoryPager | null = null;
+
+  /** Makes sure `[start, end)` of the memory is read in (a lazily read store file); cheap when it is. */
+  ensure(start: number, end: number): void {
+    const pager = this.pager;
+    if (pager === null) return;
+    if (pager.complete) {
+      this.pager = null;
+      return;
+    }
+    pager.ensure(start, end);
+  }
 
   private constructor(buffer: ArrayBuffer, kernels: Kernels | null) {
     this.buffer = buffer;
@@ -278,6 +305,7 @@ export class VectorBlock {
   readonly scales: Float64Array;
   readonly errors: Float64Array;
   readonly #buffer: ArrayBuffer;
+  readonly #memory: SegmentMemory;
   readonly #plan: VectorPlan;
   readonly #f32: Float32Array;
   readonly #i8: Int8Array;
@@ -327,6 +355,7 @@ export class VectorBlock {
     this.rows = plan.rows;
     this.stride = plan.stride;
     this.#buffer = memory.buffer;
+    this.#memory = memory;
     this.#plan = plan;
     this.norms = new Float64Array(memory.buffer, plan.norms, plan.rows);
     if (fresh) this.norms.fill(Number.NaN);
@@ -360,6 +389,7 @@ export class VectorBlock {
     this.norms[row] = from.norms[fromRow]!;
     if (Number.isNaN(from.norms[fromRow]!)) return;
     const d = this.dimension;
+    from.#ensureRow(fromRow);
     this.#f32.set(from.#f32.subarray(fromRow * d, (fromRow + 1) * d), row * d);
     if (this.#scan8 !== null && from.#scan8 !== null) {
       this.#i8.set(from.#i8.subarray(fromRow * from.stride, (fromRow + 1) * from.stride), row * this.stride);
@@ -376,7 +406,15 @@ export class VectorBlock {
 
   /** The f32 values of a row (a view: read, never change). */
   values(row: number): Float32Array {
+    this.#ensureRow(row);
     return this.#f32.subarray(row * this.dimension, (row + 1) * this.dimension);
+  }
+
+  /** The f32 values of a row are read in (a lazily read store file reads them on first use). */
+  #ensureRow(row: number): void {
+    if (this.#memory.pager === null) return;
+    const start = this.#plan.f32 + row * this.dimension * 4;
+    this.#memory.ensure(start, start + this.dimension * 4);
   }
 
   vector(row: number): DenseVector | null {
@@ -391,6 +429,7 @@ export class VectorBlock {
 
   /** The dot product of the query last set and a row's f32 vector: exactly `dot(query, values(row))`. */
   exactDot(row: number): number {
+    this.#ensureRow(row);
     if (this.#dot !== null) return this.#dot(this.#plan.query, this.#plan.f32 + row * this.dimension * 4, this.dimension);
     return dot(new Float64Array(this.#buffer, this.#plan.query, this.dimension), this.values(row));
   }

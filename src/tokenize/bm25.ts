@@ -149,6 +149,11 @@ let termsByStem = new Map<string, number>();
 const asciiTokens = new ShortKeyTable(TERM_LIMIT);
 /** Tokens from segments with characters beyond ASCII → term number, or DROPPED. */
 const otherTokens = new Map<string, number>();
+/**
+ * Lower-cased ASCII tokens longer than the short keys → term number, or DROPPED: without it every occurrence of a
+ * long word (common in technical text) is stemmed again, which costs several times the lookup.
+ */
+const longAsciiTokens = new Map<string, number>();
 /** Per-document term frequencies by term number; entries are reset to 0 after each document. */
 let frequencies: Int32Array = new Int32Array(4096);
 
@@ -176,6 +181,7 @@ function forEachTerm(text: string, visit: (term: number) => void): void {
     termsByStem = new Map();
     asciiTokens.clear();
     otherTokens.clear();
+    longAsciiTokens.clear();
   }
   const length = text.length;
   let i = 0;
@@ -213,7 +219,15 @@ function forEachTerm(text: string, visit: (term: number) => void): void {
         asciiTokens.set(a, b, c, size, term);
       }
     } else {
-      term = termOfToken(text.slice(start, i).toLowerCase(), true);
+      const token = text.slice(start, i).toLowerCase();
+      const known = longAsciiTokens.get(token);
+      if (known === undefined) {
+        term = termOfToken(token, true);
+        if (longAsciiTokens.size >= TERM_LIMIT) longAsciiTokens.clear();
+        longAsciiTokens.set(token, term);
+      } else {
+        term = known;
+      }
     }
     if (term !== DROPPED) visit(term);
   }
