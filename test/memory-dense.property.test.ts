@@ -19,11 +19,11 @@ interface Row {
 /** Embeddings that return a given vector for each text. */
 class TableEmbeddings implements EmbeddingsLike {
   readonly vectors = new Map<string, number[]>();
-  async embedQuery(text: string): Promise<number[]> {
-    return this.vectors.get(text)!;
+  embedQuery(text: string): Promise<number[]> {
+    return Promise.resolve(this.vectors.get(text)!);
   }
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    return texts.map((text) => this.vectors.get(text)!);
+  embedDocuments(texts: string[]): Promise<number[][]> {
+    return Promise.resolve(texts.map((text) => this.vectors.get(text)!));
   }
 }
 

@@ -27,7 +27,7 @@ async function killDuringSave(path: string, dir: string): Promise<string[]> {
   for (let attempt = 0; attempt < 8; attempt += 1) {
     const child = spawn(process.execPath, ['--import', TSX, SAVER, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     const exited = new Promise((resolveExit) => child.on('exit', resolveExit));
-    await new Promise<void>((resolveStarted) => child.stdout!.once('data', () => resolveStarted()));
+    await new Promise<void>((resolveStarted) => child.stdout.once('data', () => resolveStarted()));
     // Wait until a temporary file has data in it (the save is writing), then kill.
     const writing = async () => {
       for (const name of await temporaries(dir)) {

@@ -426,8 +426,8 @@ describe('ranking at scale', () => {
     for (const dimension of [6, 8, 384]) {
       const embed = wave(dimension);
       const embeddings = {
-        embedQuery: async (text: string) => embed(text),
-        embedDocuments: async (texts: string[]) => texts.map(embed),
+        embedQuery: (text: string) => Promise.resolve(embed(text)),
+        embedDocuments: (texts: string[]) => Promise.resolve(texts.map(embed)),
       };
       const store = new MemoryHybridStore({ embeddings, now: clock() });
       await store.addDocuments(corpus);
@@ -480,7 +480,7 @@ describe('save and load', () => {
 
   it('reads a file of the earlier format (memory-store@1, written before the columnar store) and saves it as @3', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'memory-store-v1.json');
-    expect(JSON.parse(await readFile(fixture, 'utf8')).schema).toBe('litm-pack/memory-store@1');
+    expect((JSON.parse(await readFile(fixture, 'utf8')) as { schema: string }).schema).toBe('litm-pack/memory-store@1');
     const embeddings = new FakeEmbeddings({ dimension: 8 });
     const loaded = await MemoryHybridStore.load(fixture, { embeddings });
     // The fixture was indexed by chunk text alone, and keeps being indexed so.

@@ -127,10 +127,10 @@ export async function* readLegacyParts(handle: FileHandle, path: string): AsyncG
   let number = 0;
   const next = async (): Promise<string | undefined> => {
     try {
-      const { value, done } = await lines.next();
-      if (done) return undefined;
+      const result: IteratorResult<string> = await lines.next();
+      if (result.done === true) return undefined;
       number += 1;
-      return value;
+      return result.value;
     } catch (error) {
       throw new LitmPackError('io_error', `Could not read the store file ${path}: ${messageOf(error)}`, {
         cause: error,

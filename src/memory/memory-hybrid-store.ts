@@ -1,4 +1,4 @@
-import { canonicalize, canonicalStringify, sha256Hex } from '../base/canonical.js';
+import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import { z } from 'zod';
 import { LitmPackError, parseOrThrow } from '../base/errors.js';
 import type { Candidate } from '../core/schemas.js';
@@ -377,7 +377,7 @@ export class MemoryHybridStore implements Store {
     // The principals become one visibility bit per ACL class; the ACL is applied inside each arm, before a
     // chunk can be ranked, and the lexical arm never reads the postings of classes the caller may not read.
     const visible = this.#classes.visibility(req.principals);
-    const filter = snapshot.slotFilter(userFilter as EngineFilter | undefined, visible);
+    const filter = snapshot.slotFilter(userFilter, visible);
     const plainArmLimit = mode === 'hybrid' ? hybridPrefetchLimit(req.limit, this.#prefetchLimit) : req.limit;
     const pool = diversity > 0 ? diversityCandidates(req.limit, this.#prefetchLimit) : req.limit;
     const armLimit = Math.max(plainArmLimit, mode === 'hybrid' ? 0 : pool);
@@ -459,6 +459,7 @@ export class MemoryHybridStore implements Store {
    * copies of the stored records. A source or chunk the principals may not read costs what a missing one
    * costs: its ACL class is checked before any record is read.
    */
+  // eslint-disable-next-line @typescript-eslint/require-await -- async so a bad request rejects, as the Store contract's callers expect, instead of throwing
   async getChunks(request: GetChunksRequest): Promise<ChunkRecord[]> {
     const snapshot = this.#snapshot;
     const req = parseGetChunksRequest(request);

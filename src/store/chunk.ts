@@ -26,7 +26,7 @@ export function parseIngestDocuments(docs: unknown): IngestDocument[] {
     }
     seen.add(doc.id);
   }
-  return parsed as IngestDocument[];
+  return parsed;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,5 +57,5 @@ export function toEmbeddingsLike(embeddings: EmbeddingsInput): EmbeddingsLike {
       }
       return vector;
     },
-  } as EmbeddingsLike;
+  };
 }
