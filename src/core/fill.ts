@@ -30,7 +30,6 @@ export interface Kept {
   shingles: Uint32Array | undefined;
 }
 
-
 export interface FillSettings {
   maxTokens: number;
   minTruncatedTokens: number;
@@ -116,6 +115,8 @@ interface SetAside {
   header: string | undefined;
   /** Room it holds for its shortest cut (one of the best three), else 0. */
   hold: number;
+  /** One of the best three set aside before it that it copies (its duplicate check comes first). */
+  copyOf?: SetAside | undefined;
 }
 
 /**
@@ -138,6 +139,8 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
   const dropped: Dropped[] = [];
   const perSource = new Map<string, number>();
   const deduper = new Deduper<Kept>(settings);
+  /** The best three set aside, for the copies of them that follow (see `copyOfAside`). */
+  const asideDeduper = new Deduper<SetAside>(settings);
   /** Kept whole on the strength of a hint (recounted if a later hint proves wrong). */
   const hinted = new Set<Kept>();
   const setAside: SetAside[] = [];
@@ -147,7 +150,13 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
   /** Unpinned entries that reached the budget so far (kept, set aside or dropped for budget). */
   let ranked = 0;
 
-  const keep = (item: Omit<Kept, 'entry' | 'normalised' | 'shingles'>, entry: Entry, position: number, verdict: Extract<ReturnType<Deduper<Kept>['check']>, { kind: 'new' }>, fromHint: boolean) => {
+  const keep = (
+    item: Omit<Kept, 'entry' | 'normalised' | 'shingles'>,
+    entry: Entry,
+    position: number,
+    verdict: Extract<ReturnType<Deduper<Kept>['check']>, { kind: 'new' }>,
+    fromHint: boolean,
+  ) => {
     const keptItem: Kept = { ...item, entry, normalised: verdict.normalised, shingles: verdict.shingles };
     let at = kept.length;
     while (at > 0 && positions[at - 1]! > position) at -= 1;
@@ -186,7 +195,12 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     }
     // Past the best three, an entry whose body cannot fit whole even under an empty header is set aside at once:
     // its header, cut and duplicate check wait for the end, where most of a pool set aside is dropped unread.
-    if (!pinned && entry.selection === undefined && ranked >= PROTECTED_RANKS && (hint ?? meter.bodyLowerBound(escaped, remaining)) > remaining - SEPARATOR_TOKENS) {
+    if (
+      !pinned &&
+      entry.selection === undefined &&
+      ranked >= PROTECTED_RANKS &&
+      (hint ?? meter.bodyLowerBound(escaped, remaining)) > remaining - SEPARATOR_TOKENS
+    ) {
       ranked += 1;
       setAside.push({ entry, position, header: undefined, hold: 0 });
       continue;
@@ -237,18 +251,33 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
     }
 
     // Among the best unpinned entries that reach the budget (kept, set aside or dropped for it; not duplicates).
-    const protectedRank = !pinned && ranked < PROTECTED_RANKS;
-    if (!pinned) ranked += 1;
+    // A copy of one of the best set aside is not one of them: it is dropped as a duplicate when that one is
+    // cut, so holding room for it would let lower entries take the place of the next best.
+    const settingAside = !(bodyTokens !== undefined && headerTokens !== undefined) && !pinned && entry.selection === undefined;
+    const asideVerdict = settingAside && ranked < PROTECTED_RANKS ? asideDeduper.check(candidate.text) : undefined;
+    const copyOfAside = asideVerdict !== undefined && asideVerdict.kind !== 'new';
+    const protectedRank = !pinned && ranked < PROTECTED_RANKS && !copyOfAside;
+    if (!pinned && !copyOfAside) ranked += 1;
     if (bodyTokens !== undefined && headerTokens !== undefined) {
-      keep({ body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS }, entry, position, verdict, fromHint);
+      keep(
+        { body: candidate.text, bodyTokens, truncated: false, pointer: undefined, cost: headerTokens + bodyTokens + SEPARATOR_TOKENS },
+        entry,
+        position,
+        verdict,
+        fromHint,
+      );
       continue;
     }
     if (!pinned && entry.selection === undefined) {
       // Later whole entries first. Each of the best three set aside holds room for its shortest cut, so later
       // entries cannot take its place.
-      const hold = protectedRank ? (headerTokens ?? meter.headerTokens(header)) + SEPARATOR_TOKENS + ELLIPSIS_TOKENS + settings.minTruncatedTokens : 0;
+      const hold = protectedRank
+        ? (headerTokens ?? meter.headerTokens(header)) + SEPARATOR_TOKENS + ELLIPSIS_TOKENS + settings.minTruncatedTokens
+        : 0;
       holding += hold;
-      setAside.push({ entry, position, header, hold });
+      const aside: SetAside = { entry, position, header, hold, copyOf: copyOfAside ? asideVerdict.of : undefined };
+      if (protectedRank && asideVerdict?.kind === 'new') asideDeduper.keep(asideVerdict, aside);
+      setAside.push(aside);
       continue;
     }
     let item: Omit<Kept, 'entry' | 'normalised' | 'shingles'> | undefined;
@@ -268,11 +297,17 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
   // Then the set-aside entries, best first, cut into what is left while a cut fits; checked again against what
   // was kept since they were set aside (a later copy kept whole, a source now at its cap).
   // The room held for the best three stays held for those not cut yet.
-  for (const { entry, position, header, hold } of setAside) {
+  for (const { entry, position, header, hold, copyOf } of setAside) {
     const { candidate } = entry;
     holding -= hold;
     if (settings.maxPerSource !== undefined && (perSource.get(entry.sourceId) ?? 0) >= settings.maxPerSource) {
       dropped.push({ id: candidate.id, reason: 'source-cap' });
+      continue;
+    }
+    // A copy of one of the best is judged a duplicate first (of that one, once it is kept), as it would be whole.
+    const early = copyOf === undefined ? undefined : deduper.check(candidate.text);
+    if (early !== undefined && early.kind !== 'new') {
+      dropped.push({ duplicateOf: early.of.entry.candidate.id, id: candidate.id, reason: early.kind });
       continue;
     }
     const remaining = settings.maxTokens - used - holding;
@@ -281,7 +316,7 @@ export function fill(entries: readonly Entry[], settings: FillSettings, meter: M
       dropped.push({ id: candidate.id, reason: 'budget' });
       continue;
     }
-    const verdict = deduper.check(candidate.text);
+    const verdict = early ?? deduper.check(candidate.text);
     if (verdict.kind !== 'new') {
       dropped.push({ duplicateOf: verdict.of.entry.candidate.id, id: candidate.id, reason: verdict.kind });
       continue;
@@ -309,16 +344,20 @@ function cutItem(
   const budget = remaining - headerTokens - SEPARATOR_TOKENS - ELLIPSIS_TOKENS;
   const cut = budget >= settings.minTruncatedTokens ? cutEntry(entry, budget, meter) : null;
   if (cut === null) return undefined;
-  return { body: cut.body, bodyTokens: cut.tokens, truncated: true, pointer: undefined, cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS };
+  return {
+    body: cut.body,
+    bodyTokens: cut.tokens,
+    truncated: true,
+    pointer: undefined,
+    cost: headerTokens + cut.tokens + SEPARATOR_TOKENS + ELLIPSIS_TOKENS,
+  };
 }
-
 
 export interface Layout {
   ordered: Array<{ kept: Kept; role: ItemRole }>;
   context: string;
   caveats: string | null;
 }
-
 
 /**
  * Lays out what is kept (`withFixed`: with the text a kind adds whatever is kept, a briefing's caveats).
@@ -349,10 +388,7 @@ export function fitExactly(
     }
     const over = usedTokens - settings.maxTokens;
     const target = victim.bodyTokens - over - 2;
-    const shorter =
-      victim.pointer === undefined && target >= settings.minTruncatedTokens
-        ? cutEntry(victim.entry, target, meter)
-        : null;
+    const shorter = victim.pointer === undefined && target >= settings.minTruncatedTokens ? cutEntry(victim.entry, target, meter) : null;
     if (shorter !== null && shorter.tokens < victim.bodyTokens) {
       kept[kept.length - 1] = { ...victim, body: shorter.body, bodyTokens: shorter.tokens, truncated: true };
     } else {
@@ -362,7 +398,6 @@ export function fitExactly(
   }
 }
 
-
 export function settingsFrom(options: ParsedPackOptions, pointersForPins: boolean): FillSettings {
   return {
     maxTokens: options.maxTokens,
@@ -370,10 +405,8 @@ export function settingsFrom(options: ParsedPackOptions, pointersForPins: boolea
     maxPerSource: options.maxPerSource,
     minScore: options.minScore,
     nearThreshold: options.dedupe === false || options.dedupe.nearDuplicateThreshold >= 1 ? null : options.dedupe.nearDuplicateThreshold,
-    containmentThreshold:
-      options.dedupe === false || options.dedupe.containmentThreshold >= 1 ? null : options.dedupe.containmentThreshold,
+    containmentThreshold: options.dedupe === false || options.dedupe.containmentThreshold >= 1 ? null : options.dedupe.containmentThreshold,
     shingleSize: options.dedupe === false ? 5 : options.dedupe.shingleSize,
     pointersForPins,
   };
 }
-
