@@ -4,7 +4,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.conformance/**', '.promptfoo/**', '.venv*/**', 'test/consumer/fixtures/**', 'test-results/**', '**/*.mjs', '**/*.cjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.conformance/**',
+      '.promptfoo/**',
+      '.venv*/**',
+      'test/consumer/fixtures/**',
+      'test-results/**',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

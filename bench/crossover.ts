@@ -32,8 +32,16 @@ const { values: args } = parseArgs({
     write: { type: 'boolean', default: false },
   },
 });
-const sizes = args.sizes.split(',').map(Number).sort((a, b) => a - b);
-const qdrantSizes = new Set(args['qdrant-sizes'].split(',').filter((s) => s !== '').map(Number));
+const sizes = args.sizes
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
+const qdrantSizes = new Set(
+  args['qdrant-sizes']
+    .split(',')
+    .filter((s) => s !== '')
+    .map(Number),
+);
 const queryCount = Number(args.queries);
 const MODES: SearchMode[] = ['lexical', 'dense', 'hybrid'];
 
@@ -101,7 +109,14 @@ async function main(): Promise<void> {
           },
         });
         const copyMs = now() - start;
-        const qdrant = new QdrantHybridStore({ url: endpoint.url, collection, embeddings, vectorSize: 384, chunkTokens: 8192, timeoutMs: 600_000 });
+        const qdrant = new QdrantHybridStore({
+          url: endpoint.url,
+          collection,
+          embeddings,
+          vectorSize: 384,
+          chunkTokens: 8192,
+          timeoutMs: 600_000,
+        });
         const engine = await latencies(qdrant, queries.slice(0, Math.min(queries.length, 50)));
         rows.push([
           size.toLocaleString('en-US'),

@@ -41,13 +41,21 @@ function abstracts(): string[] {
   }
   const words = 'retrieval budget context token model evidence source passage answer query dense sparse'.split(' ');
   return Array.from({ length: 2000 }, (_, i) =>
-    Array.from({ length: 30 }, (_, s) => `${words[(i + s) % words.length]} ${words[(i * s) % words.length]} number ${i}-${s} is noted.`).join(' '),
+    Array.from(
+      { length: 30 },
+      (_, s) => `${words[(i + s) % words.length]} ${words[(i * s) % words.length]} number ${i}-${s} is noted.`,
+    ).join(' '),
   );
 }
 
 function markdownChunks(): string[] {
   const corpus = new URL('../examples/corpus/', import.meta.url);
-  const files = [new URL('../README.md', import.meta.url), ...readdirSync(corpus).filter((f) => f.endsWith('.md')).map((f) => new URL(f, corpus))];
+  const files = [
+    new URL('../README.md', import.meta.url),
+    ...readdirSync(corpus)
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => new URL(f, corpus)),
+  ];
   return files.flatMap((file) =>
     chunkDocument({ id: file.pathname, text: readFileSync(file, 'utf8') }, { indexedAt: '2024-01-01T00:00:00Z' }).map((c) => c.text),
   );
@@ -121,7 +129,11 @@ for (const [name, texts] of sets) {
 const header = ['texts', 'format', 'previous ns/text', 'escapeBody ns/text', 'ratio', 'changed', 'lines escaped', 'tokens added'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(`litm-pack bench:escape — best of ${ROUNDS} rounds, node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `litm-pack bench:escape — best of ${ROUNDS} rounds, node ${process.version}, load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log('');
 console.log(line(header));
 console.log(line(widths.map((w) => '-'.repeat(w))));

@@ -54,7 +54,8 @@ const prose = (length: number) => {
   for (let i = 0; out.length < length; i += 1) out += i % 12 === 11 ? `${words[i % words.length]}.\n` : `${words[i % words.length]} `;
   return out.slice(0, length);
 };
-const headers = 'From: Alice <alice@example.com>\r\nTo: bob@example.com\r\nSubject: Renewal\r\nMessage-ID: <m1@example.com>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n';
+const headers =
+  'From: Alice <alice@example.com>\r\nTo: bob@example.com\r\nSubject: Renewal\r\nMessage-ID: <m1@example.com>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n';
 const run = (piece: string, length: number) => `${piece.repeat(Math.ceil(length / piece.length)).slice(0, length - 4)} end`;
 const pdfPage = (p: number) => [`Page ${p + 1}.`, 'Refunds are issued within fourteen days of a return being received. '.repeat(20)];
 
@@ -133,7 +134,8 @@ const SHAPES: Shape[] = [
       const source = fns.join('\n');
       writeFileSync(join(h, 'many.ts'), source);
       // Ordinary code of the same size: functions of a dozen lines each.
-      const body = (i: number) => `/** Computes step ${i}. */\nexport function step${i}(input: number[]): number {\n  let total = 0;\n  for (const value of input) {\n    if (value > ${i}) total += value;\n    else total -= ${i};\n  }\n  return total;\n}\n`;
+      const body = (i: number) =>
+        `/** Computes step ${i}. */\nexport function step${i}(input: number[]): number {\n  let total = 0;\n  for (const value of input) {\n    if (value > ${i}) total += value;\n    else total -= ${i};\n  }\n  return total;\n}\n`;
       const normal = [];
       for (let i = 0, length = 0; length < source.length; i += 1) {
         normal.push(body(i));
@@ -158,7 +160,16 @@ const SHAPES: Shape[] = [
       const crowd = Array.from({ length: 60_000 }, (_, i) => `person${i}@example.com`).join(', ');
       const big = `From: eve@example.com\r\nTo: ${crowd}\r\nSubject: Everyone\r\nMessage-ID: <crowd@example.com>\r\n\r\nHello all.\r\n`;
       writeFileSync(join(h, 'crowd.eml'), big);
-      writeFileSync(join(o, 'm.eml'), await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'Long', messageId: '<long@example.com>', text: prose(big.length) }));
+      writeFileSync(
+        join(o, 'm.eml'),
+        await makeEmail({
+          from: 'a@example.com',
+          to: 'b@example.com',
+          subject: 'Long',
+          messageId: '<long@example.com>',
+          text: prose(big.length),
+        }),
+      );
     },
   },
   {
@@ -189,7 +200,22 @@ async function child(name: string, root: string, dir: string): Promise<void> {
   let storedBytes: number | null = null;
   let cpu: number;
   if (shape.verify === true) {
-    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'refund', 'policy'];
+    const words = [
+      'alpha',
+      'bravo',
+      'charlie',
+      'delta',
+      'echo',
+      'foxtrot',
+      'golf',
+      'hotel',
+      'india',
+      'juliet',
+      'kilo',
+      'lima',
+      'refund',
+      'policy',
+    ];
     let state = 1;
     const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31), state / 2 ** 31);
     const sentence = () => `${Array.from({ length: 12 }, () => words[Math.floor(random() * words.length)]).join(' ')}.`;
@@ -213,7 +239,12 @@ async function child(name: string, root: string, dir: string): Promise<void> {
     const warnings: string[] = [];
     const before = process.cpuUsage();
     try {
-      const docs = await lib.loadDocuments([dir], { base: dir, allowEmpty: true, onSkip: (s) => skipped.push(s.reason), onWarning: (w) => warnings.push(w.message) });
+      const docs = await lib.loadDocuments([dir], {
+        base: dir,
+        allowEmpty: true,
+        onSkip: (s) => skipped.push(s.reason),
+        onWarning: (w) => warnings.push(w.message),
+      });
       const store = new lib.MemoryHybridStore();
       await store.addDocuments(docs);
       const file = join(dir, '..', `${name}-${Math.random().toString(36).slice(2)}.json`);
@@ -238,7 +269,9 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 function measure(name: string, root: string, dir: string, timeoutS: number): Promise<Measured | { timedOut: number }> {
   return new Promise((done) => {
-    const proc = spawn(process.execPath, ['--import', TSX, import.meta.filename, '--child', name, '--root', root, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, ['--import', TSX, import.meta.filename, '--child', name, '--root', root, '--dir', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -262,14 +295,22 @@ const cell = (m: Measured | { timedOut: number }) =>
     : {
         cpu: m.cpu.toFixed(2),
         rss: m.rssMb.toFixed(0),
-        stored: m.storedBytes === null ? '–' : m.storedBytes >= 1e6 ? `${(m.storedBytes / 1e6).toFixed(1)} MB` : `${(m.storedBytes / 1e3).toFixed(0)} KB`,
+        stored:
+          m.storedBytes === null
+            ? '–'
+            : m.storedBytes >= 1e6
+              ? `${(m.storedBytes / 1e6).toFixed(1)} MB`
+              : `${(m.storedBytes / 1e3).toFixed(0)} KB`,
         note: m.note,
       };
 
 async function parent(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'litm-bench-hostile-'));
   const timeoutS = Number(args.timeout);
-  const roots: [string, string][] = [['after', HERE], ...(args.before === undefined ? [] : ([['before', resolve(args.before)]] as [string, string][]))];
+  const roots: [string, string][] = [
+    ['after', HERE],
+    ...(args.before === undefined ? [] : ([['before', resolve(args.before)]] as [string, string][])),
+  ];
   const only = args.only?.split(',');
   const rows: string[][] = [];
   try {
@@ -284,13 +325,25 @@ async function parent(): Promise<void> {
         const base = cell(await measure(shape.name, root, ordinary, timeoutS));
         const hit = cell(await measure(shape.name, root, hostile, timeoutS));
         process.stderr.write(`${shape.name} ${label}: ordinary ${base.cpu} s, hostile ${hit.cpu} s (${hit.note})\n`);
-        rows.push([shape.what, label, shape.verify === true ? '–' : `${(bytes / 1e3).toFixed(0)} KB`, base.cpu, hit.cpu, base.rss, hit.rss, hit.stored, hit.note]);
+        rows.push([
+          shape.what,
+          label,
+          shape.verify === true ? '–' : `${(bytes / 1e3).toFixed(0)} KB`,
+          base.cpu,
+          hit.cpu,
+          base.rss,
+          hit.rss,
+          hit.stored,
+          hit.note,
+        ]);
       }
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  process.stdout.write(`Hostile inputs against ordinary ones of the same kind and size (${loadNote()}; each run a child process of its own)\n\n`);
+  process.stdout.write(
+    `Hostile inputs against ordinary ones of the same kind and size (${loadNote()}; each run a child process of its own)\n\n`,
+  );
   process.stdout.write(
     `${markdownTable(['shape', 'code', 'input', 'ordinary CPU s', 'hostile CPU s', 'ordinary peak RSS MB', 'hostile peak RSS MB', 'hostile stored', 'what happened'], rows)}\n`,
   );

@@ -49,21 +49,29 @@ function sciFactInputs(): { inputs: SciFactInput[]; data: ReturnType<typeof load
     inputs: [
       { label: '{ title, text: abstract }, chunk-text (before)', recipe: 'chunk-text', docs: asGiven },
       { label: '{ title, text: abstract }, title-headings@1 (after)', recipe: 'title-headings@1', docs: asGiven },
-      { label: 'reference: text = title + " " + abstract (BEIR convention), chunk-text', recipe: 'chunk-text', docs: data.corpus.map((d) => ({ id: d.id, text: d.text })) },
+      {
+        label: 'reference: text = title + " " + abstract (BEIR convention), chunk-text',
+        recipe: 'chunk-text',
+        docs: data.corpus.map((d) => ({ id: d.id, text: d.text })),
+      },
     ],
   };
 }
 
 function hotpotDocs(question: ReturnType<typeof loadHotpot>[number]): IngestDocument[] {
-  return question.items.filter((item) => item.kind === 'paragraph').map((item) => ({ id: `${item.id}`, title: item.title, text: item.text }));
+  return question.items
+    .filter((item) => item.kind === 'paragraph')
+    .map((item) => ({ id: `${item.id}`, title: item.title, text: item.text }));
 }
 
 /** Every text the recipes index, for the embedding cache. */
 function allIndexedTexts(): string[] {
   const texts = new Set<string>();
-  for (const input of sciFactInputs().inputs) for (const doc of input.docs) texts.add(indexedTextOf({ text: doc.text, title: doc.title, section: [] }, input.recipe));
+  for (const input of sciFactInputs().inputs)
+    for (const doc of input.docs) texts.add(indexedTextOf({ text: doc.text, title: doc.title, section: [] }, input.recipe));
   for (const question of loadHotpot()) {
-    for (const doc of hotpotDocs(question)) for (const recipe of RECIPES) texts.add(indexedTextOf({ text: doc.text, title: doc.title, section: [] }, recipe));
+    for (const doc of hotpotDocs(question))
+      for (const recipe of RECIPES) texts.add(indexedTextOf({ text: doc.text, title: doc.title, section: [] }, recipe));
   }
   return [...texts];
 }
@@ -80,14 +88,25 @@ const FUSIONS: { name: string; fusion: Fusion }[] = [
 
 function fuse(arms: Arms, fusion: Fusion): ScoredId[] {
   if (fusion.method === 'dbsf') return fuseDbsf([arms.dense, arms.lexical]);
-  return fuseRrf([arms.dense, arms.lexical], { ...(fusion.k === undefined ? {} : { k: fusion.k }), ...(fusion.weights ? { weights: [fusion.weights.dense, fusion.weights.lexical] } : {}) });
+  return fuseRrf([arms.dense, arms.lexical], {
+    ...(fusion.k === undefined ? {} : { k: fusion.k }),
+    ...(fusion.weights ? { weights: [fusion.weights.dense, fusion.weights.lexical] } : {}),
+  });
 }
 
 /** The grid bench/retrieval.ts tunes over (train split: an optimistic figure, said so in the table). */
 function grid(): Fusion[] {
   const out: Fusion[] = [{ method: 'dbsf' }];
   for (const k of [1, 2, 3, 5, 10, 20, 40, 60]) {
-    for (const [dense, lexical] of [[1, 1], [1, 0.8], [1, 0.6], [1, 0.4], [0.8, 1], [0.6, 1], [0.4, 1]] as const) {
+    for (const [dense, lexical] of [
+      [1, 1],
+      [1, 0.8],
+      [1, 0.6],
+      [1, 0.4],
+      [0.8, 1],
+      [0.6, 1],
+      [0.4, 1],
+    ] as const) {
       out.push(dense === 1 && lexical === 1 ? { method: 'rrf', k } : { method: 'rrf', k, weights: { dense, lexical } });
     }
   }
@@ -95,7 +114,9 @@ function grid(): Fusion[] {
 }
 
 const describe = (fusion: Fusion) =>
-  fusion.method === 'dbsf' ? 'DBSF' : `RRF k=${fusion.k ?? 2}${fusion.weights ? ` w ${fusion.weights.dense}/${fusion.weights.lexical}` : ''}`;
+  fusion.method === 'dbsf'
+    ? 'DBSF'
+    : `RRF k=${fusion.k ?? 2}${fusion.weights ? ` w ${fusion.weights.dense}/${fusion.weights.lexical}` : ''}`;
 
 async function runSciFact(embeddings: CachedEmbeddings): Promise<string> {
   const { data, inputs } = sciFactInputs();
@@ -109,13 +130,22 @@ async function runSciFact(embeddings: CachedEmbeddings): Promise<string> {
       const dense = await store.search({ text: query.text, mode: 'dense', limit: prefetch });
       const lexical = await store.search({ text: query.text, mode: 'lexical', limit: prefetch });
       const sourceOf = new Map([...dense, ...lexical].map((c) => [c.id, c.sourceId ?? c.id]));
-      arms.push({ dense: dense.map(({ id, score }) => ({ id, score })), lexical: lexical.map(({ id, score }) => ({ id, score })), sourceOf });
+      arms.push({
+        dense: dense.map(({ id, score }) => ({ id, score })),
+        lexical: lexical.map(({ id, score }) => ({ id, score })),
+        sourceOf,
+      });
     }
     const score = (rank: (i: number) => ScoredId[]) => {
       const ndcg: number[] = [];
       const recall: number[] = [];
       data.queries.forEach((query, i) => {
-        const ranked = uniqueBy(rank(i).slice(0, LIMIT).map((s) => arms[i]!.sourceOf.get(s.id)!), (id) => id);
+        const ranked = uniqueBy(
+          rank(i)
+            .slice(0, LIMIT)
+            .map((s) => arms[i]!.sourceOf.get(s.id)!),
+          (id) => id,
+        );
         const relevant = data.qrels.get(query.id)!;
         ndcg.push(ndcgAt(ranked, relevant, 10));
         recall.push(recallAt(ranked, relevant, 100));
@@ -130,7 +160,9 @@ async function runSciFact(embeddings: CachedEmbeddings): Promise<string> {
       .sort((a, b) => b.ndcg - a.ndcg)[0]!;
     // The default hybrid of the store itself, as a check that the arms above are what a hybrid search fuses.
     const check = await store.search({ text: data.queries[0]!.text, mode: 'hybrid', limit: 10 });
-    const viaArms = fuse(arms[0]!, { method: 'rrf' }).slice(0, 10).map((s) => s.id);
+    const viaArms = fuse(arms[0]!, { method: 'rrf' })
+      .slice(0, 10)
+      .map((s) => s.id);
     if (check.map((c) => c.id).join() !== viaArms.join()) throw new Error('hybrid search and the fused arms disagree');
     rows.push([
       input.label,
@@ -139,12 +171,17 @@ async function runSciFact(embeddings: CachedEmbeddings): Promise<string> {
       ...fused.map((f) => `${fixed(f.ndcg)} / ${fixed(f.recall)}`),
       `${fixed(tuned.ndcg)} (${describe(tuned.fusion)})`,
     ]);
-    progress(`SciFact ${input.label}: lexical ${fixed(lexical.ndcg)}, dense ${fixed(dense.ndcg)}, hybrid ${fused.map((f) => fixed(f.ndcg)).join(' / ')}, best ${fixed(tuned.ndcg)}`);
+    progress(
+      `SciFact ${input.label}: lexical ${fixed(lexical.ndcg)}, dense ${fixed(dense.ndcg)}, hybrid ${fused.map((f) => fixed(f.ndcg)).join(' / ')}, best ${fixed(tuned.ndcg)}`,
+    );
   }
   return [
     `#### SciFact, train split (${data.queries.length} queries, ${data.corpus.length} abstracts): nDCG@10 / recall@100`,
     '',
-    markdownTable(['Documents, recipe', 'lexical', 'dense', ...FUSIONS.map((f) => `hybrid ${f.name}`), 'best of the fusion grid (tuned on train)'], rows),
+    markdownTable(
+      ['Documents, recipe', 'lexical', 'dense', ...FUSIONS.map((f) => `hybrid ${f.name}`), 'best of the fusion grid (tuned on train)'],
+      rows,
+    ),
   ].join('\n');
 }
 
@@ -169,7 +206,9 @@ async function runHotpot(embeddings: CachedEmbeddings): Promise<string> {
       }
       const n = questions.length;
       rows.push([recipe, mode, `${fixed((100 * bothTop4) / n, 1)}%`, `${fixed((100 * recall2) / n, 1)}%`, fixed(ndcg / n)]);
-      progress(`HotpotQA ${recipe} ${mode}: both gold in top 4 ${fixed((100 * bothTop4) / n, 1)}%, recall@2 ${fixed((100 * recall2) / n, 1)}%`);
+      progress(
+        `HotpotQA ${recipe} ${mode}: both gold in top 4 ${fixed((100 * bothTop4) / n, 1)}%, recall@2 ${fixed((100 * recall2) / n, 1)}%`,
+      );
     }
   }
   return [

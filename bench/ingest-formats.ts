@@ -46,22 +46,57 @@ async function makeCorpus(): Promise<Record<string, string>> {
   const codeFiles = readdirSync(join(MIXED, 'code'));
   for (let i = 0; i < FILES; i += 1) {
     const paras = Array.from({ length: 6 }, (_, p) => paragraph(i * 10 + p));
-    writeFileSync(join(md, `doc-${i}.md`), `# Document ${i}\n\n${paras.slice(0, 3).join('\n\n')}\n\n## Details\n\n${paras.slice(3).join('\n\n')}\n`);
-    writeFileSync(join(html, `page-${i}.html`), `<!DOCTYPE html><html><head><title>Page ${i}</title><script>track()</script></head><body><nav><a href="/">Home</a></nav><main><h1>Page ${i}</h1>${paras.slice(0, 3).map((p) => `<p>${p}</p>`).join('')}<h2>Details</h2>${paras.slice(3).map((p) => `<p>${p}</p>`).join('')}</main><footer>footer</footer></body></html>`);
+    writeFileSync(
+      join(md, `doc-${i}.md`),
+      `# Document ${i}\n\n${paras.slice(0, 3).join('\n\n')}\n\n## Details\n\n${paras.slice(3).join('\n\n')}\n`,
+    );
+    writeFileSync(
+      join(html, `page-${i}.html`),
+      `<!DOCTYPE html><html><head><title>Page ${i}</title><script>track()</script></head><body><nav><a href="/">Home</a></nav><main><h1>Page ${i}</h1>${paras
+        .slice(0, 3)
+        .map((p) => `<p>${p}</p>`)
+        .join('')}<h2>Details</h2>${paras
+        .slice(3)
+        .map((p) => `<p>${p}</p>`)
+        .join('')}</main><footer>footer</footer></body></html>`,
+    );
     const source = codeFiles[i % codeFiles.length]!;
-    const text = readFileSync(join(MIXED, 'code', source), 'utf8').replace(/\b(CircuitBreaker|Limiter|LRUCache|Backoff|RetryPolicy)\b/gu, `$1${i}`);
+    const text = readFileSync(join(MIXED, 'code', source), 'utf8').replace(
+      /\b(CircuitBreaker|Limiter|LRUCache|Backoff|RetryPolicy)\b/gu,
+      `$1${i}`,
+    );
     writeFileSync(join(code, source.replace(/(\.\w+)$/u, `-${i}$1`)), text);
-    const cues = Array.from({ length: 30 }, (_, c) => `${String(Math.floor((c * 4) / 60)).padStart(2, '0')}:${String((c * 4) % 60).padStart(2, '0')}.000 --> ${String(Math.floor((c * 4 + 4) / 60)).padStart(2, '0')}:${String((c * 4 + 4) % 60).padStart(2, '0')}.000\n<v Speaker>${words(i + c, 14)}.\n`);
+    const cues = Array.from(
+      { length: 30 },
+      (_, c) =>
+        `${String(Math.floor((c * 4) / 60)).padStart(2, '0')}:${String((c * 4) % 60).padStart(2, '0')}.000 --> ${String(Math.floor((c * 4 + 4) / 60)).padStart(2, '0')}:${String((c * 4 + 4) % 60).padStart(2, '0')}.000\n<v Speaker>${words(i + c, 14)}.\n`,
+    );
     writeFileSync(join(vtt, `talk-${i}.vtt`), `WEBVTT\n\n${cues.join('\n')}`);
-    writeFileSync(join(records, `export-${i}.jsonl`), Array.from({ length: 20 }, (_, r) => JSON.stringify({ id: `R-${r}`, text: paragraph(i * 20 + r), title: `Record ${r}` })).join('\n'));
+    writeFileSync(
+      join(records, `export-${i}.jsonl`),
+      Array.from({ length: 20 }, (_, r) => JSON.stringify({ id: `R-${r}`, text: paragraph(i * 20 + r), title: `Record ${r}` })).join('\n'),
+    );
   }
   // PDFs and mail are slower to make: fewer files, each of several pages or messages.
   for (let i = 0; i < Math.max(1, FILES / 4); i += 1) {
-    writeFileSync(join(pdf, `manual-${i}.pdf`), await makePdf(Array.from({ length: 5 }, (_, p) => [paragraph(i * 5 + p), paragraph(i * 5 + p + 1)]), `Manual ${i}`));
+    writeFileSync(
+      join(pdf, `manual-${i}.pdf`),
+      await makePdf(
+        Array.from({ length: 5 }, (_, p) => [paragraph(i * 5 + p), paragraph(i * 5 + p + 1)]),
+        `Manual ${i}`,
+      ),
+    );
     const messages = [];
     for (let m = 0; m < 4; m += 1) {
       const date = new Date(Date.UTC(2024, 0, 1 + m));
-      const raw = await makeEmail({ from: `a${m}@example.com`, to: 'b@example.com', subject: `Thread ${i} message ${m}`, date, messageId: `<m${i}-${m}@example.com>`, text: `${paragraph(i + m)}\n\n${paragraph(i + m + 1)}` });
+      const raw = await makeEmail({
+        from: `a${m}@example.com`,
+        to: 'b@example.com',
+        subject: `Thread ${i} message ${m}`,
+        date,
+        messageId: `<m${i}-${m}@example.com>`,
+        text: `${paragraph(i + m)}\n\n${paragraph(i + m + 1)}`,
+      });
       messages.push({ from: `a${m}@example.com`, date, raw });
     }
     writeFileSync(join(mail, `box-${i}.mbox`), makeMbox(messages));
@@ -125,10 +160,19 @@ for (const [kind, dir] of Object.entries(dirs)) {
   process.stderr.write(`${kind} done\n`);
 }
 const mixed = bytesUnder(MIXED);
-const mixedResult = await measure(MIXED, [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] })]);
+const mixedResult = await measure(MIXED, [
+  ...defaultLoaders(),
+  recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] }),
+]);
 rmSync(work, { recursive: true, force: true });
 
-console.log(`### Ingest speed per kind (${FILES} files of most kinds, ${Math.max(1, FILES / 4)} PDFs of 5 pages and mailboxes of 4 messages)\n`);
-console.log(`loadDocuments + MemoryHybridStore.addDocuments (lexical), median of ${ROUNDS} rounds in a warm process; node ${process.version}, ${loadNote()}.\n`);
+console.log(
+  `### Ingest speed per kind (${FILES} files of most kinds, ${Math.max(1, FILES / 4)} PDFs of 5 pages and mailboxes of 4 messages)\n`,
+);
+console.log(
+  `loadDocuments + MemoryHybridStore.addDocuments (lexical), median of ${ROUNDS} rounds in a warm process; node ${process.version}, ${loadNote()}.\n`,
+);
 console.log(markdownTable(['kind', 'files', 'MB', 'sources', 'chunks', 'load ms', 'add ms', 'files/s', 'MB/s'], rows));
-console.log(`\nThe mixed corpus (examples/mixed: ${mixed.files} files, ${(mixed.bytes / 1024).toFixed(1)} KiB): ${mixedResult.documents} sources, ${mixedResult.chunks} chunks, load ${mixedResult.load.toFixed(0)} ms + add ${mixedResult.add.toFixed(0)} ms.`);
+console.log(
+  `\nThe mixed corpus (examples/mixed: ${mixed.files} files, ${(mixed.bytes / 1024).toFixed(1)} KiB): ${mixedResult.documents} sources, ${mixedResult.chunks} chunks, load ${mixedResult.load.toFixed(0)} ms + add ${mixedResult.add.toFixed(0)} ms.`,
+);

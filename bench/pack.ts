@@ -143,7 +143,10 @@ function withCopies(bases: string[], seed: number): string[] {
   const kinds: Array<(text: string, other: string) => string> = [
     (text) => text,
     (text) => `  ${text.toUpperCase().replace(/\. /g, '.\n\n')}  `,
-    (text) => `On Tue, 4 Mar 2025 at 09:12, A. Writer <a.writer@example.org> wrote:\n${sentencesOf(text).map((s) => `> ${s}`).join('\n')}`,
+    (text) =>
+      `On Tue, 4 Mar 2025 at 09:12, A. Writer <a.writer@example.org> wrote:\n${sentencesOf(text)
+        .map((s) => `> ${s}`)
+        .join('\n')}`,
     (text) => `Thanks, see below.\n\n---------- Forwarded message ----------\nSubject: Re: results\n\n${text}`,
     (text) => sentencesOf(text).slice(1).join(' '),
     (text) => sentencesOf(text).slice(0, -1).join(' '),
@@ -173,9 +176,7 @@ const withHints = (candidates: CandidateInput[]): CandidateInput[] =>
   candidates.map((c) => ({ ...c, tokens: { o200k_base: tokenizer.count(c.text) } }));
 
 function naivePack(candidates: readonly CandidateInput[], maxTokens: number): string {
-  const counted = candidates
-    .map((c) => ({ c, n: encoder.encode(c.text, [], []).length }))
-    .sort((a, b) => b.c.score - a.c.score);
+  const counted = candidates.map((c) => ({ c, n: encoder.encode(c.text, [], []).length })).sort((a, b) => b.c.score - a.c.score);
   const kept: string[] = [];
   let used = 0;
   for (const { c, n } of counted) {
@@ -232,7 +233,11 @@ function runLyingHints(): { rows: Array<{ name: string; t: Timing; items: number
   const count = 1200;
   const budget = 120_000;
   progress(`lying hints: ${count} candidates, budget ${budget}`);
-  const texts = HAS_SCIFACT ? loadSciFact().corpus.slice(0, count).map((d) => d.text) : smallVocabularyTexts(count, 51, 300);
+  const texts = HAS_SCIFACT
+    ? loadSciFact()
+        .corpus.slice(0, count)
+        .map((d) => d.text)
+    : smallVocabularyTexts(count, 51, 300);
   const plain = candidatesFrom(texts, 7);
   const honest = withHints(plain);
   const lying = plain.map((c) => ({ ...c, tokens: 0 }));
@@ -253,7 +258,6 @@ function runLyingHints(): { rows: Array<{ name: string; t: Timing; items: number
 
 // ---------------------------------------------------------------------------------------------
 // First use
-
 
 /** Wall time of a fresh `node` running `args`, and what the script printed (JSON), `runs` times. */
 function processRuns(args: string[], runs: number): Array<{ wall: number; out: Record<string, number> }> {
@@ -351,7 +355,10 @@ function longText(kind: LongKind, bytes: number, variant: number): string {
     case 'prose': {
       let sentences = 0;
       while (size < bytes) {
-        const words = Array.from({ length: 6 + Math.floor(rand() * 10) }, () => SMALL_VOCABULARY[Math.floor(rand() * SMALL_VOCABULARY.length)]!);
+        const words = Array.from(
+          { length: 6 + Math.floor(rand() * 10) },
+          () => SMALL_VOCABULARY[Math.floor(rand() * SMALL_VOCABULARY.length)]!,
+        );
         words[0] = words[0]![0]!.toUpperCase() + words[0]!.slice(1);
         sentences += 1;
         const sentence = `${words.join(' ')}.${sentences % 8 === 0 ? '\n\n' : ' '}`;
@@ -393,7 +400,12 @@ function clearCounting(): void {
 const LONG_OP_CALLS: Record<LongOp, (text: string) => unknown> = {
   pack: (text) => packBundle({ query: 'refunds within days', maxTokens: 2000, candidates: [{ id: 'long', text, score: 1 }] }),
   sentences: (text) =>
-    packBundle({ query: 'refunds within days', maxTokens: 2000, compress: { mode: 'sentences' }, candidates: [{ id: 'long', text, score: 1 }] }),
+    packBundle({
+      query: 'refunds within days',
+      maxTokens: 2000,
+      compress: { mode: 'sentences' },
+      candidates: [{ id: 'long', text, score: 1 }],
+    }),
   chunk: (text) => chunkDocument({ id: 'long.md', text }, { indexedAt: '2025-01-01T00:00:00.000Z' }),
   ingest: (text) => new MemoryHybridStore().addDocuments([{ id: 'long.md', text }]),
 };
@@ -461,7 +473,11 @@ function longRunsSection(run: LongRun): string[] {
 async function main(): Promise<void> {
   if (args['long-only']) {
     const started = performance.now();
-    const md = [...longRunsSection(await runLongRuns()), '', `Run took ${((performance.now() - started) / 1000).toFixed(0)} s; node ${process.version}; ${loadNote()}.`].join('\n');
+    const md = [
+      ...longRunsSection(await runLongRuns()),
+      '',
+      `Run took ${((performance.now() - started) / 1000).toFixed(0)} s; node ${process.version}; ${loadNote()}.`,
+    ].join('\n');
     process.stdout.write(`${md}\n`);
     return;
   }
@@ -500,10 +516,16 @@ async function main(): Promise<void> {
   lines.push('');
   lines.push(
     [
-      HAS_SCIFACT ? `- **scifact**: 300 distinct SciFact abstracts cut to 250 tokens (mean ${avgTokens(scifact).toFixed(0)}).` : '- **scifact**, **scifact-dups**: not run (no SciFact data).',
+      HAS_SCIFACT
+        ? `- **scifact**: 300 distinct SciFact abstracts cut to 250 tokens (mean ${avgTokens(scifact).toFixed(0)}).`
+        : '- **scifact**, **scifact-dups**: not run (no SciFact data).',
       `- **small-vocab**: 300 distinct paragraphs of sentences drawn uniformly from a 64-word vocabulary of one-token words (mean ${avgTokens(smallVocab).toFixed(0)} tokens); no two are near duplicates.`,
       `- **${HAS_SCIFACT ? 'scifact-dups' : 'small-vocab-dups'}**: 20 ${HAS_SCIFACT ? 'SciFact abstracts' : 'small-vocab paragraphs'} (250 tokens) and 280 copies, seven kinds in turn: exact; upper-cased and re-spaced; quoted as an e-mail reply (\`> \` lines); forwarded under a header; first sentence dropped; last sentence dropped; a window over two of them. Rule 4 drops ${(duplicateShare(HAS_SCIFACT ? scifactDups : smallVocabDups) * 100).toFixed(0)}% of the pool as duplicates or near duplicates (packed with room for all).`,
-      ...(HAS_SCIFACT ? [`- **small-vocab-dups**: the same copies of 20 small-vocab paragraphs; rule 4 drops ${(duplicateShare(smallVocabDups) * 100).toFixed(0)}% of it.`] : []),
+      ...(HAS_SCIFACT
+        ? [
+            `- **small-vocab-dups**: the same copies of 20 small-vocab paragraphs; rule 4 drops ${(duplicateShare(smallVocabDups) * 100).toFixed(0)}% of it.`,
+          ]
+        : []),
     ].join('\n'),
   );
   lines.push('');
@@ -515,13 +537,23 @@ async function main(): Promise<void> {
   }
   lines.push(markdownTable(['Pool', 'Budget', 'Row', 'p50 ms', 'p95 ms', '× floor (p50)', 'naive ÷ row (p50)'], table));
   lines.push('');
-  lines.push(`#### Hints that lie: ${lying.count.toLocaleString('en-US')} ${HAS_SCIFACT ? 'SciFact abstracts' : 'small-vocab paragraphs'}, budget ${lying.budget.toLocaleString('en-US')}`);
+  lines.push(
+    `#### Hints that lie: ${lying.count.toLocaleString('en-US')} ${HAS_SCIFACT ? 'SciFact abstracts' : 'small-vocab paragraphs'}, budget ${lying.budget.toLocaleString('en-US')}`,
+  );
   lines.push('');
   const honest = lying.rows[0]!;
   lines.push(
     markdownTable(
       ['Hints', 'p50 ms', 'p95 ms', '÷ honest (p50)', '÷ honest (p95)', 'Items', 'Used tokens'],
-      lying.rows.map((r) => [r.name, f(r.t.p50), f(r.t.p95), ratio(r.t.p50 / honest.t.p50), ratio(r.t.p95 / honest.t.p95), String(r.items), String(r.used)]),
+      lying.rows.map((r) => [
+        r.name,
+        f(r.t.p50),
+        f(r.t.p95),
+        ratio(r.t.p50 / honest.t.p50),
+        ratio(r.t.p95 / honest.t.p95),
+        String(r.items),
+        String(r.used),
+      ]),
     ),
   );
   lines.push('');
@@ -536,11 +568,23 @@ async function main(): Promise<void> {
         [
           ['`node -e 0` (bare node, wall)', f(firstUse.bare.p50), f(firstUse.bare.p95)],
           ["`import('litm-pack')` (wall)", f(firstUse.imported.p50), f(firstUse.imported.p95)],
-          ["`import('litm-pack')` above bare node", f(firstUse.imported.p50 - firstUse.bare.p50), f(firstUse.imported.p95 - firstUse.bare.p95)],
+          [
+            "`import('litm-pack')` above bare node",
+            f(firstUse.imported.p50 - firstUse.bare.p50),
+            f(firstUse.imported.p95 - firstUse.bare.p95),
+          ],
           ['import, inside the process', f(firstUse.importInProcess.p50), f(firstUse.importInProcess.p95)],
           ['first pack of a process (o200k_base cold: vocabulary read, first count)', f(firstUse.firstPack.p50), f(firstUse.firstPack.p95)],
-          ['first pack, running from source (tsx; vocabulary decoded from js-tiktoken)', f(firstUse.fromSource.p50), f(firstUse.fromSource.p95)],
-          ['js-tiktoken: o200k_base encoder built, one encode (how the first pack began before)', f(firstUse.tiktoken.p50), f(firstUse.tiktoken.p95)],
+          [
+            'first pack, running from source (tsx; vocabulary decoded from js-tiktoken)',
+            f(firstUse.fromSource.p50),
+            f(firstUse.fromSource.p95),
+          ],
+          [
+            'js-tiktoken: o200k_base encoder built, one encode (how the first pack began before)',
+            f(firstUse.tiktoken.p50),
+            f(firstUse.tiktoken.p95),
+          ],
         ],
       ),
     );

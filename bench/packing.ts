@@ -35,7 +35,14 @@ import { packBundle } from '../src/core/bundle.js';
 import { compareCandidates } from '../src/core/finish.js';
 import { sentenceKey } from '../src/core/sentences.js';
 import { splitSentences } from '../src/index.js';
-import { CompressOptionsSchema, type CompressOptions, type Candidate, type Pack, HeaderSchema, type HeaderStyle } from '../src/core/schemas.js';
+import {
+  CompressOptionsSchema,
+  type CompressOptions,
+  type Candidate,
+  type Pack,
+  HeaderSchema,
+  type HeaderStyle,
+} from '../src/core/schemas.js';
 import { escapeBody } from '../src/render/escape.js';
 import { MemoryHybridStore } from '../src/memory/memory-hybrid-store.js';
 import type { Fusion } from '../src/store/schemas.js';
@@ -152,7 +159,10 @@ function cutToBudget(ranked: HotpotParagraph[], budget: number, reorder?: (kept:
 type Chunk = RagChunkReorder.Chunk;
 const peer = new (ragChunkReorder as unknown as typeof RagChunkReorder).Reorderer();
 function peerPack(question: string, ranked: Candidate[], byId: Map<string, HotpotParagraph>, budget: number | null): PackedContext {
-  const ordered: Chunk[] = peer.reorderSync(ranked.map((c) => ({ id: c.id, text: c.text, score: c.score })), question);
+  const ordered: Chunk[] = peer.reorderSync(
+    ranked.map((c) => ({ id: c.id, text: c.text, score: c.score })),
+    question,
+  );
   const render = (chunks: Chunk[]) => chunks.map((c, i) => `[${i + 1}] ${byId.get(c.id)!.title}\n${c.text}`).join('\n\n');
   let kept = ordered;
   if (budget !== null) while (kept.length > 0 && tokenizer.count(render(kept)) > budget) kept = kept.slice(0, -1);
@@ -328,7 +338,8 @@ async function main(): Promise<void> {
   for (const s of peerSystems) for (const b of PEER_BUDGETS) peerScores.set(key(s, b), []);
   const headerRuns = new Map<string, { both: number[]; framing: number; used: number; formats: number }>();
   const FORMAT_NAMES = ['markdown', 'xml'] as const;
-  for (const h of HeaderSchema.options) for (const f of FORMAT_NAMES) for (const b of BUDGETS) headerRuns.set(`${h}/${f}@${b}`, { both: [], framing: 0, used: 0, formats: 0 });
+  for (const h of HeaderSchema.options)
+    for (const f of FORMAT_NAMES) for (const b of BUDGETS) headerRuns.set(`${h}/${f}@${b}`, { both: [], framing: 0, used: 0, formats: 0 });
 
   let done = 0;
   for (const question of questions) {
@@ -338,9 +349,10 @@ async function main(): Promise<void> {
     // Ours: every item is one chunk (chunkTokens large), so ids map back to items.
     const store = new MemoryHybridStore({ embeddings, chunkTokens: 8192, ...(FUSION ? { fusion: FUSION } : {}) });
     await store.addDocuments(docs);
-    const candidates: Candidate[] = (await store.search({ text: question.question, mode: 'hybrid', limit: docs.length })).map(
-      (c) => ({ ...c, id: c.sourceId ?? c.id }),
-    );
+    const candidates: Candidate[] = (await store.search({ text: question.question, mode: 'hybrid', limit: docs.length })).map((c) => ({
+      ...c,
+      id: c.sourceId ?? c.id,
+    }));
 
     // The LangChain pipeline over the same items and vectors.
     const lc = await buildLangChainBaseline({
@@ -365,9 +377,7 @@ async function main(): Promise<void> {
       scores.get(key(systems[1], budget))!.push(score(question, oursFromPack(whatIf, byId)));
       scores.get(key(systems[2], budget))!.push(score(question, oursFromPack(oursOnLc, byId)));
       scores.get(key(systems[3], budget))!.push(score(question, cutToBudget(ranked, budget)));
-      scores
-        .get(key(systems[4], budget))!
-        .push(score(question, cutToBudget(ranked, budget, langchainPythonLongContextReorder)));
+      scores.get(key(systems[4], budget))!.push(score(question, cutToBudget(ranked, budget, langchainPythonLongContextReorder)));
       for (const header of HeaderSchema.options) {
         for (const format of FORMAT_NAMES) {
           const pack = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING, header, format });
@@ -380,7 +390,13 @@ async function main(): Promise<void> {
     }
     for (const budget of PEER_BUDGETS) {
       const whole = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING });
-      const selected = packBundle({ query: question.question, candidates, maxTokens: budget, encoding: ENCODING, compress: { mode: 'sentences' } });
+      const selected = packBundle({
+        query: question.question,
+        candidates,
+        maxTokens: budget,
+        encoding: ENCODING,
+        compress: { mode: 'sentences' },
+      });
       peerScores.get(key(peerSystems[0], budget))!.push(score(question, oursFromPack(whole, byId)));
       peerScores.get(key(peerSystems[1], budget))!.push(score(question, oursFromPack(selected, byId)));
       peerScores.get(key(peerSystems[2], budget))!.push(score(question, peerPack(question.question, candidates, byId, budget)));
@@ -408,7 +424,19 @@ async function main(): Promise<void> {
   lines.push('');
   lines.push(
     markdownTable(
-      ['Budget', 'System', 'Both gold', 'Gold at edges', 'start', 'end', 'middle', 'Known pairs', 'Near-dup pairs', 'Mean tokens', 'Mean items'],
+      [
+        'Budget',
+        'System',
+        'Both gold',
+        'Gold at edges',
+        'start',
+        'end',
+        'middle',
+        'Known pairs',
+        'Near-dup pairs',
+        'Mean tokens',
+        'Mean items',
+      ],
       rows.map((r) => [
         r.budget,
         r.system,
@@ -429,12 +457,12 @@ async function main(): Promise<void> {
   lines.push(
     `The ${pairs} known pairs: median word 5-gram Jaccard ${fixed(stats.jaccard, 2)}, median overlap coefficient ` +
       `(shared 5-grams ÷ the smaller set) ${fixed(stats.overlap, 2)}; ${stats.jaccardAtLeast08} of them reach Jaccard 0.8, ` +
-      'the packer\'s default near-duplicate threshold. Most chunks contain their paragraph plus more text, which Jaccard ' +
+      "the packer's default near-duplicate threshold. Most chunks contain their paragraph plus more text, which Jaccard " +
       'scores low.',
   );
   lines.push('');
   lines.push(
-    'LangChain.js ships no LongContextReorder; the last baseline applies LangChain Python\'s `_litm_reordering` rule, ' +
+    "LangChain.js ships no LongContextReorder; the last baseline applies LangChain Python's `_litm_reordering` rule, " +
       'reimplemented in bench/baselines/langchain.ts (it puts the best item last when the count is even).',
   );
   lines.push('');
@@ -448,7 +476,10 @@ async function main(): Promise<void> {
       [
         ['both gold in ≥ 90% of packs', `${pct(at1024.bothGold)}: ${check(at1024.bothGold >= 0.9)}`],
         ['≥ 80% of gold items at the edges', `${pct(at1024.edgeShare)}: ${check(at1024.edgeShare >= 0.8)}`],
-        ['no surviving duplicate pair', `${at1024.knownPairs} known, ${at1024.nearDuplicatePairs} near-dup: ${check(at1024.knownPairs + at1024.nearDuplicatePairs === 0)}`],
+        [
+          'no surviving duplicate pair',
+          `${at1024.knownPairs} known, ${at1024.nearDuplicatePairs} near-dup: ${check(at1024.knownPairs + at1024.nearDuplicatePairs === 0)}`,
+        ],
       ],
     ),
   );
@@ -482,7 +513,14 @@ function headerSection(runs: Map<string, { both: number[]; framing: number; used
       for (const budget of BUDGETS) {
         const run = runs.get(`${header}/${format}@${budget}`)!;
         totals.set(header, (totals.get(header) ?? 0) + mean(run.both));
-        rows.push([String(budget), format, header, pct(mean(run.both)), pct(run.framing / run.used), fixed(run.framing / run.both.length, 0)]);
+        rows.push([
+          String(budget),
+          format,
+          header,
+          pct(mean(run.both)),
+          pct(run.framing / run.used),
+          fixed(run.framing / run.both.length, 0),
+        ]);
       }
     }
   }
@@ -509,7 +547,7 @@ function peerSection(
       'gets. Fitted: its order rendered with a one-line `[n] title` header per chunk, counted with o200k_base, chunks ' +
       'dropped from the end of its order until it fits. Unfitted: everything it returns; "Over budget" is the share of packs ' +
       'above the budget and the mean overshoot in tokens. Ours: `packBundle` with the defaults, without and with ' +
-      '`compress: { mode: \'sentences\' }`.',
+      "`compress: { mode: 'sentences' }`.",
   );
   lines.push('');
   const rows: string[][] = [];
@@ -521,9 +559,20 @@ function peerSection(
       const row = aggregate(system, budget, list);
       const over = list.filter((q) => q.usedTokens > budget);
       const overshoot = over.length === 0 ? 0 : mean(over.map((q) => q.usedTokens - budget));
-      rows.push([String(budget), system, pct(row.bothGold), pct(row.edgeShare), fixed(row.meanTokens, 0), fixed(row.meanItems, 1), `${pct(over.length / list.length)} (+${fixed(overshoot, 0)})`]);
+      rows.push([
+        String(budget),
+        system,
+        pct(row.bothGold),
+        pct(row.edgeShare),
+        fixed(row.meanTokens, 0),
+        fixed(row.meanItems, 1),
+        `${pct(over.length / list.length)} (+${fixed(overshoot, 0)})`,
+      ]);
       if (system === systems[0] || system === systems[1]) {
-        verdicts.push([`${budget}: ${system} ≥ fitted peer`, `${pct(row.bothGold)} vs ${pct(fitted)}: ${row.bothGold >= fitted ? 'met' : 'missed'}`]);
+        verdicts.push([
+          `${budget}: ${system} ≥ fitted peer`,
+          `${pct(row.bothGold)} vs ${pct(fitted)}: ${row.bothGold >= fitted ? 'met' : 'missed'}`,
+        ]);
       }
     }
   }
@@ -559,7 +608,11 @@ interface FillRun {
  * a source cap or below the minimum score), each dropped for budget while a lower-ranked candidate is kept; and of
  * those, the ones a pack of only the candidates ranked at or above them would keep.
  */
-function rankFaithfulness(pack: Pack, candidates: readonly Candidate[], repack: (subset: Candidate[]) => Pack): { beside: boolean; forLower: boolean } {
+function rankFaithfulness(
+  pack: Pack,
+  candidates: readonly Candidate[],
+  repack: (subset: Candidate[]) => Pack,
+): { beside: boolean; forLower: boolean } {
   const ranked = [...candidates].sort(compareCandidates);
   const reasons = new Map(pack.dropped.map((d) => [d.id, d.reason] as const));
   const kept = new Set(pack.items.map((i) => i.id));
@@ -583,7 +636,9 @@ async function fillSection(): Promise<string> {
   const embeddings = new CachedEmbeddings({ datasets: ['hotpotqa', 'indexed-text', 'packing-indexed'] });
   const systems = ['whole items', 'sentence selection (BM25, defaults)', 'rag-chunk-reorder 0.1.7, fitted'] as const;
   const runs = new Map<string, FillRun>();
-  for (const s of systems) for (const b of FILL_BUDGETS) runs.set(`${s}@${b}`, { both: [], truncated: 0, items: 0, topDroppedBesideLower: 0, topDroppedForLower: 0 });
+  for (const s of systems)
+    for (const b of FILL_BUDGETS)
+      runs.set(`${s}@${b}`, { both: [], truncated: 0, items: 0, topDroppedBesideLower: 0, topDroppedForLower: 0 });
   let done = 0;
   for (const question of questions) {
     const byId = new Map(question.items.map((i) => [i.id, i]));
@@ -637,16 +692,25 @@ async function fillSection(): Promise<string> {
     }
     const whole = mean(runs.get(`${systems[0]}@${budget}`)!.both);
     const fitted = mean(runs.get(`${systems[2]}@${budget}`)!.both);
-    verdicts.push([`${budget}: whole items ≥ rag-chunk-reorder fitted`, `${pct(whole)} vs ${pct(fitted)}: ${whole >= fitted ? 'met' : 'missed'}`]);
+    verdicts.push([
+      `${budget}: whole items ≥ rag-chunk-reorder fitted`,
+      `${pct(whole)} vs ${pct(fitted)}: ${whole >= fitted ? 'met' : 'missed'}`,
+    ]);
   }
   const selection512 = mean(runs.get(`${systems[1]}@512`)!.both);
-  verdicts.push(['512: sentence selection both gold ≥ 90% (this hybrid pool)', `${pct(selection512)}: ${selection512 >= 0.9 ? 'met' : 'missed'}`]);
+  verdicts.push([
+    '512: sentence selection both gold ≥ 90% (this hybrid pool)',
+    `${pct(selection512)}: ${selection512 >= 0.9 ? 'met' : 'missed'}`,
+  ]);
   const forLower = [...runs.values()].reduce((n, r) => n + r.topDroppedForLower, 0);
-  verdicts.push(['one of the three best dropped for lower ones, any budget and system', `${forLower} packs: ${forLower === 0 ? 'met' : 'missed'}`]);
+  verdicts.push([
+    'one of the three best dropped for lower ones, any budget and system',
+    `${forLower} packs: ${forLower === 0 ? 'met' : 'missed'}`,
+  ]);
   return [
     `### Fill (rule 2) on HotpotQA (${questions.length} questions, hybrid pool, ${FILL_BUDGETS.join(' / ')} tokens)`,
     '',
-    'The same hybrid pool as the peer section (10 paragraphs and the gold paragraphs\' chunks per question, one chunk each). ' +
+    "The same hybrid pool as the peer section (10 paragraphs and the gold paragraphs' chunks per question, one chunk each). " +
       '"Both gold" as above. "Cut items": items truncated per pack. "Top-3 dropped beside lower": packs where one of the three ' +
       'best candidates that reached the budget (not a duplicate, not over a cap) was dropped for budget while a lower-ranked one ' +
       'was kept; "for lower": of those, packs where packing without every lower-ranked candidate keeps it (the lower ones took ' +
@@ -720,7 +784,11 @@ function sameSentence(words: Set<string>, other: Set<string>): boolean {
 }
 
 function loose(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 function scoreSelection(pool: QuestionPool, pack: Pack, ms: number, firstMs: number): SelectionScore {
@@ -794,7 +862,8 @@ function hotpotSupporting(question: HotpotQuestion): string[] {
 /** Every sentence (as the selector splits them) of every question's items: what the sentence cache must hold. */
 function hotpotSentenceTexts(questions: HotpotQuestion[]): string[] {
   const out = new Set<string>();
-  for (const q of questions) for (const item of q.items) for (const r of splitSentences(item.text)) out.add(item.text.slice(r.start, r.end));
+  for (const q of questions)
+    for (const item of q.items) for (const r of splitSentences(item.text)) out.add(item.text.slice(r.start, r.end));
   return [...out];
 }
 
@@ -837,7 +906,14 @@ function runSetting(pools: QuestionPool[], budget: number, setting: Setting | nu
       if (!dense) compress.weights = { lexical: 1, dense: 0 };
     }
     const { pack, ms, firstMs } = timedPack(
-      () => packBundle({ query: pool.question.question, candidates: pool.candidates, maxTokens: budget, encoding: ENCODING, ...(compress ? { compress } : {}) }),
+      () =>
+        packBundle({
+          query: pool.question.question,
+          candidates: pool.candidates,
+          maxTokens: budget,
+          encoding: ENCODING,
+          ...(compress ? { compress } : {}),
+        }),
       repeats,
     );
     return scoreSelection(pool, pack, ms, firstMs);
@@ -856,14 +932,39 @@ async function scifactSelection(): Promise<string> {
   await store.addDocuments(data.corpus.map((d) => ({ id: d.id, text: d.text, title: d.title })));
   const defaults = CompressOptionsSchema.parse({ mode: 'sentences' });
   const rows: { system: string; relevant: number; anyRelevant: number; tokens: number; items: number }[] = [];
-  const totals = { without: [] as number[], with: [] as number[], anyWithout: [] as number[], anyWith: [] as number[], tokWithout: [] as number[], tokWith: [] as number[], itemsWithout: [] as number[], itemsWith: [] as number[] };
+  const totals = {
+    without: [] as number[],
+    with: [] as number[],
+    anyWithout: [] as number[],
+    anyWith: [] as number[],
+    tokWithout: [] as number[],
+    tokWith: [] as number[],
+    itemsWithout: [] as number[],
+    itemsWith: [] as number[],
+  };
   let more = 0;
   let fewer = 0;
   for (const query of queries) {
     const relevant = data.qrels.get(query.id)!;
-    const candidates = (await store.search({ text: query.text, mode: 'lexical', limit: 50 })).map((c) => ({ ...c, id: c.sourceId ?? c.id }));
+    const candidates = (await store.search({ text: query.text, mode: 'lexical', limit: 50 })).map((c) => ({
+      ...c,
+      id: c.sourceId ?? c.id,
+    }));
     const plain = packBundle({ query: query.text, candidates, maxTokens: 1024, encoding: ENCODING });
-    const selected = packBundle({ query: query.text, candidates, maxTokens: 1024, encoding: ENCODING, compress: { mode: 'sentences', weights: { lexical: 1, dense: 0 }, minRelevance: defaults.minRelevance, window: defaults.window, minSentences: defaults.minSentences, spread: defaults.spread } });
+    const selected = packBundle({
+      query: query.text,
+      candidates,
+      maxTokens: 1024,
+      encoding: ENCODING,
+      compress: {
+        mode: 'sentences',
+        weights: { lexical: 1, dense: 0 },
+        minRelevance: defaults.minRelevance,
+        window: defaults.window,
+        minSentences: defaults.minSentences,
+        spread: defaults.spread,
+      },
+    });
     const count = (pack: Pack) => pack.items.filter((i) => relevant.has(i.id)).length;
     const a = count(plain);
     const b = count(selected);
@@ -878,8 +979,20 @@ async function scifactSelection(): Promise<string> {
     totals.itemsWithout.push(plain.items.length);
     totals.itemsWith.push(selected.items.length);
   }
-  rows.push({ system: 'whole abstracts', relevant: mean(totals.without), anyRelevant: mean(totals.anyWithout), tokens: mean(totals.tokWithout), items: mean(totals.itemsWithout) });
-  rows.push({ system: 'sentence selection (defaults, BM25 only)', relevant: mean(totals.with), anyRelevant: mean(totals.anyWith), tokens: mean(totals.tokWith), items: mean(totals.itemsWith) });
+  rows.push({
+    system: 'whole abstracts',
+    relevant: mean(totals.without),
+    anyRelevant: mean(totals.anyWithout),
+    tokens: mean(totals.tokWithout),
+    items: mean(totals.itemsWithout),
+  });
+  rows.push({
+    system: 'sentence selection (defaults, BM25 only)',
+    relevant: mean(totals.with),
+    anyRelevant: mean(totals.anyWith),
+    tokens: mean(totals.tokWith),
+    items: mean(totals.itemsWith),
+  });
   return [
     `### SciFact train (${queries.length} queries): relevant abstracts kept in a 1,024-token pack`,
     '',
@@ -923,11 +1036,11 @@ async function selectionMain(): Promise<{ selection: string; grid: string }> {
   lines.push(`### Sentence selection on HotpotQA (${pools.length} questions), lexical retrieval, ${SELECTION_BUDGETS.join(' / ')} tokens`);
   lines.push('');
   lines.push(
-    'Per question its 10 paragraphs and the gold paragraphs\' retrieval chunks are retrieved lexically (BM25, one chunk each) and packed ' +
+    "Per question its 10 paragraphs and the gold paragraphs' retrieval chunks are retrieved lexically (BM25, one chunk each) and packed " +
       'with `packBundle`, without and with `compress: { mode: \'sentences\' }` (defaults). "Both gold": both supporting paragraphs are ' +
       'represented (an item of each, or of its chunk). "Sentence recall": the share of the dataset\'s supporting sentences that appear ' +
       'whole in a kept item (letters and digits compared: the chunks come from another revision of the articles); "either revision" ' +
-      '(a diagnostic, not the target\'s metric) also counts a kept sentence holding at least 80% of its words, i.e. the chunk\'s ' +
+      "(a diagnostic, not the target's metric) also counts a kept sentence holding at least 80% of its words, i.e. the chunk's " +
       'wording of the same sentence. Pack time: ' +
       `median of ${PACK_REPEATS} packs of the same pool (warm caches: a running service sees the same chunks again), averaged over ` +
       'questions, after one untimed pass of every system; "first pack": the first of the five. Dense rows: the sentence ' +
@@ -941,7 +1054,10 @@ async function selectionMain(): Promise<{ selection: string; grid: string }> {
     { name: 'sentence selection, BM25 only (defaults)', setting: chosen },
   ];
   if (haveVectors) {
-    systems.push({ name: 'sentence selection + dense (MiniLM sentence vectors)', setting: { ...chosen, weights: defaults.weights, dense: true } });
+    systems.push({
+      name: 'sentence selection + dense (MiniLM sentence vectors)',
+      setting: { ...chosen, weights: defaults.weights, dense: true },
+    });
   }
   // One untimed pass of every system first, so no row pays for the first compilation of its code.
   for (const system of systems) runSetting(pools, SELECTION_BUDGETS[0], system.setting, 1);
@@ -964,7 +1080,23 @@ async function selectionMain(): Promise<{ selection: string; grid: string }> {
       ]);
     }
   }
-  lines.push(markdownTable(['Budget', 'Pack', 'Both gold', 'Sentence recall', 'Recall, either revision', 'Mean tokens', 'Mean items', 'Pack ms', 'vs whole', 'First pack ms'], rows));
+  lines.push(
+    markdownTable(
+      [
+        'Budget',
+        'Pack',
+        'Both gold',
+        'Sentence recall',
+        'Recall, either revision',
+        'Mean tokens',
+        'Mean items',
+        'Pack ms',
+        'vs whole',
+        'First pack ms',
+      ],
+      rows,
+    ),
+  );
   lines.push('');
   const sel = (b: number) => results.get(`${systems[1]!.name}@${b}`)!;
   const check = (ok: boolean) => (ok ? 'met' : 'missed');
@@ -1016,7 +1148,8 @@ async function selectionMain(): Promise<{ selection: string; grid: string }> {
     }
     if (haveVectors) {
       for (const dense of [0.25, 0.5, 0.75]) {
-        for (const spread of [0, 1]) measure({ minRelevance: 0.4, minSentences: 2, window: 0, spread, dense: true, weights: { lexical: 1 - dense, dense } });
+        for (const spread of [0, 1])
+          measure({ minRelevance: 0.4, minSentences: 2, window: 0, spread, dense: true, weights: { lexical: 1 - dense, dense } });
       }
     }
     const best = [...grid].sort((a, b) => b.margin - a.margin || a.at512.meanTokens - b.at512.meanTokens)[0]!;

@@ -93,7 +93,14 @@ try {
       return copy === 0 ? doc : { ...doc, id: `${doc.id}~${copy}` };
     });
     const collection = `litm-bench-capacity-${size}-${process.pid}`;
-    const store = new QdrantHybridStore({ client, collection, embeddings, vectorSize: embeddings.dim, chunkTokens: CHUNK_TOKENS, timeoutMs: 600_000 });
+    const store = new QdrantHybridStore({
+      client,
+      collection,
+      embeddings,
+      vectorSize: embeddings.dim,
+      chunkTokens: CHUNK_TOKENS,
+      timeoutMs: 600_000,
+    });
     await store.ensureCollection();
     const ingestStarted = performance.now();
     const ingested = await store.addDocuments(docs);
@@ -102,15 +109,51 @@ try {
     for (const mode of ['hybrid', 'dense', 'lexical'] as SearchMode[]) {
       await store.search({ text: queries[0]!, mode, limit: 10 });
       const m = await measure(queries.map((text) => () => store.search({ text, mode, limit: 10 })));
-      rows.push([label, `search ${mode}, limit 10`, fixed(m.requests, 2), fixed(m.requestKiB, 1), fixed(m.responseKiB, 1), fixed(m.cpuMs, 2), fixed(m.wallMs, 1), fixed(m.serverMs, 1)]);
+      rows.push([
+        label,
+        `search ${mode}, limit 10`,
+        fixed(m.requests, 2),
+        fixed(m.requestKiB, 1),
+        fixed(m.responseKiB, 1),
+        fixed(m.cpuMs, 2),
+        fixed(m.wallMs, 1),
+        fixed(m.serverMs, 1),
+      ]);
     }
     const r = await measure(queries.map((text) => () => store.rankings({ text, limit: 10 })));
-    rows.push([label, 'rankings hybrid, k 10', fixed(r.requests, 2), fixed(r.requestKiB, 1), fixed(r.responseKiB, 1), fixed(r.cpuMs, 2), fixed(r.wallMs, 1), fixed(r.serverMs, 1)]);
+    rows.push([
+      label,
+      'rankings hybrid, k 10',
+      fixed(r.requests, 2),
+      fixed(r.requestKiB, 1),
+      fixed(r.responseKiB, 1),
+      fixed(r.cpuMs, 2),
+      fixed(r.wallMs, 1),
+      fixed(r.serverMs, 1),
+    ]);
     const sources = docs.slice(0, QUERIES).map((d) => d.id);
     const g = await measure(sources.map((id) => () => store.getChunks({ sourceIds: [id] })));
-    rows.push([label, 'getChunks one source', fixed(g.requests, 2), fixed(g.requestKiB, 1), fixed(g.responseKiB, 1), fixed(g.cpuMs, 2), fixed(g.wallMs, 1), fixed(g.serverMs, 1)]);
+    rows.push([
+      label,
+      'getChunks one source',
+      fixed(g.requests, 2),
+      fixed(g.requestKiB, 1),
+      fixed(g.responseKiB, 1),
+      fixed(g.cpuMs, 2),
+      fixed(g.wallMs, 1),
+      fixed(g.serverMs, 1),
+    ]);
     const d = await measure(sources.slice(0, 20).map((id) => () => store.deleteSources([id])));
-    rows.push([label, 'deleteSources one source', fixed(d.requests, 2), fixed(d.requestKiB, 1), fixed(d.responseKiB, 1), fixed(d.cpuMs, 2), fixed(d.wallMs, 1), fixed(d.serverMs, 1)]);
+    rows.push([
+      label,
+      'deleteSources one source',
+      fixed(d.requests, 2),
+      fixed(d.requestKiB, 1),
+      fixed(d.responseKiB, 1),
+      fixed(d.cpuMs, 2),
+      fixed(d.wallMs, 1),
+      fixed(d.serverMs, 1),
+    ]);
     await client.deleteCollection(collection).catch(() => undefined);
   }
 
@@ -122,14 +165,17 @@ try {
 
   const output = [
     `Per call, ${QUERIES} SciFact queries per search row, one call at a time, into ${endpoint.kind === 'server' ? 'a real Qdrant server' : 'the Qdrant test engine'} ` +
-      '(engine times are that engine\'s, not a Qdrant server\'s).',
+      "(engine times are that engine's, not a Qdrant server's).",
     '',
     markdownTable(['collection', 'call', 'round trips', 'sent KiB', 'received KiB', 'client CPU ms', 'wall ms p50', 'engine ms p50'], rows),
     '',
     `SciFact chunks at the default 256 tokens: ${records.length} chunks; ${fixed(payloadBytes, 0)} payload bytes (JSON) and ` +
       `${fixed(textBytes, 0)} text bytes per chunk; ${fixed(terms, 1)} BM25 terms per chunk.`,
     '',
-    `Run: \`npx tsx bench/qdrant-capacity.ts${args.filter((a) => a !== '--write').map((a) => ` ${a}`).join('')}\`; ${loadNote()}.`,
+    `Run: \`npx tsx bench/qdrant-capacity.ts${args
+      .filter((a) => a !== '--write')
+      .map((a) => ` ${a}`)
+      .join('')}\`; ${loadNote()}.`,
   ].join('\n');
   console.log(output);
   if (args.includes('--write')) writeSection('qdrant-capacity', output);

@@ -42,7 +42,7 @@ const ROWS: Record<string, Row> = {
   },
   batched: { name: 'batched, one request in flight (defaults, ingestConcurrency 1)', options: { ingestConcurrency: 1 }, sequential: true },
   parallel: { name: 'batched, parallel requests (defaults)', options: {}, sequential: false },
-  current: { name: 'this commit\'s defaults', options: {}, sequential: true },
+  current: { name: "this commit's defaults", options: {}, sequential: true },
 };
 
 interface Measured {
@@ -104,7 +104,10 @@ try {
     const row = ROWS[key];
     if (row === undefined) throw new Error(`unknown row ${key}; rows: ${Object.keys(ROWS).join(', ')}`);
     const [first, again] = await measure(endpoint.url, row, docs, key);
-    for (const [pass, m] of [['first', first], ['re-ingest', again]] as const) {
+    for (const [pass, m] of [
+      ['first', first],
+      ['re-ingest', again],
+    ] as const) {
       const clientMs = m.wallMs - m.serverMs;
       table.push([
         `${row.name}, ${pass}`,
@@ -133,14 +136,29 @@ try {
     `SciFact corpus, lexical, into ${endpoint.kind === 'server' ? 'a real Qdrant server' : 'the Qdrant test engine'}; commit ${commit}.`,
     '',
     markdownTable(
-      ['ingest', 'docs', 'chunks', 'requests', 'wall s', 'engine s (Σ time)', 'client s (wall − engine)', 'client CPU s', 'docs/s excl. engine', 'docs/s of client CPU', 'docs/s wall'],
+      [
+        'ingest',
+        'docs',
+        'chunks',
+        'requests',
+        'wall s',
+        'engine s (Σ time)',
+        'client s (wall − engine)',
+        'client CPU s',
+        'docs/s excl. engine',
+        'docs/s of client CPU',
+        'docs/s wall',
+      ],
       table,
     ),
     '',
     `Chunking with exact token counts and BM25 encoding alone (what the memory store's ingest does too), same documents, warm: ` +
       `${fixed(sharedSeconds, 2)} s CPU, ${Math.round(docs.length / sharedSeconds)} docs/s.`,
     '',
-    `Run: \`npx tsx bench/qdrant-ingest.ts${args.filter((a) => a !== '--write').map((a) => ` ${a}`).join('')}\`; ${loadNote()}.`,
+    `Run: \`npx tsx bench/qdrant-ingest.ts${args
+      .filter((a) => a !== '--write')
+      .map((a) => ` ${a}`)
+      .join('')}\`; ${loadNote()}.`,
   ].join('\n');
   console.log(output);
   if (args.includes('--write')) writeSection('qdrant-ingest', output);

@@ -15,12 +15,7 @@ import { progress } from './lib/timing.js';
 
 const { values: args } = parseArgs({ options: { run: { type: 'boolean', default: false }, qdrant: { type: 'boolean', default: false } } });
 
-const RUNS: string[][] = [
-  ['bench/retrieval.ts'],
-  ['bench/retrieval.ts', '--synthetic'],
-  ['bench/packing.ts'],
-  ['bench/speed.ts'],
-];
+const RUNS: string[][] = [['bench/retrieval.ts'], ['bench/retrieval.ts', '--synthetic'], ['bench/packing.ts'], ['bench/speed.ts']];
 
 if (args.run) {
   for (const run of RUNS) {

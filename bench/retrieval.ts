@@ -79,7 +79,11 @@ async function evaluate(name: string, data: SciFact, rank: Ranker): Promise<RunR
 }
 
 /** Document ids in rank order (a document counts once, at its best chunk). */
-const docIds = (candidates: Candidate[]): string[] => uniqueBy(candidates.map((c) => c.sourceId ?? c.id), (id) => id);
+const docIds = (candidates: Candidate[]): string[] =>
+  uniqueBy(
+    candidates.map((c) => c.sourceId ?? c.id),
+    (id) => id,
+  );
 
 const storeRanker =
   (store: Store, mode: SearchMode, fusion?: Fusion): Ranker =>
@@ -129,9 +133,7 @@ async function fusionGrid(store: MemoryHybridStore, data: SciFact): Promise<Grid
   ];
   for (const k of [1, 2, 3, 5, 10, 20, 40, 60]) {
     for (const [dense, lexical] of weightPairs) {
-      settings.push(
-        dense === 1 && lexical === 1 ? { method: 'rrf', k } : { method: 'rrf', k, weights: { dense, lexical } },
-      );
+      settings.push(dense === 1 && lexical === 1 ? { method: 'rrf', k } : { method: 'rrf', k, weights: { dense, lexical } });
     }
   }
   return settings.map((fusion) => {
@@ -175,14 +177,13 @@ function chooseFusion(grid: GridRow[]): GridRow {
 }
 
 function gridMatrix(grid: GridRow[]): string {
-  const rrf = grid.filter((r) => r.fusion.method === 'rrf') as (GridRow & { fusion: { method: 'rrf'; k?: number; weights?: { dense: number; lexical: number } } })[];
+  const rrf = grid.filter((r) => r.fusion.method === 'rrf') as (GridRow & {
+    fusion: { method: 'rrf'; k?: number; weights?: { dense: number; lexical: number } };
+  })[];
   const ks = [...new Set(rrf.map((r) => r.fusion.k ?? 2))];
   const key = (r: (typeof rrf)[number]) => `${r.fusion.weights?.dense ?? 1}/${r.fusion.weights?.lexical ?? 1}`;
   const cols = [...new Set(rrf.map(key))];
-  const rows = ks.map((k) => [
-    `k=${k}`,
-    ...cols.map((c) => fixed(rrf.find((r) => (r.fusion.k ?? 2) === k && key(r) === c)!.ndcg10)),
-  ]);
+  const rows = ks.map((k) => [`k=${k}`, ...cols.map((c) => fixed(rrf.find((r) => (r.fusion.k ?? 2) === k && key(r) === c)!.ndcg10))]);
   const dbsf = grid.find((r) => r.fusion.method === 'dbsf')!;
   return [
     markdownTable(['RRF nDCG@10 (weights dense/lexical →)', ...cols], rows),
@@ -230,12 +231,13 @@ async function runSciFact(): Promise<string> {
   }
 
   // --- the LangChain.js baselines, same cached vectors
-  const lcIngest = await timed(() =>
-    buildLangChainBaseline({ docs: docs.map((d) => ({ id: d.id, text: d.text })), embeddings, k: LIMIT }),
-  );
+  const lcIngest = await timed(() => buildLangChainBaseline({ docs: docs.map((d) => ({ id: d.id, text: d.text })), embeddings, k: LIMIT }));
   const lc = lcIngest.value;
   const lcIds = (documents: { metadata: Record<string, unknown> }[]) =>
-    uniqueBy(documents.map((d) => String(d.metadata.id)), (id) => id);
+    uniqueBy(
+      documents.map((d) => String(d.metadata.id)),
+      (id) => id,
+    );
   // BM25Retriever rescans the whole corpus for every query (about a second here), so each arm runs once per
   // query and the ensemble's ranking comes from EnsembleRetriever's own fusion step (_weightedReciprocalRank) on
   // those two lists: the same ranking `ensemble.invoke` returns. Its latency is the two arms' plus the fusion's.
@@ -299,9 +301,7 @@ async function runSciFact(): Promise<string> {
         qdrantResults.push(await evaluate(`litm-pack ${label} · lexical`, data, storeRanker(qstore, 'lexical')));
         qdrantResults.push(await evaluate(`litm-pack ${label} · dense`, data, storeRanker(qstore, 'dense')));
         qdrantResults.push(await evaluate(`litm-pack ${label} · hybrid, default`, data, storeRanker(qstore, 'hybrid')));
-        qdrantResults.push(
-          await evaluate(`litm-pack ${label} · hybrid, tuned`, data, storeRanker(qstore, 'hybrid', chosen.fusion)),
-        );
+        qdrantResults.push(await evaluate(`litm-pack ${label} · hybrid, tuned`, data, storeRanker(qstore, 'hybrid', chosen.fusion)));
         qdrantNote =
           endpoint.kind === 'server'
             ? `Qdrant: a real server at QDRANT_URL.`
@@ -332,7 +332,12 @@ async function runSciFact(): Promise<string> {
       'served from the cache (no model inference), so it measures search only.',
   );
   lines.push('');
-  lines.push(markdownTable(['System', 'nDCG@10', 'Recall@100', 'p50 ms', 'p95 ms'], all.map((r) => resultRow(r))));
+  lines.push(
+    markdownTable(
+      ['System', 'nDCG@10', 'Recall@100', 'p50 ms', 'p95 ms'],
+      all.map((r) => resultRow(r)),
+    ),
+  );
   lines.push('');
   lines.push(qdrantNote);
   lines.push('');
@@ -355,11 +360,28 @@ async function runSciFact(): Promise<string> {
     markdownTable(
       ['Store', 'Documents', 'Seconds', 'Docs/s'],
       [
-        ['litm-pack MemoryHybridStore (chunk, count tokens, BM25-encode, cached vectors)', docs.length, fixed(ingest.ms / 1000, 1), rate(docs.length, ingest.ms)],
+        [
+          'litm-pack MemoryHybridStore (chunk, count tokens, BM25-encode, cached vectors)',
+          docs.length,
+          fixed(ingest.ms / 1000, 1),
+          rate(docs.length, ingest.ms),
+        ],
         ...(Number.isFinite(qdrantIngestMs)
-          ? [['litm-pack QdrantHybridStore (same, plus upserts)', docs.length, fixed(qdrantIngestMs / 1000, 1), rate(docs.length, qdrantIngestMs)]]
+          ? [
+              [
+                'litm-pack QdrantHybridStore (same, plus upserts)',
+                docs.length,
+                fixed(qdrantIngestMs / 1000, 1),
+                rate(docs.length, qdrantIngestMs),
+              ],
+            ]
           : []),
-        ['LangChain MemoryVectorStore + BM25Retriever (cached vectors)', docs.length, fixed(lcIngest.ms / 1000, 1), rate(docs.length, lcIngest.ms)],
+        [
+          'LangChain MemoryVectorStore + BM25Retriever (cached vectors)',
+          docs.length,
+          fixed(lcIngest.ms / 1000, 1),
+          rate(docs.length, lcIngest.ms),
+        ],
       ],
     ),
   );
@@ -369,7 +391,7 @@ async function runSciFact(): Promise<string> {
   lines.push(
     'Each cell fuses the same two prefetched arms (dense and lexical, ' +
       `${hybridPrefetchLimit(LIMIT)} each, as the store prefetches for limit ${LIMIT}) with the store's own fusion code. ` +
-      'Weights follow Qdrant\'s weighted RRF, `1 / ((rank + 1) / w + k − 1)` (0-based rank).',
+      "Weights follow Qdrant's weighted RRF, `1 / ((rank + 1) / w + k − 1)` (0-based rank).",
   );
   lines.push('');
   lines.push(gridMatrix(grid));
@@ -387,10 +409,22 @@ async function runSciFact(): Promise<string> {
     markdownTable(
       ['Target', 'Result'],
       [
-        [`hybrid (tuned) nDCG@10 > lexical (${fixed(lexical.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > lexical.ndcg10)}`],
-        [`hybrid (tuned) nDCG@10 > dense (${fixed(dense.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > dense.ndcg10)}`],
-        [`hybrid (tuned) nDCG@10 > EnsembleRetriever (${fixed(ensemble.ndcg10)})`, `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > ensemble.ndcg10)}`],
-        [`hybrid (default) nDCG@10 > both single modes`, `${fixed(results[2]!.ndcg10)}: ${check(results[2]!.ndcg10 > Math.max(lexical.ndcg10, dense.ndcg10))}`],
+        [
+          `hybrid (tuned) nDCG@10 > lexical (${fixed(lexical.ndcg10)})`,
+          `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > lexical.ndcg10)}`,
+        ],
+        [
+          `hybrid (tuned) nDCG@10 > dense (${fixed(dense.ndcg10)})`,
+          `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > dense.ndcg10)}`,
+        ],
+        [
+          `hybrid (tuned) nDCG@10 > EnsembleRetriever (${fixed(ensemble.ndcg10)})`,
+          `${fixed(hybridBest.ndcg10)}: ${check(hybridBest.ndcg10 > ensemble.ndcg10)}`,
+        ],
+        [
+          `hybrid (default) nDCG@10 > both single modes`,
+          `${fixed(results[2]!.ndcg10)}: ${check(results[2]!.ndcg10 > Math.max(lexical.ndcg10, dense.ndcg10))}`,
+        ],
       ],
     ),
   );
@@ -415,22 +449,47 @@ async function runIngest(): Promise<string> {
   // Loading the two tokenizers is a once-per-process cost (see bench:pack's first-use rows), timed on its own.
   const vocabularies = await timed(() => Promise.resolve(ENCODINGS.map((encoding) => getTokenizer(encoding))));
   const first = await timed(() => new MemoryHybridStore({ chunkTokens: CHUNK_TOKENS }).addDocuments(docs));
-  rows.push(['MemoryHybridStore, lexical: first ingest of the process (every piece and word met for the first time)', fixed(first.ms / 1000, 2), fixed(first.ms / 1000, 2), rate(first.ms), rate(first.ms)]);
+  rows.push([
+    'MemoryHybridStore, lexical: first ingest of the process (every piece and word met for the first time)',
+    fixed(first.ms / 1000, 2),
+    fixed(first.ms / 1000, 2),
+    rate(first.ms),
+    rate(first.ms),
+  ]);
   progress(`lexical first ingest: ${rate(first.ms)} docs/s`);
   const repeats: number[] = [];
-  for (let i = 0; i < 5; i += 1) repeats.push((await timed(() => new MemoryHybridStore({ chunkTokens: CHUNK_TOKENS }).addDocuments(docs))).ms);
+  for (let i = 0; i < 5; i += 1)
+    repeats.push((await timed(() => new MemoryHybridStore({ chunkTokens: CHUNK_TOKENS }).addDocuments(docs))).ms);
   const p50 = percentile(repeats, 50);
   const p95 = percentile(repeats, 95);
-  rows.push(['MemoryHybridStore, lexical: again into a new store (5 runs)', fixed(p50 / 1000, 2), fixed(p95 / 1000, 2), rate(p50), rate(p95)]);
+  rows.push([
+    'MemoryHybridStore, lexical: again into a new store (5 runs)',
+    fixed(p50 / 1000, 2),
+    fixed(p95 / 1000, 2),
+    rate(p50),
+    rate(p95),
+  ]);
   progress(`lexical repeated ingest: ${rate(p50)} docs/s`);
 
   let vectorsNote = '';
   try {
     const embeddings = new CachedEmbeddings({ datasets: ['scifact-corpus'] });
     const hybrid = await timed(() => new MemoryHybridStore({ embeddings, chunkTokens: CHUNK_TOKENS }).addDocuments(docs));
-    rows.push(['MemoryHybridStore with the cached all-MiniLM-L6-v2 vectors', fixed(hybrid.ms / 1000, 2), fixed(hybrid.ms / 1000, 2), rate(hybrid.ms), rate(hybrid.ms)]);
+    rows.push([
+      'MemoryHybridStore with the cached all-MiniLM-L6-v2 vectors',
+      fixed(hybrid.ms / 1000, 2),
+      fixed(hybrid.ms / 1000, 2),
+      rate(hybrid.ms),
+      rate(hybrid.ms),
+    ]);
     const lc = await timed(() => buildLangChainBaseline({ docs: docs.map((d) => ({ id: d.id, text: d.text })), embeddings, k: LIMIT }));
-    rows.push(['LangChain MemoryVectorStore + BM25Retriever, same vectors (they store the text only)', fixed(lc.ms / 1000, 2), fixed(lc.ms / 1000, 2), rate(lc.ms), rate(lc.ms)]);
+    rows.push([
+      'LangChain MemoryVectorStore + BM25Retriever, same vectors (they store the text only)',
+      fixed(lc.ms / 1000, 2),
+      fixed(lc.ms / 1000, 2),
+      rate(lc.ms),
+      rate(lc.ms),
+    ]);
   } catch (error) {
     vectorsNote = `Rows with vectors not run: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
     progress(vectorsNote);

@@ -50,9 +50,13 @@ function serve(mode: string, workMs: number): void {
 }
 
 function start(mode: string, workMs: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve', mode, '--work-ms', String(workMs)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), '--serve', mode, '--work-ms', String(workMs)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.stdout?.setEncoding('utf8').once('data', (line: string) => resolve({ child, port: Number(line.trim()) }));
     child.once('exit', (code) => reject(new Error(`the ${mode} server exited (${code}) before listening`)));
@@ -126,9 +130,20 @@ async function main(): Promise<void> {
   const at = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
   const rows = arms.map((arm) => {
     const sorted = [...arm.latencies].sort((a, b) => a - b);
-    return [arm.label, sorted.length, (sorted.length / arm.seconds).toFixed(1), at(sorted, 0.5).toFixed(1), at(sorted, 0.9).toFixed(1), at(sorted, 0.99).toFixed(1), (at(sorted, 0.99) / at(sorted, 0.5)).toFixed(2), sorted.at(-1)!.toFixed(1)];
+    return [
+      arm.label,
+      sorted.length,
+      (sorted.length / arm.seconds).toFixed(1),
+      at(sorted, 0.5).toFixed(1),
+      at(sorted, 0.9).toFixed(1),
+      at(sorted, 0.99).toFixed(1),
+      (at(sorted, 0.99) / at(sorted, 0.5)).toFixed(2),
+      sorted.at(-1)!.toFixed(1),
+    ];
   });
-  console.log(`### Fairness: a server that holds its loop ${workMs} ms per request, ${connections} connections, ${phases} alternating phases of ${flags['phase-seconds']} s each\n`);
+  console.log(
+    `### Fairness: a server that holds its loop ${workMs} ms per request, ${connections} connections, ${phases} alternating phases of ${flags['phase-seconds']} s each\n`,
+  );
   console.log(markdownTable(['server', 'requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99 / p50', 'max ms'], rows));
 }
 

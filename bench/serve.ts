@@ -156,7 +156,17 @@ function startServe(workers: number): Promise<{ child: ChildProcess; url: string
     [
       ...(flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', flags['cpu-prof']]),
       join(REPO_ROOT, 'dist', 'cli', 'main.js'),
-      'serve', '--store', STORE_DIR, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--workers', String(workers)],
+      'serve',
+      '--store',
+      STORE_DIR,
+      '--port',
+      '0',
+      '--no-rate-limits',
+      '--log',
+      '/dev/null',
+      '--workers',
+      String(workers),
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
@@ -175,7 +185,12 @@ function startServe(workers: number): Promise<{ child: ChildProcess; url: string
 }
 
 /** One autocannon run: for `bound.seconds`, or until `bound.requests` have been sent. */
-function load(url: string, paths: () => string, bound: { seconds: number } | { requests: number }, connections: number): Promise<autocannon.Result> {
+function load(
+  url: string,
+  paths: () => string,
+  bound: { seconds: number } | { requests: number },
+  connections: number,
+): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -186,7 +201,8 @@ function load(url: string, paths: () => string, bound: { seconds: number } | { r
         timeout: 10,
         requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths() }) }],
       },
-      (error: unknown, result) => (error ? reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error })) : resolve(result)),
+      (error: unknown, result) =>
+        error ? reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error })) : resolve(result),
     );
     instance.on('error', reject);
   });
@@ -213,7 +229,13 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
     const rssEnd = rss();
     const rssMax = Math.max(rssEnd, ...samples.map((sample) => sample.rss));
     // The sample nearest each quarter of the run.
-    const rssQuarters = [0.25, 0.5, 0.75].map((q) => samples.reduce((best, sample) => (Math.abs(sample.at - q * seconds) < Math.abs(best.at - q * seconds) ? sample : best), { at: Infinity, rss: NaN }).rss);
+    const rssQuarters = [0.25, 0.5, 0.75].map(
+      (q) =>
+        samples.reduce((best, sample) => (Math.abs(sample.at - q * seconds) < Math.abs(best.at - q * seconds) ? sample : best), {
+          at: Infinity,
+          rss: NaN,
+        }).rss,
+    );
     const median = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
       return sorted.length === 0 ? NaN : (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
@@ -222,7 +244,9 @@ async function overHttp(workers: number, queries: string[], seconds: number, con
       median(samples.filter((sample) => sample.at <= seconds / 3).map((sample) => sample.rss)),
       median(samples.filter((sample) => sample.at >= (2 * seconds) / 3).map((sample) => sample.rss)),
     ];
-    progress(`  RSS ${rssStart.toFixed(1)} → ${rssQuarters.map((v) => v.toFixed(1)).join(' → ')} → ${rssEnd.toFixed(1)} MiB (highest ${rssMax.toFixed(1)})`);
+    progress(
+      `  RSS ${rssStart.toFixed(1)} → ${rssQuarters.map((v) => v.toFixed(1)).join(' → ')} → ${rssEnd.toFixed(1)} MiB (highest ${rssMax.toFixed(1)})`,
+    );
     return {
       setup: workers === 1 ? 'litm-pack serve' : `litm-pack serve --workers ${workers}`,
       requests: result['2xx'],
@@ -248,7 +272,7 @@ async function main(): Promise<void> {
   }, 15 * 60_000);
   const duration = Number(flags.duration);
   const connections = Number(flags.connections);
-  const workerCounts = (flags.workers).split(',').map(Number);
+  const workerCounts = flags.workers.split(',').map(Number);
   ensureBuilt('the server (the built command line, as `npx litm-pack serve` runs it)');
   const data = loadSciFact();
   await prepareStore(data.corpus);
@@ -272,7 +296,20 @@ async function main(): Promise<void> {
           growth(row) <= TARGETS.rssGrowth ? 'RSS ok' : 'RSS MISSED',
         ].join(', ');
   const table = markdownTable(
-    ['setup', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'RSS start MiB', 'RSS at ¼, ½, ¾ MiB', 'RSS end MiB', 'RSS growth', 'median RSS, first → last third', 'targets'],
+    [
+      'setup',
+      'requests',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'RSS start MiB',
+      'RSS at ¼, ½, ¾ MiB',
+      'RSS end MiB',
+      'RSS growth',
+      'median RSS, first → last third',
+      'targets',
+    ],
     rows.map((row) => [
       row.setup,
       row.requests,
@@ -284,7 +321,9 @@ async function main(): Promise<void> {
       row.rssQuarters.length > 0 ? row.rssQuarters.map((v) => v.toFixed(1)).join(', ') : '–',
       row.rssEnd?.toFixed(1) ?? 'n/a',
       Number.isFinite(growth(row)) ? `${(growth(row) * 100).toFixed(1)}%` : 'n/a',
-      row.rssThirds === null ? '–' : `${row.rssThirds[0].toFixed(1)} → ${row.rssThirds[1].toFixed(1)} (${(((row.rssThirds[1] - row.rssThirds[0]) / row.rssThirds[0]) * 100).toFixed(1)}%)`,
+      row.rssThirds === null
+        ? '–'
+        : `${row.rssThirds[0].toFixed(1)} → ${row.rssThirds[1].toFixed(1)} (${(((row.rssThirds[1] - row.rssThirds[0]) / row.rssThirds[0]) * 100).toFixed(1)}%)`,
       verdict(row),
     ]),
   );

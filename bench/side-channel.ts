@@ -21,7 +21,10 @@ const restricted: IngestDocument = {
   acl: ['hr'],
   text: Array.from({ length: 3000 }, (_, i) => sentence(i, 'zanzibarite')).join('\n\n'),
 };
-await store.addDocuments([restricted, ...Array.from({ length: 200 }, (_, i) => ({ id: `public/${i}.md`, text: sentence(i, 'meadowlark') }))]);
+await store.addDocuments([
+  restricted,
+  ...Array.from({ length: 200 }, (_, i) => ({ id: `public/${i}.md`, text: sentence(i, 'meadowlark') })),
+]);
 // Ids as a request brings them: parsed from JSON (flat strings), restricted and missing alike.
 const asRequest = (list: string[]): string[] => JSON.parse(JSON.stringify(list)) as string[];
 const restrictedIds = (await store.getChunks({ sourceIds: ['hr/restricted.md'], principals: 'all' })).slice(0, 50).map((c) => c.id);
@@ -48,9 +51,17 @@ async function compare(a: () => Promise<unknown>, b: () => Promise<unknown>) {
 }
 
 const rows: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
-  ['getChunks of a source (3,000 chunks)', () => store.getChunks({ sourceIds: ['hr/restricted.md'], principals }), () => store.getChunks({ sourceIds: ['hr/none.md'], principals })],
+  [
+    'getChunks of a source (3,000 chunks)',
+    () => store.getChunks({ sourceIds: ['hr/restricted.md'], principals }),
+    () => store.getChunks({ sourceIds: ['hr/none.md'], principals }),
+  ],
   ['getChunks of 50 chunk ids', () => store.getChunks({ ids, principals }), () => store.getChunks({ ids: missingIds, principals })],
-  ['lexical search, one term', () => store.search({ text: 'zanzibarite', mode: 'lexical', principals }), () => store.search({ text: 'quixotelium', mode: 'lexical', principals })],
+  [
+    'lexical search, one term',
+    () => store.search({ text: 'zanzibarite', mode: 'lexical', principals }),
+    () => store.search({ text: 'quixotelium', mode: 'lexical', principals }),
+  ],
 ];
 const table: string[][] = [];
 for (const [name, a, b] of rows) {

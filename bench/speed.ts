@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   lines.push(qdrantNote);
   lines.push('');
   lines.push(
-    'The LangChain cut counts each document\'s tokens with js-tiktoken (o200k_base). Its memoised row times a second ' +
+    "The LangChain cut counts each document's tokens with js-tiktoken (o200k_base). Its memoised row times a second " +
       'cut on the same pool with token counts cached across queries (retrieval time shared with the row above): the ' +
       'fairer comparison for a long-running service. Our store keeps per-chunk token counts from ingest.',
   );

@@ -75,7 +75,11 @@ interface Queries {
   vectors: number[][];
 }
 
-async function readQueries(path: string): Promise<Queries & { embeddings: { embedQuery(text: string): Promise<number[]>; embedDocuments(texts: string[]): Promise<number[][]> } }> {
+async function readQueries(
+  path: string,
+): Promise<
+  Queries & { embeddings: { embedQuery(text: string): Promise<number[]>; embedDocuments(texts: string[]): Promise<number[][]> } }
+> {
   const queries = JSON.parse(await readFile(path, 'utf8')) as Queries;
   const byText = new Map(queries.texts.map((text, i) => [text, queries.vectors[i]!]));
   const vector = (text: string) => {
@@ -83,13 +87,18 @@ async function readQueries(path: string): Promise<Queries & { embeddings: { embe
     if (found === undefined) throw new Error(`no vector for the query ${text}`);
     return found;
   };
-  return { ...queries, embeddings: { embedQuery: (text) => Promise.resolve(vector(text)), embedDocuments: (texts) => Promise.resolve(texts.map(vector)) } };
+  return {
+    ...queries,
+    embeddings: { embedQuery: (text) => Promise.resolve(vector(text)), embedDocuments: (texts) => Promise.resolve(texts.map(vector)) },
+  };
 }
 
 async function childLitm(path: string, src: string, queryFile: string): Promise<ChildReport> {
   const { texts: queries, embeddings } = await readQueries(queryFile);
   const t0 = performance.now();
-  const { MemoryHybridStore } = (await import(pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href)) as typeof import('../src/memory/memory-hybrid-store.js');
+  const { MemoryHybridStore } = (await import(
+    pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href
+  )) as typeof import('../src/memory/memory-hybrid-store.js');
   const t1 = performance.now();
   const store = await MemoryHybridStore.load(path, { embeddings });
   const t2 = performance.now();
@@ -103,7 +112,14 @@ async function childLitm(path: string, src: string, queryFile: string): Promise<
     latencies.push(performance.now() - start);
     answers.push(hits.map((h) => ({ id: h.id, score: h.score })));
   }
-  return { ready: t3, importMs: t1 - t0, openMs: t2 - t1, firstMs: t3 - t2, p50: percentile(latencies, 50), answers: JSON.stringify(answers) };
+  return {
+    ready: t3,
+    importMs: t1 - t0,
+    openMs: t2 - t1,
+    firstMs: t3 - t2,
+    p50: percentile(latencies, 50),
+    answers: JSON.stringify(answers),
+  };
 }
 
 async function childLance(path: string, queryFile: string): Promise<ChildReport> {
@@ -138,7 +154,13 @@ async function childOrama(path: string, queryFile: string): Promise<ChildReport>
   const t2 = performance.now();
   const vectorOf = new Map(queries.map((text, i) => [text, vectors[i]!]));
   const hybrid = (text: string) =>
-    orama.search(db, { mode: 'hybrid', term: text, vector: { value: vectorOf.get(text)!, property: 'embedding' }, similarity: 0, limit: 10 } as never);
+    orama.search(db, {
+      mode: 'hybrid',
+      term: text,
+      vector: { value: vectorOf.get(text)!, property: 'embedding' },
+      similarity: 0,
+      limit: 10,
+    } as never);
   await hybrid(queries[0]!);
   const t3 = performance.now();
   const latencies: number[] = [];
@@ -167,8 +189,12 @@ async function childIngest(system: string, src: string): Promise<ChildReport> {
   let ms: number;
   const start = performance.now();
   if (system === 'litm' || system === 'litm-lexical') {
-    const { MemoryHybridStore } = (await import(pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href)) as typeof import('../src/memory/memory-hybrid-store.js');
-    const { getTokenizer } = (await import(pathToFileURL(join(src, 'tokenize', 'tiktoken.ts')).href)) as typeof import('../src/tokenize/tiktoken.js');
+    const { MemoryHybridStore } = (await import(
+      pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href
+    )) as typeof import('../src/memory/memory-hybrid-store.js');
+    const { getTokenizer } = (await import(
+      pathToFileURL(join(src, 'tokenize', 'tiktoken.ts')).href
+    )) as typeof import('../src/tokenize/tiktoken.js');
     // Loading the vocabularies is a once-per-process cost, left out as bench/retrieval.ts leaves it out.
     getTokenizer('o200k_base').count('warm');
     getTokenizer('cl100k_base').count('warm');
@@ -189,7 +215,11 @@ async function childIngest(system: string, src: string): Promise<ChildReport> {
     const orama = await import('@orama/orama');
     const begin = performance.now();
     const db = orama.create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIM}]` } as const });
-    await orama.insertMultiple(db, rows.map((r) => ({ id: r.id, text: r.text, embedding: r.vector })), 500);
+    await orama.insertMultiple(
+      db,
+      rows.map((r) => ({ id: r.id, text: r.text, embedding: r.vector })),
+      500,
+    );
     ms = performance.now() - begin;
   }
   await rm(dir, { recursive: true, force: true });
@@ -202,12 +232,16 @@ async function childIngest(system: string, src: string): Promise<ChildReport> {
 let queryFile = '';
 
 function runChild(mode: string, path: string, src = SRC): ChildReport {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', SELF, '--child', mode, '--path', path, '--src', src, '--queries', queryFile], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 2 ** 20,
-    env: { ...process.env, LANCE_FTS_WRITE_QUEUE_SIZE: process.env.LANCE_FTS_WRITE_QUEUE_SIZE },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', SELF, '--child', mode, '--path', path, '--src', src, '--queries', queryFile],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 * 2 ** 20,
+      env: { ...process.env, LANCE_FTS_WRITE_QUEUE_SIZE: process.env.LANCE_FTS_WRITE_QUEUE_SIZE },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return JSON.parse(out.trim().split('\n').at(-1)!) as ChildReport;
 }
 
@@ -224,10 +258,14 @@ async function build(chunks: number, dir: string, before: string | undefined) {
   const timings: Record<string, number> = {};
   let textBytes = 0;
 
-  const stores: { name: string; src: string; path: string }[] = [{ name: 'litm-pack (this version)', src: SRC, path: join(dir, 'litm', 'store.json') }];
+  const stores: { name: string; src: string; path: string }[] = [
+    { name: 'litm-pack (this version)', src: SRC, path: join(dir, 'litm', 'store.json') },
+  ];
   if (before !== undefined) stores.push({ name: 'litm-pack (before)', src: join(before, 'src'), path: join(dir, 'before', 'store.json') });
   for (const { name, src, path } of stores) {
-    const { MemoryHybridStore } = (await import(pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href)) as typeof import('../src/memory/memory-hybrid-store.js');
+    const { MemoryHybridStore } = (await import(
+      pathToFileURL(join(src, 'memory', 'memory-hybrid-store.ts')).href
+    )) as typeof import('../src/memory/memory-hybrid-store.js');
     const store = new MemoryHybridStore({ embeddings: embed, chunkTokens: 8192 });
     const start = performance.now();
     for (const docs of batches()) await store.addDocuments(docs);
@@ -235,7 +273,9 @@ async function build(chunks: number, dir: string, before: string | undefined) {
     const saving = performance.now();
     await store.save(path);
     timings[`${name} save`] = performance.now() - saving;
-    progress(`${name}: ${store.size} chunks ingested in ${fixed(timings[`${name} ingest`]! / 1000, 1)} s, saved in ${fixed(timings[`${name} save`]! / 1000, 1)} s`);
+    progress(
+      `${name}: ${store.size} chunks ingested in ${fixed(timings[`${name} ingest`]! / 1000, 1)} s, saved in ${fixed(timings[`${name} save`]! / 1000, 1)} s`,
+    );
   }
   for (const docs of batches()) for (const doc of docs) textBytes += Buffer.byteLength(doc.text, 'utf8');
 
@@ -260,7 +300,12 @@ async function build(chunks: number, dir: string, before: string | undefined) {
   const { persist } = await import('@orama/plugin-data-persistence');
   start = performance.now();
   const odb = orama.create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIM}]` } as const });
-  for (const docs of batches()) await orama.insertMultiple(odb, docs.map((d) => ({ id: d.id, text: d.text, embedding: embed.vector(d.text) })), 1000);
+  for (const docs of batches())
+    await orama.insertMultiple(
+      odb,
+      docs.map((d) => ({ id: d.id, text: d.text, embedding: embed.vector(d.text) })),
+      1000,
+    );
   timings['Orama ingest'] = performance.now() - start;
   start = performance.now();
   let oramaNote: string | null = null;
@@ -271,7 +316,9 @@ async function build(chunks: number, dir: string, before: string | undefined) {
     // Its persistence encodes the whole index as one string: past Node's string limit it cannot save at all.
     oramaNote = `Orama could not persist the index: ${error instanceof Error ? error.message : String(error)}`;
   }
-  progress(`Orama: ${chunks} documents in ${fixed(timings['Orama ingest'] / 1000, 1)} s; ${oramaNote ?? `persisted in ${fixed((timings['Orama save'] ?? 0) / 1000, 1)} s`}`);
+  progress(
+    `Orama: ${chunks} documents in ${fixed(timings['Orama ingest'] / 1000, 1)} s; ${oramaNote ?? `persisted in ${fixed((timings['Orama save'] ?? 0) / 1000, 1)} s`}`,
+  );
   return { stores, timings, textBytes, oramaNote };
 }
 
@@ -283,11 +330,15 @@ async function main(): Promise<void> {
     const src = args.src ?? SRC;
     const queries = args.queries ?? '';
     const report =
-      args.child === 'litm' ? await childLitm(path, src, queries)
-      : args.child === 'lance' ? await childLance(path, queries)
-      : args.child === 'orama' ? await childOrama(path, queries)
-      : args.child === 'read' ? await childRead(path)
-      : await childIngest(args.child.replace(/^ingest-/u, ''), src);
+      args.child === 'litm'
+        ? await childLitm(path, src, queries)
+        : args.child === 'lance'
+          ? await childLance(path, queries)
+          : args.child === 'orama'
+            ? await childOrama(path, queries)
+            : args.child === 'read'
+              ? await childRead(path)
+              : await childIngest(args.child.replace(/^ingest-/u, ''), src);
     process.stdout.write(`${JSON.stringify(report)}\n`);
     return;
   }
@@ -324,15 +375,37 @@ async function main(): Promise<void> {
         `${fixed((open.openMs + open.firstMs) / read.openMs, 1)}×`,
         fixed(open.p50 ?? Number.NaN, 1),
       ]);
-      progress(`${name}: open ${fixed(open.openMs, 0)} ms + first answer ${fixed(open.firstMs, 0)} ms; reading the file ${fixed(read.openMs, 0)} ms`);
+      progress(
+        `${name}: open ${fixed(open.openMs, 0)} ms + first answer ${fixed(open.firstMs, 0)} ms; reading the file ${fixed(read.openMs, 0)} ms`,
+      );
     }
     const lance = medianChild('lance', join(dir, 'lance'));
-    rows.push(['LanceDB 0.31.0 (flat vector search, FTS index, RRF)', `${fixed(du(join(dir, 'lance')) / 2 ** 20, 0)} MiB`, '', fixed(lance.importMs, 0), fixed(lance.openMs, 0), fixed(lance.firstMs, 0), fixed(lance.ready, 0), '', fixed(lance.p50 ?? Number.NaN, 1)]);
+    rows.push([
+      'LanceDB 0.31.0 (flat vector search, FTS index, RRF)',
+      `${fixed(du(join(dir, 'lance')) / 2 ** 20, 0)} MiB`,
+      '',
+      fixed(lance.importMs, 0),
+      fixed(lance.openMs, 0),
+      fixed(lance.firstMs, 0),
+      fixed(lance.ready, 0),
+      '',
+      fixed(lance.p50 ?? Number.NaN, 1),
+    ]);
     progress(`LanceDB: open ${fixed(lance.openMs, 0)} ms + first answer ${fixed(lance.firstMs, 0)} ms`);
     const oramaFile = join(dir, 'orama.bin');
     if (oramaNote === null) {
       const orama = medianChild('orama', oramaFile);
-      rows.push(['Orama 3.1.18 (binary persistence)', `${fixed((await stat(oramaFile)).size / 2 ** 20, 0)} MiB`, '', fixed(orama.importMs, 0), fixed(orama.openMs, 0), fixed(orama.firstMs, 0), fixed(orama.ready, 0), '', fixed(orama.p50 ?? Number.NaN, 1)]);
+      rows.push([
+        'Orama 3.1.18 (binary persistence)',
+        `${fixed((await stat(oramaFile)).size / 2 ** 20, 0)} MiB`,
+        '',
+        fixed(orama.importMs, 0),
+        fixed(orama.openMs, 0),
+        fixed(orama.firstMs, 0),
+        fixed(orama.ready, 0),
+        '',
+        fixed(orama.p50 ?? Number.NaN, 1),
+      ]);
       progress(`Orama: open ${fixed(orama.openMs, 0)} ms + first answer ${fixed(orama.firstMs, 0)} ms`);
     } else {
       rows.push(['Orama 3.1.18 (binary persistence)', 'not saved', '', '', '', '', '', '', '']);
@@ -340,17 +413,20 @@ async function main(): Promise<void> {
 
     const ours = stores[0]!;
     const ourOpen = medianChild('litm', ours.path);
-    const exact = stores.length < 2 ? 'no baseline run' : answers.get(stores[1]!.name) === answers.get(ours.name) ? 'identical' : 'DIFFERENT';
+    const exact =
+      stores.length < 2 ? 'no baseline run' : answers.get(stores[1]!.name) === answers.get(ours.name) ? 'identical' : 'DIFFERENT';
 
     // Ingest: SciFact with cached vectors, each system in a fresh process.
     const ingestRows: (string | number)[][] = [];
     const systems: [string, string, string][] = [
       ['litm-pack (this version), with vectors', 'ingest-litm', SRC],
       ['litm-pack (this version), lexical only', 'ingest-litm-lexical', SRC],
-      ...(before === undefined ? [] : ([
-        ['litm-pack (before), with vectors', 'ingest-litm', join(before, 'src')],
-        ['litm-pack (before), lexical only', 'ingest-litm-lexical', join(before, 'src')],
-      ] as [string, string, string][])),
+      ...(before === undefined
+        ? []
+        : ([
+            ['litm-pack (before), with vectors', 'ingest-litm', join(before, 'src')],
+            ['litm-pack (before), lexical only', 'ingest-litm-lexical', join(before, 'src')],
+          ] as [string, string, string][])),
       ['LanceDB 0.31.0 (table + FTS index)', 'ingest-lance', SRC],
       ['Orama 3.1.18 (insertMultiple)', 'ingest-orama', SRC],
     ];
@@ -379,16 +455,28 @@ async function main(): Promise<void> {
         `${fixed(textBytes / 2 ** 20, 0)} MiB of texts and ${fixed(vectorBytes / 2 ** 20, 0)} MiB of f32 vectors. ` +
         `Command: \`npx tsx bench/store-open.ts --chunks ${chunks}${before === undefined ? '' : ' --before <checkout of the previous version>'}\`.`,
       '',
-      markdownTable(['Store', 'file', 'read bytes ms', 'import ms', 'open ms', 'first answer ms', 'ready ms', '× read', 'hybrid p50 ms'], rows),
+      markdownTable(
+        ['Store', 'file', 'read bytes ms', 'import ms', 'open ms', 'first answer ms', 'ready ms', '× read', 'hybrid p50 ms'],
+        rows,
+      ),
       '',
       `Answers of ${QUERY_COUNT} hybrid queries, this version against the one before: ${exact}.${oramaNote === null ? '' : ` ${oramaNote}.`}`,
       '',
       markdownTable(
         ['Target', 'Result'],
         [
-          [`open + first answer within 8× reading the file (${fixed(ourRead.openMs, 0)} ms)`, `${fixed(oursOpen / ourRead.openMs, 1)}×: ${check(oursOpen <= 8 * ourRead.openMs)}`],
-          [`open + first answer ≤ 2× LanceDB's (${fixed(lanceOpen, 0)} ms)`, `${fixed(oursOpen, 0)} ms = ${fixed(oursOpen / lanceOpen, 2)}×: ${check(oursOpen <= 2 * lanceOpen)}`],
-          ['file ≤ 1.5× its texts and f32 vectors', `${fixed(ourSize / (textBytes + vectorBytes), 2)}×: ${check(ourSize <= 1.5 * (textBytes + vectorBytes))}`],
+          [
+            `open + first answer within 8× reading the file (${fixed(ourRead.openMs, 0)} ms)`,
+            `${fixed(oursOpen / ourRead.openMs, 1)}×: ${check(oursOpen <= 8 * ourRead.openMs)}`,
+          ],
+          [
+            `open + first answer ≤ 2× LanceDB's (${fixed(lanceOpen, 0)} ms)`,
+            `${fixed(oursOpen, 0)} ms = ${fixed(oursOpen / lanceOpen, 2)}×: ${check(oursOpen <= 2 * lanceOpen)}`,
+          ],
+          [
+            'file ≤ 1.5× its texts and f32 vectors',
+            `${fixed(ourSize / (textBytes + vectorBytes), 2)}×: ${check(ourSize <= 1.5 * (textBytes + vectorBytes))}`,
+          ],
         ],
       ),
       '',

@@ -9,12 +9,44 @@ import { createHash } from 'node:crypto';
 import { packBundle, toCanonicalJson, type CandidateInput } from '../src/index.js';
 
 const candidates: CandidateInput[] = [
-  { id: 'refunds#1', sourceId: 'refunds.md', version: 'v3', score: 0.91, similarity: 0.72, text: 'Refunds are paid to the original payment method within 14 days of the return arriving.' },
-  { id: 'returns#1', sourceId: 'returns.md', version: 'v2', score: 0.84, similarity: 0.66, text: 'Returns are accepted within 30 days with the receipt. Refunds follow inspection.' },
+  {
+    id: 'refunds#1',
+    sourceId: 'refunds.md',
+    version: 'v3',
+    score: 0.91,
+    similarity: 0.72,
+    text: 'Refunds are paid to the original payment method within 14 days of the return arriving.',
+  },
+  {
+    id: 'returns#1',
+    sourceId: 'returns.md',
+    version: 'v2',
+    score: 0.84,
+    similarity: 0.66,
+    text: 'Returns are accepted within 30 days with the receipt. Refunds follow inspection.',
+  },
   { id: 'giftcards#1', sourceId: 'giftcards.md', score: 0.77, similarity: 0.58, text: 'Gift cards are never refunded and do not expire.' },
-  { id: 'refunds#1-copy', sourceId: 'mirror/refunds.md', score: 0.7, similarity: 0.7, text: 'Refunds are paid to the original payment method within 14 days of the return arriving.' },
-  { id: 'warranty#1', sourceId: 'warranty.md', score: 0.62, similarity: 0.49, text: 'The warranty covers defects for two years; a defective item is repaired, replaced or refunded.' },
-  { id: 'shipping#1', sourceId: 'shipping.md', score: 0.62, similarity: 0.31, text: 'Shipping is free above 50 euros. Express shipping costs 9 euros and takes one day.' },
+  {
+    id: 'refunds#1-copy',
+    sourceId: 'mirror/refunds.md',
+    score: 0.7,
+    similarity: 0.7,
+    text: 'Refunds are paid to the original payment method within 14 days of the return arriving.',
+  },
+  {
+    id: 'warranty#1',
+    sourceId: 'warranty.md',
+    score: 0.62,
+    similarity: 0.49,
+    text: 'The warranty covers defects for two years; a defective item is repaired, replaced or refunded.',
+  },
+  {
+    id: 'shipping#1',
+    sourceId: 'shipping.md',
+    score: 0.62,
+    similarity: 0.31,
+    text: 'Shipping is free above 50 euros. Express shipping costs 9 euros and takes one day.',
+  },
 ];
 
 /** A fixed permutation (no randomness: the harness itself must be reproducible). */

@@ -64,4 +64,6 @@ for (const doc of after) {
 }
 // Documents without scores keep their retriever's order as the rank order (synthetic scores 1, 5/6, ...).
 const { pack } = await new LitmCompressor({ maxTokens: 120 }).compressWithCitations(before, query);
-console.log(`\nBudget: ${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens; dropped: ${pack.dropped.map((d) => d.reason).join(', ') || 'none'}`);
+console.log(
+  `\nBudget: ${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens; dropped: ${pack.dropped.map((d) => d.reason).join(', ') || 'none'}`,
+);

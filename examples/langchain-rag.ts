@@ -32,7 +32,9 @@ const prompt = ChatPromptTemplate.fromMessages([
   ['system', 'Answer only from the numbered context below and cite sources as [n].\n\n{context}'],
   ['human', '{question}'],
 ]);
-const model = new FakeListChatModel({ responses: ['(fake model) Models use the start and the end of a long context best, so the strongest passages go there [1].'] });
+const model = new FakeListChatModel({
+  responses: ['(fake model) Models use the start and the end of a long context best, so the strongest passages go there [1].'],
+});
 
 // Retrieval with the citation sidecar, then the answer; the retriever and the model share one trace.
 const chain = RunnableLambda.from(async (input: string, config) => {

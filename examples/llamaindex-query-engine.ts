@@ -28,7 +28,9 @@ await store.addDocuments(await loadCorpus());
 
 const retriever = new BundleRetriever({ store, maxTokens: 500, limit: 20 });
 const synthesizer = getResponseSynthesizer('compact', {
-  llm: new MockLLM({ responseMessage: '(mock LLM) Models use the start and the end of a long context best, so the strongest passages go there [1].' }),
+  llm: new MockLLM({
+    responseMessage: '(mock LLM) Models use the start and the end of a long context best, so the strongest passages go there [1].',
+  }),
 });
 const engine = new RetrieverQueryEngine(retriever, synthesizer);
 

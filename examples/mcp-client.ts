@@ -41,12 +41,17 @@ try {
   console.log(`Tools: ${tools.map((tool) => tool.name).join(', ')}\n`);
 
   // 3. A cited bundle; the structured content is the whole pack.
-  const bundle = (await client.callTool({ name: 'assemble_bundle', arguments: { query: question, budget: 500, mode: 'lexical' } })) as CallToolResult;
+  const bundle = (await client.callTool({
+    name: 'assemble_bundle',
+    arguments: { query: question, budget: 500, mode: 'lexical' },
+  })) as CallToolResult;
   if (bundle.isError) throw new Error(`assemble_bundle failed: ${JSON.stringify(bundle.content)}`);
   const pack = PackSchema.parse(bundle.structuredContent);
   console.log(`Question: ${question}\n`);
   console.log(pack.context);
-  console.log(`\n${pack.items.length} items, ${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens, confidence ${pack.coverage.confidence}`);
+  console.log(
+    `\n${pack.items.length} items, ${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens, confidence ${pack.coverage.confidence}`,
+  );
   for (const citation of pack.citations) console.log(`  [${citation.ref}] ${citation.sourceId} sha256:${citation.textSha256.slice(0, 12)}`);
 
   // 4. Routing on confidence, as the tool description tells an agent to.
@@ -59,7 +64,10 @@ try {
   console.log(`Route: ${route}\n`);
 
   // 5. One call for a RAG prompt: exactly { context, hits, token_estimate, truncated }.
-  const rag = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'BM25 term saturation', max_tokens: 200 } })) as CallToolResult;
+  const rag = (await client.callTool({
+    name: 'get_rag_context',
+    arguments: { query: 'BM25 term saturation', max_tokens: 200 },
+  })) as CallToolResult;
   if (rag.isError) throw new Error(`get_rag_context failed: ${JSON.stringify(rag.content)}`);
   const context = RagContextSchema.parse(rag.structuredContent);
   console.log(`get_rag_context: ${context.hits.length} hits, ${context.token_estimate} tokens, truncated ${context.truncated}`);

@@ -11,14 +11,25 @@ const corpus = join(dirname(fileURLToPath(import.meta.url)), 'mixed');
 const docs = await loadDocuments([corpus], {
   base: corpus,
   // The tickets export names its fields its own way.
-  loaders: [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] })],
+  loaders: [
+    ...defaultLoaders(),
+    recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] }),
+  ],
   onSkip: (skip) => console.error(`skipped ${skip.path}: ${skip.message}`),
   onWarning: (warning) => console.error(`${warning.path}: ${warning.message}`),
 });
 const store = new MemoryHybridStore();
 await store.addDocuments(docs);
 
-const { pack } = await assembleBundle({ store, query: 'how are refund webhook retries spaced out, with backoff and jitter?', mode: 'lexical', maxTokens: 1200 });
+const { pack } = await assembleBundle({
+  store,
+  query: 'how are refund webhook retries spaced out, with backoff and jitter?',
+  mode: 'lexical',
+  maxTokens: 1200,
+});
 console.log(pack.context);
 console.log('\nCitations:');
-for (const c of pack.citations) console.log(`  [${c.ref}] ${c.sourceId}${c.section ? ` § ${c.section.join(' > ')}` : ''} ${JSON.stringify(c.locator ?? {})}${c.parentId ? ` (attachment of ${c.parentId})` : ''}`);
+for (const c of pack.citations)
+  console.log(
+    `  [${c.ref}] ${c.sourceId}${c.section ? ` § ${c.section.join(' > ')}` : ''} ${JSON.stringify(c.locator ?? {})}${c.parentId ? ` (attachment of ${c.parentId})` : ''}`,
+  );

@@ -42,9 +42,15 @@ class HashingEmbeddings implements EmbeddingsLike {
 
 const dir = join(import.meta.dirname, 'corpus');
 const files = (await readdir(dir)).filter((f) => f.endsWith('.md') && f !== 'README.md').sort();
-const docs: IngestDocument[] = await Promise.all(files.map(async (f) => ({ id: f, text: await readFile(join(dir, f), 'utf8'), version: 'v1' })));
+const docs: IngestDocument[] = await Promise.all(
+  files.map(async (f) => ({ id: f, text: await readFile(join(dir, f), 'utf8'), version: 'v1' })),
+);
 
-const store = new QdrantHybridStore({ url, collection: process.env.QDRANT_COLLECTION ?? 'litm_example', embeddings: new HashingEmbeddings() });
+const store = new QdrantHybridStore({
+  url,
+  collection: process.env.QDRANT_COLLECTION ?? 'litm_example',
+  embeddings: new HashingEmbeddings(),
+});
 await store.ensureCollection();
 const ingest = await store.addDocuments(docs);
 console.log(`Ingested ${docs.length} documents: ${ingest.added} added, ${ingest.unchanged} unchanged, ${ingest.removed} removed.`);
@@ -53,5 +59,7 @@ const question = process.argv[2] ?? 'How does reciprocal rank fusion combine lex
 const candidates = await store.search({ text: question, mode: 'hybrid', limit: 30 });
 const pack = packBundle({ query: question, candidates, maxTokens: 800 });
 console.log(`\nQuestion: ${question}\n\n${pack.context}\n`);
-console.log(`${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens; confidence ${pack.coverage.confidence} (top similarity ${pack.coverage.topSimilarity.toFixed(3)})`);
+console.log(
+  `${pack.budget.usedTokens}/${pack.budget.maxTokens} tokens; confidence ${pack.coverage.confidence} (top similarity ${pack.coverage.topSimilarity.toFixed(3)})`,
+);
 for (const c of pack.citations) console.log(`  [${c.ref}] ${c.sourceId} chunk ${c.chunkId} sha256 ${c.textSha256.slice(0, 12)}`);

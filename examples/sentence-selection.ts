@@ -29,8 +29,12 @@ const candidates = await store.search({ text: question, mode: 'lexical', limit: 
 
 const whole = packBundle({ query: question, candidates, maxTokens: 300 });
 const selected = packBundle({ query: question, candidates, maxTokens: 300, compress: { mode: 'sentences' } });
-console.log(`Whole chunks: ${whole.items.length} items from ${whole.coverage.distinctSourceCount} sources in ${whole.budget.usedTokens} tokens`);
-console.log(`Sentences:    ${selected.items.length} items from ${selected.coverage.distinctSourceCount} sources in ${selected.budget.usedTokens} tokens\n`);
+console.log(
+  `Whole chunks: ${whole.items.length} items from ${whole.coverage.distinctSourceCount} sources in ${whole.budget.usedTokens} tokens`,
+);
+console.log(
+  `Sentences:    ${selected.items.length} items from ${selected.coverage.distinctSourceCount} sources in ${selected.budget.usedTokens} tokens\n`,
+);
 console.log(selected.context);
 
 // Every kept sentence comes back byte for byte from its source document through the citation's spans.
@@ -38,7 +42,8 @@ for (const citation of selected.citations) {
   const source = sources.get(citation.sourceId)!;
   for (const span of citation.spans ?? []) {
     const sentence = source.slice(span.start, span.end);
-    if (!selected.items[citation.ref - 1]!.text.includes(sentence)) throw new Error(`span ${span.start}-${span.end} of ${citation.sourceId} is not in item ${citation.ref}`);
+    if (!selected.items[citation.ref - 1]!.text.includes(sentence))
+      throw new Error(`span ${span.start}-${span.end} of ${citation.sourceId} is not in item ${citation.ref}`);
   }
 }
 console.log('\nEvery span checked against its source.');

@@ -38,7 +38,10 @@ console.log(`Before any edit: ${before.flat().length} citations, all current: ${
 const provenance = texts.get('citations-and-provenance.md')!;
 const edited = provenance
   .replace('Citations make those sources visible.', 'Citations make those sources visible, and they cost little to produce.')
-  .replace('Documents change: policies are revised and manuals are rewritten.', 'Documents change all the time: policies are revised, manuals are rewritten.');
+  .replace(
+    'Documents change: policies are revised and manuals are rewritten.',
+    'Documents change all the time: policies are revised, manuals are rewritten.',
+  );
 await store.addDocuments([{ id: 'citations-and-provenance.md', text: edited, version: 'v2' }]);
 texts.set('citations-and-provenance.md', edited);
 await store.deleteSources(['lost-in-the-middle.md']);
@@ -58,7 +61,9 @@ for (const [index, line] of golden.entries()) {
         : check.status === 'changed'
           ? `closest ${check.closest!.span.start}-${check.closest!.span.end}, score ${check.closest!.score.toFixed(2)}`
           : '';
-    console.log(`  [${check.ref}] ${check.status.padEnd(7)} ${check.sourceId} (${check.citedVersion} → ${check.currentVersion ?? '-'}) ${where}`);
+    console.log(
+      `  [${check.ref}] ${check.status.padEnd(7)} ${check.sourceId} (${check.citedVersion} → ${check.currentVersion ?? '-'}) ${where}`,
+    );
     // What the texts say: is the cited text still at its span, elsewhere, or gone?
     const citation = pack.citations[check.ref! - 1]!;
     const cited = original.get(citation.sourceId)!.slice(citation.span!.start, citation.span!.end);

@@ -59,11 +59,13 @@ for (const encoding of ENCODINGS) {
 // The compiled tokenizers must read the tables (not fall back to decoding js-tiktoken's modules).
 const check = (specifier, type) => {
   const script =
-    type === 'module'
-      ? `const m = await import(${JSON.stringify(specifier)});`
-      : `const m = require(${JSON.stringify(specifier)});`;
+    type === 'module' ? `const m = await import(${JSON.stringify(specifier)});` : `const m = require(${JSON.stringify(specifier)});`;
   const body = `${script} for (const e of ${JSON.stringify(ENCODINGS)}) { m.getTokenizer(e); if (m.vocabularySource(e) !== 'rank table') { console.error(e + ' not read from its rank table'); process.exit(1); } }`;
-  const run = spawnSync(process.execPath, [...(type === 'module' ? ['--input-type=module'] : []), '-e', type === 'module' ? body : `(async () => { ${body} })()`], { encoding: 'utf8' });
+  const run = spawnSync(
+    process.execPath,
+    [...(type === 'module' ? ['--input-type=module'] : []), '-e', type === 'module' ? body : `(async () => { ${body} })()`],
+    { encoding: 'utf8' },
+  );
   if (run.status !== 0) throw new Error(`${specifier} does not read the rank tables: ${run.stderr}`);
 };
 // Every ESM entry bundles or imports the tokenizer from a shared chunk; the root entry reaches it like the others.

@@ -29,13 +29,19 @@ function filesUnder(dir, suffix) {
 }
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly'], { stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly'],
+  { stdio: 'inherit' },
+);
 
 /** Every package import stays an import, except zod's (see above). */
 const externalExceptZod = {
   name: 'external-except-zod',
   setup(builder) {
-    builder.onResolve({ filter: /^[^./]/ }, (args) => (args.path === 'zod' || args.path.startsWith('zod/') ? undefined : { path: args.path, external: true }));
+    builder.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path === 'zod' || args.path.startsWith('zod/') ? undefined : { path: args.path, external: true },
+    );
   },
 };
 
@@ -94,4 +100,6 @@ for (const file of filesUnder(dist, '.d.ts').filter((f) => !f.startsWith('cjs/')
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, readFileSync(join(dist, file), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n'));
 }
-console.log(`build: dist/ (ESM, ${entries.length} entries and ${filesUnder(join(dist, 'chunks'), '.js').length} shared chunks) and dist/cjs/ (CommonJS, ${sources.length} files)`);
+console.log(
+  `build: dist/ (ESM, ${entries.length} entries and ${filesUnder(join(dist, 'chunks'), '.js').length} shared chunks) and dist/cjs/ (CommonJS, ${sources.length} files)`,
+);

@@ -40,7 +40,23 @@ for (const file of files) {
 lengths.sort((a, b) => b[0] - a[0]);
 longFunctions.sort((a, b) => b[0] - a[0]);
 const bucket = (lo, hi) => lengths.filter(([n]) => n >= lo && n < hi).length;
-console.log(`${files.length} files, ${totalLines} lines; files by length: <100 ${bucket(0, 100)}, 100-299 ${bucket(100, 300)}, 300-499 ${bucket(300, 500)}, 500-699 ${bucket(500, 700)}, >=700 ${bucket(700, Infinity)}`);
-console.log(`largest: ${lengths.slice(0, 5).map(([n, f]) => `${f} ${n}`).join(', ')}`);
-console.log(`functions over 60 lines: ${longFunctions.length}${longFunctions.length ? ` (longest: ${longFunctions.slice(0, 5).map(([n, f]) => `${f} ${n}`).join(', ')})` : ''}`);
+console.log(
+  `${files.length} files, ${totalLines} lines; files by length: <100 ${bucket(0, 100)}, 100-299 ${bucket(100, 300)}, 300-499 ${bucket(300, 500)}, 500-699 ${bucket(500, 700)}, >=700 ${bucket(700, Infinity)}`,
+);
+console.log(
+  `largest: ${lengths
+    .slice(0, 5)
+    .map(([n, f]) => `${f} ${n}`)
+    .join(', ')}`,
+);
+console.log(
+  `functions over 60 lines: ${longFunctions.length}${
+    longFunctions.length
+      ? ` (longest: ${longFunctions
+          .slice(0, 5)
+          .map(([n, f]) => `${f} ${n}`)
+          .join(', ')})`
+      : ''
+  }`,
+);
 console.log(`lines over 140 characters: ${longLines}; non-null assertions: ${nonNull}`);

@@ -12,15 +12,29 @@ mkdirSync(join(root, 'mail'), { recursive: true });
 const manual = await makePdf(
   [
     ['Operations manual', 'This manual covers how the payment service is run: deploys, incidents and refunds.'],
-    ['Incidents', 'An incident is declared when a customer-facing error rate stays above 2% for five minutes.', 'The incident commander owns communication; the on-call engineer owns the fix.'],
-    ['Refunds', 'Refunds are paid back to the original payment method within 14 days of approval.', 'Refund webhooks from the payment provider are retried with exponential backoff and jitter, at most 8 times.'],
+    [
+      'Incidents',
+      'An incident is declared when a customer-facing error rate stays above 2% for five minutes.',
+      'The incident commander owns communication; the on-call engineer owns the fix.',
+    ],
+    [
+      'Refunds',
+      'Refunds are paid back to the original payment method within 14 days of approval.',
+      'Refund webhooks from the payment provider are retried with exponential backoff and jitter, at most 8 times.',
+    ],
   ],
   'Payment service operations manual',
 );
 writeFileSync(join(root, 'manual.pdf'), manual);
 
 const terms = await makePdf(
-  [['Contract renewal terms', 'The renewal runs for 24 months from 1 April 2024.', 'Prices rise by 3% at the start of the renewal; support response times stay at 4 hours.']],
+  [
+    [
+      'Contract renewal terms',
+      'The renewal runs for 24 months from 1 April 2024.',
+      'Prices rise by 3% at the start of the renewal; support response times stay at 4 hours.',
+    ],
+  ],
   'Renewal terms 2024',
 );
 const renewal = await makeEmail({

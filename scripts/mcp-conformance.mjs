@@ -74,7 +74,9 @@ for (let i = 0; i < argv.length; i += 1) {
 if (options.survey && options.report !== undefined) usage('--survey judges nothing, so it writes no --report');
 
 function usage(message) {
-  process.stderr.write(`mcp-conformance: ${message}\nusage: node scripts/mcp-conformance.mjs [--revision 2025-11-25|2026-07-28|both] [--transport http|stdio|both] [--report FILE] [--keep] [--survey]\n`);
+  process.stderr.write(
+    `mcp-conformance: ${message}\nusage: node scripts/mcp-conformance.mjs [--revision 2025-11-25|2026-07-28|both] [--transport http|stdio|both] [--report FILE] [--keep] [--survey]\n`,
+  );
   process.exit(2);
 }
 
@@ -91,7 +93,11 @@ function cleanUp() {
   if (workDir !== undefined && !options.keep) rmSync(workDir, { recursive: true, force: true });
 }
 process.on('exit', cleanUp);
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+]) {
   process.once(signal, () => {
     process.stderr.write(`mcp-conformance: ${signal}: stopping\n`);
     process.exit(code);
@@ -202,8 +208,14 @@ function ensureTools() {
   const stamp = createHash('sha256').update(manifest).update(lock).digest('hex');
   const stampFile = join(toolsDir, '.installed');
   const node = join(toolsDir, 'node_modules', nodePackage(), 'bin/node');
-  const suites = Object.fromEntries(Object.entries(REVISIONS).map(([revision, { pkg }]) => [revision, join(toolsDir, 'node_modules', pkg, 'dist/index.js')]));
-  const installed = existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp && existsSync(node) && Object.values(suites).every((suite) => existsSync(suite));
+  const suites = Object.fromEntries(
+    Object.entries(REVISIONS).map(([revision, { pkg }]) => [revision, join(toolsDir, 'node_modules', pkg, 'dist/index.js')]),
+  );
+  const installed =
+    existsSync(stampFile) &&
+    readFileSync(stampFile, 'utf8') === stamp &&
+    existsSync(node) &&
+    Object.values(suites).every((suite) => existsSync(suite));
   if (!installed) {
     process.stderr.write('mcp-conformance: installing the pinned Node 22 and conformance suites into .conformance/\n');
     mkdirSync(toolsDir, { recursive: true });
@@ -213,13 +225,17 @@ function ensureTools() {
     // npm itself runs on this Node 20; the suite's dependencies that ask for Node 22 only warn here.
     const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: toolsDir, encoding: 'utf8' });
     if (npm.status !== 0) fail(`npm ci in .conformance/ failed:\n${npm.stdout}${npm.stderr}`);
-    if (!existsSync(node) || !Object.values(suites).every((suite) => existsSync(suite))) fail('npm ci in .conformance/ did not install the Node 22 binary and the suites');
+    if (!existsSync(node) || !Object.values(suites).every((suite) => existsSync(suite)))
+      fail('npm ci in .conformance/ did not install the Node 22 binary and the suites');
     writeFileSync(stampFile, stamp);
   }
   const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   if (!/^v22\./.test(version)) fail(`${node} is ${version || 'not runnable'}, not Node 22`);
   const versions = Object.fromEntries(
-    Object.entries(REVISIONS).map(([revision, { pkg }]) => [revision, JSON.parse(readFileSync(join(toolsDir, 'node_modules', pkg, 'package.json'), 'utf8')).version]),
+    Object.entries(REVISIONS).map(([revision, { pkg }]) => [
+      revision,
+      JSON.parse(readFileSync(join(toolsDir, 'node_modules', pkg, 'package.json'), 'utf8')).version,
+    ]),
   );
   return { node, suites, nodeVersion: version, versions };
 }
@@ -287,16 +303,25 @@ function readChecks(outDir, scenario) {
  */
 async function runScenario(tools, revision, url, scenario, outDir, allowed = {}) {
   const suite = tools.suites[revision];
-  const result = await run(tools.node, [suite, 'server', '--url', url, '--scenario', scenario, ...REVISIONS[revision].run, '--output-dir', outDir], { cwd: toolsDir });
+  const result = await run(
+    tools.node,
+    [suite, 'server', '--url', url, '--scenario', scenario, ...REVISIONS[revision].run, '--output-dir', outDir],
+    { cwd: toolsDir },
+  );
   const checks = readChecks(outDir, scenario);
   if (checks === undefined) {
-    const why = result.timedOut ? `timed out after ${SCENARIO_TIMEOUT_MS / 1000} s` : `no checks.json (exit ${result.signal ?? result.code})`;
+    const why = result.timedOut
+      ? `timed out after ${SCENARIO_TIMEOUT_MS / 1000} s`
+      : `no checks.json (exit ${result.signal ?? result.code})`;
     return { passed: false, detail: `${why}: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}` };
   }
   const bad = checks.filter((check) => (check.status === 'FAILURE' || check.status === 'WARNING') && !(check.id in allowed));
   const successes = checks.filter((check) => check.status === 'SUCCESS').length;
   if (bad.length === 0 && successes > 0) return { passed: true, detail: `${successes} check${successes === 1 ? '' : 's'}` };
-  const detail = bad.length === 0 ? 'no check succeeded' : bad.map((check) => `${check.id} ${check.status}: ${check.errorMessage ?? check.details?.message ?? check.description}`).join('; ');
+  const detail =
+    bad.length === 0
+      ? 'no check succeeded'
+      : bad.map((check) => `${check.id} ${check.status}: ${check.errorMessage ?? check.details?.message ?? check.description}`).join('; ');
   return { passed: false, detail };
 }
 
@@ -349,7 +374,10 @@ function scenariosOf(revision) {
   if (revision === '2025-11-25') names = [...listing.stdout.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]);
   else {
     const required = listing.stdout.split(/^Client scenarios/m)[0].split(/^Server scenarios/m)[1] ?? '';
-    names = [...[...required.matchAll(/^\s+- (\S+)\s*$/gm)].map((match) => match[1]), ...[...listing.stdout.matchAll(/^\s+- (\S+) \[server\]/gm)].map((match) => match[1])];
+    names = [
+      ...[...required.matchAll(/^\s+- (\S+)\s*$/gm)].map((match) => match[1]),
+      ...[...listing.stdout.matchAll(/^\s+- (\S+) \[server\]/gm)].map((match) => match[1]),
+    ];
   }
   if (names.length === 0) fail(`conformance ${REVISIONS[revision].list.join(' ')} listed no server scenario:\n${listing.stdout}`);
   return names;
@@ -357,12 +385,19 @@ function scenariosOf(revision) {
 
 const plans = options.revisions.map((revision) => {
   const scenarios = scenariosOf(revision);
-  return { revision, scenarios, expectation: loadBaseline(join(manifestDir, REVISIONS[revision].baseline), scenarios, tools.versions[revision]) };
+  return {
+    revision,
+    scenarios,
+    expectation: loadBaseline(join(manifestDir, REVISIONS[revision].baseline), scenarios, tools.versions[revision]),
+  };
 });
 
 workDir = mkdtempSync(join(tmpdir(), 'litm-conformance-'));
 const store = join(workDir, '.litm-store');
-const ingest = spawnSync(process.execPath, [cli, 'ingest', join(root, 'examples/corpus'), '--store', store], { cwd: root, encoding: 'utf8' });
+const ingest = spawnSync(process.execPath, [cli, 'ingest', join(root, 'examples/corpus'), '--store', store], {
+  cwd: root,
+  encoding: 'utf8',
+});
 if (ingest.status !== 0) fail(`ingest of examples/corpus failed:\n${ingest.stdout}${ingest.stderr}`);
 
 console.log(
@@ -410,7 +445,14 @@ for (const transport of options.transports) {
             counts.failed += 1;
           }
           console.log(`${label}  ${line}`);
-          results.push({ revision, transport, scenario, expected: status, result: outcome.passed ? 'passed' : 'failed', detail: outcome.detail });
+          results.push({
+            revision,
+            transport,
+            scenario,
+            expected: status,
+            result: outcome.passed ? 'passed' : 'failed',
+            detail: outcome.detail,
+          });
         }
       }
     });

@@ -79,7 +79,16 @@ export {
   SearchModeSchema,
   SearchRequestSchema,
 } from './store/schemas.js';
-export type { AddDocumentsOptions, ChunkRecord, Fusion, GetChunksRequest, IngestDocument, Region, SearchMode, SearchRequest } from './store/schemas.js';
+export type {
+  AddDocumentsOptions,
+  ChunkRecord,
+  Fusion,
+  GetChunksRequest,
+  IngestDocument,
+  Region,
+  SearchMode,
+  SearchRequest,
+} from './store/schemas.js';
 export { withSearchDegraded } from './store/types.js';
 export type { AddDocumentsResult, DeleteSourcesResult, RankedChunk, Rankings, Store } from './store/types.js';
 export { matchesFilter, validateFilter } from './store/filter.js';
@@ -120,7 +129,14 @@ export {
   VerifyCitationsOptionsSchema,
   verifyCitations,
 } from './verify/verify.js';
-export type { CitationCheck, CitationStatus, ClosestPassage, VerifiableCitation, VerifiablePack, VerifyCitationsOptions } from './verify/verify.js';
+export type {
+  CitationCheck,
+  CitationStatus,
+  ClosestPassage,
+  VerifiableCitation,
+  VerifiablePack,
+  VerifyCitationsOptions,
+} from './verify/verify.js';
 
 // Reports
 export { renderPackReport } from './inspect/pack-report.js';

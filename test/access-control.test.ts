@@ -6,7 +6,17 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PackSchema, packBundle, MemoryHybridStore, type Store } from '../src/index.js';
 import { createServer } from '../src/server/index.js';
-import { ENG_MARKER, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, bearer, fixtureKeys, fixtureStore, FIXED_NOW } from './helpers/serve-fixtures.js';
+import {
+  ENG_MARKER,
+  HR_MARKER,
+  KEYS,
+  PUBLIC_DOCS,
+  RESTRICTED_DOCS,
+  bearer,
+  fixtureKeys,
+  fixtureStore,
+  FIXED_NOW,
+} from './helpers/serve-fixtures.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 
 interface Probe {
@@ -40,19 +50,47 @@ const PROBES: Probe[] = [
   { name: 'bundle, dense, POST', method: 'POST', url: '/api/bundle', payload: { q: 'salary advances are confidential', mode: 'dense' } },
   { name: 'bundle filtered to a restricted source', method: 'GET', url: `/api/bundle?q=refunds&filter=${hrFilter}` },
   { name: 'bundle at a tight budget (dropped counts)', method: 'GET', url: '/api/bundle?q=refunds%20shipping&budget=40' },
-  { name: 'briefing pinning restricted sources', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/salaries.md,handbook/refunds.md,eng/roadmap.md' },
-  { name: 'briefing as markdown, POST', method: 'POST', url: '/api/briefing', payload: { prompt: `${ENG_MARKER} shipping`, pins: ['eng/roadmap.md'], format: 'md' } },
+  {
+    name: 'briefing pinning restricted sources',
+    method: 'GET',
+    url: '/api/briefing?prompt=refunds&pins=hr/salaries.md,handbook/refunds.md,eng/roadmap.md',
+  },
+  {
+    name: 'briefing as markdown, POST',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: `${ENG_MARKER} shipping`, pins: ['eng/roadmap.md'], format: 'md' },
+  },
   { name: 'briefing at a tight budget (caveats counts)', method: 'GET', url: '/api/briefing?prompt=refunds%20shipping&budget=120' },
   { name: 'bundle with debug rankings', method: 'GET', url: '/api/bundle?q=refunds%20shipping&debug=rankings&k=20' },
   { name: 'inspector report', method: 'GET', url: '/inspect?q=refunds%20salary' },
   { name: 'inspector report of a pack sent', method: 'POST', url: '/inspect', payload: hrPack },
   { name: 'the OpenAPI document', method: 'GET', url: '/api/openapi.json' },
-  { name: 'bundle with sentence selection and diversity', method: 'GET', url: `/api/bundle?q=refunds%20salary%20${HR_MARKER}&compress=sentences&diversity=0.5&limit=3` },
-  { name: 'briefing with sentence selection, diversity and restricted pins', method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds shipping', pins: ['hr/salaries.md', 'eng/roadmap.md'], compress: 'sentences', diversity: 0.5, budget: 300 } },
-  { name: 'pack', method: 'POST', url: '/api/pack', payload: { query: 'refunds', candidates: [{ id: 'x#0', text: 'Refunds take 14 days.', score: 1 }] } },
+  {
+    name: 'bundle with sentence selection and diversity',
+    method: 'GET',
+    url: `/api/bundle?q=refunds%20salary%20${HR_MARKER}&compress=sentences&diversity=0.5&limit=3`,
+  },
+  {
+    name: 'briefing with sentence selection, diversity and restricted pins',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: 'refunds shipping', pins: ['hr/salaries.md', 'eng/roadmap.md'], compress: 'sentences', diversity: 0.5, budget: 300 },
+  },
+  {
+    name: 'pack',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'refunds', candidates: [{ id: 'x#0', text: 'Refunds take 14 days.', score: 1 }] },
+  },
   { name: 'briefing from pins alone', method: 'GET', url: '/api/briefing?pins=hr/salaries.md,handbook/refunds.md,salaries.md' },
   { name: 'briefing from a cluster with restricted members', method: 'GET', url: '/api/briefing?clusters=support,payroll&budget=400' },
-  { name: 'briefing, strict scope', method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', clusters: ['support'], scope_mode: 'strict' } },
+  {
+    name: 'briefing, strict scope',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: 'refunds', clusters: ['support'], scope_mode: 'strict' },
+  },
   { name: 'citation check of a pack citing restricted text', method: 'POST', url: '/api/citations/verify', payload: { pack: hrPack } },
   mcp('assemble_bundle', { query: 'refunds' }),
   mcp('assemble_bundle', { query: `${HR_MARKER} refunds`, mode: 'lexical', budget: 60 }),
@@ -140,8 +178,12 @@ describe('every route and tool answers each caller as if restricted documents th
   });
 
   it('a restricted pin is reported exactly like a pin that does not exist', async () => {
-    const restricted = PackSchema.parse(JSON.parse((await ask(full, { name: '', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/salaries.md' }, {})).body));
-    const absent = PackSchema.parse(JSON.parse((await ask(full, { name: '', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/nothing.md' }, {})).body));
+    const restricted = PackSchema.parse(
+      JSON.parse((await ask(full, { name: '', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/salaries.md' }, {})).body),
+    );
+    const absent = PackSchema.parse(
+      JSON.parse((await ask(full, { name: '', method: 'GET', url: '/api/briefing?prompt=refunds&pins=hr/nothing.md' }, {})).body),
+    );
     expect(restricted.briefing?.missingPins).toEqual(['hr/salaries.md']);
     expect(restricted.caveats?.replace('hr/salaries.md', 'PIN')).toBe(absent.caveats?.replace('hr/nothing.md', 'PIN'));
     expect(restricted.items).toEqual(absent.items);
@@ -159,7 +201,7 @@ describe('every route and tool answers each caller as if restricted documents th
 });
 
 describe('principals go into the store query', () => {
-  it('every search carries the caller\'s principals ([] for anonymous), never undefined (which would mean everything)', async () => {
+  it("every search carries the caller's principals ([] for anonymous), never undefined (which would mean everything)", async () => {
     const inner = await fixtureStore({ restricted: true });
     const seen: (readonly string[] | 'all' | undefined)[] = [];
     const recording: Store = {
@@ -195,7 +237,10 @@ describe('the BM25 score side channel (idfCorpus)', () => {
     const scores = (body: string) => PackSchema.parse(JSON.parse(body)).items.map((item) => item.score);
     expect(scores(withRestricted.body)).not.toEqual(scores(without.body));
     // Same items, same text: only the scores tell.
-    const ids = (body: string) => PackSchema.parse(JSON.parse(body)).items.map((item) => item.id).sort();
+    const ids = (body: string) =>
+      PackSchema.parse(JSON.parse(body))
+        .items.map((item) => item.id)
+        .sort();
     expect(ids(withRestricted.body)).toEqual(ids(without.body));
   });
 
@@ -203,7 +248,8 @@ describe('the BM25 score side channel (idfCorpus)', () => {
     const byDefault = await serverOver(await fixtureStore({ restricted: true }));
     for (const caller of CALLERS) {
       const reference = await serverOver(await storeOf(caller.reads, 'visible'));
-      for (const p of PROBES) expect(await ask(byDefault, p, caller.headers), `${caller.name}: ${p.name}`).toEqual(await ask(reference, p, caller.headers));
+      for (const p of PROBES)
+        expect(await ask(byDefault, p, caller.headers), `${caller.name}: ${p.name}`).toEqual(await ask(reference, p, caller.headers));
     }
   }, 120_000);
 

@@ -39,24 +39,40 @@ describe('k and topK (other libraries’ names for how many results)', () => {
 
   it('store.search rejects them naming limit', async () => {
     for (const key of ['k', 'topK']) {
-      expect(await messageOf(() => store.search({ text: 'refunds', [key]: 3 }))).toContain(`unknown option "${key}" (did you mean "limit"?)`);
+      expect(await messageOf(() => store.search({ text: 'refunds', [key]: 3 }))).toContain(
+        `unknown option "${key}" (did you mean "limit"?)`,
+      );
     }
     expect(await store.search({ text: 'refunds', limit: 1 })).toHaveLength(1);
   });
 
   it('the compressor and the postprocessor name maxTokens: they pack what they are given', async () => {
-    expect(await messageOf(() => new langchain.LitmCompressor({ maxTokens: 100, k: 4 } as never))).toContain('unknown option "k" (did you mean "maxTokens"?)');
-    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, topK: 4 } as never))).toContain('unknown option "topK" (did you mean "maxTokens"?)');
+    expect(await messageOf(() => new langchain.LitmCompressor({ maxTokens: 100, k: 4 } as never))).toContain(
+      'unknown option "k" (did you mean "maxTokens"?)',
+    );
+    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, topK: 4 } as never))).toContain(
+      'unknown option "topK" (did you mean "maxTokens"?)',
+    );
   });
 });
 
 describe('unknown options on retrievers, compressor and postprocessor', () => {
   it('name the key and the option it probably meant, ours or LangChain’s own', async () => {
-    expect(await messageOf(() => new langchain.BundleRetriever({ store, maxTokes: 100 } as never))).toContain('unknown option "maxTokes" (did you mean "maxTokens"?)');
-    expect(await messageOf(() => new langchain.BundleRetriever({ store, maxTokens: 100, tag: ['kb'] } as never))).toContain('unknown option "tag" (did you mean "tags"?)');
-    expect(await messageOf(() => new llamaindex.BriefingPackRetriever({ store, maxTokens: 100, pin: ['a.md'] } as never))).toContain('unknown option "pin" (did you mean "pins"?)');
-    expect(await messageOf(() => new langchain.LitmCompressor({ maxTokens: 100, dedupe: { shingle_size: 3 } } as never))).toContain('dedupe: unknown option "shingle_size" (did you mean "shingleSize"?)');
-    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compression: true } as never))).toContain('unknown option "compression" (did you mean "compress"?)');
+    expect(await messageOf(() => new langchain.BundleRetriever({ store, maxTokes: 100 } as never))).toContain(
+      'unknown option "maxTokes" (did you mean "maxTokens"?)',
+    );
+    expect(await messageOf(() => new langchain.BundleRetriever({ store, maxTokens: 100, tag: ['kb'] } as never))).toContain(
+      'unknown option "tag" (did you mean "tags"?)',
+    );
+    expect(await messageOf(() => new llamaindex.BriefingPackRetriever({ store, maxTokens: 100, pin: ['a.md'] } as never))).toContain(
+      'unknown option "pin" (did you mean "pins"?)',
+    );
+    expect(await messageOf(() => new langchain.LitmCompressor({ maxTokens: 100, dedupe: { shingle_size: 3 } } as never))).toContain(
+      'dedupe: unknown option "shingle_size" (did you mean "shingleSize"?)',
+    );
+    expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compression: true } as never))).toContain(
+      'unknown option "compression" (did you mean "compress"?)',
+    );
     // compress is an option (sentence selection): a wrong value says what it takes.
     expect(await messageOf(() => new llamaindex.LitmPostprocessor({ maxTokens: 100, compress: true } as never))).toContain('compress');
   });

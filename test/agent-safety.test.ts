@@ -42,7 +42,13 @@ function raw(base: string, method: string, path: string, headers: Record<string,
   const url = new URL(base);
   return new Promise((resolvePromise, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -92,7 +98,7 @@ describe('Host and Origin', () => {
     }
   });
 
-  it('a foreign Origin is refused 403 on every route; the server\'s own pages and configured origins are not', async () => {
+  it("a foreign Origin is refused 403 on every route; the server's own pages and configured origins are not", async () => {
     const { port } = new URL(server.url);
     for (const [method, path, body] of ROUTES) {
       const extra = path === '/mcp' ? MCP_HEADERS : {};
@@ -104,9 +110,15 @@ describe('Host and Origin', () => {
     }
     const configured = await startServer({ store, allowedHosts: ['docs.example.com'], allowedOrigins: ['https://app.example.com'] });
     try {
-      const allowed = await raw(configured.url, 'GET', '/api/bundle?q=refunds', { host: 'docs.example.com', origin: 'https://app.example.com' });
+      const allowed = await raw(configured.url, 'GET', '/api/bundle?q=refunds', {
+        host: 'docs.example.com',
+        origin: 'https://app.example.com',
+      });
       expect(allowed.status).toBe(200);
-      const other = await raw(configured.url, 'GET', '/api/bundle?q=refunds', { host: 'docs.example.com', origin: 'https://other.example.com' });
+      const other = await raw(configured.url, 'GET', '/api/bundle?q=refunds', {
+        host: 'docs.example.com',
+        origin: 'https://other.example.com',
+      });
       expect(other.status).toBe(403);
     } finally {
       await configured.close();
@@ -129,7 +141,13 @@ describe('Host and Origin', () => {
   it('on /mcp a refusal is a JSON-RPC error carrying the body and code', async () => {
     const forged = await raw(server.url, 'POST', '/mcp', { host: 'evil.example.com', ...MCP_HEADERS }, MCP_INIT);
     expect(JSON.parse(forged.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'forbidden' } } });
-    const unknownKey = await raw(server.url, 'POST', '/mcp', { host: new URL(server.url).host, authorization: 'Bearer not-a-key-0000000000', ...MCP_HEADERS }, MCP_INIT);
+    const unknownKey = await raw(
+      server.url,
+      'POST',
+      '/mcp',
+      { host: new URL(server.url).host, authorization: 'Bearer not-a-key-0000000000', ...MCP_HEADERS },
+      MCP_INIT,
+    );
     expect(unknownKey.status).toBe(401);
     expect(JSON.parse(unknownKey.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'unauthorized' } } });
   });
@@ -138,28 +156,60 @@ describe('Host and Origin', () => {
 describe('rate limits that are fair', () => {
   it('every JSON-RPC call of a batch counts: a 20-call batch under a 5/s limit runs at most 5; a longer batch is refused whole, and logged', async () => {
     let searches = 0;
-    const counting: Store = { addDocuments: (docs) => store.addDocuments(docs), search: (request) => ((searches += 1), store.search(request)) };
+    const counting: Store = {
+      addDocuments: (docs) => store.addDocuments(docs),
+      search: (request) => ((searches += 1), store.search(request)),
+    };
     const lines: string[] = [];
-    const limited = await startServer({ store: counting, rateLimit: { perClient: 5, global: 1000, windowMs: 60_000 }, log: { write: (line: string) => lines.push(line) } });
+    const limited = await startServer({
+      store: counting,
+      rateLimit: { perClient: 5, global: 1000, windowMs: 60_000 },
+      log: { write: (line: string) => lines.push(line) },
+    });
     try {
-      const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'assemble_bundle', arguments: { query: 'refunds' } } });
+      const call = (id: number) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'assemble_bundle', arguments: { query: 'refunds' } },
+      });
       const batch = JSON.stringify(Array.from({ length: 20 }, (_, i) => call(i + 1)));
       const answer = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, batch);
       expect(answer.status).toBe(429);
       expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'rate_limited' } } });
       expect(searches).toBeLessThanOrEqual(5);
       // tools/list is counted like any call: the budget is spent.
-      const list = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+      const list = await raw(
+        limited.url,
+        'POST',
+        '/mcp',
+        { host: new URL(limited.url).host, ...MCP_HEADERS },
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      );
       expect(list.status).toBe(429);
       // 21 messages: more than one request may carry, refused before anything runs or is counted.
       const before = searches;
-      const long = await raw(limited.url, 'POST', '/mcp', { host: new URL(limited.url).host, ...MCP_HEADERS }, JSON.stringify(Array.from({ length: 21 }, (_, i) => call(i + 1))));
+      const long = await raw(
+        limited.url,
+        'POST',
+        '/mcp',
+        { host: new URL(limited.url).host, ...MCP_HEADERS },
+        JSON.stringify(Array.from({ length: 21 }, (_, i) => call(i + 1))),
+      );
       expect(long.status).toBe(413);
-      expect(JSON.parse(long.body)).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'too_large', error: expect.stringMatching(/batch of 21 messages .* \(20\)/u) } } });
+      expect(JSON.parse(long.body)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { data: { code: 'too_large', error: expect.stringMatching(/batch of 21 messages .* \(20\)/u) } },
+      });
       expect(searches).toBe(before);
       // A request's log line is written once its answer is out.
       for (let i = 0; i < 200 && lines.length < 3; i += 1) await new Promise((done) => setTimeout(done, 25));
-      expect(lines.map((line) => JSON.parse(line) as { route: string; status: number; code?: string }).filter((line) => line.route === '/mcp').map((line) => [line.status, line.code])).toEqual([
+      expect(
+        lines
+          .map((line) => JSON.parse(line) as { route: string; status: number; code?: string })
+          .filter((line) => line.route === '/mcp')
+          .map((line) => [line.status, line.code]),
+      ).toEqual([
         [429, 'rate_limited'],
         [429, 'rate_limited'],
         [413, 'too_large'],
@@ -175,16 +225,35 @@ describe('rate limits that are fair', () => {
     const defaults = await startServer({ store, rateLimit: { windowMs: 60_000 } });
     const host = new URL(defaults.url).host;
     const rpc = (id: number, method: string, params?: unknown) =>
-      raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }));
+      raw(
+        defaults.url,
+        'POST',
+        '/mcp',
+        { host, ...MCP_HEADERS },
+        JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) }),
+      );
     try {
       // An initialize and 45 pings at once, then a notification.
-      const pings = await Promise.all([rpc(0, 'initialize', (JSON.parse(MCP_INIT) as { params: unknown }).params), ...Array.from({ length: 45 }, (_, i) => rpc(i + 1, 'ping'))]);
+      const pings = await Promise.all([
+        rpc(0, 'initialize', (JSON.parse(MCP_INIT) as { params: unknown }).params),
+        ...Array.from({ length: 45 }, (_, i) => rpc(i + 1, 'ping')),
+      ]);
       expect(pings.map((answer) => answer.status)).toEqual(Array(46).fill(200));
       expect(JSON.parse(pings[1]!.body)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
-      const notified = await raw(defaults.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      const notified = await raw(
+        defaults.url,
+        'POST',
+        '/mcp',
+        { host, ...MCP_HEADERS },
+        JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      );
       expect(notified.status).toBe(202);
       // The same caller's work budget is whole: 30 tool calls pass, the 31st is refused.
-      const calls = await Promise.all(Array.from({ length: 31 }, (_, i) => rpc(100 + i, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds', max_tokens: 50 } })));
+      const calls = await Promise.all(
+        Array.from({ length: 31 }, (_, i) =>
+          rpc(100 + i, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds', max_tokens: 50 } }),
+        ),
+      );
       const statuses = calls.map((answer) => answer.status);
       expect(statuses.filter((status) => status === 200)).toHaveLength(30);
       expect(statuses.filter((status) => status === 429)).toHaveLength(1);
@@ -198,20 +267,43 @@ describe('rate limits that are fair', () => {
     const host = new URL(limited.url).host;
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 12; i += 1) statuses.push((await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' }))).status);
+      for (let i = 0; i < 12; i += 1)
+        statuses.push(
+          (await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' })))
+            .status,
+        );
       expect(statuses).toEqual([...Array<number>(10).fill(200), 429, 429]);
-      const refused = await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }));
-      expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { code: 'rate_limited', error: expect.stringMatching(/housekeeping/u) } } });
+      const refused = await raw(
+        limited.url,
+        'POST',
+        '/mcp',
+        { host, ...MCP_HEADERS },
+        JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }),
+      );
+      expect(JSON.parse(refused.body)).toMatchObject({
+        error: { data: { code: 'rate_limited', error: expect.stringMatching(/housekeeping/u) } },
+      });
       // Work has its own budget.
-      const work = await raw(limited.url, 'POST', '/mcp', { host, ...MCP_HEADERS }, JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/list' }));
+      const work = await raw(
+        limited.url,
+        'POST',
+        '/mcp',
+        { host, ...MCP_HEADERS },
+        JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/list' }),
+      );
       expect(work.status).toBe(200);
     } finally {
       await limited.close();
     }
   });
 
-  it('30 refused requests without a key leave a valid key\'s request its budget (200)', async () => {
-    const strict = await startServer({ store, apiKeys: fixtureKeys(), requireAuth: true, rateLimit: { perClient: 5, global: 10, windowMs: 60_000 } });
+  it("30 refused requests without a key leave a valid key's request its budget (200)", async () => {
+    const strict = await startServer({
+      store,
+      apiKeys: fixtureKeys(),
+      requireAuth: true,
+      rateLimit: { perClient: 5, global: 10, windowMs: 60_000 },
+    });
     try {
       for (let i = 0; i < 30; i += 1) expect((await fetch(`${strict.url}/api/bundle?q=refunds`)).status).toBe(401);
       const valid = await fetch(`${strict.url}/api/bundle?q=refunds`, { headers: bearer(KEYS.carol) });
@@ -235,7 +327,10 @@ describe('rate limits that are fair', () => {
       // The session's own messages (initialize, initialized) count as two calls of the same caller.
       await client.connect(new StreamableHTTPClientTransport(new URL(`${mcp.url}/mcp`)));
       const results = await Promise.all(
-        Array.from({ length: 20 }, () => client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds' } }) as Promise<CallToolResult>),
+        Array.from(
+          { length: 20 },
+          () => client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds' } }) as Promise<CallToolResult>,
+        ),
       );
       expect(results.every((result) => result.isError !== true)).toBe(true);
     } finally {
@@ -269,7 +364,10 @@ describe('the corpus as MCP resources', () => {
   async function mcpAs(key: string | undefined): Promise<Client> {
     const client = new Client({ name: 'agent', version: '1' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${resources.url}/mcp`), key === undefined ? {} : { requestInit: { headers: bearer(key) } }),
+      new StreamableHTTPClientTransport(
+        new URL(`${resources.url}/mcp`),
+        key === undefined ? {} : { requestInit: { headers: bearer(key) } },
+      ),
     );
     return client;
   }
@@ -279,8 +377,14 @@ describe('the corpus as MCP resources', () => {
     const anonymous = await mcpAs(undefined);
     const alice = await mcpAs(KEYS.alice);
     try {
-      const refused = await anonymous.readResource({ uri }).then(() => null, (error: Error & { code?: number }) => error);
-      const missing = await anonymous.readResource({ uri: 'litm://sources/no%2Fsuch.md' }).then(() => null, (error: Error & { code?: number }) => error);
+      const refused = await anonymous.readResource({ uri }).then(
+        () => null,
+        (error: Error & { code?: number }) => error,
+      );
+      const missing = await anonymous.readResource({ uri: 'litm://sources/no%2Fsuch.md' }).then(
+        () => null,
+        (error: Error & { code?: number }) => error,
+      );
       // Invalid Params with the URI in the data (SEP-2164; -32002 before it), the same for both.
       expect(refused?.code).toBe(-32602);
       expect(refused?.message.replace('hr%2Fsalaries.md', 'X')).toBe(missing?.message.replace('no%2Fsuch.md', 'X'));
@@ -302,7 +406,10 @@ describe('the corpus as MCP resources', () => {
   it('every citation of a bundle has a resource link that reads back the cited text', async () => {
     const alice = await mcpAs(KEYS.alice);
     try {
-      const result = (await alice.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds schedule', mode: 'lexical' } })) as CallToolResult;
+      const result = (await alice.callTool({
+        name: 'assemble_bundle',
+        arguments: { query: 'refunds schedule', mode: 'lexical' },
+      })) as CallToolResult;
       const pack = result.structuredContent as { citations: { ref: number; chunkId: string; textSha256: string }[] };
       const links = result.content.filter((block): block is ResourceLink => block.type === 'resource_link');
       expect(pack.citations.length).toBeGreaterThan(1);
@@ -331,7 +438,9 @@ describe('access control safe by default on every door', () => {
     expect(readsRestricted(briefing.pack.items.map((i) => i.text))).toBe(false);
     expect(briefing.pack.briefing?.missingPins).toEqual(['hr/salaries.md']);
     expect(readsRestricted((await new LangChainBundle({ store, mode: 'lexical' }).invoke(QUERY)).map((d) => d.pageContent))).toBe(false);
-    expect(readsRestricted((await new LlamaIndexBundle({ store, mode: 'lexical' }).retrieveWithCitations(QUERY)).pack.items.map((i) => i.text))).toBe(false);
+    expect(
+      readsRestricted((await new LlamaIndexBundle({ store, mode: 'lexical' }).retrieveWithCitations(QUERY)).pack.items.map((i) => i.text)),
+    ).toBe(false);
     // A full view is asked for explicitly.
     const all = await assembleBundle({ store, query: QUERY, mode: 'lexical', principals: 'all' });
     expect(readsRestricted(all.pack.items.map((i) => i.text))).toBe(true);
@@ -339,7 +448,9 @@ describe('access control safe by default on every door', () => {
     const restricted = checks.filter((check) => check.sourceId === 'hr/salaries.md' || check.sourceId === 'eng/roadmap.md');
     expect(restricted.length).toBeGreaterThan(0);
     expect(restricted.every((check) => check.status === 'missing')).toBe(true);
-    expect((await verifyCitations({ store, citations: all.pack.citations, principals: 'all' })).every((check) => check.status === 'current')).toBe(true);
+    expect(
+      (await verifyCitations({ store, citations: all.pack.citations, principals: 'all' })).every((check) => check.status === 'current'),
+    ).toBe(true);
   });
 
   it('the CLI reads anonymously unless --principals or --all-principals says otherwise', async () => {

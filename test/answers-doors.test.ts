@@ -58,8 +58,13 @@ describe('MCP format "anthropic"', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
     try {
       const call = async (args: Record<string, unknown>) =>
-        (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds shipping', budget: 400, ...args } })) as CallToolResult;
-      const withBlocks = (await call({ format: 'anthropic', granularity: 'sentence' })).structuredContent as Pack & { search_results: unknown };
+        (await client.callTool({
+          name: 'assemble_bundle',
+          arguments: { query: 'refunds shipping', budget: 400, ...args },
+        })) as CallToolResult;
+      const withBlocks = (await call({ format: 'anthropic', granularity: 'sentence' })).structuredContent as Pack & {
+        search_results: unknown;
+      };
       const { search_results: results, ...pack } = withBlocks;
       expect(results).toEqual(toAnthropicSearchResults(PackSchema.parse(pack), { granularity: 'sentence' }));
       expect(pack.format).toBe('markdown');

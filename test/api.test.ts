@@ -16,14 +16,19 @@ const listed = (entry: string) =>
 describe('the public surface', () => {
   it('has one checked-in list per package entry', () => {
     const exportsMap = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports;
-    const entries = Object.keys(exportsMap).filter((key) => key !== './package.json').map((key) => (key === '.' ? 'litm-pack' : `litm-pack/${key.slice(2)}`));
+    const entries = Object.keys(exportsMap)
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? 'litm-pack' : `litm-pack/${key.slice(2)}`));
     expect([...reports.keys()].sort()).toEqual(entries.sort());
   });
 
   for (const [entry, lines] of reports) {
     it(`${entry} exports exactly what api/ lists (npm run api updates it)`, () => {
       const want = listed(entry);
-      expect({ added: lines.filter((line) => !want.includes(line)), removed: want.filter((line) => !lines.includes(line)) }).toEqual({ added: [], removed: [] });
+      expect({ added: lines.filter((line) => !want.includes(line)), removed: want.filter((line) => !lines.includes(line)) }).toEqual({
+        added: [],
+        removed: [],
+      });
     });
   }
 

@@ -124,12 +124,33 @@ describe('BM25 encoder (Qdrant/bm25 compatible)', () => {
     // (No characters outside the BMP here: those take the stemmer's code-point path, covered by the fixture.)
     const stopwords = new Set(ENGLISH_STOPWORDS);
     const reference = (text: string) =>
-      (text.replace(/[^\p{L}\p{N}_]/gu, ' ').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])
+      (
+        text
+          .replace(/[^\p{L}\p{N}_]/gu, ' ')
+          .toLowerCase()
+          .match(/[\p{L}\p{N}_]+/gu) ?? []
+      )
         .filter((token) => token !== '_' && !stopwords.has(token) && [...token].length <= 40)
         .map((token) => stem(token))
         .filter((stemmed) => stemmed !== '');
     const piece = fc.oneof(
-      fc.constantFrom('The', 'cells', 'CELL', 'running', 'ΑΣ', 'Σ', 'ΑΣ.Β', 'İstanbul', 'naïve', 'café', 'x_y', '_', 'R2D2', 'α-helix', 'a'.repeat(41)),
+      fc.constantFrom(
+        'The',
+        'cells',
+        'CELL',
+        'running',
+        'ΑΣ',
+        'Σ',
+        'ΑΣ.Β',
+        'İstanbul',
+        'naïve',
+        'café',
+        'x_y',
+        '_',
+        'R2D2',
+        'α-helix',
+        'a'.repeat(41),
+      ),
       fc.constantFrom(' ', '  ', '.', '-', '\n', '—', '\u00a0', '\u0301', ',', '’'),
       fc.string({ unit: 'grapheme-ascii', maxLength: 8 }),
       fc.string({ unit: fc.constantFrom(...'aéΣσİıßǅ1٣_'), maxLength: 6 }),

@@ -5,7 +5,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/base/canonical.js';
-import { isLitmPackError, toCanonicalJson, PackSchema, type Pack, assembleBriefing, type BriefingRequest, type Reranker, MemoryHybridStore, verifyCitations, type ChunkRecord, type IngestDocument, type SearchRequest } from '../src/index.js';
+import {
+  isLitmPackError,
+  toCanonicalJson,
+  PackSchema,
+  type Pack,
+  assembleBriefing,
+  type BriefingRequest,
+  type Reranker,
+  MemoryHybridStore,
+  verifyCitations,
+  type ChunkRecord,
+  type IngestDocument,
+  type SearchRequest,
+} from '../src/index.js';
 import { BriefingPackRetriever as LangChainBriefing } from '../src/langchain/index.js';
 import { BriefingPackRetriever as LlamaIndexBriefing } from '../src/llamaindex/index.js';
 import { runCli } from './helpers/cli.js';
@@ -89,7 +102,8 @@ describe('assembleBriefing with compress', () => {
       const shown = citation.spans!.map((s) => chunk.text.slice(s.start - chunk.span.start, s.end - chunk.span.start));
       expect(item.text.split(' … ').join(' ')).toContain(shown[0]!);
       for (const sentence of shown) expect(item.text).toContain(sentence);
-      if (item.sourceId === 'docs/handbook.md') expect(item.text).toBe(chunk.text); // the pin stays whole
+      if (item.sourceId === 'docs/handbook.md')
+        expect(item.text).toBe(chunk.text); // the pin stays whole
       else if (item.text !== chunk.text) narrowed += 1;
     }
     expect(narrowed).toBeGreaterThan(0);
@@ -118,7 +132,7 @@ describe('assembleBriefing with compress', () => {
 });
 
 describe('assembleBriefing with rerank', () => {
-  it('scores the cluster\'s and the prompt\'s searches in ONE reranker call; pins are never reranked', async () => {
+  it("scores the cluster's and the prompt's searches in ONE reranker call; pins are never reranked", async () => {
     const reranker = new CountingReranker();
     const { pack, candidates } = await assembleBriefing({ store, ...base, prompt, rerank: { reranker } });
     expect(reranker.calls).toHaveLength(1);
@@ -152,10 +166,19 @@ describe('assembleBriefing with rerank', () => {
 });
 
 describe('assembleBriefing with diversity', () => {
-  it('runs MMR in the prompt\'s search and in each cluster\'s search for it', async () => {
+  it("runs MMR in the prompt's search and in each cluster's search for it", async () => {
     const topics = new RecordingStore({ embeddings: new TopicEmbeddings() });
     await topics.addDocuments(topicCorpus().map((d) => ({ ...d, clusters: [d.id.split('-')[0]!] })));
-    const request: BriefingRequest = { store: topics, prompt: 'topic-tea guide', clusters: ['bread'], mode: 'dense', limit: 5, maxPool: 5, maxTokens: 3000, groundingCount: 0 };
+    const request: BriefingRequest = {
+      store: topics,
+      prompt: 'topic-tea guide',
+      clusters: ['bread'],
+      mode: 'dense',
+      limit: 5,
+      maxPool: 5,
+      maxTokens: 3000,
+      groundingCount: 0,
+    };
     const plain = (await assembleBriefing(request)).pack;
     topics.searches = [];
     const diverse = (await assembleBriefing({ ...request, diversity: 0.8 })).pack;
@@ -187,7 +210,7 @@ describe('assembleBriefing: the refine stages need a prompt', () => {
 describe('briefing retrievers reach the stages through assembleBriefing', () => {
   const settings = { ...base, compress: { mode: 'sentences' as const } };
 
-  it('LangChain: the same pack as assembleBriefing, degradations in every document\'s metadata', async () => {
+  it("LangChain: the same pack as assembleBriefing, degradations in every document's metadata", async () => {
     const retriever = new LangChainBriefing({ store, ...settings, rerank: { reranker: new CountingReranker() } });
     const { pack } = await retriever.retrieveWithCitations(prompt);
     const direct = await assembleBriefing({ store, ...settings, rerank: { reranker: new CountingReranker() }, prompt });
@@ -216,7 +239,17 @@ describe('litm-pack briefing with --compress, --rerank and --diversity', () => {
     try {
       const storeDir = join(work, 'store');
       expect((await runCli(['ingest', 'examples/corpus', '--store', storeDir, '--quiet'])).code).toBe(0);
-      const args = ['briefing', '--store', storeDir, '--pins', 'token-budgets.md', '--clusters', 'retrieval', '--prompt', 'Where should the strongest passage go?'];
+      const args = [
+        'briefing',
+        '--store',
+        storeDir,
+        '--pins',
+        'token-budgets.md',
+        '--clusters',
+        'retrieval',
+        '--prompt',
+        'Where should the strongest passage go?',
+      ];
       const out = await runCli([...args, '--compress', 'sentences', '--json']);
       expect(out.code, out.stderr).toBe(0);
       const pack = PackSchema.parse(JSON.parse(out.stdout));

@@ -9,11 +9,33 @@ let store: MemoryHybridStore;
 beforeAll(async () => {
   store = new MemoryHybridStore();
   await store.addDocuments([
-    { id: 'docs/handbook.md', version: 'v1', text: '# Handbook\n\nAnswer politely.\n\n## Escalation\n\nEscalate legal threats within one hour.' },
-    { id: 'docs/billing/refunds.md', version: 'v1', clusters: ['billing'], kind: 'insight', text: 'Refunds are issued within 14 days of a return.' },
-    { id: 'docs/billing/invoices.md', version: 'v1', clusters: ['billing'], kind: 'segment', text: 'Invoices are sent monthly; refund credits appear on the next one.' },
+    {
+      id: 'docs/handbook.md',
+      version: 'v1',
+      text: '# Handbook\n\nAnswer politely.\n\n## Escalation\n\nEscalate legal threats within one hour.',
+    },
+    {
+      id: 'docs/billing/refunds.md',
+      version: 'v1',
+      clusters: ['billing'],
+      kind: 'insight',
+      text: 'Refunds are issued within 14 days of a return.',
+    },
+    {
+      id: 'docs/billing/invoices.md',
+      version: 'v1',
+      clusters: ['billing'],
+      kind: 'segment',
+      text: 'Invoices are sent monthly; refund credits appear on the next one.',
+    },
     { id: 'notes/refunds.md', version: 'v1', text: 'Customers ask about refund timing weekly.' },
-    { id: 'legal/merger.md', version: 'v1', acl: ['legal'], clusters: ['billing'], text: 'Refunds of the acquired shop follow its old rules.' },
+    {
+      id: 'legal/merger.md',
+      version: 'v1',
+      acl: ['legal'],
+      clusters: ['billing'],
+      text: 'Refunds of the acquired shop follow its old rules.',
+    },
   ]);
 });
 
@@ -24,7 +46,16 @@ class SummaryHandler extends BaseCallbackHandler {
   override awaitHandlers = true;
   chains: string[] = [];
   events: string[] = [];
-  override handleChainStart(_c: unknown, _i: unknown, _r: string, _p?: string, _t?: string[], _m?: Record<string, unknown>, _type?: string, name?: string) {
+  override handleChainStart(
+    _c: unknown,
+    _i: unknown,
+    _r: string,
+    _p?: string,
+    _t?: string[],
+    _m?: Record<string, unknown>,
+    _type?: string,
+    name?: string,
+  ) {
     if (name) this.chains.push(name);
   }
   override handleCustomEvent(name: string) {
@@ -42,7 +73,9 @@ describe('BriefingPackRetriever (LangChain) through assembleBriefing', () => {
     expect(pack.query).toBe('');
     expect(documents[0]!.metadata.citation!.sourceId).toBe('docs/handbook.md');
     expect(documents.slice(0, -1).map((d) => d.metadata.citation!.sourceId)).toEqual(pack.items.map((i) => i.sourceId));
-    expect(new Set(pack.items.map((i) => i.sourceId))).toEqual(new Set(['docs/handbook.md', 'docs/billing/refunds.md', 'docs/billing/invoices.md']));
+    expect(new Set(pack.items.map((i) => i.sourceId))).toEqual(
+      new Set(['docs/handbook.md', 'docs/billing/refunds.md', 'docs/billing/invoices.md']),
+    );
     expect(documents.at(-1)!.metadata.litm.role).toBe('caveats');
     expect(handler.chains).toContain('LitmBriefing');
     expect(handler.events).toContain(PACK_SUMMARY_EVENT);

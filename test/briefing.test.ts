@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { toCanonicalJson, type Pack, assembleBriefing, type BriefingRequest, MemoryHybridStore, type IngestDocument, getTokenizer } from '../src/index.js';
+import {
+  toCanonicalJson,
+  type Pack,
+  assembleBriefing,
+  type BriefingRequest,
+  MemoryHybridStore,
+  type IngestDocument,
+  getTokenizer,
+} from '../src/index.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { failure } from './helpers/failure.js';
 
@@ -14,13 +22,49 @@ const handbook = [
 
 const docs: IngestDocument[] = [
   { id: 'docs/handbook.md', version: 'v1', text: handbook },
-  { id: 'docs/billing/refunds.md', version: 'v1', clusters: ['billing'], kind: 'insight', text: 'Refunds are issued within 14 days of a return being received. Refund delays are the top complaint.' },
-  { id: 'docs/billing/invoices.md', version: 'v1', clusters: ['billing'], kind: 'segment', text: 'Invoices are sent on the first working day. Refund credits appear on the next invoice.' },
-  { id: 'docs/billing/vat.md', version: 'v1', clusters: ['billing'], kind: 'segment', text: 'VAT is charged at the rate of the delivery country, shown on every invoice.' },
-  { id: 'docs/ops/shipping.md', version: 'v1', clusters: ['ops'], kind: 'segment', text: 'Parcels leave the warehouse within two days; refund labels are printed on request.' },
-  { id: 'docs/ops/warehouse.md', version: 'v1', clusters: ['ops'], text: 'The warehouse closes on public holidays and parcels wait until the next working day.' },
+  {
+    id: 'docs/billing/refunds.md',
+    version: 'v1',
+    clusters: ['billing'],
+    kind: 'insight',
+    text: 'Refunds are issued within 14 days of a return being received. Refund delays are the top complaint.',
+  },
+  {
+    id: 'docs/billing/invoices.md',
+    version: 'v1',
+    clusters: ['billing'],
+    kind: 'segment',
+    text: 'Invoices are sent on the first working day. Refund credits appear on the next invoice.',
+  },
+  {
+    id: 'docs/billing/vat.md',
+    version: 'v1',
+    clusters: ['billing'],
+    kind: 'segment',
+    text: 'VAT is charged at the rate of the delivery country, shown on every invoice.',
+  },
+  {
+    id: 'docs/ops/shipping.md',
+    version: 'v1',
+    clusters: ['ops'],
+    kind: 'segment',
+    text: 'Parcels leave the warehouse within two days; refund labels are printed on request.',
+  },
+  {
+    id: 'docs/ops/warehouse.md',
+    version: 'v1',
+    clusters: ['ops'],
+    text: 'The warehouse closes on public holidays and parcels wait until the next working day.',
+  },
   { id: 'notes/refunds.md', version: 'v1', text: 'Meeting notes: customers ask about refund timing weekly.' },
-  { id: 'legal/merger.md', version: 'v1', acl: ['legal'], clusters: ['billing'], kind: 'insight', text: 'The merger is code named BLUEBIRD; refunds of the acquired shop follow its old rules.' },
+  {
+    id: 'legal/merger.md',
+    version: 'v1',
+    acl: ['legal'],
+    clusters: ['billing'],
+    kind: 'insight',
+    text: 'The merger is code named BLUEBIRD; refunds of the acquired shop follow its old rules.',
+  },
 ];
 
 async function storeWith(extra: IngestDocument[] = [], embeddings = false): Promise<MemoryHybridStore> {
@@ -72,7 +116,10 @@ describe('pins', () => {
 
   it('alone make a briefing (no prompt: empty query), pins in the order given, chunk ids too', async () => {
     const store = await storeWith();
-    const [escalation] = await store.getChunks({ sourceIds: ['docs/handbook.md'], filter: { must: [{ key: 'section', match: { value: 'Escalation' } }] } });
+    const [escalation] = await store.getChunks({
+      sourceIds: ['docs/handbook.md'],
+      filter: { must: [{ key: 'section', match: { value: 'Escalation' } }] },
+    });
     const pack = await brief({ store, pins: ['docs/ops/shipping.md', escalation!.id] });
     expect(pack.query).toBe('');
     expect(pack.items.map((i) => i.id)).toEqual([(await store.getChunks({ sourceIds: ['docs/ops/shipping.md'] }))[0]!.id, escalation!.id]);
@@ -81,7 +128,9 @@ describe('pins', () => {
   });
 
   it('are verbatim while they fit, then cut, then a one-line pointer', async () => {
-    const long = Array.from({ length: 12 }, (_, i) => `Rule ${i + 1} of the escalation policy says to write things down carefully.`).join(' ');
+    const long = Array.from({ length: 12 }, (_, i) => `Rule ${i + 1} of the escalation policy says to write things down carefully.`).join(
+      ' ',
+    );
     const store = await storeWith([
       { id: 'a.md', text: 'Short pinned rule one.' },
       { id: 'b.md', text: long },
@@ -143,7 +192,13 @@ describe('clusters', () => {
     const store = await storeWith();
     const pack = await brief({ store, clusters: ['billing', 'ops'], maxTokens: 400 });
     expect(pack.query).toBe('');
-    const members = new Set(['docs/billing/refunds.md', 'docs/billing/invoices.md', 'docs/billing/vat.md', 'docs/ops/shipping.md', 'docs/ops/warehouse.md']);
+    const members = new Set([
+      'docs/billing/refunds.md',
+      'docs/billing/invoices.md',
+      'docs/billing/vat.md',
+      'docs/ops/shipping.md',
+      'docs/ops/warehouse.md',
+    ]);
     expect(pack.items.length).toBeGreaterThan(0);
     for (const source of sources(pack)) expect(members.has(source)).toBe(true);
     expect(sources(pack).some((s) => s.startsWith('docs/billing/'))).toBe(true);

@@ -39,7 +39,10 @@ describe('every budget holds', () => {
 
   it('with small pools, pins, gaps and an entity, at tiny budgets (property)', () => {
     // Often empty: then only the fixed text (frame, caveats) is left to fit.
-    const pool = fc.oneof(fc.constant<CandidateInput[]>([]), fc.uniqueArray(candidateArb, { minLength: 1, maxLength: 4, selector: (c) => c.id }));
+    const pool = fc.oneof(
+      fc.constant<CandidateInput[]>([]),
+      fc.uniqueArray(candidateArb, { minLength: 1, maxLength: 4, selector: (c) => c.id }),
+    );
     fc.assert(
       fc.property(
         fc.constantFrom(...kinds),

@@ -20,7 +20,12 @@ const time = anyOf(
   '',
 );
 const smallInt = anyOf(0, 1, 2, 3);
-const span = fc.oneof(fc.record({ start: smallInt, end: smallInt }), fc.record({ start: number, end: number }), fc.record({ start: number, end: number, extra: number }), wrong);
+const span = fc.oneof(
+  fc.record({ start: smallInt, end: smallInt }),
+  fc.record({ start: number, end: number }),
+  fc.record({ start: number, end: number, extra: number }),
+  wrong,
+);
 const tokens = fc.oneof(number, fc.dictionary(anyOf('o200k_base', 'cl100k_base', '', '__proto__x'), number, { maxKeys: 3 }), wrong);
 const locator = fc.oneof(
   fc.record({ page: number, lines: fc.tuple(number, number), time: fc.tuple(number, number) }, { requiredKeys: [] }),
@@ -77,7 +82,10 @@ const plain = fc.record(
 
 /** A plain candidate with one field replaced by one of its edge values. */
 const nearPlain = fc
-  .tuple(plain, fc.constantFrom(...Object.keys(edges)).chain((key) => edges[key]!.map((value) => [key, value] as const)))
+  .tuple(
+    plain,
+    fc.constantFrom(...Object.keys(edges)).chain((key) => edges[key]!.map((value) => [key, value] as const)),
+  )
   .map(([value, [key, replacement]]) => ({ ...value, [key]: replacement }));
 
 /** JSON.stringify replacer writing every object's keys in sorted order (the schema writes its own key order). */

@@ -90,7 +90,11 @@ describe('canonicalCopy', () => {
 
 describe('canonicalCopyParts', () => {
   it('writes an object as canonicalStringify does, and with one member more as if it had been there (property)', () => {
-    const record = fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('packHash', 'kind', 'query', '10', '9', '__proto__', 'a', 'z', '')), fc.oneof(fc.jsonValue(), fc.dictionary(fc.constantFrom('10', '9', 'x'), fc.integer())), { maxKeys: 8 });
+    const record = fc.dictionary(
+      fc.oneof(fc.string(), fc.constantFrom('packHash', 'kind', 'query', '10', '9', '__proto__', 'a', 'z', '')),
+      fc.oneof(fc.jsonValue(), fc.dictionary(fc.constantFrom('10', '9', 'x'), fc.integer())),
+      { maxKeys: 8 },
+    );
     fc.assert(
       fc.property(record, fc.oneof(fc.string(), fc.constantFrom('packHash', 'kind', 'query', '')), fc.jsonValue(), (r, key, value) => {
         fc.pre(!Object.hasOwn(r, key));

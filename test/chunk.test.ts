@@ -145,20 +145,30 @@ describe('chunkDocument', () => {
 
   it('keeps spans exact and the bound respected on random markdown (property)', () => {
     const word = fc.constantFrom(
-      'alpha', 'beta', 'Gamma', 'δέλτα', '数据', '🙂', 'x'.repeat(30), 'end.', 'why?', 'wow!', '"quoted."', 'a-b', 'ÿ',
-      '#tag', '1.', '**bold**',
+      'alpha',
+      'beta',
+      'Gamma',
+      'δέλτα',
+      '数据',
+      '🙂',
+      'x'.repeat(30),
+      'end.',
+      'why?',
+      'wow!',
+      '"quoted."',
+      'a-b',
+      'ÿ',
+      '#tag',
+      '1.',
+      '**bold**',
     );
     const sentence = fc.array(word, { minLength: 1, maxLength: 12 }).map((w) => w.join(' '));
     const paragraph = fc.array(sentence, { minLength: 1, maxLength: 6 }).map((s) => s.join(' '));
-    const heading = fc
-      .tuple(fc.integer({ min: 1, max: 6 }), sentence)
-      .map(([level, title]) => `${'#'.repeat(level)} ${title}`);
+    const heading = fc.tuple(fc.integer({ min: 1, max: 6 }), sentence).map(([level, title]) => `${'#'.repeat(level)} ${title}`);
     const fence = paragraph.map((p) => `\`\`\`\n${p}\n\n# inside\n\`\`\``);
     const block = fc.oneof(paragraph, paragraph, heading, fence, fc.constant('   '));
     const separator = fc.constantFrom('\n\n', '\n', '\r\n\r\n', '\n\n\n', '\n \n');
-    const doc = fc
-      .array(fc.tuple(block, separator), { minLength: 0, maxLength: 10 })
-      .map((parts) => parts.map(([b, s]) => b + s).join(''));
+    const doc = fc.array(fc.tuple(block, separator), { minLength: 0, maxLength: 10 }).map((parts) => parts.map(([b, s]) => b + s).join(''));
     fc.assert(
       fc.property(doc, fc.integer({ min: 8, max: 64 }), (text, maxTokens) => {
         const source: IngestDocument = { id: 'prop', text };
@@ -189,9 +199,13 @@ describe('chunkDocument', () => {
     // the shortcuts) that bounds what the default bounds: the larger count of the two shipped encodings.
     const plain = { name: 'plain', count: maxCount };
     const unit = fc.constantFrom('a', '=', 'Ab', '東京', '😀', 'aGVsbG8gd29ybGQ=', 'https://example.com/a/b?c=d&', '数据。', 'é');
-    const run = fc.tuple(unit, fc.integer({ min: 50, max: 3000 })).map(([u, length]) => u.repeat(Math.ceil(length / u.length)).slice(0, length));
+    const run = fc
+      .tuple(unit, fc.integer({ min: 50, max: 3000 }))
+      .map(([u, length]) => u.repeat(Math.ceil(length / u.length)).slice(0, length));
     const part = fc.oneof(run, fc.constantFrom('Some words here.', 'word '.repeat(120), 'Short.', '# Heading', 'end.\nnext'));
-    const doc = fc.array(fc.tuple(part, fc.constantFrom(' ', '\n', '\n\n', '')), { minLength: 1, maxLength: 4 }).map((parts) => parts.map(([p, s]) => p + s).join(''));
+    const doc = fc
+      .array(fc.tuple(part, fc.constantFrom(' ', '\n', '\n\n', '')), { minLength: 1, maxLength: 4 })
+      .map((parts) => parts.map(([p, s]) => p + s).join(''));
     fc.assert(
       fc.property(doc, fc.integer({ min: 8, max: 200 }), (text, maxTokens) => {
         const source: IngestDocument = { id: 'run', text };
@@ -259,7 +273,13 @@ describe('chunkToCandidate', () => {
 
 describe('parseIngestDocuments', () => {
   it.each([
-    [[{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }], 'more than once'],
+    [
+      [
+        { id: 'a', text: 'x' },
+        { id: 'a', text: 'y' },
+      ],
+      'more than once',
+    ],
     [[{ id: 'a', text: 'x', acl: [] }], 'acl'],
     [[{ id: 'a', text: 'x', timestamp: 'yesterday' }], 'timestamp'],
     [[{ id: '', text: 'x' }], 'id'],

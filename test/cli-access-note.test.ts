@@ -21,7 +21,8 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const NOTE = /note: the pack is empty: it was read (.+), and the chunks that match have an ACL\. Give --principals LIST .* or --all-principals/u;
+const NOTE =
+  /note: the pack is empty: it was read (.+), and the chunks that match have an ACL\. Give --principals LIST .* or --all-principals/u;
 
 describe('an empty pack because of access', () => {
   it('is noted on stderr for an anonymous read, and the pack is still printed (exit 0)', async () => {

@@ -80,7 +80,10 @@ describe('usage errors, flags and exit codes', () => {
       [['bundle', 'q', '--embeddings', 'localhost:11434'], /--embeddings must be an http\(s\) URL/],
       [['bundle', 'q', '--embed-model', 'm'], /--embed-model needs --embeddings URL/],
       [['bundle', 'q', '--mode', 'dense', '--store', lexicalStore], /^litm-pack: --mode dense needs --embeddings URL --embed-model NAME/],
-      [['bundle', 'q', '--diversity', '0.3', '--store', lexicalStore], /^litm-pack: --diversity \(MMR\) needs dense vectors: give --embeddings URL/],
+      [
+        ['bundle', 'q', '--diversity', '0.3', '--store', lexicalStore],
+        /^litm-pack: --diversity \(MMR\) needs dense vectors: give --embeddings URL/,
+      ],
       [['frobnicate'], /unknown command 'frobnicate'/],
     ];
     for (const [args, message] of cases) {
@@ -109,7 +112,10 @@ describe('usage errors, flags and exit codes', () => {
     const section = readme.slice(readme.indexOf('## Exit codes'));
     const rows = new Map<number, string[]>();
     for (const match of section.matchAll(/^\| (\d) \| [^|]+\| ([^|]*) \|$/gm)) {
-      rows.set(Number(match[1]), [...match[2]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+      rows.set(
+        Number(match[1]),
+        [...match[2]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!),
+      );
     }
     for (const [exit, codes] of codesByExit()) expect(rows.get(exit)?.sort(), `exit ${exit}`).toEqual([...codes].sort());
     expect(section).toMatch(/^\| 3 \|.*`verify`.*stale/m);

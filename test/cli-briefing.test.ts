@@ -19,7 +19,20 @@ const prompt = 'Where should the strongest passage go in a long prompt?';
 
 describe('litm-pack briefing', () => {
   it('from pins + one cluster + a prompt: the pinned page first, the cluster and the prompt results after', async () => {
-    const out = await runCli(['briefing', '--store', store, '--pins', 'token-budgets.md', '--clusters', 'retrieval', '--prompt', prompt, '--budget', '2000', '--json']);
+    const out = await runCli([
+      'briefing',
+      '--store',
+      store,
+      '--pins',
+      'token-budgets.md',
+      '--clusters',
+      'retrieval',
+      '--prompt',
+      prompt,
+      '--budget',
+      '2000',
+      '--json',
+    ]);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const pack = PackSchema.parse(JSON.parse(out.stdout));
@@ -41,7 +54,18 @@ describe('litm-pack briefing', () => {
     expect(cluster.code, cluster.stderr).toBe(0);
     expect(cluster.stdout).toMatch(/## Grounding/);
     expect(cluster.stdout).not.toMatch(/bm25\.md|hybrid-fusion\.md|dense-retrieval\.md|citations-and-provenance\.md/);
-    const strict = await runCli(['briefing', '--store', store, '--clusters', 'packing', '--prompt', 'lexical term weighting', '--scope', 'strict', '--json']);
+    const strict = await runCli([
+      'briefing',
+      '--store',
+      store,
+      '--clusters',
+      'packing',
+      '--prompt',
+      'lexical term weighting',
+      '--scope',
+      'strict',
+      '--json',
+    ]);
     const scoped = PackSchema.parse(JSON.parse(strict.stdout));
     for (const item of scoped.items) expect(item.sourceId).toMatch(/(lost-in-the-middle|token-budgets)\.md$/);
   });

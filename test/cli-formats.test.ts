@@ -14,14 +14,41 @@ const store = join(work, 'store');
 
 describe('litm-pack ingest on the mixed corpus', () => {
   it('reads every kind, names what it read in part, and bundles cite a PDF page, code lines, an e-mail and a transcript time', async () => {
-    const ingest = await runCli(['ingest', 'examples/mixed', '--store', store, '--quiet', '--id-field', 'key', '--text-field', 'description', '--title-field', 'summary', '--metadata-fields', 'status,priority']);
+    const ingest = await runCli([
+      'ingest',
+      'examples/mixed',
+      '--store',
+      store,
+      '--quiet',
+      '--id-field',
+      'key',
+      '--text-field',
+      'description',
+      '--title-field',
+      'summary',
+      '--metadata-fields',
+      'status,priority',
+    ]);
     expect(ingest.code).toBe(0);
     expect(ingest.stderr).toBe('');
-    expect(ingest.stdout).toMatch(/^Ingested 12 files \(16 sources\) into .*: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\n$/u);
+    expect(ingest.stdout).toMatch(
+      /^Ingested 12 files \(16 sources\) into .*: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\n$/u,
+    );
     const saved = await readSaved(join(store, 'store.json'));
-    expect(saved.chunks.find((c) => c.record.sourceId === 'examples/mixed/tickets.jsonl/OPS-101')!.record.metadata).toEqual({ status: 'open', priority: 'high' });
+    expect(saved.chunks.find((c) => c.record.sourceId === 'examples/mixed/tickets.jsonl/OPS-101')!.record.metadata).toEqual({
+      status: 'open',
+      priority: 'high',
+    });
 
-    const bundle = await runCli(['bundle', 'how are refund webhook retries spaced out, with backoff and jitter?', '--store', store, '--budget', '1200', '--json']);
+    const bundle = await runCli([
+      'bundle',
+      'how are refund webhook retries spaced out, with backoff and jitter?',
+      '--store',
+      store,
+      '--budget',
+      '1200',
+      '--json',
+    ]);
     expect(bundle.code).toBe(0);
     const pack = PackSchema.parse(JSON.parse(bundle.stdout));
     const page = pack.citations.find((c) => c.locator?.page !== undefined)!;
@@ -44,7 +71,7 @@ describe('litm-pack ingest on the mixed corpus', () => {
     expect(text.stdout).toMatch(/examples\/mixed\/mail\/renewal\.eml\/renewal-terms\.pdf \(version [0-9a-f]{12}, chars \d+-\d+, p\. 1\)/u);
   });
 
-  it('--prune removes what a file held once the file is gone (a mailbox\'s messages)', async () => {
+  it("--prune removes what a file held once the file is gone (a mailbox's messages)", async () => {
     const { cpSync, rmSync: rm } = await import('node:fs');
     const copy = join(work, 'copy');
     cpSync('examples/mixed/mail', join(copy, 'mail'), { recursive: true });

@@ -25,7 +25,9 @@ describe('an empty context', () => {
     const out = await runCli(['bundle', 'token budgets', '--store', store, '--budget', '10', '--json']);
     expect(out.code, out.stderr).toBe(0);
     expect((JSON.parse(out.stdout) as { context: string }).context).toBe('');
-    expect(out.stderr).toMatch(/^litm-pack: note: the context is empty: none of the \d+ candidates found fits in 10 tokens\..*try a budget of 64 tokens or more\.\n$/su);
+    expect(out.stderr).toMatch(
+      /^litm-pack: note: the context is empty: none of the \d+ candidates found fits in 10 tokens\..*try a budget of 64 tokens or more\.\n$/su,
+    );
   });
 
   it('says nothing when the context is not empty', async () => {

@@ -12,7 +12,11 @@ import { makeEmail } from './helpers/real-files.js';
 const work = mkdtempSync(join(tmpdir(), 'litm-cli-hostile-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const sourcesIn = async (store: string) => (await MemoryHybridStore.load(join(store, 'store.json'))).sources().map((s) => s.sourceId).sort();
+const sourcesIn = async (store: string) =>
+  (await MemoryHybridStore.load(join(store, 'store.json')))
+    .sources()
+    .map((s) => s.sourceId)
+    .sort();
 const mbox = (from: string, raw: Buffer) => `From ${from} Mon Apr  1 10:00:00 2024\n${raw.toString().replace(/\r\n/gu, '\n')}\n`;
 
 describe('litm-pack ingest with bad files among good ones', () => {
@@ -27,7 +31,12 @@ describe('litm-pack ingest with bad files among good ones', () => {
     const out = await runCli(['ingest', dir, '--store', store, '--quiet']);
     expect(out.code, out.stderr).toBe(0);
     expect(out.stderr).not.toMatch(/\n\s+at /u);
-    expect(out.stderr.trim().split('\n').map((line) => line.split(`${dir}/`).join(''))).toEqual([
+    expect(
+      out.stderr
+        .trim()
+        .split('\n')
+        .map((line) => line.split(`${dir}/`).join('')),
+    ).toEqual([
       expect.stringMatching(/skipped deep\.html: the html loader ran out of stack/u),
       expect.stringMatching(/skipped secret\.md: Front matter of secret\.md: acl: acl must name at least one principal/u),
       expect.stringMatching(/skipped talk\.vtt: no cues with a timing line/u),
@@ -42,12 +51,24 @@ describe('litm-pack ingest --prune removes only sources whose files are gone', (
   it('a forged Message-ID in a new mailbox neither hides nor prunes the real message of another', async () => {
     const dir = join(work, 'mail');
     mkdirSync(dir, { recursive: true });
-    const real = await makeEmail({ from: 'ceo@acme.com', to: 'all@acme.com', subject: 'Q3 results', messageId: '<q3@acme.com>', text: 'Revenue grew 12% in Q3.' });
+    const real = await makeEmail({
+      from: 'ceo@acme.com',
+      to: 'all@acme.com',
+      subject: 'Q3 results',
+      messageId: '<q3@acme.com>',
+      text: 'Revenue grew 12% in Q3.',
+    });
     writeFileSync(join(dir, 'b-inbox.mbox'), mbox('ceo@acme.com', real));
     const store = join(work, 'mail-store');
     expect((await runCli(['ingest', dir, '--store', store, '--quiet'])).code).toBe(0);
     // Someone mails a message claiming the same Message-ID; it lands in a mailbox read first.
-    const forged = await makeEmail({ from: 'eve@evil.example', to: 'all@acme.com', subject: 'Q3 results', messageId: '<q3@acme.com>', text: 'Nothing to see.' });
+    const forged = await makeEmail({
+      from: 'eve@evil.example',
+      to: 'all@acme.com',
+      subject: 'Q3 results',
+      messageId: '<q3@acme.com>',
+      text: 'Nothing to see.',
+    });
     writeFileSync(join(dir, 'a-spam.mbox'), mbox('eve@evil.example', forged));
     const out = await runCli(['ingest', dir, '--store', store, '--quiet', '--prune']);
     expect(out.code, out.stderr).toBe(0);
@@ -60,7 +81,13 @@ describe('litm-pack ingest --prune removes only sources whose files are gone', (
   it('the same message in two mailboxes is read once, and the copy stored before stays', async () => {
     const dir = join(work, 'copies');
     mkdirSync(dir, { recursive: true });
-    const message = await makeEmail({ from: 'sam@example.com', to: 'ops@example.com', subject: 'Webhooks', messageId: '<w1@example.com>', text: 'Retry webhooks eight times.' });
+    const message = await makeEmail({
+      from: 'sam@example.com',
+      to: 'ops@example.com',
+      subject: 'Webhooks',
+      messageId: '<w1@example.com>',
+      text: 'Retry webhooks eight times.',
+    });
     writeFileSync(join(dir, 'b.mbox'), mbox('sam@example.com', message));
     const store = join(work, 'copies-store');
     expect((await runCli(['ingest', dir, '--store', store, '--quiet'])).code).toBe(0);

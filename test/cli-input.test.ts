@@ -33,7 +33,9 @@ describe('ingest refuses what is not UTF-8 text', () => {
       'litm-pack: skipped mixed/program.txt: binary content',
       'litm-pack: skipped mixed/random.md: binary content',
     ]);
-    expect(out.stdout).toMatch(/^Ingested 2 files into .*mixed-store: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\nSkipped 3 files: 2 binary, 1 not UTF-8\.\n$/);
+    expect(out.stdout).toMatch(
+      /^Ingested 2 files into .*mixed-store: \d+ chunks added, 0 unchanged, 0 removed \(\d+ chunks in all\)\.\nSkipped 3 files: 2 binary, 1 not UTF-8\.\n$/,
+    );
 
     const saved = await readSaved(join(store, 'store.json'));
     const bom = saved.chunks.find((c) => c.record.sourceId === 'mixed/bom.md')!.record;
@@ -85,8 +87,7 @@ describe('ingest and symbolic links', () => {
     return { root, docs };
   }
 
-  const sources = async (store: string) =>
-    (await readSaved(join(store, 'store.json'))).sources.map((s) => s.sourceId);
+  const sources = async (store: string) => (await readSaved(join(store, 'store.json'))).sources.map((s) => s.sourceId);
 
   it('by default follows none that leave the folder, never loops, and skips dangling links with a warning', async () => {
     const { root } = linkedTree('links');
@@ -95,7 +96,9 @@ describe('ingest and symbolic links', () => {
     expect(out.code).toBe(0);
     expect(await sources(store)).toEqual(['docs/policy.md', 'docs/sub/faq.md']);
     expect(out.stderr).toContain('litm-pack: skipped docs/dangling.md: a symbolic link to nothing');
-    expect(out.stderr).toContain('litm-pack: skipped docs/notes.md: a symbolic link leading outside docs (not followed; --follow-symlinks follows it)');
+    expect(out.stderr).toContain(
+      'litm-pack: skipped docs/notes.md: a symbolic link leading outside docs (not followed; --follow-symlinks follows it)',
+    );
     expect(out.stderr).toContain('litm-pack: skipped docs/up: a symbolic link leading outside docs');
     expect(out.stdout).toContain('Skipped 3 files: 1 dangling symlink, 2 symlinks leading outside the folders given.');
   });
@@ -111,7 +114,9 @@ describe('ingest and symbolic links', () => {
 
   it('fails on a dangling link with --strict', async () => {
     const { root } = linkedTree('strict-links');
-    const out = await runCli(['ingest', 'docs', '--store', join(work, 'strict-links-store'), '--strict', '--follow-symlinks'], undefined, { cwd: root });
+    const out = await runCli(['ingest', 'docs', '--store', join(work, 'strict-links-store'), '--strict', '--follow-symlinks'], undefined, {
+      cwd: root,
+    });
     expect(out.code).toBe(2);
     expect(out.stderr).toContain('--strict: Skipped 1 file: 1 dangling symlink. Nothing was ingested.');
   });

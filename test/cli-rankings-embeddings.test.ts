@@ -21,7 +21,11 @@ beforeAll(async () => {
   // An OpenAI-compatible /v1/embeddings answering the same vectors the store was written with.
   embeddingsServer = await startLoopback((request, response) => {
     const input = (request.body as { input: string[] }).input;
-    sendJson(response, 200, { object: 'list', model: MODEL, data: input.map((text, index) => ({ object: 'embedding', index, embedding: fake.embed(text) })) });
+    sendJson(response, 200, {
+      object: 'list',
+      model: MODEL,
+      data: input.map((text, index) => ({ object: 'embedding', index, embedding: fake.embed(text) })),
+    });
   });
   const writer = new MemoryHybridStore({ embeddings: Object.assign(new FakeEmbeddings(), { model: MODEL }) });
   await writer.addDocuments([
@@ -39,7 +43,19 @@ afterAll(async () => {
 
 describe('rankings with embeddings', () => {
   it('takes --embeddings and --embed-model: the dense arm runs', async () => {
-    const out = await runCli(['rankings', 'refunds payment', '--mode', 'dense', '--store', storeFile, '--embeddings', `${embeddingsServer.url}/v1`, '--embed-model', MODEL, '--json']);
+    const out = await runCli([
+      'rankings',
+      'refunds payment',
+      '--mode',
+      'dense',
+      '--store',
+      storeFile,
+      '--embeddings',
+      `${embeddingsServer.url}/v1`,
+      '--embed-model',
+      MODEL,
+      '--json',
+    ]);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const rankings = JSON.parse(out.stdout) as Rankings;
@@ -60,7 +76,9 @@ describe('rankings with embeddings', () => {
   });
 
   it('without them, --mode dense still says what to give', async () => {
-    const out = await runCli(['rankings', 'refunds', '--mode', 'dense', '--store', storeFile], undefined, { env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined } });
+    const out = await runCli(['rankings', 'refunds', '--mode', 'dense', '--store', storeFile], undefined, {
+      env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined },
+    });
     expect(out.code).toBe(2);
     expect(out.stderr).toMatch(/--mode dense needs --embeddings URL --embed-model NAME/u);
   });

@@ -47,7 +47,10 @@ describe('litm-pack verify / remove / ingest --prune', () => {
     expect(table.stdout).toMatch(/3 current, 0 moved, 0 changed, 0 missing/);
     const json = await runCli(['verify', join(work, 'pack.json'), '--store', store, '--json']);
     expect(json.code).toBe(0);
-    const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.filter((l) => l.type === 'citation').map((l) => l.status)).toEqual(['current', 'current', 'current']);
     expect(lines.at(-1)).toMatchObject({ type: 'summary', pack: 1, current: 3, moved: 0, changed: 0, missing: 0 });
   });
@@ -70,8 +73,17 @@ describe('litm-pack verify / remove / ingest --prune', () => {
     const json = await runCli(['verify', join(work, 'golden.jsonl'), '--store', store, '--json']);
     expect(json.code).toBe(3);
     // A line of `verify --json`, as far as this test reads it.
-    type VerifyLine = Record<string, unknown> & { type: string; pack?: number; sourceId?: string; status?: string; closest?: { text: string } | null };
-    const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as VerifyLine);
+    type VerifyLine = Record<string, unknown> & {
+      type: string;
+      pack?: number;
+      sourceId?: string;
+      status?: string;
+      closest?: { text: string } | null;
+    };
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as VerifyLine);
     const statusOf = (pack: number, text: string) =>
       lines.find((l) => l.type === 'citation' && l.pack === pack && (l.sourceId as string).endsWith(text));
     const citations = lines.filter((l) => l.type === 'citation' && l.pack === 1);

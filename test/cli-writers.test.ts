@@ -22,7 +22,10 @@ async function folder(name: string, n: number): Promise<string> {
   await mkdir(dir, { recursive: true });
   await Promise.all(
     Array.from({ length: n }, (_, i) =>
-      writeFile(join(dir, `note-${i}.md`), `# ${name} note ${i}\n\nThe ${name} team keeps note ${i} about refunds, retries and ${name}word${i}.\n`),
+      writeFile(
+        join(dir, `note-${i}.md`),
+        `# ${name} note ${i}\n\nThe ${name} team keeps note ${i} about refunds, retries and ${name}word${i}.\n`,
+      ),
     ),
   );
   return dir;
@@ -77,7 +80,8 @@ describe('litm-pack serve follows its store file', () => {
     const store = join(work, 'served-store');
     expect((await runCli(['ingest', docs, '--store', store, '--quiet'], undefined, { cwd: work })).code).toBe(0);
     const serve = await spawnServe(['--store', store, '--port', '0', '--no-rate-limits']);
-    const bundle = async (q: string) => PackSchema.parse(await (await fetch(`${serve.url}/api/bundle?q=${encodeURIComponent(q)}&budget=400`)).json());
+    const bundle = async (q: string) =>
+      PackSchema.parse(await (await fetch(`${serve.url}/api/bundle?q=${encodeURIComponent(q)}&budget=400`)).json());
     const until = async (what: string, check: () => Promise<boolean>) => {
       for (let i = 0; i < 100; i += 1) {
         if (await check()) return;
@@ -103,7 +107,11 @@ describe('litm-pack serve follows its store file', () => {
       const report = (await verify.json()) as { checks: { sourceId: string; status: string }[] };
       expect(report.checks.find((r) => r.sourceId === 'served/note-1.md')?.status).toBe('missing');
       // The library's verify on the saved file agrees with the server.
-      const local = await verifyCitations({ store: await MemoryHybridStore.load(join(store, 'store.json')), citations: before.citations, principals: 'all' });
+      const local = await verifyCitations({
+        store: await MemoryHybridStore.load(join(store, 'store.json')),
+        citations: before.citations,
+        principals: 'all',
+      });
       expect(local.find((r) => r.sourceId === 'served/note-1.md')?.status).toBe('missing');
     } finally {
       serve.kill();

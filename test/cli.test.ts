@@ -25,10 +25,32 @@ describe('litm-pack pack', () => {
   });
 
   it('prints only the context with --output context, and packs briefings', async () => {
-    const ctx = await cli(['pack', '--query', 'refunds', '--budget', '300', '--output', 'context', '--format', 'xml', 'examples/candidates.json']);
+    const ctx = await cli([
+      'pack',
+      '--query',
+      'refunds',
+      '--budget',
+      '300',
+      '--output',
+      'context',
+      '--format',
+      'xml',
+      'examples/candidates.json',
+    ]);
     expect(ctx.code).toBe(0);
     expect(ctx.stdout.startsWith('<documents>\n<document index="1">')).toBe(true);
-    const brief = await cli(['pack', '--query', 'refunds', '--budget', '400', '--kind', 'briefing', '--pins', 'shipping.md', 'examples/candidates.json']);
+    const brief = await cli([
+      'pack',
+      '--query',
+      'refunds',
+      '--budget',
+      '400',
+      '--kind',
+      'briefing',
+      '--pins',
+      'shipping.md',
+      'examples/candidates.json',
+    ]);
     const pack = PackSchema.parse(JSON.parse(brief.stdout));
     expect(pack.kind).toBe('briefing');
     expect(pack.items[0]?.sourceId).toBe('shipping.md');
@@ -98,11 +120,23 @@ describe('the main job: ingest, bundle, briefing', () => {
   });
 
   it('prints a briefing with grounding, evidence and caveats', async () => {
-    const out = await cli(['briefing', '--prompt', 'token budgets and truncation', '--store', store, '--budget', '600', '--pins', 'examples/corpus/citations-and-provenance.md']);
+    const out = await cli([
+      'briefing',
+      '--prompt',
+      'token budgets and truncation',
+      '--store',
+      store,
+      '--budget',
+      '600',
+      '--pins',
+      'examples/corpus/citations-and-provenance.md',
+    ]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('## Grounding');
     expect(out.stdout).toContain('## Caveats');
-    expect(out.stdout.indexOf('citations-and-provenance.md')).toBeLessThan(out.stdout.indexOf('## Evidence') === -1 ? Infinity : out.stdout.indexOf('## Evidence'));
+    expect(out.stdout.indexOf('citations-and-provenance.md')).toBeLessThan(
+      out.stdout.indexOf('## Evidence') === -1 ? Infinity : out.stdout.indexOf('## Evidence'),
+    );
   });
 
   it('fails clearly on a missing store, an empty query and an unreadable file, leaving the store as it was', async () => {

@@ -15,7 +15,9 @@ describe('Compose interpolation, as the specification gives it', () => {
     expect(interpolate('a $SET ${SET} $$SET', env)).toBe('a x x $SET');
     expect(interpolate('${UNSET:-d} ${EMPTY:-d} ${EMPTY-d} ${UNSET-d}', env)).toBe('d d  d');
     expect(interpolate('${EMPTY?no}', env)).toBe('');
-    expect(() => interpolate('${EMPTY:?is needed}', env)).toThrow(new ComposeInterpolationError('required variable EMPTY is missing a value: is needed'));
+    expect(() => interpolate('${EMPTY:?is needed}', env)).toThrow(
+      new ComposeInterpolationError('required variable EMPTY is missing a value: is needed'),
+    );
     expect(() => interpolate('${UNSET?is needed}', env)).toThrow(ComposeInterpolationError);
   });
 });
@@ -41,7 +43,9 @@ function serveFlags(command: string[]): { host: string; allowedHosts: string[]; 
 describe('docker-compose.yml', () => {
   it('refuses to start without API keys, unset or empty, and says how to make one', () => {
     for (const env of [{}, { LITM_PACK_API_KEYS: '' }]) {
-      expect(() => loadCompose(composePath(), env)).toThrow(/required variable LITM_PACK_API_KEYS is missing a value: .*npx litm-pack keys create --id me/u);
+      expect(() => loadCompose(composePath(), env)).toThrow(
+        /required variable LITM_PACK_API_KEYS is missing a value: .*npx litm-pack keys create --id me/u,
+      );
     }
   });
 

@@ -22,7 +22,10 @@ describe('coverage: denseAvailable and newestIndexedAt (the stale-index signal)'
     const bm25Only = packBundle({ query: 'refunds', candidates: lexical, maxTokens: 500 }).coverage;
     expect(bm25Only).toMatchObject({ denseAvailable: false, confidence: 'unknown', topSimilarity: -1 });
     // The pool decides, not only what was kept: a budget too small for anything still knows dense answered.
-    expect(packBundle({ query: 'refunds', candidates: hybrid, maxTokens: 1 }).coverage).toMatchObject({ itemCount: 0, denseAvailable: true });
+    expect(packBundle({ query: 'refunds', candidates: hybrid, maxTokens: 1 }).coverage).toMatchObject({
+      itemCount: 0,
+      denseAvailable: true,
+    });
     expect(packBriefing({ query: 'refunds', candidates: lexical, maxTokens: 500 }).coverage.denseAvailable).toBe(false);
   });
 
@@ -40,8 +43,8 @@ describe('coverage: denseAvailable and newestIndexedAt (the stale-index signal)'
   });
 
   it('rejects an indexedAt that is not an ISO date-time', () => {
-    expect(() => packBundle({ query: 'q', maxTokens: 100, candidates: [{ id: 'x', text: 't', score: 1, indexedAt: 'yesterday' }] })).toThrow(
-      /indexedAt/,
-    );
+    expect(() =>
+      packBundle({ query: 'q', maxTokens: 100, candidates: [{ id: 'x', text: 't', score: 1, indexedAt: 'yesterday' }] }),
+    ).toThrow(/indexedAt/);
   });
 });

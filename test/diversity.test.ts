@@ -16,7 +16,7 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a failure');
 }
 
-describe('maximalMarginalRelevance (Qdrant\'s algorithm)', () => {
+describe("maximalMarginalRelevance (Qdrant's algorithm)", () => {
   // Three points: a and b are near duplicates, c points elsewhere but is less relevant.
   const vectors = [
     [1, 0.05],
@@ -49,7 +49,7 @@ describe('maximalMarginalRelevance (Qdrant\'s algorithm)', () => {
 });
 
 describe('MemoryHybridStore diversity', () => {
-  it('spreads near duplicates over topics, keeps the mode\'s score, and agrees with rankings()', async () => {
+  it("spreads near duplicates over topics, keeps the mode's score, and agrees with rankings()", async () => {
     const store = new MemoryHybridStore({ embeddings: new TopicEmbeddings() });
     await store.addDocuments(topicCorpus());
     const plain = await store.search({ text: 'topic-bread guide', mode: 'hybrid', limit: 5, principals: 'all' });
@@ -74,12 +74,21 @@ describe('MemoryHybridStore diversity', () => {
         const rankings = await store.rankings(request);
         const searched = await store.search(request);
         expect(rankings.mode, label).toBe(mode);
-        expect(rankings.fused.map(({ id, score }) => ({ id, score })), label).toEqual(searched.map(({ id, score }) => ({ id, score })));
-        expect(rankings.fused.map((r) => r.position), label).toEqual(searched.map((_, i) => i + 1));
+        expect(
+          rankings.fused.map(({ id, score }) => ({ id, score })),
+          label,
+        ).toEqual(searched.map(({ id, score }) => ({ id, score })));
+        expect(
+          rankings.fused.map((r) => r.position),
+          label,
+        ).toEqual(searched.map((_, i) => i + 1));
         const plain = await store.rankings({ ...request, diversity: 0 });
         expect(rankings.dense, label).toEqual(plain.dense);
         expect(rankings.lexical, label).toEqual(plain.lexical);
-        expect(rankings.fused.map((r) => r.id), label).not.toEqual(plain.fused.map((r) => r.id));
+        expect(
+          rankings.fused.map((r) => r.id),
+          label,
+        ).not.toEqual(plain.fused.map((r) => r.id));
       }
     }
   });

@@ -24,7 +24,11 @@ import {
 import { Document } from '@langchain/core/documents';
 import { TextNode } from '@llamaindex/core/schema';
 import { BriefingPackRetriever as LangChainBriefing, BundleRetriever as LangChainBundle, LitmCompressor } from '../src/langchain/index.js';
-import { BriefingPackRetriever as LlamaIndexBriefing, BundleRetriever as LlamaIndexBundle, LitmPostprocessor } from '../src/llamaindex/index.js';
+import {
+  BriefingPackRetriever as LlamaIndexBriefing,
+  BundleRetriever as LlamaIndexBundle,
+  LitmPostprocessor,
+} from '../src/llamaindex/index.js';
 import { packCandidates } from '../src/pipeline/bundle.js';
 import { startServer, type RunningServer } from '../src/server/index.js';
 import { readSaved } from './helpers/store-files.js';
@@ -86,7 +90,7 @@ function oneHash(packs: Record<string, Pack>): Pack {
 }
 
 describe('one request, one pack on every door', () => {
-  it('a bundle with no budget given: the table\'s default on every door', async () => {
+  it("a bundle with no budget given: the table's default on every door", async () => {
     const pack = oneHash({
       library: (await assembleBundle({ store, query: QUERY })).pack,
       cli: await cliPack(['bundle', QUERY]),
@@ -124,7 +128,10 @@ describe('one request, one pack on every door', () => {
     // document order: each source's items together, sources in the order of their best item.
     const sources = pack.items.map((item) => item.sourceId);
     expect(sources.filter((source, index) => sources.indexOf(source) === index)).toEqual(
-      [...pack.items].sort((a, b) => a.rank - b.rank).map((item) => item.sourceId).filter((source, index, all) => all.indexOf(source) === index),
+      [...pack.items]
+        .sort((a, b) => a.rank - b.rank)
+        .map((item) => item.sourceId)
+        .filter((source, index, all) => all.indexOf(source) === index),
     );
     expect(pack.context).not.toContain('(source: ');
     const litm = (await assembleBundle({ store, query: QUERY })).pack;
@@ -143,7 +150,10 @@ describe('one request, one pack on every door', () => {
     });
     expect(response.status).toBe(200);
     const documents = candidates.map((c) => new Document({ pageContent: c.text, metadata: { ...c, source: c.sourceId ?? c.id } }));
-    const nodes = candidates.map((c) => ({ node: new TextNode({ text: c.text, id_: c.id, metadata: { ...c, source: c.sourceId ?? c.id } }), score: c.score }));
+    const nodes = candidates.map((c) => ({
+      node: new TextNode({ text: c.text, id_: c.id, metadata: { ...c, source: c.sourceId ?? c.id } }),
+      score: c.score,
+    }));
     const pack = oneHash({
       library: await packCandidates({ query, candidates, order: 'rank', header: 'minimal' }),
       cli: PackSchema.parse(JSON.parse(cli.stdout)),
@@ -152,8 +162,16 @@ describe('one request, one pack on every door', () => {
     });
     expect(pack.items.map((item) => item.rank)).toEqual(pack.items.map((_, index) => index + 1));
     expect(pack.header).toBe('minimal');
-    const langchain = await new LitmCompressor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).compressWithCitations(documents, query);
-    const llamaindex = await new LitmPostprocessor({ maxTokens: PIPELINE_DEFAULTS.packBudget, order: 'rank', header: 'minimal' }).postprocessWithCitations(nodes, query);
+    const langchain = await new LitmCompressor({
+      maxTokens: PIPELINE_DEFAULTS.packBudget,
+      order: 'rank',
+      header: 'minimal',
+    }).compressWithCitations(documents, query);
+    const llamaindex = await new LitmPostprocessor({
+      maxTokens: PIPELINE_DEFAULTS.packBudget,
+      order: 'rank',
+      header: 'minimal',
+    }).postprocessWithCitations(nodes, query);
     for (const framework of [langchain.pack, llamaindex.pack]) {
       expect(framework.header).toBe('minimal');
       expect(framework.items.map((item) => item.rank)).toEqual(framework.items.map((_, index) => index + 1));
@@ -172,7 +190,7 @@ describe('one request, one pack on every door', () => {
     expect(pack.header).toBe('minimal');
   });
 
-  it('a briefing with no budget given: the table\'s default on every door', async () => {
+  it("a briefing with no budget given: the table's default on every door", async () => {
     const pack = oneHash({
       library: (await assembleBriefing({ store, prompt: PROMPT })).pack,
       cli: await cliPack(['briefing', '--prompt', PROMPT]),
@@ -215,7 +233,8 @@ describe('one ingest path', () => {
       const fromLibrary = (await assembleBundle({ store: library, query, maxTokens: 900 })).pack;
       expect(toCanonicalJson(fromLibrary)).toBe(toCanonicalJson(fromCli));
     }
-    const briefing = (s: MemoryHybridStore) => assembleBriefing({ store: s, clusters: ['retrieval'], pins: ['token-budgets.md'], maxTokens: 1500 });
+    const briefing = (s: MemoryHybridStore) =>
+      assembleBriefing({ store: s, clusters: ['retrieval'], pins: ['token-budgets.md'], maxTokens: 1500 });
     expect(toCanonicalJson((await briefing(library)).pack)).toBe(toCanonicalJson((await briefing(store)).pack));
   });
 
@@ -239,8 +258,19 @@ describe('one ingest path', () => {
     });
     const cliStore = join(work, 'front-store');
     expect((await runCli(['ingest', 'front', '--store', cliStore, '--quiet'], undefined, { cwd: work })).code).toBe(0);
-    const [chunk] = await (await MemoryHybridStore.load(join(cliStore, 'store.json'))).getChunks({ sourceIds: ['front/leave.md'], principals: 'all' });
-    expect(chunk).toMatchObject({ sourceId: 'front/leave.md', title: 'Parental leave', version: '2.10', url: 'https://intranet.example/leave', timestamp: '2024-03-15', acl: ['hr'], clusters: ['handbook'], kind: 'insight' });
+    const [chunk] = await (
+      await MemoryHybridStore.load(join(cliStore, 'store.json'))
+    ).getChunks({ sourceIds: ['front/leave.md'], principals: 'all' });
+    expect(chunk).toMatchObject({
+      sourceId: 'front/leave.md',
+      title: 'Parental leave',
+      version: '2.10',
+      url: 'https://intranet.example/leave',
+      timestamp: '2024-03-15',
+      acl: ['hr'],
+      clusters: ['handbook'],
+      kind: 'insight',
+    });
   });
 
   it('a folder outside the working directory gets source ids below the folder holding it, never ../', async () => {

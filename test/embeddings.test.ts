@@ -77,7 +77,9 @@ describe('OpenAICompatibleEmbeddings', () => {
 
   it('gives up with a typed fault: server_error after the retries, rate_limited with retryAfterMs when the wait is too long', async () => {
     const down = await serve((_s, _c, res) => json(res, 502, { error: { message: 'bad gateway' } }));
-    const error = await failure(() => new OpenAICompatibleEmbeddings({ url: down.url, model: 'm', retries: 2, retryBaseDelayMs: 1 }).embedQuery('x'));
+    const error = await failure(() =>
+      new OpenAICompatibleEmbeddings({ url: down.url, model: 'm', retries: 2, retryBaseDelayMs: 1 }).embedQuery('x'),
+    );
     expect(error.code).toBe('server_error');
     expect(error.status).toBe(502);
     expect(error.message).toContain('bad gateway');
@@ -86,7 +88,9 @@ describe('OpenAICompatibleEmbeddings', () => {
     const date = new Date(Date.now() + 3_600_000).toUTCString();
     for (const header of ['120', date]) {
       const limited = await serve((_s, _c, res) => json(res, 429, { error: 'quota' }, { 'retry-after': header }));
-      const rate = await failure(() => new OpenAICompatibleEmbeddings({ url: limited.url, model: 'm', retryMaxDelayMs: 1000 }).embedQuery('x'));
+      const rate = await failure(() =>
+        new OpenAICompatibleEmbeddings({ url: limited.url, model: 'm', retryMaxDelayMs: 1000 }).embedQuery('x'),
+      );
       expect(rate.code).toBe('rate_limited');
       expect(rate.retryAfterMs).toBeGreaterThan(100_000);
       expect(limited.seen).toHaveLength(1); // not waited for: longer than retryMaxDelayMs
@@ -95,7 +99,9 @@ describe('OpenAICompatibleEmbeddings', () => {
 
   it('does not retry what another attempt cannot fix, and says how to fix it', async () => {
     const denied = await serve((_s, _c, res) => json(res, 401, { error: { message: 'invalid api key' } }));
-    const unauthorized = await failure(() => new OpenAICompatibleEmbeddings({ url: denied.url, model: 'm', apiKey: 'sk-secret' }).embedQuery('x'));
+    const unauthorized = await failure(() =>
+      new OpenAICompatibleEmbeddings({ url: denied.url, model: 'm', apiKey: 'sk-secret' }).embedQuery('x'),
+    );
     expect(unauthorized.code).toBe('upstream_unauthorized');
     expect(unauthorized.message).toContain('LITM_EMBEDDINGS_API_KEY');
     expect(unauthorized.message).not.toContain('sk-secret');
@@ -130,7 +136,9 @@ describe('OpenAICompatibleEmbeddings', () => {
     expect(refused.message).toContain('ECONNREFUSED');
 
     const slow = await serve((entry, call, res) => setTimeout(() => ok(entry, call, res), 500));
-    const late = await failure(() => new OpenAICompatibleEmbeddings({ url: slow.url, model: 'm', timeoutMs: 50, retries: 1, retryBaseDelayMs: 1 }).embedQuery('x'));
+    const late = await failure(() =>
+      new OpenAICompatibleEmbeddings({ url: slow.url, model: 'm', timeoutMs: 50, retries: 1, retryBaseDelayMs: 1 }).embedQuery('x'),
+    );
     expect(late.code).toBe('timeout');
     expect(slow.seen).toHaveLength(2);
   });
@@ -138,6 +146,8 @@ describe('OpenAICompatibleEmbeddings', () => {
   it('validates its options at construction', () => {
     expect(() => new OpenAICompatibleEmbeddings({ url: 'localhost:11434', model: 'm' })).toThrow(/url must be an http\(s\) URL/);
     expect(() => new OpenAICompatibleEmbeddings({ url: 'http://x/v1', model: ' ' })).toThrow(/model must be a non-empty/);
-    expect(() => new OpenAICompatibleEmbeddings({ url: 'http://x/v1', model: 'm', batch_size: 3 } as never)).toThrow(/did you mean "batchSize"/);
+    expect(() => new OpenAICompatibleEmbeddings({ url: 'http://x/v1', model: 'm', batch_size: 3 } as never)).toThrow(
+      /did you mean "batchSize"/,
+    );
   });
 });

@@ -36,9 +36,7 @@ describe('clauses (as in Qdrant’s documentation examples)', () => {
 
   it('nests filters recursively', () => {
     expect(ids({ must_not: [{ must: [London, red] }] })).toEqual([1, 3, 4, 5, 6]);
-    expect(ids({ should: [{ must: [London, red] }, { must: [{ key: 'city', match: { value: 'Moscow' } }] }] })).toEqual([
-      2, 5, 6,
-    ]);
+    expect(ids({ should: [{ must: [London, red] }, { must: [{ key: 'city', match: { value: 'Moscow' } }] }] })).toEqual([2, 5, 6]);
   });
 
   it('accepts a single condition in place of a list', () => {
@@ -68,7 +66,10 @@ describe('field conditions', () => {
     tags: ['x', 'y'],
     nums: [1, 7],
     metadata: { lang: 'en', nested: { deep: 3 } },
-    items: [{ name: 'p', n: 1 }, { name: 'q', n: 9 }],
+    items: [
+      { name: 'p', n: 1 },
+      { name: 'q', n: 9 },
+    ],
     nothing: null,
   };
   const m = (filter: Filter) => matchesFilter(validateFilter(filter), record);
@@ -174,8 +175,7 @@ describe('validation', () => {
 describe('aclFilter', () => {
   const open = { id: 'open' };
   const hr = { id: 'hr', acl: ['hr', 'admins'] };
-  const visible = (principals: string[]) =>
-    [open, hr].filter((r) => matchesFilter(aclFilter(principals), r)).map((r) => r.id);
+  const visible = (principals: string[]) => [open, hr].filter((r) => matchesFilter(aclFilter(principals), r)).map((r) => r.id);
 
   it('shows chunks without an ACL, and chunks whose ACL shares a principal', () => {
     expect(visible(['hr'])).toEqual(['open', 'hr']);

@@ -21,7 +21,8 @@ function invalid(text: string): string {
 
 describe('readFrontMatter', () => {
   it('reads clusters, kind and title, and blanks the block so offsets stay file offsets', () => {
-    const file = '---\nclusters: [billing, finance]\nkind: insight\ntitle: "Refunds: the rules"\nauthor: Ann\n---\n# Refunds\n\nWithin 14 days.\n';
+    const file =
+      '---\nclusters: [billing, finance]\nkind: insight\ntitle: "Refunds: the rules"\nauthor: Ann\n---\n# Refunds\n\nWithin 14 days.\n';
     const { text, frontMatter } = readFrontMatter(file, 'refunds.md');
     expect(frontMatter).toEqual({ clusters: ['billing', 'finance'], kind: 'insight', title: 'Refunds: the rules' });
     expect(text).toHaveLength(file.length);
@@ -52,7 +53,8 @@ describe('litm-pack ingest: front matter and --clusters/--kind', () => {
   it('stores clusters and kind on every chunk; spans are offsets into the file', async () => {
     const docs = join(work, 'docs');
     mkdirSync(docs, { recursive: true });
-    const refunds = '---\nclusters: [billing]\nkind: insight\n---\n# Refunds\n\nRefunds are issued within 14 days.\n\n## Exceptions\n\nGift cards are never refunded.\n';
+    const refunds =
+      '---\nclusters: [billing]\nkind: insight\n---\n# Refunds\n\nRefunds are issued within 14 days.\n\n## Exceptions\n\nGift cards are never refunded.\n';
     writeFileSync(join(docs, 'refunds.md'), refunds);
     writeFileSync(join(docs, 'notes.txt'), '---\nkind: insight\n---\nPlain text keeps its dashes.');
     const store = join(work, 'store');
@@ -90,7 +92,9 @@ describe('litm-pack ingest: front matter and --clusters/--kind', () => {
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
     expect(out.stderr).toMatch(/skipped .*broken\.md: Front matter of .*broken\.md is not valid YAML/u);
     expect(out.stdout).toContain('Skipped 1 file: 1 with bad front matter.');
-    expect((await MemoryHybridStore.load(join(store, 'store.json'))).sources().map((s) => s.sourceId)).toEqual([expect.stringMatching(/good\.md$/u)]);
+    expect((await MemoryHybridStore.load(join(store, 'store.json'))).sources().map((s) => s.sourceId)).toEqual([
+      expect.stringMatching(/good\.md$/u),
+    ]);
   });
 
   it('alone, such a file leaves nothing to ingest: exit 2 naming why, and no store behind', async () => {

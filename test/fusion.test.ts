@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RRF_K, bm25Idf, bm25Score, compareScored, fuseDbsf, fuseRrf, normaliseDistribution, rrfPositionScore, sharesTerm, type ScoredId } from '../src/store/fusion.js';
+import {
+  DEFAULT_RRF_K,
+  bm25Idf,
+  bm25Score,
+  compareScored,
+  fuseDbsf,
+  fuseRrf,
+  normaliseDistribution,
+  rrfPositionScore,
+  sharesTerm,
+  type ScoredId,
+} from '../src/store/fusion.js';
 import { cosineSimilarity } from '../src/base/vectors.js';
 
 const ranked = (...ids: string[]): ScoredId[] => ids.map((id, i) => ({ id, score: 100 - i }));
@@ -45,8 +56,18 @@ describe('rrf (Qdrant reciprocal_rank_fusion.rs)', () => {
   });
 
   it('ignores the arms’ scores, only their order', () => {
-    const a = fuseRrf([[{ id: 'x', score: 1000 }, { id: 'y', score: -5 }]]);
-    const b = fuseRrf([[{ id: 'x', score: 0.1 }, { id: 'y', score: 0.09 }]]);
+    const a = fuseRrf([
+      [
+        { id: 'x', score: 1000 },
+        { id: 'y', score: -5 },
+      ],
+    ]);
+    const b = fuseRrf([
+      [
+        { id: 'x', score: 0.1 },
+        { id: 'y', score: 0.09 },
+      ],
+    ]);
     expect(a).toEqual(b);
   });
 });
@@ -79,7 +100,12 @@ describe('dbsf (Qdrant score_fusion.rs)', () => {
 
   it('scores a single-item arm and an arm of equal scores 0.5', () => {
     expect(normaliseDistribution([{ id: 'a', score: 7 }])).toEqual([{ id: 'a', score: 0.5 }]);
-    expect(normaliseDistribution([{ id: 'a', score: 3 }, { id: 'b', score: 3 }]).map((p) => p.score)).toEqual([0.5, 0.5]);
+    expect(
+      normaliseDistribution([
+        { id: 'a', score: 3 },
+        { id: 'b', score: 3 },
+      ]).map((p) => p.score),
+    ).toEqual([0.5, 0.5]);
     expect(normaliseDistribution([])).toEqual([]);
   });
 

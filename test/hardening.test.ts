@@ -52,7 +52,10 @@ describe('a BigInt in candidate metadata', () => {
   it('is invalid_input whatever the order of the candidates (never a TypeError when its item is kept)', () => {
     const plain = { id: 'a', text: 'Refunds take 14 days.', score: 1 };
     const odd = { id: 'b', text: 'Returns take 30 days.', score: 0.5, metadata: { size: 10n } as Record<string, unknown> };
-    for (const candidates of [[plain, odd], [odd, plain]]) {
+    for (const candidates of [
+      [plain, odd],
+      [odd, plain],
+    ]) {
       let thrown: unknown;
       try {
         packBundle({ query: 'refunds', maxTokens: 200, candidates });
@@ -74,7 +77,10 @@ describe('a request body sent slowly', () => {
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     try {
       socket.write('POST /api/pack HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"que');
-      const ended = await Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000))]);
+      const ended = await Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000)),
+      ]);
       expect(ended).toBe(true);
       expect(received).toMatch(/^HTTP\/1\.1 408/u);
     } finally {
@@ -83,7 +89,7 @@ describe('a request body sent slowly', () => {
   });
 });
 
-describe('a query string naming an object\'s own machinery', () => {
+describe("a query string naming an object's own machinery", () => {
   it('?constructor=1 and ?__proto__=1 are unknown parameters, named as such', async () => {
     for (const name of ['constructor', '__proto__', 'hasOwnProperty']) {
       const response = await fetch(`${server.url}/api/bundle?q=refunds&${name}=1`);

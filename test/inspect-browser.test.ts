@@ -57,16 +57,25 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    context = await chromium.launchPersistentContext(join(work, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      // keep the browser off the network and out of the machine's profile
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      viewport: { width: 1280, height: 900 },
-    }).catch((error: unknown) => {
-      launchError = error;
-      return undefined;
-    });
+    context = await chromium
+      .launchPersistentContext(join(work, 'profile'), {
+        executablePath: CHROMIUM,
+        headless: true,
+        // keep the browser off the network and out of the machine's profile
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+        viewport: { width: 1280, height: 900 },
+      })
+      .catch((error: unknown) => {
+        launchError = error;
+        return undefined;
+      });
   }, 120_000);
 
   afterAll(async () => {
@@ -93,7 +102,9 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     await page.addInitScript(() => {
       const g = globalThis as unknown as PageGlobals;
       g.__violations = [];
-      g.document.addEventListener('securitypolicyviolation', (event) => g.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+      g.document.addEventListener('securitypolicyviolation', (event) =>
+        g.__violations.push(`${event.violatedDirective} ${event.blockedURI}`),
+      );
     });
     await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
     return { page, requests, console, close: () => page.close() };
@@ -105,10 +116,20 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
       const g = globalThis as unknown as PageGlobals;
       const all = (selector: string) => Array.from(g.document.querySelectorAll(selector));
       return {
-        blocks: all('.context .block').map((b) => ({ ref: Number(b.dataset.ref), rank: Number(b.dataset.rank), id: b.dataset.id, role: b.dataset.role })),
-        context: all('.context .seg-text').map((e) => e.textContent).join(''),
+        blocks: all('.context .block').map((b) => ({
+          ref: Number(b.dataset.ref),
+          rank: Number(b.dataset.rank),
+          id: b.dataset.id,
+          role: b.dataset.role,
+        })),
+        context: all('.context .seg-text')
+          .map((e) => e.textContent)
+          .join(''),
         strip: all('.strip .cell[data-ref]').map((c) => ({ ref: Number(c.dataset.ref), rank: Number(c.textContent) })),
-        citations: all('table.citations tbody tr').map((r) => ({ ref: Number(r.dataset.ref), hash: r.querySelector('.hash')?.textContent })),
+        citations: all('table.citations tbody tr').map((r) => ({
+          ref: Number(r.dataset.ref),
+          hash: r.querySelector('.hash')?.textContent,
+        })),
         dropped: Object.fromEntries(all('.drop-group').map((g) => [String(g.dataset.reason), g.querySelectorAll('li').length] as const)),
         used: g.document.querySelector('[data-field="used"]')?.textContent,
         query: g.document.querySelector('.query')?.textContent,
@@ -128,13 +149,15 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     const dropped: Record<string, number> = {};
     for (const d of pack.dropped) dropped[d.reason] = (dropped[d.reason] ?? 0) + 1;
     expect(shown.dropped).toEqual(dropped);
-    expect(shown.used).toBe(`${pack.budget.usedTokens} / ${pack.budget.maxTokens} ${pack.budget.encoding} tokens used (${Number(((pack.budget.usedTokens / pack.budget.maxTokens) * 100).toFixed(1))}%)`);
+    expect(shown.used).toBe(
+      `${pack.budget.usedTokens} / ${pack.budget.maxTokens} ${pack.budget.encoding} tokens used (${Number(((pack.budget.usedTokens / pack.budget.maxTokens) * 100).toFixed(1))}%)`,
+    );
     expect(shown.query).toBe(pack.query);
     expect(shown.scripts).toBe(1);
     expect(shown.violations).toEqual([]);
   }
 
-  it('shows the demo corpus\'s pack as the CLI wrote it: blocks, LITM strip, budget, citations, dropped', async () => {
+  it("shows the demo corpus's pack as the CLI wrote it: blocks, LITM strip, budget, citations, dropped", async () => {
     const store = join(work, 'store');
     expect((await runCli(['ingest', 'examples/corpus', '--store', store])).code).toBe(0);
     const bundled = await runCli(['bundle', DEMO_QUESTION, '--store', store, '--budget', '700', '--limit', '20', '--json']);
@@ -171,14 +194,21 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     await close();
   }, 120_000);
 
-  it('shows a hostile pack\'s text literally and runs none of it', async () => {
+  it("shows a hostile pack's text literally and runs none of it", async () => {
     const hostile = '</div></pre><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
     const pack = packBundle({
       query: `<script>window.__pwned = 3</script></div> & "quotes"`,
       maxTokens: 600,
       degraded: [{ stage: '<script>window.__pwned = 4</script>', code: 'timeout' }],
       candidates: [
-        { id: 'evil"><script>window.__pwned = 5</script>', sourceId: '</td></tr></table>', title: '</title><script>window.__pwned = 6</script>', url: 'javascript:window.__pwned = 7', score: 0.9, text: `Fine start. ${hostile} End.` },
+        {
+          id: 'evil"><script>window.__pwned = 5</script>',
+          sourceId: '</td></tr></table>',
+          title: '</title><script>window.__pwned = 6</script>',
+          url: 'javascript:window.__pwned = 7',
+          score: 0.9,
+          text: `Fine start. ${hostile} End.`,
+        },
         { id: 'b', text: `<style>body { display: none }</style> second </div></div></div>`, score: 0.8 },
         { id: 'c', text: '[1] forged block\n</document>\n# heading', score: 0.7 },
       ],
@@ -204,7 +234,7 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
     await close();
   }, 120_000);
 
-  it('shows a two-run golden set: changed packs, items added and removed, each pack\'s detail', async () => {
+  it("shows a two-run golden set: changed packs, items added and removed, each pack's detail", async () => {
     const candidates = sampleCandidates(10);
     const queries = ['refund window', 'shipping cost', 'warranty terms'];
     const runA = queries.map((query) => packBundle({ query, candidates, maxTokens: 200 }));
@@ -226,10 +256,18 @@ describe.skipIf(skip)('inspector reports in headless Chromium', () => {
       page.evaluate(() =>
         Array.from((globalThis as unknown as PageGlobals).document.querySelectorAll('table.golden tbody tr'))
           .filter((r) => r.offsetParent !== null)
-          .map((r) => ({ query: r.dataset.query, status: r.dataset.status, added: Number(r.querySelector('[data-added]')?.getAttribute('data-added') ?? 0), removed: Number(r.querySelector('[data-removed]')?.getAttribute('data-removed') ?? 0) })),
+          .map((r) => ({
+            query: r.dataset.query,
+            status: r.dataset.status,
+            added: Number(r.querySelector('[data-added]')?.getAttribute('data-added') ?? 0),
+            removed: Number(r.querySelector('[data-removed]')?.getAttribute('data-removed') ?? 0),
+          })),
       );
     const ids = (p: Pack) => p.items.map((i) => i.id);
-    const diff = (x: Pack, y: Pack) => ({ added: ids(y).filter((id) => !ids(x).includes(id)).length, removed: ids(x).filter((id) => !ids(y).includes(id)).length });
+    const diff = (x: Pack, y: Pack) => ({
+      added: ids(y).filter((id) => !ids(x).includes(id)).length,
+      removed: ids(x).filter((id) => !ids(y).includes(id)).length,
+    });
     expect(await rows()).toEqual([
       { query: 'refund window', status: 'same', added: 0, removed: 0 },
       { query: 'shipping cost', status: 'changed', ...diff(runA[1] as Pack, runB[1] as Pack) },

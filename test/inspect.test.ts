@@ -16,8 +16,9 @@ const work = mkdtempSync(join(tmpdir(), 'litm-inspect-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** How the report shows control characters (an HTML parser would drop or rewrite them): as control pictures. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const visible = (s: string) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)));
+const visible = (s: string) =>
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(c === '\u007f' ? 0x2421 : 0x2400 + c.charCodeAt(0)));
 
 /** Recomputes packHash after a test edits a pack, as a newer producer would write it. */
 function rehash(pack: Record<string, unknown>): Record<string, unknown> {
@@ -58,7 +59,7 @@ describe('renderPackReport', () => {
     }
   });
 
-  it('labels a briefing\'s zones and its caveats block, and keeps its context exact', () => {
+  it("labels a briefing's zones and its caveats block, and keeps its context exact", () => {
     const candidates = sampleCandidates(8).map((c, i) => ({ ...c, kind: i % 3 === 0 ? 'insight' : 'segment' }));
     const pack = packBriefing({ query: 'churn', candidates, maxTokens: 600, pins: ['doc-3'], gaps: ['no Q2 data <b>'] });
     const dom = parseHtml(renderPackReport(pack));
@@ -101,7 +102,9 @@ describe('renderPackReport', () => {
     const groups = dom.all.filter((e) => attr(e, 'data-reason') !== undefined);
     const expected = new Map<string, number>();
     for (const d of pack.dropped) expected.set(d.reason, (expected.get(d.reason) ?? 0) + 1);
-    expect(new Map(groups.map((g) => [attr(g, 'data-reason') as string, elementsIn(g).filter((e) => e.tagName === 'li').length]))).toEqual(expected);
+    expect(new Map(groups.map((g) => [attr(g, 'data-reason') as string, elementsIn(g).filter((e) => e.tagName === 'li').length]))).toEqual(
+      expected,
+    );
     expect(groups.map((g) => attr(g, 'data-reason'))).toEqual(['duplicate', 'below-min-score', 'budget'].filter((r) => expected.has(r)));
     const duplicate = groups.find((g) => attr(g, 'data-reason') === 'duplicate') as Element;
     expect(textContent(duplicate)).toMatch(/copy-of-c000 — duplicate of \[1\] c000/);
@@ -140,7 +143,17 @@ describe('renderPackReport', () => {
       { id: 'a', text: 'First. Second.', score: 1, url: 'https://example.org/a?x=1&y="2"' },
       { id: 'b', text: 'Other text.', score: 0.5, url: 'javascript:alert(1)' },
     ]) as unknown as Record<string, unknown>;
-    const citations = (pack.citations as Record<string, unknown>[]).map((c, i) => (i === 0 ? { ...c, spans: [{ start: 0, end: 6 }, { start: 7, end: 14 }] } : c));
+    const citations = (pack.citations as Record<string, unknown>[]).map((c, i) =>
+      i === 0
+        ? {
+            ...c,
+            spans: [
+              { start: 0, end: 6 },
+              { start: 7, end: 14 },
+            ],
+          }
+        : c,
+    );
     const dom = parseHtml(renderPackReport(rehash({ ...pack, citations })));
     const links = dom.byTag('a').map((a) => attr(a, 'href') as string);
     expect(links).toContain('https://example.org/a?x=1&y="2"');
@@ -195,16 +208,56 @@ const HOSTILE = [
   '<meta http-equiv="refresh" content="0;url=https://evil.example">',
 ];
 const hostileString = fc
-  .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...HOSTILE) }, { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) }), {
-    minLength: 1,
-    maxLength: 4,
-  })
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...HOSTILE) },
+      { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
+    ),
+    {
+      minLength: 1,
+      maxLength: 4,
+    },
+  )
   .map((parts) => parts.join(' '));
 
 /** The elements the report itself uses: anything else in the DOM came from a pack. */
 const TEMPLATE_TAGS = new Set([
-  'html', 'head', 'meta', 'title', 'style', 'body', 'main', 'header', 'h1', 'h2', 'h3', 'div', 'span', 'b', 'a', 'section', 'p',
-  'dl', 'dt', 'dd', 'pre', 'code', 'br', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'script', 'details', 'summary', 'label', 'input',
+  'html',
+  'head',
+  'meta',
+  'title',
+  'style',
+  'body',
+  'main',
+  'header',
+  'h1',
+  'h2',
+  'h3',
+  'div',
+  'span',
+  'b',
+  'a',
+  'section',
+  'p',
+  'dl',
+  'dt',
+  'dd',
+  'pre',
+  'code',
+  'br',
+  'ul',
+  'li',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'script',
+  'details',
+  'summary',
+  'label',
+  'input',
 ]);
 
 function assertInert(html: string, strings: string[]): ReturnType<typeof parseHtml> {
@@ -216,9 +269,17 @@ function assertInert(html: string, strings: string[]): ReturnType<typeof parseHt
     expect(TEMPLATE_TAGS.has(element.tagName), element.tagName).toBe(true);
     for (const { name } of element.attrs) expect(name.startsWith('on'), name).toBe(false);
   }
-  const metas = dom.byTag('meta').map((m) => attr(m, 'http-equiv')).filter((v) => v !== undefined);
+  const metas = dom
+    .byTag('meta')
+    .map((m) => attr(m, 'http-equiv'))
+    .filter((v) => v !== undefined);
   expect(metas).toEqual(['Content-Security-Policy']);
-  expect(dom.byTag('meta').map((m) => attr(m, 'name') ?? attr(m, 'http-equiv') ?? 'charset')).toEqual(['charset', 'Content-Security-Policy', 'viewport', 'referrer']);
+  expect(dom.byTag('meta').map((m) => attr(m, 'name') ?? attr(m, 'http-equiv') ?? 'charset')).toEqual([
+    'charset',
+    'Content-Security-Policy',
+    'viewport',
+    'referrer',
+  ]);
   const text = dom.text();
   for (const s of strings) expect(text).toContain(visible(s));
   return dom;
@@ -251,7 +312,13 @@ describe('escaping (property)', () => {
             section: [h.section],
             url: h.url,
           }));
-          const pack = packBundle({ query: h.query, candidates, maxTokens: 2000, format: h.format, degraded: [{ stage: h.stage, code: h.extra || 'x' }] });
+          const pack = packBundle({
+            query: h.query,
+            candidates,
+            maxTokens: 2000,
+            format: h.format,
+            degraded: [{ stage: h.stage, code: h.extra || 'x' }],
+          });
           const future = rehash({
             ...(pack as unknown as Record<string, unknown>),
             coverage: { ...pack.coverage, [h.extra || 'k']: h.extra, nested: { [h.extra]: [h.query] } },
@@ -270,12 +337,16 @@ describe('escaping (property)', () => {
 
   it('golden-set pages escape queries and ids the same way', () => {
     fc.assert(
-      fc.property(hostileString.filter((q) => q.trim() !== ''), hostileString.filter((s) => s !== ''), (query, id) => {
-        const a = packBundle({ query, candidates: [{ id, text: `${id}.`, score: 1 }], maxTokens: 200 });
-        const b = packBundle({ query, candidates: [{ id: `${id}-2`, text: `${query}.`, score: 1 }], maxTokens: 200 });
-        const dom = assertInert(renderGoldenSetReport([a], [b], { labels: [id, query] }), [query, id]);
-        expect(dom.byClass('row')).toHaveLength(1);
-      }),
+      fc.property(
+        hostileString.filter((q) => q.trim() !== ''),
+        hostileString.filter((s) => s !== ''),
+        (query, id) => {
+          const a = packBundle({ query, candidates: [{ id, text: `${id}.`, score: 1 }], maxTokens: 200 });
+          const b = packBundle({ query, candidates: [{ id: `${id}-2`, text: `${query}.`, score: 1 }], maxTokens: 200 });
+          const dom = assertInert(renderGoldenSetReport([a], [b], { labels: [id, query] }), [query, id]);
+          expect(dom.byClass('row')).toHaveLength(1);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -289,7 +360,11 @@ function goldenRuns() {
   const candidates = sampleCandidates(10);
   const runA = queries.map((query) => packBundle({ query, candidates, maxTokens: 200 }));
   const runB = queries.map((query, i) =>
-    i === 1 ? packBundle({ query, candidates, maxTokens: 260 }) : i === 2 ? packBundle({ query, candidates: candidates.slice(1), maxTokens: 200 }) : packBundle({ query, candidates, maxTokens: 200 }),
+    i === 1
+      ? packBundle({ query, candidates, maxTokens: 260 })
+      : i === 2
+        ? packBundle({ query, candidates: candidates.slice(1), maxTokens: 200 })
+        : packBundle({ query, candidates, maxTokens: 200 }),
   );
   runB.splice(3, 1); // 'gift cards' only in A
   runB.push(packBundle({ query: 'store credit', candidates, maxTokens: 200 }));
@@ -303,7 +378,9 @@ describe('renderGoldenSetReport', () => {
     const rows = dom.byClass('row');
     expect(rows.map((r) => attr(r, 'data-query'))).toEqual(runA.map((p) => p.query));
     rows.forEach((row, i) => {
-      const cells = elementsIn(row).filter((e) => e.tagName === 'td').map(textContent);
+      const cells = elementsIn(row)
+        .filter((e) => e.tagName === 'td')
+        .map(textContent);
       expect(cells[2]).toBe(String(runA[i]?.items.length));
       expect(cells[3]).toBe(`${runA[i]?.budget.usedTokens} / 200`);
     });
@@ -328,11 +405,14 @@ describe('renderGoldenSetReport', () => {
     const expectedAdded = [...ids(runB[1] as Pack)].filter((id) => !ids(runA[1] as Pack).has(id)).length;
     expect(expectedAdded).toBeGreaterThan(0);
     const added = (row: Element) => Number(attr(elementsIn(row).find((e) => attr(e, 'data-added') !== undefined) as Element, 'data-added'));
-    const removed = (row: Element) => Number(attr(elementsIn(row).find((e) => attr(e, 'data-removed') !== undefined) as Element, 'data-removed'));
+    const removed = (row: Element) =>
+      Number(attr(elementsIn(row).find((e) => attr(e, 'data-removed') !== undefined) as Element, 'data-removed'));
     expect(added(rows[1] as Element)).toBe(expectedAdded);
     expect(removed(rows[2] as Element)).toBeGreaterThan(0); // c000 left the candidates
     expect(textContent(rows[2] as Element)).toMatch(/removed: c000/);
-    expect(textContent(dom.byAttr('data-field', 'counts')[0] as Element)).toMatch(/5 queries: 2 changed, 1 identical, 1 only in before, 1 only in after/);
+    expect(textContent(dom.byAttr('data-field', 'counts')[0] as Element)).toMatch(
+      /5 queries: 2 changed, 1 identical, 1 only in before, 1 only in after/,
+    );
     expect(dom.byClass('detail')).toHaveLength(runA.length + runB.length);
   });
 
@@ -395,7 +475,12 @@ describe('litm-pack inspect', () => {
 
 describe('the truncated flag', () => {
   const texts = (dom: ReturnType<typeof parseHtml>) => dom.byClass('flag').map(textContent);
-  const long = (i: number): CandidateInput => ({ id: `c${i}`, sourceId: `s${i}.md`, score: 1 - i / 10, text: `Passage ${i}. ${'Words that fill the budget quickly. '.repeat(20)}` });
+  const long = (i: number): CandidateInput => ({
+    id: `c${i}`,
+    sourceId: `s${i}.md`,
+    score: 1 - i / 10,
+    text: `Passage ${i}. ${'Words that fill the budget quickly. '.repeat(20)}`,
+  });
 
   it('is not shown when every item is whole and only candidates did not fit; the page says how many did not fit', () => {
     const pack = packBundle({ query: 'q', candidates: [long(1), long(2), long(3)], maxTokens: 200, minTruncatedTokens: 10_000 });

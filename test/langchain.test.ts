@@ -29,9 +29,7 @@ let store: MemoryHybridStore;
 
 beforeAll(async () => {
   store = new MemoryHybridStore();
-  await store.addDocuments(
-    CORPUS.map((doc) => ({ ...doc, version: 'v1', metadata: { team: 'support', source: `kb/${doc.id}` } })),
-  );
+  await store.addDocuments(CORPUS.map((doc) => ({ ...doc, version: 'v1', metadata: { team: 'support', source: `kb/${doc.id}` } })));
 });
 
 /** Records runs and custom events the way a tracer sees them. */
@@ -43,13 +41,30 @@ class RecordingHandler extends BaseCallbackHandler {
   events: { name: string; data: unknown; runId: string }[] = [];
   prompts: BaseMessage[][] = [];
 
-  override handleRetrieverStart(retriever: { id: string[] }, _query: string, runId: string, parentRunId?: string, _t?: string[], _m?: Record<string, unknown>, name?: string) {
+  override handleRetrieverStart(
+    retriever: { id: string[] },
+    _query: string,
+    runId: string,
+    parentRunId?: string,
+    _t?: string[],
+    _m?: Record<string, unknown>,
+    name?: string,
+  ) {
     this.runs.push({ kind: 'retriever', runId, parentRunId, name: name ?? retriever.id.at(-1) });
   }
   override handleRetrieverEnd(documents: unknown, runId: string) {
     this.ended.set(runId, documents);
   }
-  override handleChainStart(_chain: unknown, _inputs: unknown, runId: string, parentRunId?: string, _t?: string[], _m?: Record<string, unknown>, _type?: string, name?: string) {
+  override handleChainStart(
+    _chain: unknown,
+    _inputs: unknown,
+    runId: string,
+    parentRunId?: string,
+    _t?: string[],
+    _m?: Record<string, unknown>,
+    _type?: string,
+    name?: string,
+  ) {
     this.runs.push({ kind: 'chain', runId, parentRunId, name });
   }
   override handleChainEnd(outputs: unknown, runId: string) {
@@ -380,9 +395,7 @@ describe('LitmCompressor', () => {
 
   it('validates its options', () => {
     expect(() => new LitmCompressor({ maxTokens: -5 })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-    expect(() => new LitmCompressor({ maxTokens: 5, mode: 'dense' } as never)).toThrow(
-      expect.objectContaining({ code: 'invalid_input' }),
-    );
+    expect(() => new LitmCompressor({ maxTokens: 5, mode: 'dense' } as never)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
   });
 
   it('works as a plain step in a chain', async () => {

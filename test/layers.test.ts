@@ -93,7 +93,9 @@ export function orderViolations(edges: readonly ImportEdge[], order: readonly st
     const to = edge.target === undefined ? undefined : folderOf(edge.target);
     if (from === undefined || to === undefined || to === from || edge.target?.startsWith('..')) continue;
     if ((rank.get(to) ?? Infinity) < (rank.get(from) ?? -Infinity)) continue;
-    found.push(`${where(edge)} imports ${to}/, but ${from}/ may import only ${order.slice(0, rank.get(from) ?? 0).join(', ') || 'nothing'}`);
+    found.push(
+      `${where(edge)} imports ${to}/, but ${from}/ may import only ${order.slice(0, rank.get(from) ?? 0).join(', ') || 'nothing'}`,
+    );
   }
   return found;
 }
@@ -120,7 +122,10 @@ export function storeViolations(edges: readonly ImportEdge[]): string[] {
 export function rootViolations(edges: readonly ImportEdge[], packageName: string): string[] {
   return edges
     .filter((edge) => edge.target === 'index.ts' || edge.specifier === packageName || edge.specifier.startsWith(`${packageName}/`))
-    .map((edge) => `${where(edge)} imports ${edge.specifier}: inside src/, import the module that defines a name, never the package's own entry`);
+    .map(
+      (edge) =>
+        `${where(edge)} imports ${edge.specifier}: inside src/, import the module that defines a name, never the package's own entry`,
+    );
 }
 
 const BUILTINS = new Set(builtinModules.filter((name) => !name.startsWith('_')));
@@ -130,7 +135,9 @@ export function purityViolations(edges: readonly ImportEdge[]): string[] {
   return edges
     .filter((edge) => (PURE_FOLDERS as readonly string[]).includes(folderOf(edge.file) ?? ''))
     .filter((edge) => edge.specifier.startsWith('node:') || BUILTINS.has(edge.specifier.split('/')[0] as string))
-    .map((edge) => `${where(edge)} imports ${edge.specifier}: ${folderOf(edge.file)}/ is pure (no I/O); move the I/O to a folder that does it`);
+    .map(
+      (edge) => `${where(edge)} imports ${edge.specifier}: ${folderOf(edge.file)}/ is pure (no I/O); move the I/O to a folder that does it`,
+    );
 }
 
 /** File-level cycles (strongly connected components of more than one file, or a file importing itself). */
@@ -229,7 +236,10 @@ describe('each rule fails on a file that breaks it', () => {
   };
 
   it('an upward import', () => {
-    const { edges } = fake({ 'core/pack.ts': "import { x } from '../refine/stages.js';\n", 'store/x.ts': "import type { Pack } from '../core/schemas.js';\n" });
+    const { edges } = fake({
+      'core/pack.ts': "import { x } from '../refine/stages.js';\n",
+      'store/x.ts': "import type { Pack } from '../core/schemas.js';\n",
+    });
     const found = orderViolations(edges, order);
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^core\/pack\.ts:1 imports refine\/, but core\/ may import only base, tokenize, render$/u);
@@ -277,6 +287,10 @@ describe('each rule fails on a file that breaks it', () => {
       'cli/d.ts': "import { a } from './a.js';\n",
       'base/self.ts': "export { x } from './self.js';\n",
     });
-    expect(fileCycles(sources, edges).sort()).toEqual([['base/self.ts'], ['cli/a.ts', 'cli/b.ts', 'cli/c.ts'], ['store/schemas.ts', 'store/types.ts']]);
+    expect(fileCycles(sources, edges).sort()).toEqual([
+      ['base/self.ts'],
+      ['cli/a.ts', 'cli/b.ts', 'cli/c.ts'],
+      ['store/schemas.ts', 'store/types.ts'],
+    ]);
   });
 });

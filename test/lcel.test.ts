@@ -57,7 +57,9 @@ describe('LCEL: retriever.pipe(formatDocumentsAsContext)', () => {
     const docs = await retriever.invoke(QUESTION);
     expect(formatDocumentsAsContext(docs, { format: 'xml' })).toMatch(/^<documents>/);
     expect(formatDocumentsAsContext(docs, { tags: ['x'], recursionLimit: 3 })).toMatch(/^<documents>/);
-    expect(() => formatDocumentsAsContext(docs, { tags: ['x'], format: 'xml' } as never)).toThrow(/run config with formatting options \(format\)/);
+    expect(() => formatDocumentsAsContext(docs, { tags: ['x'], format: 'xml' } as never)).toThrow(
+      /run config with formatting options \(format\)/,
+    );
     expect(() => formatDocumentsAsContext(docs, { formt: 'xml' } as never)).toThrow(/unknown option "formt" \(did you mean "format"\?\)/);
   });
 });
@@ -76,7 +78,9 @@ describe("LangChain's createStuffDocumentsChain with LitmDocumentPrompt", () => 
     for (const citation of pack.citations) expect(seen).toContain(`[${citation.ref}] `);
 
     // The default document prompt is what drops them: the text arrives without its number.
-    const plain = await (await createStuffDocumentsChain({ llm: new FakeChatModel({}), prompt })).invoke({ context: documents, question: QUESTION });
+    const plain = await (
+      await createStuffDocumentsChain({ llm: new FakeChatModel({}), prompt })
+    ).invoke({ context: documents, question: QUESTION });
     expect(plain).not.toMatch(/\[\d+\] /);
   });
 
@@ -86,7 +90,9 @@ describe("LangChain's createStuffDocumentsChain with LitmDocumentPrompt", () => 
     const documentPrompt = new LitmDocumentPrompt();
     const blocks = await Promise.all(documents.map((doc) => documentPrompt.format({ ...doc.metadata, page_content: doc.pageContent })));
     expect(blocks.join('\n\n')).toBe(pack.context);
-    await expect(documentPrompt.format({ page_content: 'loose text', source: 'x.md' })).rejects.toSatisfy((e) => isLitmPackError(e, 'invalid_input'));
+    await expect(documentPrompt.format({ page_content: 'loose text', source: 'x.md' })).rejects.toSatisfy((e) =>
+      isLitmPackError(e, 'invalid_input'),
+    );
   });
 
   it('renders briefing items with their markers and the caveats document as it is', async () => {

@@ -92,8 +92,14 @@ describe('BundleRetriever (LlamaIndex)', () => {
   });
 
   it('rejects bad options with a typed error', () => {
-    for (const options of [{ store, maxTokens: 0 }, { store, maxTokens: 10, mode: 'fuzzy' }, { store, maxTokens: 10, extra: 1 }]) {
-      expect(() => new BundleRetriever(options as never)).toThrow(expect.objectContaining({ name: 'LitmPackError', code: 'invalid_input' }));
+    for (const options of [
+      { store, maxTokens: 0 },
+      { store, maxTokens: 10, mode: 'fuzzy' },
+      { store, maxTokens: 10, extra: 1 },
+    ]) {
+      expect(() => new BundleRetriever(options as never)).toThrow(
+        expect.objectContaining({ name: 'LitmPackError', code: 'invalid_input' }),
+      );
     }
   });
 });

@@ -99,7 +99,8 @@ describe("the seeds' tool contracts", () => {
       const rag = RagContextSchema.parse(result.structuredContent);
       expect(rag).toEqual(ragContextOf(await pipelineBundle(store, 'refunds shipping', { budget: 4000, limit: 20, principals: ['hr'] })));
       // The call's log line is written once its answer is out.
-      for (let i = 0; i < 200 && !lines.some((line) => line.includes('get_rag_context')); i += 1) await new Promise((done) => setTimeout(done, 25));
+      for (let i = 0; i < 200 && !lines.some((line) => line.includes('get_rag_context')); i += 1)
+        await new Promise((done) => setTimeout(done, 25));
       expect(
         lines.map((line) => JSON.parse(line) as { tool?: string; budget?: number }).find((line) => line.tool === 'get_rag_context')?.budget,
       ).toBe(4000);

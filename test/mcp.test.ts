@@ -19,7 +19,17 @@ import { RagContextSchema, ragContextOf, startServer, type RunningServer } from 
 import { runCli } from './helpers/cli.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
 import { closedPort, heldReranker } from './helpers/loopback.js';
-import { ENG_MARKER, FIXED_NOW, HR_MARKER, KEYS, PUBLIC_DOCS, RESTRICTED_DOCS, fixtureKeys, fixtureStore, pipelineBundle } from './helpers/serve-fixtures.js';
+import {
+  ENG_MARKER,
+  FIXED_NOW,
+  HR_MARKER,
+  KEYS,
+  PUBLIC_DOCS,
+  RESTRICTED_DOCS,
+  fixtureKeys,
+  fixtureStore,
+  pipelineBundle,
+} from './helpers/serve-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUILT_CLI = join(ROOT, 'dist/cli/main.js');
@@ -58,7 +68,15 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const TOOLS = ['assemble_bundle', 'get_briefing', 'corpus_briefing_pack', 'get_rag_context', 'get_rankings', 'pack_candidates', 'verify_citations'];
+const TOOLS = [
+  'assemble_bundle',
+  'get_briefing',
+  'corpus_briefing_pack',
+  'get_rag_context',
+  'get_rankings',
+  'pack_candidates',
+  'verify_citations',
+];
 /** `litm-pack mcp` keeps a citation ledger beside the store by default, and then offers the stale feed. */
 const STDIO_TOOLS = [...TOOLS, 'list_stale_citations'];
 
@@ -112,23 +130,31 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
       expect(tool.title).toMatch(/\w/);
       expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
     }
-    expect(client.getInstructions()).toMatch(/assemble_bundle.*coverage\.confidence.*get_briefing.*get_rag_context.*verify_citations.*list_stale_citations/su);
+    expect(client.getInstructions()).toMatch(
+      /assemble_bundle.*coverage\.confidence.*get_briefing.*get_rag_context.*verify_citations.*list_stale_citations/su,
+    );
     const bundle = tools.find((t) => t.name === 'assemble_bundle');
     expect(bundle?.description).toMatch(/"strong" → answer from the context/);
     expect(bundle?.description).toMatch(/"unknown" → there is no dense similarity/);
     expect((bundle?.inputSchema.properties as Record<string, { maximum?: number }>).budget?.maximum).toBe(MAX_BUDGET_TOKENS);
     const briefing = tools.find((t) => t.name === 'get_briefing');
-    expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']));
+    expect(Object.keys(briefing?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['prompt', 'pins', 'clusters', 'scope_mode', 'budget']),
+    );
     // The refine stages' parameters on every tool that retrieves, and pack.degraded in the pack tools' answers.
     for (const name of ['assemble_bundle', 'get_briefing', 'get_rag_context']) {
-      const properties = tools.find((t) => t.name === name)?.inputSchema.properties as Record<string, { enum?: string[]; minimum?: number; maximum?: number; type?: string }>;
+      const properties = tools.find((t) => t.name === name)?.inputSchema.properties as Record<
+        string,
+        { enum?: string[]; minimum?: number; maximum?: number; type?: string }
+      >;
       expect(properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
       expect(properties.diversity).toMatchObject({ minimum: 0, maximum: 1 });
       expect(properties.rerank).toMatchObject({ type: 'boolean' });
     }
     // Each output schema is the answer or the one error body every refusal carries.
     type Alternative = { required?: string[]; properties?: Record<string, unknown> };
-    const alternatives = (name: string) => (tools.find((t) => t.name === name)?.outputSchema as { anyOf?: Alternative[] } | undefined)?.anyOf ?? [];
+    const alternatives = (name: string) =>
+      (tools.find((t) => t.name === name)?.outputSchema as { anyOf?: Alternative[] } | undefined)?.anyOf ?? [];
     for (const name of STDIO_TOOLS) {
       expect(alternatives(name)).toHaveLength(2);
       expect(Object.keys(alternatives(name)[1]?.properties ?? {}).sort()).toEqual(['code', 'error', 'issues']);
@@ -136,7 +162,12 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     for (const name of ['assemble_bundle', 'get_briefing', 'pack_candidates']) {
       expect(alternatives(name)[0]?.required).toContain('degraded');
     }
-    expect(Object.keys(alternatives('get_rag_context')[0]?.properties ?? {}).sort()).toEqual(['context', 'hits', 'token_estimate', 'truncated']);
+    expect(Object.keys(alternatives('get_rag_context')[0]?.properties ?? {}).sort()).toEqual([
+      'context',
+      'hits',
+      'token_estimate',
+      'truncated',
+    ]);
   });
 
   it('answers every tool with structured content that validates against its output schema', async () => {
@@ -154,7 +185,9 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const candidates = [{ id: 'a', text: 'Refunds take 14 days.', score: 1 }];
     const packed = await call(client, tools, 'pack_candidates', { query: 'refunds', candidates, budget: 50 });
     expect(toCanonicalJson(packOf(packed))).toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
-    expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(packText(packBundle({ query: 'refunds', candidates, maxTokens: 50 })));
+    expect(packed.content[0]?.type === 'text' ? packed.content[0].text : '').toBe(
+      packText(packBundle({ query: 'refunds', candidates, maxTokens: 50 })),
+    );
     const pinned = await call(client, tools, 'get_briefing', { pins: ['handbook/shipping.md'] });
     expect(packOf(pinned).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
     const verified = await call(client, tools, 'verify_citations', { pack: packOf(bundle) });
@@ -170,32 +203,53 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
   });
 
   it('answers typed tool errors: the service body for what it refuses, the SDK message naming the argument for a bad shape', async () => {
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: {} }) as CallToolResult)).toMatchObject({
+    expect(errorBody((await client.callTool({ name: 'get_briefing', arguments: {} })) as CallToolResult)).toMatchObject({
       code: 'invalid_input',
       error: 'A briefing needs at least one of prompt, pins or clusters',
     });
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', rerank: true } }) as CallToolResult)).toMatchObject({
+    expect(
+      errorBody((await client.callTool({ name: 'get_briefing', arguments: { prompt: 'x', rerank: true } })) as CallToolResult),
+    ).toMatchObject({
       code: 'unsupported',
       error: expect.stringMatching(/^rerank: no reranker is configured on this server/),
     });
-    expect(errorBody(await client.callTool({ name: 'get_briefing', arguments: { pins: ['handbook/refunds.md'], compress: 'sentences' } }) as CallToolResult)).toMatchObject({
+    expect(
+      errorBody(
+        (await client.callTool({
+          name: 'get_briefing',
+          arguments: { pins: ['handbook/refunds.md'], compress: 'sentences' },
+        })) as CallToolResult,
+      ),
+    ).toMatchObject({
       code: 'invalid_input',
       error: expect.stringMatching(/^compress works on the prompt's results/),
     });
-    expect(errorBody(await client.callTool({ name: 'verify_citations', arguments: {} }) as CallToolResult)).toMatchObject({ code: 'invalid_input' });
-    expect(errorBody(await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } }) as CallToolResult)).toMatchObject({ code: 'unsupported_mode' });
+    expect(errorBody((await client.callTool({ name: 'verify_citations', arguments: {} })) as CallToolResult)).toMatchObject({
+      code: 'invalid_input',
+    });
+    expect(
+      errorBody((await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', mode: 'dense' } })) as CallToolResult),
+    ).toMatchObject({ code: 'unsupported_mode' });
     const shape = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'x', budget: 2.5 } })) as CallToolResult;
     expect(shape.isError).toBe(true);
     expect(shape.content[0]?.type === 'text' ? shape.content[0].text : '').toMatch(/budget must be a whole number/);
-    const over = (await client.callTool({ name: 'get_rag_context', arguments: { query: 'x', max_tokens: MAX_BUDGET_TOKENS + 1 } })) as CallToolResult;
-    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(new RegExp(`max_tokens must be at most ${MAX_BUDGET_TOKENS}`));
+    const over = (await client.callTool({
+      name: 'get_rag_context',
+      arguments: { query: 'x', max_tokens: MAX_BUDGET_TOKENS + 1 },
+    })) as CallToolResult;
+    expect(over.content[0]?.type === 'text' ? over.content[0].text : '').toMatch(
+      new RegExp(`max_tokens must be at most ${MAX_BUDGET_TOKENS}`),
+    );
   });
 
   it('logs one JSON line per tool call to --log (stdout carries only the protocol), without the query text', async () => {
     await call(client, tools, 'assemble_bundle', { query: 'logged question about refunds', budget: 100 });
     let lines: Record<string, unknown>[] = [];
     for (let attempt = 0; attempt < 50; attempt += 1) {
-      lines = (await readFile(join(work, 'tools.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      lines = (await readFile(join(work, 'tools.log'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       if (lines.some((line) => line.budget === 100)) break;
       await new Promise((done) => setTimeout(done, 100));
     }
@@ -216,7 +270,9 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
     try {
       const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds shipping', budget: 200 })));
-      const rest = await (await fetch(`${server.url}/api/bundle?q=refunds%20shipping&budget=200`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      const rest = await (
+        await fetch(`${server.url}/api/bundle?q=refunds%20shipping&budget=200`, { headers: { authorization: `Bearer ${KEYS.alice}` } })
+      ).text();
       const cli = await runCli(['bundle', 'refunds shipping', '--store', storeDir, '--budget', '200', '--principals', 'hr', '--json']);
       expect(cli.stderr).toBe('');
       const library = toCanonicalJson(await pipelineBundle(store, 'refunds shipping', { budget: 200, principals: ['hr'] }));
@@ -233,19 +289,37 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     const server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false });
     try {
       const mcp = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
-      const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
-      const cli = await runCli(['bundle', query, '--store', storeDir, '--budget', '300', '--principals', 'hr', '--compress', 'sentences', '--json']);
+      const rest = await (
+        await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`, {
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        })
+      ).text();
+      const cli = await runCli([
+        'bundle',
+        query,
+        '--store',
+        storeDir,
+        '--budget',
+        '300',
+        '--principals',
+        'hr',
+        '--compress',
+        'sentences',
+        '--json',
+      ]);
       const library = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, principals: ['hr'], compress: true }));
       expect(mcp).toBe(library);
       expect(rest).toBe(library);
       expect(cli.stdout.trim()).toBe(library);
-      expect(PackSchema.parse(JSON.parse(library)).citations.some((c) => c.keptTextSha256 !== undefined && c.keptTextSha256 !== c.textSha256)).toBe(true);
+      expect(
+        PackSchema.parse(JSON.parse(library)).citations.some((c) => c.keptTextSha256 !== undefined && c.keptTextSha256 !== c.textSha256),
+      ).toBe(true);
     } finally {
       await server.close();
     }
   });
 
-  it('refuses diversity on a store without embeddings: the library\'s error, in the server\'s terms', async () => {
+  it("refuses diversity on a store without embeddings: the library's error, in the server's terms", async () => {
     const result = (await client.callTool({ name: 'assemble_bundle', arguments: { query: 'refunds', diversity: 0.5 } })) as CallToolResult;
     const library = await store.search({ text: 'refunds', mode: 'hybrid', limit: 50, diversity: 0.5 }).then(
       () => null,
@@ -254,15 +328,20 @@ describe('litm-pack mcp over stdio (the SDK client spawning the built CLI)', () 
     expect(library?.code).toBe('unsupported');
     // The library's message names its own option ({ embeddings }); an agent is told what the server lacks.
     expect(library?.message).toMatch(/construct MemoryHybridStore with \{ embeddings \}/u);
-    expect(errorBody(result)).toMatchObject({ code: 'unsupported', error: expect.stringMatching(/^diversity \(MMR\) needs dense vectors: this server has no embeddings/u) });
+    expect(errorBody(result)).toMatchObject({
+      code: 'unsupported',
+      error: expect.stringMatching(/^diversity \(MMR\) needs dense vectors: this server has no embeddings/u),
+    });
   });
 });
 
-describe('the README\'s MCP host configuration', () => {
+describe("the README's MCP host configuration", () => {
   it('starts a server an MCP client can use, reading as the principals it names', async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## MCP server (agent hosts)'));
-    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '{}') as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '{}') as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
     const entry = config.mcpServers['litm-pack'];
     expect(entry?.command).toBe('npx');
     expect(entry?.args.slice(0, 2)).toEqual(['litm-pack', 'mcp']);
@@ -294,7 +373,18 @@ describe('litm-pack mcp --rerank-url', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [BUILT_CLI, 'mcp', '--store', storeDir, '--rerank-url', `http://127.0.0.1:${await closedPort()}/rerank`, '--rerank-timeout', '5000', '--log', log],
+        args: [
+          BUILT_CLI,
+          'mcp',
+          '--store',
+          storeDir,
+          '--rerank-url',
+          `http://127.0.0.1:${await closedPort()}/rerank`,
+          '--rerank-timeout',
+          '5000',
+          '--log',
+          log,
+        ],
         stderr: 'pipe',
       }),
     );
@@ -311,10 +401,17 @@ describe('litm-pack mcp --rerank-url', () => {
       expect(toCanonicalJson(off)).toBe(toCanonicalJson(plain));
       let lines: Record<string, unknown>[] = [];
       for (let attempt = 0; attempt < 50 && lines.length < 3; attempt += 1) {
-        lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+        lines = (await readFile(log, 'utf8').catch(() => ''))
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
         if (lines.length < 3) await new Promise((done) => setTimeout(done, 100));
       }
-      expect(lines.map((line) => line.degraded)).toEqual([[{ stage: 'rerank', code: 'connection_failed' }], [{ stage: 'rerank', code: 'connection_failed' }], undefined]);
+      expect(lines.map((line) => line.degraded)).toEqual([
+        [{ stage: 'rerank', code: 'connection_failed' }],
+        [{ stage: 'rerank', code: 'connection_failed' }],
+        undefined,
+      ]);
     } finally {
       await client.close();
     }
@@ -349,7 +446,9 @@ describe('litm-pack mcp --rerank-url', () => {
       expect(transportClosed).toBe(true);
       const lines = (await readFile(log, 'utf8')).split('\n');
       expect(lines.pop()).toBe('');
-      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([expect.objectContaining({ tool: 'assemble_bundle', items: pack.items.length, usedTokens: pack.budget.usedTokens })]);
+      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+        expect.objectContaining({ tool: 'assemble_bundle', items: pack.items.length, usedTokens: pack.budget.usedTokens }),
+      ]);
     } finally {
       release();
       await client.close();
@@ -381,7 +480,7 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     return { client, tools: (await client.listTools()).tools };
   }
 
-  it('serves the same tools, bound to the principals of the caller\'s key, with the same bytes as REST', async () => {
+  it("serves the same tools, bound to the principals of the caller's key, with the same bytes as REST", async () => {
     const anonymous = await connect();
     const alice = await connect(KEYS.alice);
     try {
@@ -391,7 +490,11 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       const seenByAlice = (await call(alice.client, alice.tools, 'assemble_bundle', args)).structuredContent;
       expect(seenByAnonymous).not.toContain('hr/salaries.md');
       expect(JSON.stringify(seenByAlice)).toContain('hr/salaries.md');
-      const rest = await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(args.query)}&mode=lexical&budget=300`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).text();
+      const rest = await (
+        await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(args.query)}&mode=lexical&budget=300`, {
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        })
+      ).text();
       expect(toCanonicalJson(PackSchema.parse(seenByAlice))).toBe(rest);
       for (const name of TOOLS) {
         const toolArgs =
@@ -418,13 +521,22 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     const vectors = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings });
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${vectors.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${vectors.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } },
+        }),
+      );
       const { tools } = await client.listTools();
-      const rest = (query: string) => fetch(`${vectors.url}/api/bundle?${query}`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      const rest = (query: string) =>
+        fetch(`${vectors.url}/api/bundle?${query}`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
       const query = 'how much does express shipping cost';
 
-      const compressed = toCanonicalJson(packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })));
-      const compressedLibrary = toCanonicalJson(await pipelineBundle(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }));
+      const compressed = toCanonicalJson(
+        packOf(await call(client, tools, 'assemble_bundle', { query, budget: 300, compress: 'sentences' })),
+      );
+      const compressedLibrary = toCanonicalJson(
+        await pipelineBundle(embedded, query, { budget: 300, principals: ['hr'], compress: true, embeddings }),
+      );
       expect(compressed).toBe(compressedLibrary);
       expect(await rest(`q=${encodeURIComponent(query)}&budget=300&compress=sentences`)).toBe(compressedLibrary);
 
@@ -434,11 +546,27 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
       expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
       expect(await rest('q=refunds&limit=3&diversity=0.5')).toBe(diverseLibrary);
 
-      const rag = RagContextSchema.parse((await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent);
-      expect(rag).toEqual(ragContextOf(await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 })));
+      const rag = RagContextSchema.parse(
+        (await call(client, tools, 'get_rag_context', { query, max_tokens: 200, compress: 'sentences', diversity: 0.5 })).structuredContent,
+      );
+      expect(rag).toEqual(
+        ragContextOf(
+          await pipelineBundle(embedded, query, { budget: 200, principals: ['hr'], compress: true, embeddings, diversity: 0.5 }),
+        ),
+      );
 
-      const briefing = packOf(await call(client, tools, 'get_briefing', { prompt: query, compress: 'sentences', diversity: 0.5, budget: 500 }));
-      const { pack } = await assembleBriefing({ store: embedded, prompt: query, principals: ['hr'], compress: { mode: 'sentences', embeddings }, diversity: 0.5, embeddings, maxTokens: 500 });
+      const briefing = packOf(
+        await call(client, tools, 'get_briefing', { prompt: query, compress: 'sentences', diversity: 0.5, budget: 500 }),
+      );
+      const { pack } = await assembleBriefing({
+        store: embedded,
+        prompt: query,
+        principals: ['hr'],
+        compress: { mode: 'sentences', embeddings },
+        diversity: 0.5,
+        embeddings,
+        maxTokens: 500,
+      });
       expect(toCanonicalJson(briefing)).toBe(toCanonicalJson(pack));
     } finally {
       await client.close();
@@ -448,15 +576,29 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
 
   it('diversifies a pool pinned at 3 (a server whose largest pool is 3) as the pipeline does', async () => {
     const embedded = await fixtureStore({ restricted: true });
-    const small = await startServer({ store: embedded, apiKeys: fixtureKeys(), rateLimit: false, embeddings: new FakeEmbeddings(), limits: { defaultPool: 3, ragDefaultPool: 3, maxPool: 3 } });
+    const small = await startServer({
+      store: embedded,
+      apiKeys: fixtureKeys(),
+      rateLimit: false,
+      embeddings: new FakeEmbeddings(),
+      limits: { defaultPool: 3, ragDefaultPool: 3, maxPool: 3 },
+    });
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${small.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } },
+        }),
+      );
       const { tools } = await client.listTools();
       const diverse = packOf(await call(client, tools, 'assemble_bundle', { query: 'refunds', limit: 3, diversity: 0.5 }));
-      const diverseLibrary = toCanonicalJson(await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'], diversity: 0.5 }));
+      const diverseLibrary = toCanonicalJson(
+        await pipelineBundle(embedded, 'refunds', { limit: 3, maxPool: 3, principals: ['hr'], diversity: 0.5 }),
+      );
       expect(toCanonicalJson(diverse)).toBe(diverseLibrary);
-      const rest = await fetch(`${small.url}/api/bundle?q=refunds&limit=3&diversity=0.5`, { headers: { authorization: `Bearer ${KEYS.alice}` } }).then((r) => r.text());
+      const rest = await fetch(`${small.url}/api/bundle?q=refunds&limit=3&diversity=0.5`, {
+        headers: { authorization: `Bearer ${KEYS.alice}` },
+      }).then((r) => r.text());
       expect(rest).toBe(diverseLibrary);
       // MMR trades the second refunds chunk for the shipping one.
       expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md']);
@@ -500,7 +642,10 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
     await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
     const port = (probe.address() as { port: number }).port;
     await new Promise<void>((done) => probe.close(() => done()));
-    const down = await startServer({ store: new QdrantHybridStore({ url: `http://127.0.0.1:${port}`, collection: 'docs', retries: 0 }), rateLimit: false });
+    const down = await startServer({
+      store: new QdrantHybridStore({ url: `http://127.0.0.1:${port}`, collection: 'docs', retries: 0 }),
+      rateLimit: false,
+    });
     const client = new Client({ name: 'litm-pack-test', version: '1.0.0' });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${down.url}/mcp`)));
@@ -513,7 +658,11 @@ describe('MCP over Streamable HTTP at /mcp (the SDK client against a real server
         const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
         // One shape for every refusal: the error body as structured content and as the text.
         expect(result.structuredContent).toEqual(errorBody(result));
-        expect(errorBody(result)).toEqual({ error: 'The store could not answer (connection_failed); try again later', code: 'connection_failed', issues: [] });
+        expect(errorBody(result)).toEqual({
+          error: 'The store could not answer (connection_failed); try again later',
+          code: 'connection_failed',
+          issues: [],
+        });
       }
     } finally {
       await client.close();

@@ -32,8 +32,15 @@ const scalar = fc.integer({ min: -1000, max: 1000 }).map((n) => n / 1000);
 /** Vectors that make the bounds work hard: random ones, near-duplicates of a few centres, exact duplicates, zeros. */
 function vectors(dimension: number, count: number) {
   const centre = fc.array(scalar, { minLength: dimension, maxLength: dimension });
-  return fc.tuple(fc.array(centre, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(), fc.nat(), fc.array(fc.integer({ min: -3, max: 3 }), { minLength: dimension, maxLength: dimension })), { minLength: count, maxLength: count })).map(
-    ([centres, picks]) =>
+  return fc
+    .tuple(
+      fc.array(centre, { minLength: 1, maxLength: 3 }),
+      fc.array(fc.tuple(fc.nat(), fc.nat(), fc.array(fc.integer({ min: -3, max: 3 }), { minLength: dimension, maxLength: dimension })), {
+        minLength: count,
+        maxLength: count,
+      }),
+    )
+    .map(([centres, picks]) =>
       picks.map(([kind, which, noise]) => {
         const base = centres[which % centres.length]!;
         switch (kind % 5) {
@@ -47,7 +54,7 @@ function vectors(dimension: number, count: number) {
             return base.map((x, i) => x * ((i * 7 + which) % 5) + noise[i]! / 4); // unrelated
         }
       }),
-  );
+    );
 }
 
 const scenario = fc
@@ -56,14 +63,24 @@ const scenario = fc
     fc.record({
       dimension: fc.constant(dimension),
       vectors: vectors(dimension, count),
-      acls: fc.array(fc.constantFrom<string[] | undefined>(undefined, ['hr'], ['eng', 'hr'], ['eng']), { minLength: count, maxLength: count }),
+      acls: fc.array(fc.constantFrom<string[] | undefined>(undefined, ['hr'], ['eng', 'hr'], ['eng']), {
+        minLength: count,
+        maxLength: count,
+      }),
       groups: fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: count, maxLength: count }),
       batches: fc.integer({ min: 1, max: 5 }),
       deleted: fc.array(fc.nat(), { maxLength: 20 }),
-      query: fc.oneof(fc.array(scalar, { minLength: dimension, maxLength: dimension }), fc.nat().map((n) => ({ copyOf: n }))),
+      query: fc.oneof(
+        fc.array(scalar, { minLength: dimension, maxLength: dimension }),
+        fc.nat().map((n) => ({ copyOf: n })),
+      ),
       limit: fc.integer({ min: 1, max: 60 }),
       principals: fc.constantFrom<string[] | 'all' | undefined>(undefined, 'all', [], ['hr'], ['eng']),
-      filter: fc.constantFrom<Filter | undefined>(undefined, { must: [{ key: 'metadata.group', match: { value: 'a' } }] }, { must_not: [{ key: 'metadata.group', match: { value: 'b' } }] }),
+      filter: fc.constantFrom<Filter | undefined>(
+        undefined,
+        { must: [{ key: 'metadata.group', match: { value: 'a' } }] },
+        { must_not: [{ key: 'metadata.group', match: { value: 'b' } }] },
+      ),
     }),
   );
 
@@ -72,7 +89,12 @@ describe('dense search: the int8 first pass gives exactly the exact ranking', ()
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         const embeddings = new TableEmbeddings();
-        const rows: Row[] = s.vectors.map((vector, i) => ({ id: `doc-${String(i).padStart(3, '0')}`, vector, group: s.groups[i]!, ...(s.acls[i] ? { acl: s.acls[i] } : {}) }));
+        const rows: Row[] = s.vectors.map((vector, i) => ({
+          id: `doc-${String(i).padStart(3, '0')}`,
+          vector,
+          group: s.groups[i]!,
+          ...(s.acls[i] ? { acl: s.acls[i] } : {}),
+        }));
         const doc = (row: Row): IngestDocument => {
           const text = `text of ${row.id}`;
           embeddings.vectors.set(text, row.vector);
@@ -90,7 +112,8 @@ describe('dense search: the int8 first pass gives exactly the exact ranking', ()
         embeddings.vectors.set('the query', queryVector);
         const query = toDenseQuery(queryVector);
         // No principals is the anonymous view (unrestricted rows only); 'all' is the full view.
-        const visible = (row: Row) => s.principals === 'all' || row.acl === undefined || row.acl.length === 0 || row.acl.some((p) => (s.principals ?? []).includes(p));
+        const visible = (row: Row) =>
+          s.principals === 'all' || row.acl === undefined || row.acl.length === 0 || row.acl.some((p) => (s.principals ?? []).includes(p));
         const passes = (row: Row) => {
           const must = s.filter?.must as { match: { value: string } }[] | undefined;
           const mustNot = s.filter?.must_not as { match: { value: string } }[] | undefined;

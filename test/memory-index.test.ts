@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import wabtInit from 'wabt';
 import { describe, expect, it } from 'vitest';
-import { Layout, SegmentMemory, VECTOR_WASM, VECTOR_WAT, VectorBlock, dot, quantize, quantizeQuery, toDenseQuery } from '../src/memory/vectors.js';
+import {
+  Layout,
+  SegmentMemory,
+  VECTOR_WASM,
+  VECTOR_WAT,
+  VectorBlock,
+  dot,
+  quantize,
+  quantizeQuery,
+  toDenseQuery,
+} from '../src/memory/vectors.js';
 
 describe('the WebAssembly vector kernels', () => {
   it('are exactly their source text, assembled', async () => {
@@ -12,33 +22,39 @@ describe('the WebAssembly vector kernels', () => {
     expect(bytes.toString('base64')).toBe(VECTOR_WASM);
   });
 
-  const vector = (dimension: number) => fc.array(fc.float({ min: -2, max: 2, noNaN: true }), { minLength: dimension, maxLength: dimension });
+  const vector = (dimension: number) =>
+    fc.array(fc.float({ min: -2, max: 2, noNaN: true }), { minLength: dimension, maxLength: dimension });
 
   it('dot is bit-identical to the JavaScript loop, and scan8 is the exact int8 dot product', () => {
     fc.assert(
-      fc.property(fc.constantFrom(4, 8, 12, 36, 384), fc.integer({ min: 1, max: 9 }), fc.infiniteStream(fc.nat()), (dimension, rows, seeds) => {
-        const layout = new Layout();
-        layout.take(7); // something before the vectors, as in a segment
-        const plan = VectorBlock.planScratch(layout, VectorBlock.plan(layout, dimension, rows, true));
-        const block = new VectorBlock(SegmentMemory.allocate(layout.size), plan, { fresh: true });
-        expect(block.scans).toBe(true);
-        const it = seeds[Symbol.iterator]();
-        const next = () => ((it.next().value as number) % 2001) / 1000 - 1;
-        const stored = Array.from({ length: rows }, () => Array.from({ length: dimension }, next));
-        stored.forEach((values, row) => block.set(row, values));
-        const query = toDenseQuery(Array.from({ length: dimension }, next));
-        const int8 = quantizeQuery(query, block.stride);
-        block.setQuery(query, int8);
-        const scanned = Array.from(block.scan());
-        stored.forEach((values, row) => {
-          expect(block.exactDot(row)).toBe(dot(query.values, Float32Array.from(values)));
-          const q8 = new Int8Array(block.stride);
-          quantize(Float32Array.from(values), q8);
-          let exact = 0;
-          for (let i = 0; i < dimension; i += 1) exact += q8[i]! * int8.values[i]!;
-          expect(scanned[row]).toBe(exact);
-        });
-      }),
+      fc.property(
+        fc.constantFrom(4, 8, 12, 36, 384),
+        fc.integer({ min: 1, max: 9 }),
+        fc.infiniteStream(fc.nat()),
+        (dimension, rows, seeds) => {
+          const layout = new Layout();
+          layout.take(7); // something before the vectors, as in a segment
+          const plan = VectorBlock.planScratch(layout, VectorBlock.plan(layout, dimension, rows, true));
+          const block = new VectorBlock(SegmentMemory.allocate(layout.size), plan, { fresh: true });
+          expect(block.scans).toBe(true);
+          const it = seeds[Symbol.iterator]();
+          const next = () => ((it.next().value as number) % 2001) / 1000 - 1;
+          const stored = Array.from({ length: rows }, () => Array.from({ length: dimension }, next));
+          stored.forEach((values, row) => block.set(row, values));
+          const query = toDenseQuery(Array.from({ length: dimension }, next));
+          const int8 = quantizeQuery(query, block.stride);
+          block.setQuery(query, int8);
+          const scanned = Array.from(block.scan());
+          stored.forEach((values, row) => {
+            expect(block.exactDot(row)).toBe(dot(query.values, Float32Array.from(values)));
+            const q8 = new Int8Array(block.stride);
+            quantize(Float32Array.from(values), q8);
+            let exact = 0;
+            for (let i = 0; i < dimension; i += 1) exact += q8[i]! * int8.values[i]!;
+            expect(scanned[row]).toBe(exact);
+          });
+        },
+      ),
       { numRuns: 60 },
     );
   });

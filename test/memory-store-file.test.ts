@@ -210,7 +210,10 @@ describe('the store file @3', () => {
 
 describe('ids and sources checked across segments (a merge of their sorted lists)', () => {
   /** The file with its manifest changed by `change` (and its sections' bytes by `bytesOf`), every checksum made right. */
-  async function rewritten(path: string, change: (m: Manifest & { segments: { heap: { crc32: number } }[] }, bytes: Buffer) => void): Promise<string> {
+  async function rewritten(
+    path: string,
+    change: (m: Manifest & { segments: { heap: { crc32: number } }[] }, bytes: Buffer) => void,
+  ): Promise<string> {
     const bytes = Buffer.from(await readFile(path));
     const { manifest, manifestOffset } = layout(bytes);
     const next = structuredClone(manifest) as Manifest & { segments: { heap: { crc32: number } }[] };
@@ -255,7 +258,7 @@ describe('ids and sources checked across segments (a merge of their sorted lists
     expect(await corruptOf(fewer)).toMatch(/it counts .* sources .* and holds/);
   });
 
-  it('ids out of their stored order (two ids swapped in a segment\'s strings, checksum right) are corrupt, not a wrong lookup', async () => {
+  it("ids out of their stored order (two ids swapped in a segment's strings, checksum right) are corrupt, not a wrong lookup", async () => {
     const { path } = await withFile();
     const swapped = await rewritten(path, (m, bytes) => {
       const { heap } = m.segments[0]!;

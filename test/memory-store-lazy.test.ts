@@ -120,7 +120,9 @@ describe('a large segment read page by page', () => {
     // After the background read has passed it, still corrupt, and a save of the store refuses rather than copy it.
     await new Promise((resolve) => setTimeout(resolve, 200));
     await expect(loaded.getChunks({ sourceIds: ['doc-0450.md'], principals: 'all' })).rejects.toMatchObject({ code: 'corrupt' });
-    await expect(loaded.search({ text: 'MIDMARKER harbour', mode: 'lexical', limit: 5, principals: 'all' })).rejects.toMatchObject({ code: 'corrupt' });
+    await expect(loaded.search({ text: 'MIDMARKER harbour', mode: 'lexical', limit: 5, principals: 'all' })).rejects.toMatchObject({
+      code: 'corrupt',
+    });
     await expect(loaded.save(join(path, '..', 'again.json'))).rejects.toMatchObject({ code: 'corrupt' });
   });
 
@@ -132,15 +134,17 @@ describe('a large segment read page by page', () => {
         const copy = Buffer.from(bytes);
         copy[at] = copy[at]! ^ flip;
         await writeFile(damaged, copy);
-        const outcome = await MemoryHybridStore.load(damaged, { embeddings, now: NOW }).then(
-          // Loaded: every chunk read back, then the whole store copied, must stop on the damage.
-          async (loaded) => {
-            await loaded.getChunks({ sourceIds: docs().map((d) => d.id), principals: 'all' });
-            await loaded.save(join(path, '..', 'copy.json'));
-            return null;
-          },
-          (error: unknown) => error,
-        ).catch((error: unknown) => error);
+        const outcome = await MemoryHybridStore.load(damaged, { embeddings, now: NOW })
+          .then(
+            // Loaded: every chunk read back, then the whole store copied, must stop on the damage.
+            async (loaded) => {
+              await loaded.getChunks({ sourceIds: docs().map((d) => d.id), principals: 'all' });
+              await loaded.save(join(path, '..', 'copy.json'));
+              return null;
+            },
+            (error: unknown) => error,
+          )
+          .catch((error: unknown) => error);
         expect(isLitmPackError(outcome, 'corrupt'), `byte ${at}: ${String(outcome)}`).toBe(true);
       }),
       { numRuns: 60 },

@@ -15,8 +15,9 @@ const SOURCES = ['a.md', 'b.md', 'c.md', 'd.md'];
 /** Version `v` of a source: paragraphs that differ between versions, so a replacement adds and removes chunks. */
 function documentOf(sourceId: string, v: number): IngestDocument {
   const seed = SOURCES.indexOf(sourceId) * 7 + v * 3;
-  const paragraphs = Array.from({ length: 1 + ((seed + v) % 4) }, (_, p) =>
-    Array.from({ length: 5 }, (_, w) => WORDS[(seed + p * 3 + w * (v + 1)) % WORDS.length]).join(' ') + '.',
+  const paragraphs = Array.from(
+    { length: 1 + ((seed + v) % 4) },
+    (_, p) => Array.from({ length: 5 }, (_, w) => WORDS[(seed + p * 3 + w * (v + 1)) % WORDS.length]).join(' ') + '.',
   );
   const doc: IngestDocument = { id: sourceId, version: `v${v}`, text: `# ${sourceId}\n\n${paragraphs.join('\n\n')}` };
   if (sourceId === 'c.md' || (sourceId === 'd.md' && v % 2 === 1)) doc.acl = ['hr'];
@@ -33,12 +34,14 @@ type Tick = 'sync' | 'await' | 'microtask' | 'immediate' | 'idle';
 type Step = { tick: Tick; op: { write: Write } | { read: Read } };
 
 const principals = fc.constantFrom<string[] | undefined>(undefined, [], ['hr']);
-const searchRequest: fc.Arbitrary<SearchRequest> = fc.record({
-  text: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
-  mode: fc.constantFrom('hybrid' as const, 'dense' as const, 'lexical' as const),
-  limit: fc.integer({ min: 1, max: 8 }),
-  principals,
-}).map(({ principals: p, ...rest }) => (p === undefined ? rest : { ...rest, principals: p }));
+const searchRequest: fc.Arbitrary<SearchRequest> = fc
+  .record({
+    text: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
+    mode: fc.constantFrom('hybrid' as const, 'dense' as const, 'lexical' as const),
+    limit: fc.integer({ min: 1, max: 8 }),
+    principals,
+  })
+  .map(({ principals: p, ...rest }) => (p === undefined ? rest : { ...rest, principals: p }));
 const read: fc.Arbitrary<Read> = fc.oneof(
   searchRequest.map((request) => ({ kind: 'search' as const, request })),
   searchRequest.map((request) => ({ kind: 'rankings' as const, request })),
@@ -52,13 +55,21 @@ const read: fc.Arbitrary<Read> = fc.oneof(
   })),
 );
 const write: fc.Arbitrary<Write> = fc.oneof(
-  fc.uniqueArray(fc.tuple(fc.constantFrom(...SOURCES), fc.integer({ min: 0, max: 2 })), { minLength: 1, maxLength: 3, selector: ([id]) => id })
+  fc
+    .uniqueArray(fc.tuple(fc.constantFrom(...SOURCES), fc.integer({ min: 0, max: 2 })), {
+      minLength: 1,
+      maxLength: 3,
+      selector: ([id]) => id,
+    })
     .map((docs) => ({ kind: 'add' as const, docs })),
   fc.subarray(SOURCES, { minLength: 1 }).map((sourceIds) => ({ kind: 'delete' as const, sourceIds })),
 );
 const step: fc.Arbitrary<Step> = fc.record({
   tick: fc.constantFrom<Tick>('sync', 'sync', 'await', 'microtask', 'immediate', 'idle'),
-  op: fc.oneof(write.map((w) => ({ write: w })), read.map((r) => ({ read: r }))),
+  op: fc.oneof(
+    write.map((w) => ({ write: w })),
+    read.map((r) => ({ read: r })),
+  ),
 });
 
 /** Embeddings that answer after a few turns of the event loop, so writes and reads overlap in time. */
@@ -114,11 +125,19 @@ describe('snapshots: reads interleaved with writes', () => {
           if ('write' in op) {
             writes.push(op.write);
             // Writes run one after another, so they settle in order.
-            pending.push(runWrite(store, op.write).then(() => {
-              settledWrites += 1;
-            }));
+            pending.push(
+              runWrite(store, op.write).then(() => {
+                settledWrites += 1;
+              }),
+            );
           } else {
-            const entry = { read: op.read, from: settledWrites, to: () => writes.length, result: undefined as unknown, error: undefined as unknown };
+            const entry = {
+              read: op.read,
+              from: settledWrites,
+              to: () => writes.length,
+              result: undefined as unknown,
+              error: undefined as unknown,
+            };
             let issuedWhenDone = -1;
             entry.to = () => issuedWhenDone;
             observed.push(entry);
@@ -155,7 +174,10 @@ describe('snapshots: reads interleaved with writes', () => {
           expect(entry.error, `${entry.read.kind} threw`).toBeUndefined();
           const got = JSON.stringify(entry.result);
           const candidates = states.slice(entry.from, entry.to() + 1).map((answers) => answers.get(entry.read));
-          expect(candidates, `${entry.read.kind} ${JSON.stringify(entry.read.request)}: no state between writes ${entry.from} and ${entry.to()} gives this answer`).toContain(got);
+          expect(
+            candidates,
+            `${entry.read.kind} ${JSON.stringify(entry.read.request)}: no state between writes ${entry.from} and ${entry.to()} gives this answer`,
+          ).toContain(got);
         }
         // And the writes themselves: the final state is the reference's.
         expect(store.sources()).toEqual(reference.sources());

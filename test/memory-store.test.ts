@@ -108,10 +108,7 @@ describe('construction and input validation', () => {
   it('rejects unsupported filters instead of ignoring them', async () => {
     const store = new MemoryHybridStore();
     await store.addDocuments(corpus);
-    await expectCode(
-      store.search({ text: 'cookies', filter: { must: [{ key: 'loc', geo_radius: {} }] } as never }),
-      'unsupported_filter',
-    );
+    await expectCode(store.search({ text: 'cookies', filter: { must: [{ key: 'loc', geo_radius: {} }] } as never }), 'unsupported_filter');
   });
 });
 
@@ -164,7 +161,10 @@ describe('dense and hybrid search', () => {
     expect(results).toHaveLength(3);
     for (const c of results) {
       // The vector is the indexed text's: the title and heading path, then the chunk's text.
-      const expected = cosineSimilarity(embeddings.embed(query), embeddings.embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1')));
+      const expected = cosineSimilarity(
+        embeddings.embed(query),
+        embeddings.embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1')),
+      );
       expect(c.similarity).toBe(expected);
       expect(c.score).toBe(expected);
     }
@@ -203,7 +203,11 @@ describe('dense and hybrid search', () => {
     const dense = await store.search({ text, mode: 'dense', limit: prefetch });
     const lexical = await store.search({ text, mode: 'lexical', limit: prefetch });
     const hybrid = await store.search({ text, limit: 5 });
-    expect(hybrid.map((c) => [c.id, c.score])).toEqual(fuseDbsf([dense, lexical]).slice(0, 5).map((p) => [p.id, p.score]));
+    expect(hybrid.map((c) => [c.id, c.score])).toEqual(
+      fuseDbsf([dense, lexical])
+        .slice(0, 5)
+        .map((p) => [p.id, p.score]),
+    );
   });
 
   it('prefetches max(limit, prefetchLimit) per arm before fusing', async () => {
@@ -215,7 +219,11 @@ describe('dense and hybrid search', () => {
     const dense = await store.search({ text, mode: 'dense', limit: 2 });
     const lexical = await store.search({ text, mode: 'lexical', limit: 2 });
     const hybrid = await store.search({ text, limit: 2 });
-    expect(hybrid.map((c) => [c.id, c.score])).toEqual(fuseRrf([dense, lexical]).slice(0, 2).map((p) => [p.id, p.score]));
+    expect(hybrid.map((c) => [c.id, c.score])).toEqual(
+      fuseRrf([dense, lexical])
+        .slice(0, 2)
+        .map((p) => [p.id, p.score]),
+    );
   });
 });
 
@@ -296,7 +304,11 @@ describe('filters and access control inside the search', () => {
 
 describe('ingest', () => {
   const v1: IngestDocument = { id: 'policy.md', version: 'v1', text: '# A\n\nAlpha rules.\n\n# B\n\nBeta rules.\n\n# C\n\nGamma rules.' };
-  const v2: IngestDocument = { id: 'policy.md', version: 'v2', text: '# A\n\nAlpha rules.\n\n# B\n\nBeta rules, revised.\n\n# C\n\nGamma rules.' };
+  const v2: IngestDocument = {
+    id: 'policy.md',
+    version: 'v2',
+    text: '# A\n\nAlpha rules.\n\n# B\n\nBeta rules, revised.\n\n# C\n\nGamma rules.',
+  };
 
   it('re-ingesting the same version changes nothing', async () => {
     const embeddings = new FakeEmbeddings();
@@ -401,8 +413,7 @@ describe('ranking at scale', () => {
     `${words[i % 10]} ${words[(i * 3 + round) % 10]} ${words[(i * 7 + 1) % 10]} note ${round}-${i}`;
   const docsFor = (count: number, round: number): IngestDocument[] =>
     Array.from({ length: count }, (_, i) => ({ id: `doc-${String(i).padStart(4, '0')}`, version: String(round), text: textFor(i, round) }));
-  const ranking = (results: { id: string; score: number; similarity?: number }[]) =>
-    results.map((c) => [c.id, c.score, c.similarity]);
+  const ranking = (results: { id: string; score: number; similarity?: number }[]) => results.map((c) => [c.id, c.score, c.similarity]);
 
   it('after replacing most of the corpus twice, answers exactly like a store built from the final documents', async () => {
     const store = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
@@ -435,7 +446,10 @@ describe('ranking at scale', () => {
       const results = await store.search({ text: query, mode: 'dense', limit: 20 });
       expect(results.length).toBe(store.size);
       for (const c of results) {
-        const expected = cosineSimilarity(embed(query), Float32Array.from(embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1'))));
+        const expected = cosineSimilarity(
+          embed(query),
+          Float32Array.from(embed(indexedTextOf({ ...c, section: c.section ?? [] }, 'title-headings@1'))),
+        );
         expect(Math.abs(c.similarity! - expected), `dimension ${dimension}`).toBeLessThanOrEqual(1e-12);
         expect(c.score).toBe(c.similarity);
       }
@@ -445,7 +459,10 @@ describe('ranking at scale', () => {
 
   it('orders tied scores by id when the limit cuts through the tie', async () => {
     const store = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
-    const twins = ['k', 'c', 'x', 'a', 'm', 'q', 'e', 'z'].map((name) => ({ id: `${name}.md`, text: 'Lanterns glow over the quiet harbour.' }));
+    const twins = ['k', 'c', 'x', 'a', 'm', 'q', 'e', 'z'].map((name) => ({
+      id: `${name}.md`,
+      text: 'Lanterns glow over the quiet harbour.',
+    }));
     await store.addDocuments([...twins, { id: 'other.md', text: 'Granite cliffs above a cold fjord.' }]);
     for (const mode of ['dense', 'lexical'] as const) {
       const all = await store.search({ text: 'lanterns harbour', mode, limit: 20 });
@@ -529,7 +546,9 @@ describe('save and load', () => {
     saved.chunks[0]!.record.text += ' tampered';
     const tampered = join(dir, 'tampered.json');
     await writeSaved(tampered, saved);
-    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toMatch(/line \d+: .*textSha256: does not match the text/);
+    expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toMatch(
+      /line \d+: .*textSha256: does not match the text/,
+    );
     // The same damage in a file of the earlier format.
     await writeV1(tampered, saved);
     expect((await expectCode(MemoryHybridStore.load(tampered), 'corrupt')).message).toContain('textSha256');

@@ -46,7 +46,11 @@ async function errorOf(run: () => unknown): Promise<unknown> {
   return undefined;
 }
 
-function expectLimitError(error: unknown, limit: 'MAX_METADATA_DEPTH' | 'MAX_METADATA_SIZE', code: 'invalid_input' | 'corrupt' = 'invalid_input') {
+function expectLimitError(
+  error: unknown,
+  limit: 'MAX_METADATA_DEPTH' | 'MAX_METADATA_SIZE',
+  code: 'invalid_input' | 'corrupt' = 'invalid_input',
+) {
   expect(error).toBeInstanceOf(LitmPackError);
   expect(isLitmPackError(error, code)).toBe(true);
   expect((error as Error).message).toContain(limit);

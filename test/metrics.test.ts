@@ -36,7 +36,10 @@ function buckets(samples: readonly Sample[], name: string, labels: Record<string
   return out;
 }
 
-async function scrape(url: string, headers: Record<string, string> = {}): Promise<{ text: string; samples: Sample[]; type: string | null }> {
+async function scrape(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ text: string; samples: Sample[]; type: string | null }> {
   const response = await fetch(url, { headers });
   expect(response.status).toBe(200);
   const text = await response.text();
@@ -70,7 +73,9 @@ describe('GET /metrics after known requests', () => {
     }
     expect((await fetch(`${server.url}/api/bundle?q=refunds`, { headers: bearer('not-a-configured-key-0123') })).status).toBe(401);
     expect((await fetch(`${server.url}/api/bundle?q=refunds`, { headers: bearer(KEYS.alice) })).status).toBe(429);
-    expect((await server.app.inject({ method: 'GET', url: '/api/bundle?q=refunds', headers: { host: 'evil.example.com' } })).statusCode).toBe(403);
+    expect(
+      (await server.app.inject({ method: 'GET', url: '/api/bundle?q=refunds', headers: { host: 'evil.example.com' } })).statusCode,
+    ).toBe(403);
     expect((await fetch(`${server.url}/no/such/route?q=refunds`)).status).toBe(404);
     scraped = await scrape(`${server.url}/metrics`, bearer(KEYS.bob));
   });
@@ -92,20 +97,36 @@ describe('GET /metrics after known requests', () => {
     ]);
     const ok = { route: '/api/bundle', status: '200', tool: '' };
     expect(valueOf(samples, 'litm_pack_http_request_duration_seconds_count', ok)).toBe(2);
-    expect(samples.filter((x) => x.name === 'litm_pack_http_request_duration_seconds_bucket' && x.labels.status === '200').map((x) => x.labels.le)).toEqual(DURATION_BUCKETS);
+    expect(
+      samples
+        .filter((x) => x.name === 'litm_pack_http_request_duration_seconds_bucket' && x.labels.status === '200')
+        .map((x) => x.labels.le),
+    ).toEqual(DURATION_BUCKETS);
     expect(buckets(samples, 'litm_pack_http_request_duration_seconds', ok)['+Inf']).toBe(2);
     const sum = valueOf(samples, 'litm_pack_http_request_duration_seconds_sum', ok) as number;
-    const logged = lines.filter((line) => line.status === 200 && line.route === '/api/bundle').reduce((total, line) => total + (line.latencyMs as number) / 1000, 0);
+    const logged = lines
+      .filter((line) => line.status === 200 && line.route === '/api/bundle')
+      .reduce((total, line) => total + (line.latencyMs as number) / 1000, 0);
     expect(sum).toBeCloseTo(logged, 9);
   });
 
   it('records each pack: used/budget ratio, budget bound, items and confidence by kind, exactly', () => {
     const { samples } = scraped;
     const bundle = { kind: 'bundle' };
-    expect(buckets(samples, 'litm_pack_budget_used_ratio', bundle)).toEqual(cumulative(RATIO_BUCKETS, packs.map((p) => p.budget.usedTokens / 60)));
+    expect(buckets(samples, 'litm_pack_budget_used_ratio', bundle)).toEqual(
+      cumulative(
+        RATIO_BUCKETS,
+        packs.map((p) => p.budget.usedTokens / 60),
+      ),
+    );
     expect(valueOf(samples, 'litm_pack_budget_used_ratio_count', bundle)).toBe(2);
     expect(valueOf(samples, 'litm_pack_budget_bound_total', bundle)).toBe(packs.filter((p) => p.truncated).length);
-    expect(buckets(samples, 'litm_pack_pack_items', bundle)).toEqual(cumulative(ITEM_BUCKETS, packs.map((p) => p.items.length)));
+    expect(buckets(samples, 'litm_pack_pack_items', bundle)).toEqual(
+      cumulative(
+        ITEM_BUCKETS,
+        packs.map((p) => p.items.length),
+      ),
+    );
     const levels = new Map<string, number>();
     for (const pack of packs) levels.set(pack.coverage.confidence, (levels.get(pack.coverage.confidence) ?? 0) + 1);
     expect(seriesOf(samples, 'litm_pack_confidence_total')).toEqual(
@@ -136,7 +157,11 @@ describe('GET /metrics after known requests', () => {
     expect(valueOf(samples, 'litm_pack_store_chunks')).toBe(store.size);
     expect(valueOf(samples, 'litm_pack_http_requests_total', { route: '/metrics', status: '200', tool: '' })).toBe(1);
     // The last ingest: when the newest chunk was indexed, in Unix seconds; a later ingest moves it.
-    const newest = Math.max(...(await store.getChunks({ sourceIds: store.sources().map((s) => s.sourceId), principals: 'all' })).map((chunk) => Date.parse(chunk.indexedAt)));
+    const newest = Math.max(
+      ...(await store.getChunks({ sourceIds: store.sources().map((s) => s.sourceId), principals: 'all' })).map((chunk) =>
+        Date.parse(chunk.indexedAt),
+      ),
+    );
     expect(valueOf(samples, 'litm_pack_store_last_ingest_timestamp_seconds')).toBe(newest / 1000);
   });
 
@@ -144,7 +169,8 @@ describe('GET /metrics after known requests', () => {
     const own = new MemoryHybridStore();
     const running = await startServer({ store: own, rateLimit: false });
     try {
-      const lastIngest = async () => valueOf((await scrape(`${running.url}/metrics`)).samples, 'litm_pack_store_last_ingest_timestamp_seconds');
+      const lastIngest = async () =>
+        valueOf((await scrape(`${running.url}/metrics`)).samples, 'litm_pack_store_last_ingest_timestamp_seconds');
       expect(await lastIngest()).toBe(0); // an empty store: 0, no time
       await own.addDocuments([{ id: 'first.md', text: 'The first document.' }]);
       const first = await lastIngest();
@@ -164,7 +190,11 @@ describe('GET /metrics after known requests', () => {
     const requests = samples.filter((s) => s.name === 'litm_pack_http_requests_total' && s.labels.route !== '/metrics');
     expect(requests.reduce((total, s) => total + s.value, 0)).toBe(lines.filter((line) => line.route !== '/metrics').length);
     const refusals = lines.filter((line) => ['forbidden', 'unauthorized', 'rate_limited'].includes(line.code as string));
-    expect(refusals.map((line) => `${line.principal as string}:${line.code as string}`).sort()).toEqual(['alice:rate_limited', 'anonymous:forbidden', 'invalid-key:unauthorized']);
+    expect(refusals.map((line) => `${line.principal as string}:${line.code as string}`).sort()).toEqual([
+      'alice:rate_limited',
+      'anonymous:forbidden',
+      'invalid-key:unauthorized',
+    ]);
     const packLines = lines.filter((line) => line.kind === 'bundle');
     expect(packLines.map((line) => line.usedTokens)).toEqual(packs.map((p) => p.budget.usedTokens));
   });
@@ -180,7 +210,12 @@ describe('tools, kinds, degraded stages and the dense arm', () => {
       const call = await fetch(`${server.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'assemble_bundle', arguments: { query: 'refunds', budget: 200 } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'assemble_bundle', arguments: { query: 'refunds', budget: 200 } },
+        }),
       });
       expect(call.status).toBe(200);
       const mcpPack = ((await call.json()) as { result: { structuredContent: Pack } }).result.structuredContent;
@@ -190,7 +225,11 @@ describe('tools, kinds, degraded stages and the dense arm', () => {
       const packed = await fetch(`${server.url}/api/pack`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: 'refunds', budget: 100, candidates: [{ id: 'a', text: 'Refunds take 14 days.', score: 0.9, similarity: 0.7 }] }),
+        body: JSON.stringify({
+          query: 'refunds',
+          budget: 100,
+          candidates: [{ id: 'a', text: 'Refunds take 14 days.', score: 0.9, similarity: 0.7 }],
+        }),
       });
       expect(packed.status).toBe(200);
       const { samples } = await scrape(`${server.url}/metrics`);
@@ -201,7 +240,10 @@ describe('tools, kinds, degraded stages and the dense arm', () => {
       ]);
       expect(seriesOf(samples, 'litm_pack_degraded_total')).toEqual(['{"code":"server_error","stage":"rerank"} 1']);
       expect(seriesOf(samples, 'litm_pack_dense_unavailable_total')).toEqual(['{"kind":"bundle"} 1']);
-      expect(seriesOf(samples, 'litm_pack_confidence_total')).toEqual(['{"kind":"bundle","level":"unknown"} 2', '{"kind":"pack","level":"partial"} 1']);
+      expect(seriesOf(samples, 'litm_pack_confidence_total')).toEqual([
+        '{"kind":"bundle","level":"unknown"} 2',
+        '{"kind":"pack","level":"partial"} 1',
+      ]);
       expect(valueOf(samples, 'litm_pack_budget_used_ratio_count', { kind: 'pack' })).toBe(1);
     } finally {
       await server.close();
@@ -275,7 +317,9 @@ describe('where the metrics are served', () => {
     try {
       const storeDir = join(dir, 'store');
       expect((await runCli(['ingest', 'examples/corpus', '--store', storeDir, '--quiet'])).code).toBe(0);
-      const serve = await spawnServe(['--store', storeDir, '--port', '0', '--metrics-port', '0'], { listening: /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/u });
+      const serve = await spawnServe(['--store', storeDir, '--port', '0', '--metrics-port', '0'], {
+        listening: /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/u,
+      });
       try {
         const { samples } = await scrape(serve.url);
         expect(valueOf(samples, 'litm_pack_store_chunks')).toBeGreaterThan(0);
@@ -292,7 +336,7 @@ describe('where the metrics are served', () => {
     }
   });
 
-  it('keeps each server\'s figures apart in one process (a registry per server)', async () => {
+  it("keeps each server's figures apart in one process (a registry per server)", async () => {
     const first = await startServer({ store, rateLimit: false });
     const second = await startServer({ store, rateLimit: false });
     try {
@@ -314,7 +358,9 @@ describe('examples/grafana-dashboard.json', () => {
     title: string;
     targets?: { expr?: string }[];
   }
-  const dashboard = JSON.parse(readFileSync(resolve(import.meta.dirname, '../examples/grafana-dashboard.json'), 'utf8')) as { panels: Panel[] };
+  const dashboard = JSON.parse(readFileSync(resolve(import.meta.dirname, '../examples/grafana-dashboard.json'), 'utf8')) as {
+    panels: Panel[];
+  };
 
   it('queries only metrics the server exports, and covers every one of them', async () => {
     const server = await startServer({ store, rateLimit: false });
@@ -330,7 +376,10 @@ describe('examples/grafana-dashboard.json', () => {
       for (const target of panel.targets ?? []) {
         for (const [name] of (target.expr ?? '').matchAll(/\blitm_pack_[a-z_]+/gu)) {
           // A histogram is queried through its series: name_bucket, name_count, name_sum.
-          const family = /_(bucket|count|sum)$/u.test(name) && types.get(name.replace(/_(bucket|count|sum)$/u, '')) === 'histogram' ? name.replace(/_(bucket|count|sum)$/u, '') : name;
+          const family =
+            /_(bucket|count|sum)$/u.test(name) && types.get(name.replace(/_(bucket|count|sum)$/u, '')) === 'histogram'
+              ? name.replace(/_(bucket|count|sum)$/u, '')
+              : name;
           expect(types.has(family), `${panel.title}: ${name}`).toBe(true);
           queried.add(family);
         }

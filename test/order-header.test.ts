@@ -10,9 +10,27 @@ import { DEFAULT_LIMITS } from '../src/service/limits.js';
 import { requestSchemas } from '../src/service/requests.js';
 
 const candidates: CandidateInput[] = [
-  { id: 'a#1', sourceId: 'a.md', title: 'Alpha', score: 0.9, span: { start: 100, end: 200 }, timestamp: '2024-03-01', text: 'Alpha second part.', locator: { page: 3 } },
+  {
+    id: 'a#1',
+    sourceId: 'a.md',
+    title: 'Alpha',
+    score: 0.9,
+    span: { start: 100, end: 200 },
+    timestamp: '2024-03-01',
+    text: 'Alpha second part.',
+    locator: { page: 3 },
+  },
   { id: 'a#0', sourceId: 'a.md', title: 'Alpha', score: 0.5, span: { start: 0, end: 100 }, text: 'Alpha first part.' },
-  { id: 'b#0', sourceId: 'b.md', title: 'b.md', version: 'v2', score: 0.8, timestamp: '2023-01-01', text: 'Beta.', locator: { lines: [4, 9] } },
+  {
+    id: 'b#0',
+    sourceId: 'b.md',
+    title: 'b.md',
+    version: 'v2',
+    score: 0.8,
+    timestamp: '2023-01-01',
+    text: 'Beta.',
+    locator: { lines: [4, 9] },
+  },
   { id: 'c#0', sourceId: 'c.md', score: 0.7, timestamp: '2025-01-01T00:00:00Z', text: 'Gamma.', section: ['Intro', 'Scope'] },
 ];
 const ids = (order: 'litm' | 'document' | 'chronological' | 'rank') =>
@@ -24,7 +42,7 @@ describe('order', () => {
     expect(packBundle({ query: 'q', candidates, maxTokens: 500 }).items.map((item) => item.id)).toEqual(ids('litm'));
   });
 
-  it('document: sources by their best item, a source\'s items in span order', () => {
+  it("document: sources by their best item, a source's items in span order", () => {
     expect(ids('document')).toEqual(['a#0', 'a#1', 'b#0', 'c#0']);
   });
 
@@ -39,7 +57,9 @@ describe('order', () => {
   it('keeps the same items, ranks and citations whatever the order; refs follow the context', () => {
     const byId = (order: 'litm' | 'rank') => {
       const pack = packBundle({ query: 'q', candidates, maxTokens: 60, order });
-      return pack.items.map((item, i) => ({ id: item.id, rank: item.rank, text: item.text, hash: pack.citations[i]!.textSha256 })).sort((x, y) => (x.id < y.id ? -1 : 1));
+      return pack.items
+        .map((item, i) => ({ id: item.id, rank: item.rank, text: item.text, hash: pack.citations[i]!.textSha256 }))
+        .sort((x, y) => (x.id < y.id ? -1 : 1));
     };
     expect(byId('rank')).toEqual(byId('litm'));
     const pack = packBundle({ query: 'q', candidates, maxTokens: 500, order: 'rank' });
@@ -67,7 +87,9 @@ describe('order', () => {
     const request = requestSchemas(DEFAULT_LIMITS).pack.parse({ query: 'q', candidates, order: 'document' });
     expect((await servePack(request)).items.map((item) => item.id)).toEqual(ids('document'));
     const compressor = new LitmCompressor({ maxTokens: 500, order: 'rank' });
-    const documents = candidates.map((c) => new Document({ pageContent: c.text, metadata: { id: c.id, source: c.sourceId, score: c.score } }));
+    const documents = candidates.map(
+      (c) => new Document({ pageContent: c.text, metadata: { id: c.id, source: c.sourceId, score: c.score } }),
+    );
     const out = await compressor.compressDocuments(documents, 'q');
     expect(out.map((d) => d.metadata.id)).toEqual(['a#1', 'b#0', 'c#0', 'a#0']);
   });
@@ -78,7 +100,11 @@ describe('header', () => {
     packBundle({ query: 'q', candidates, maxTokens: 500, order: 'rank', header, format }).context;
 
   it('full: title, source, version, section and locator', () => {
-    expect(context('full').split('\n').filter((line) => line.startsWith('['))).toEqual([
+    expect(
+      context('full')
+        .split('\n')
+        .filter((line) => line.startsWith('[')),
+    ).toEqual([
       '[1] Alpha (source: a.md, p. 3)',
       '[2] b.md (source: b.md, version: v2, lines 4–9)',
       '[3] (source: c.md, section: Intro > Scope)',
@@ -87,27 +113,37 @@ describe('header', () => {
   });
 
   it('compact: the title (or the source, once) and the locator', () => {
-    expect(context('compact').split('\n').filter((line) => line.startsWith('['))).toEqual([
-      '[1] Alpha (p. 3)',
-      '[2] b.md (lines 4–9)',
-      '[3] c.md',
-      '[4] Alpha',
-    ]);
+    expect(
+      context('compact')
+        .split('\n')
+        .filter((line) => line.startsWith('[')),
+    ).toEqual(['[1] Alpha (p. 3)', '[2] b.md (lines 4–9)', '[3] c.md', '[4] Alpha']);
   });
 
   it('minimal: the title or the source', () => {
-    expect(context('minimal').split('\n').filter((line) => line.startsWith('['))).toEqual(['[1] Alpha', '[2] b.md', '[3] c.md', '[4] Alpha']);
+    expect(
+      context('minimal')
+        .split('\n')
+        .filter((line) => line.startsWith('[')),
+    ).toEqual(['[1] Alpha', '[2] b.md', '[3] c.md', '[4] Alpha']);
   });
 
   it('xml: fewer fields for compact and minimal', () => {
     expect(context('compact', 'xml')).toContain('<document index="1">\n<title>Alpha</title>\n<locator>p. 3</locator>\n<document_content>');
-    expect(context('compact', 'xml')).toContain('<document index="2">\n<source>b.md</source>\n<locator>lines 4–9</locator>\n<document_content>');
+    expect(context('compact', 'xml')).toContain(
+      '<document index="2">\n<source>b.md</source>\n<locator>lines 4–9</locator>\n<document_content>',
+    );
     expect(context('minimal', 'xml')).toContain('<document index="1">\n<title>Alpha</title>\n<document_content>');
     expect(context('minimal', 'xml')).not.toContain('<locator>');
   });
 
   it('a value that could pass for header syntax is still quoted', () => {
-    const pack = packBundle({ query: 'q', maxTokens: 200, header: 'minimal', candidates: [{ id: 'x', score: 1, title: 'Refunds (source: policy.md)', text: 'T.' }] });
+    const pack = packBundle({
+      query: 'q',
+      maxTokens: 200,
+      header: 'minimal',
+      candidates: [{ id: 'x', score: 1, title: 'Refunds (source: policy.md)', text: 'T.' }],
+    });
     expect(pack.context.split('\n')[0]).toBe('[1] "Refunds (source: policy.md)"');
   });
 
@@ -119,9 +155,15 @@ describe('header', () => {
     expect(minimal.budget.usedTokens).toBeLessThan(full.budget.usedTokens);
   });
 
-  it('formatDocumentsAsContext renders a compressor\'s documents again with their pack\'s header', async () => {
+  it("formatDocumentsAsContext renders a compressor's documents again with their pack's header", async () => {
     const compressor = new LitmCompressor({ maxTokens: 500, header: 'compact' });
-    const documents = candidates.map((c) => new Document({ pageContent: c.text, metadata: { id: c.id, source: c.sourceId, title: c.title, score: c.score, locator: c.locator } }));
+    const documents = candidates.map(
+      (c) =>
+        new Document({
+          pageContent: c.text,
+          metadata: { id: c.id, source: c.sourceId, title: c.title, score: c.score, locator: c.locator },
+        }),
+    );
     const out = await compressor.compressDocuments(documents, 'q');
     const { pack } = await compressor.compressWithCitations(documents, 'q');
     expect(formatDocumentsAsContext(out)).toBe(pack.context);

@@ -12,7 +12,8 @@ const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/l
 const reference = new Tiktoken(require('js-tiktoken/ranks/o200k_base') as import('js-tiktoken/lite').TiktokenBPE);
 const o200k = getTokenizer('o200k_base');
 
-const words = 'cells protein phosphatidylinositol 37 mitochondrial kinase hydroxychloroquine were increased in Xqzvbnm; ratio 1.8e-3 (n=12)'.split(' ');
+const words =
+  'cells protein phosphatidylinositol 37 mitochondrial kinase hydroxychloroquine were increased in Xqzvbnm; ratio 1.8e-3 (n=12)'.split(' ');
 function prose(seed: number, length: number): string {
   const out: string[] = [];
   for (let i = 0; i < length; i += 1) out.push(words[(seed * 7 + i * i * 13 + i) % words.length]!);

@@ -29,7 +29,24 @@ describe('rule 2: greedy by relevance', () => {
   });
 
   const long = (name: string) => Array.from({ length: 40 }, (_, i) => `${name} sentence ${i} carries one more fact.`).join(' ');
-  const WORDS = ['amber', 'basil', 'cedar', 'delta', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'maple', 'nectar', 'onyx', 'pollen'];
+  const WORDS = [
+    'amber',
+    'basil',
+    'cedar',
+    'delta',
+    'ember',
+    'fjord',
+    'garnet',
+    'harbor',
+    'indigo',
+    'juniper',
+    'kelp',
+    'lumen',
+    'maple',
+    'nectar',
+    'onyx',
+    'pollen',
+  ];
   // Distinct words, so no two short items are near duplicates of each other.
   const short = (id: string, score: number) => {
     const at = [...id].reduce((n, c) => n + c.charCodeAt(0), 0);
@@ -51,16 +68,33 @@ describe('rule 2: greedy by relevance', () => {
   });
 
   it('cuts the best item left over while budget remains; the rest is dropped for budget', () => {
-    const candidates = [short('a', 0.9), short('b', 0.8), short('c', 0.7), { id: 'd', text: long('Delta'), score: 0.6 }, { id: 'e', text: long('Echo'), score: 0.5 }, short('f', 0.4)];
+    const candidates = [
+      short('a', 0.9),
+      short('b', 0.8),
+      short('c', 0.7),
+      { id: 'd', text: long('Delta'), score: 0.6 },
+      { id: 'e', text: long('Echo'), score: 0.5 },
+      short('f', 0.4),
+    ];
     const pack = packBundle({ query: 'q', candidates, maxTokens: 160 });
-    expect(pack.items.filter((i) => !i.truncated).map((i) => i.id).sort()).toEqual(['a', 'b', 'c', 'f']);
+    expect(
+      pack.items
+        .filter((i) => !i.truncated)
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c', 'f']);
     expect(pack.items.filter((i) => i.truncated).map((i) => i.id)).toEqual(['d']);
     expect(pack.dropped).toEqual([{ id: 'e', reason: 'budget' }]);
   });
 
   it('lets none of the three best be crowded out by lower items: each set aside holds room for its shortest cut', () => {
     const smalls = Array.from({ length: 12 }, (_, i) => short(`s${String(i).padStart(2, '0')}`, 0.5 - i / 100));
-    const candidates = [short('a', 0.9), { id: 'b', text: long('Bravo'), score: 0.8 }, { id: 'c', text: long('Charlie'), score: 0.7 }, ...smalls];
+    const candidates = [
+      short('a', 0.9),
+      { id: 'b', text: long('Bravo'), score: 0.8 },
+      { id: 'c', text: long('Charlie'), score: 0.7 },
+      ...smalls,
+    ];
     for (const maxTokens of [120, 160, 200, 260]) {
       const pack = packBundle({ query: 'q', candidates, maxTokens });
       const ids = pack.items.map((i) => i.id);
@@ -70,7 +104,7 @@ describe('rule 2: greedy by relevance', () => {
     }
   });
 
-  it('cuts a briefing\'s pin where it stands, before later items', () => {
+  it("cuts a briefing's pin where it stands, before later items", () => {
     const candidates = [{ id: 'pin', sourceId: 'pinned.md', text: long('Pinned'), score: 0.1 }, short('a', 0.9), short('b', 0.8)];
     const pack = packBriefing({ query: 'q', candidates, pins: ['pinned.md'], maxTokens: 200 });
     const pin = pack.items.find((i) => i.id === 'pin');
@@ -241,7 +275,19 @@ describe('citations', () => {
       header: 'full',
       query: 'refunds',
       maxTokens: 500,
-      candidates: [{ id: 'policy#0', sourceId: 'policy.md', version: 'v3', title: 'Refunds', url: 'https://example.com/policy', section: ['Policy', 'Refunds'], span: { start: 10, end: 74 }, text, score: 1 }],
+      candidates: [
+        {
+          id: 'policy#0',
+          sourceId: 'policy.md',
+          version: 'v3',
+          title: 'Refunds',
+          url: 'https://example.com/policy',
+          section: ['Policy', 'Refunds'],
+          span: { start: 10, end: 74 },
+          text,
+          score: 1,
+        },
+      ],
     });
     expect(pack.citations).toEqual([
       {
@@ -322,14 +368,46 @@ describe('tokenizers', () => {
 describe('briefing', () => {
   const candidates = [
     { id: 'i1', sourceId: 'notes', kind: 'insight', text: 'Insight: churn rose after the price change.', score: 0.5, similarity: 0.5 },
-    { id: 's1', sourceId: 'call-1', kind: 'segment', text: 'Customer said the new price is too high.', score: 0.9, similarity: 0.7, timestamp: '2024-03-01' },
-    { id: 's2', sourceId: 'call-2', kind: 'segment', text: 'Another customer asked for a discount.', score: 0.8, similarity: 0.6, timestamp: '2024-04-15' },
-    { id: 's3', sourceId: 'call-3', kind: 'segment', text: 'A third call was about onboarding.', score: 0.7, similarity: 0.4, timestamp: '2023-12-01' },
+    {
+      id: 's1',
+      sourceId: 'call-1',
+      kind: 'segment',
+      text: 'Customer said the new price is too high.',
+      score: 0.9,
+      similarity: 0.7,
+      timestamp: '2024-03-01',
+    },
+    {
+      id: 's2',
+      sourceId: 'call-2',
+      kind: 'segment',
+      text: 'Another customer asked for a discount.',
+      score: 0.8,
+      similarity: 0.6,
+      timestamp: '2024-04-15',
+    },
+    {
+      id: 's3',
+      sourceId: 'call-3',
+      kind: 'segment',
+      text: 'A third call was about onboarding.',
+      score: 0.7,
+      similarity: 0.4,
+      timestamp: '2023-12-01',
+    },
     { id: 'p1', sourceId: 'contract', kind: 'segment', text: 'The contract renews yearly.', score: 0.1 },
   ];
 
   it('orders pins, then insights, then evidence, and ends with computed caveats', () => {
-    const pack = packBriefing({ query: 'why churn?', candidates, maxTokens: 1000, pins: ['contract', 'missing-doc'], groundingCount: 1, gaps: ['No data for Q2'], entity: 'Acme' });
+    const pack = packBriefing({
+      query: 'why churn?',
+      candidates,
+      maxTokens: 1000,
+      pins: ['contract', 'missing-doc'],
+      groundingCount: 1,
+      gaps: ['No data for Q2'],
+      entity: 'Acme',
+    });
     expect(pack.kind).toBe('briefing');
     expect(pack.items.map((i) => [i.id, i.role])).toEqual([
       ['p1', 'grounding'],
@@ -351,7 +429,13 @@ describe('briefing', () => {
 
   it('degrades a pin that does not fit to a one-line pointer citing it', () => {
     const longPin = { id: 'big', sourceId: 'manual', text: 'A long manual sentence. '.repeat(300), score: 0.2 };
-    const pack = packBriefing({ query: 'q', candidates: [longPin, ...candidates], maxTokens: 400, pins: ['manual'], minTruncatedTokens: 1000 });
+    const pack = packBriefing({
+      query: 'q',
+      candidates: [longPin, ...candidates],
+      maxTokens: 400,
+      pins: ['manual'],
+      minTruncatedTokens: 1000,
+    });
     const first = pack.items[0]!;
     expect(first).toMatchObject({ id: 'big', pointer: true, text: '', role: 'grounding' });
     expect(pack.citations[0]).toMatchObject({ chunkId: 'big', sourceId: 'manual' });

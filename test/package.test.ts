@@ -16,7 +16,8 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   keywords?: string[];
   engines: { node: string };
 };
-const installed = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const installed = (name: string) =>
+  (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('package.json', () => {
   const subpaths = Object.keys(manifest.exports).filter((key) => key !== './package.json');
@@ -33,7 +34,12 @@ describe('package.json', () => {
 
   it('maps every subpath in typesVersions, for moduleResolution "node" (which reads no exports)', () => {
     const mapped = manifest.typesVersions['*'] ?? {};
-    expect(Object.keys(mapped).sort()).toEqual(subpaths.filter((key) => key !== '.').map((key) => key.slice(2)).sort());
+    expect(Object.keys(mapped).sort()).toEqual(
+      subpaths
+        .filter((key) => key !== '.')
+        .map((key) => key.slice(2))
+        .sort(),
+    );
     for (const [subpath, targets] of Object.entries(mapped)) expect(targets).toEqual([`./dist/${subpath}/index.d.ts`]);
   });
 
@@ -43,7 +49,8 @@ describe('package.json', () => {
     expect(semver.satisfies(tested, range)).toBe(true);
     expect(semver.satisfies(semver.inc(tested, 'patch')!, range)).toBe(true);
     expect(semver.satisfies(semver.inc(tested, 'minor')!, range)).toBe(false);
-    for (const peer of Object.keys(manifest.peerDependencies)) expect(semver.satisfies(installed(peer), manifest.peerDependencies[peer]!), peer).toBe(true);
+    for (const peer of Object.keys(manifest.peerDependencies))
+      expect(semver.satisfies(installed(peer), manifest.peerDependencies[peer]!), peer).toBe(true);
   });
 
   it('ships the sources its source maps point at, and no tests', () => {
@@ -63,7 +70,11 @@ describe('package.json', () => {
     expect(images).toContain('docs/inspect-demo.png');
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     // --ignore-scripts: the file list does not need the build that prepack runs.
-    const packed = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const packed = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const [{ files }] = JSON.parse(packed.slice(packed.indexOf('['))) as [{ files: { path: string }[] }];
     const paths = new Set(files.map((file) => file.path));
     for (const image of images) expect(paths.has(image), image).toBe(true);
@@ -74,11 +85,21 @@ describe('package.json', () => {
     // whose engines.node this does not satisfy.
     const oldest = '20.19.0';
     expect(semver.satisfies(oldest, manifest.engines.node)).toBe(true);
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; engines?: unknown }> };
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string; engines?: unknown }>;
+    };
     const refusing = Object.entries(lock.packages)
-      .filter(([path, entry]) => path !== '' && typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
+      .filter(
+        ([path, entry]) =>
+          path !== '' &&
+          typeof entry.engines === 'object' &&
+          entry.engines !== null &&
+          typeof (entry.engines as { node?: unknown }).node === 'string',
+      )
       .filter(([, entry]) => !semver.satisfies(oldest, (entry.engines as { node: string }).node))
-      .map(([path, entry]) => `${path.replace(/^.*node_modules\//, '')}@${entry.version} (node ${(entry.engines as { node: string }).node})`);
+      .map(
+        ([path, entry]) => `${path.replace(/^.*node_modules\//, '')}@${entry.version} (node ${(entry.engines as { node: string }).node})`,
+      );
     expect(refusing).toEqual([]);
   });
 });

@@ -19,7 +19,11 @@ function folder(name: string, files: Record<string, string>): string {
   return dir;
 }
 
-const ids = (store: MemoryHybridStore) => store.sources().map((s) => s.sourceId).sort();
+const ids = (store: MemoryHybridStore) =>
+  store
+    .sources()
+    .map((s) => s.sourceId)
+    .sort();
 
 describe('ingestPaths', () => {
   it('reads a folder and adds its documents, ids relative to base', async () => {
@@ -74,7 +78,9 @@ describe('ingestPaths', () => {
 
 /** A store of the contract alone: chunks in an array; `listSources` pages when given. */
 function contractStore(sourceIds: string[], options: { pages?: boolean; getChunks?: boolean } = {}): Store & { pagesAsked: number } {
-  const chunks: ChunkRecord[] = sourceIds.map((sourceId, i) => ({ id: `${sourceId}#${i}`, sourceId, text: 't', span: { start: 0, end: 1 }, version: 'v1' }) as ChunkRecord);
+  const chunks: ChunkRecord[] = sourceIds.map(
+    (sourceId, i) => ({ id: `${sourceId}#${i}`, sourceId, text: 't', span: { start: 0, end: 1 }, version: 'v1' }) as ChunkRecord,
+  );
   const store: Store & { pagesAsked: number } = {
     pagesAsked: 0,
     addDocuments: () => Promise.reject(new Error('not used')),
@@ -104,7 +110,10 @@ describe('storeSourceIds', () => {
 
   it('reads the embedded store through its list of sources, and others through getChunks', async () => {
     const memory = new MemoryHybridStore();
-    await memory.addDocuments([{ id: 'b.md', text: 'Beta.' }, { id: 'a.md', text: 'Alpha.' }]);
+    await memory.addDocuments([
+      { id: 'b.md', text: 'Beta.' },
+      { id: 'a.md', text: 'Alpha.' },
+    ]);
     expect((await storeSourceIds(memory, 'pruning')).sort()).toEqual(['a.md', 'b.md']);
     expect(await storeSourceIds(contractStore(['x', 'y', 'x']), 'pruning')).toEqual(['x', 'y']);
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isLitmPackError, type LitmPackError } from '../src/index.js';
-import { fitVectors, presetOfCollection, presetOfPayload, presetsFitting, vectorNamesFor, type ConfiguredVectors } from '../src/qdrant/detect.js';
+import {
+  fitVectors,
+  presetOfCollection,
+  presetOfPayload,
+  presetsFitting,
+  vectorNamesFor,
+  type ConfiguredVectors,
+} from '../src/qdrant/detect.js';
 import { PRESET_DEFAULTS, type PayloadPreset } from '../src/qdrant/presets.js';
 import { errorAnswer } from '../src/service/errors.js';
 import { cliRemedy } from '../src/cli/remedies.js';
@@ -61,21 +68,26 @@ describe('presets a collection fits', () => {
 });
 
 describe('fitVectors', () => {
-  it('drops a preset\'s default sparse vector the collection does not have (hybrid runs dense only)', () => {
-    expect(fitVectors(configured('langchain-python'), { dense: [{ name: '', size: 8 }], sparse: [] }, 'c', true)).toEqual({ dense: '', sparse: null });
+  it("drops a preset's default sparse vector the collection does not have (hybrid runs dense only)", () => {
+    expect(fitVectors(configured('langchain-python'), { dense: [{ name: '', size: 8 }], sparse: [] }, 'c', true)).toEqual({
+      dense: '',
+      sparse: null,
+    });
     expect(fitVectors(configured('litm'), litm, 'c', true)).toEqual({ dense: 'dense', sparse: 'bm25' });
   });
 
-  it('names what the collection has and the presets that fit, never Qdrant\'s words', () => {
+  it("names what the collection has and the presets that fit, never Qdrant's words", () => {
     const error = thrown(() => fitVectors(configured('litm'), langchainJs, 'lc_docs', true));
     expect(error.code).toBe('config_mismatch');
     expect(error.message).toBe(
       'Qdrant collection "lc_docs" has no dense vector "dense" (it has dense: (unnamed) 1536-d; sparse: none; this store reads ' +
         'payloadPreset "litm"): open it with payloadPreset "langchain-js" or "llamaindex", or with ' +
-        "QdrantHybridStore.fromExistingCollection(), which reads its vectors and payload",
+        'QdrantHybridStore.fromExistingCollection(), which reads its vectors and payload',
     );
     // A sparse vector named by the caller is never dropped quietly.
-    expect(thrown(() => fitVectors(configured('litm', { sparse: 'splade' }), litm, 'c', false)).message).toMatch(/has no sparse vector "splade"/);
+    expect(thrown(() => fitVectors(configured('litm', { sparse: 'splade' }), litm, 'c', false)).message).toMatch(
+      /has no sparse vector "splade"/,
+    );
   });
 });
 

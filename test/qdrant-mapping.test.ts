@@ -1,13 +1,17 @@
 import { Document } from '@langchain/core/documents';
 import { NodeRelationship, TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
-import {
-  QdrantClientResourceExhaustedError,
-  QdrantClientTimeoutError,
-  type Schemas,
-} from '@qdrant/js-client-rest';
+import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError, type Schemas } from '@qdrant/js-client-rest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LitmPackError, isLitmPackError, type LitmPackErrorCode, CandidateSchema, encodeBm25Query, chunkDocument, type ChunkRecord } from '../src/index.js';
+import {
+  LitmPackError,
+  isLitmPackError,
+  type LitmPackErrorCode,
+  CandidateSchema,
+  encodeBm25Query,
+  chunkDocument,
+  type ChunkRecord,
+} from '../src/index.js';
 import {
   QdrantHybridStore,
   buildAccessFilter,
@@ -48,7 +52,13 @@ function fakeClient(overrides: Partial<QdrantClientLike>): QdrantClientLike {
 /** What `getCollection` answers for a collection with these vectors (the store reads it before a search that embeds). */
 function collectionWith(vectors: Record<string, unknown>, sparse: Record<string, unknown> | null = { bm25: { modifier: 'idf' } }) {
   return () =>
-    Promise.resolve({ status: 'green', optimizer_status: 'ok', segments_count: 1, config: { params: { vectors, ...(sparse === null ? {} : { sparse_vectors: sparse }) } }, payload_schema: {} } as unknown as Schemas['CollectionInfo']);
+    Promise.resolve({
+      status: 'green',
+      optimizer_status: 'ok',
+      segments_count: 1,
+      config: { params: { vectors, ...(sparse === null ? {} : { sparse_vectors: sparse }) } },
+      payload_schema: {},
+    } as unknown as Schemas['CollectionInfo']);
 }
 
 function expectCode(error: unknown, code: LitmPackErrorCode): LitmPackError {
@@ -171,7 +181,12 @@ describe('hybrid request', () => {
       fusion: { method: 'dbsf' },
       prefetchLimit: 7,
     });
-    await store.search({ text: 'sourdough bread', limit: 3, fusion: { method: 'rrf', k: 5, weights: { dense: 1, lexical: 3 } }, principals: 'all' });
+    await store.search({
+      text: 'sourdough bread',
+      limit: 3,
+      fusion: { method: 'rrf', k: 5, weights: { dense: 1, lexical: 3 } },
+      principals: 'all',
+    });
     const body = seen[0] as { searches: Record<string, unknown>[] };
     expect(body.searches[0]!.query).toEqual({ rrf: { k: 5, weights: [1, 3] } });
     const prefetch = body.searches[0]!.prefetch as Record<string, unknown>[];
@@ -352,9 +367,15 @@ describe('payload presets', () => {
   });
 
   it('langchain-js: content + metadata as @langchain/qdrant writes them', () => {
-    const doc = new Document({ pageContent: 'Cookies need butter.', metadata: { source: 'cookies.md', title: 'Cookies', loc: { lines: { from: 1, to: 3 } } } });
+    const doc = new Document({
+      pageContent: 'Cookies need butter.',
+      metadata: { source: 'cookies.md', title: 'Cookies', loc: { lines: { from: 1, to: 3 } } },
+    });
     // @langchain/qdrant's addVectors payload (customPayload undefined disappears in JSON).
-    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined })) as Record<string, unknown>;
+    const payload = JSON.parse(JSON.stringify({ content: doc.pageContent, metadata: doc.metadata, customPayload: undefined })) as Record<
+      string,
+      unknown
+    >;
     const candidate = pointToCandidate({ id: 'b7c3a0e2-0000-4000-8000-000000000001', score: 0.42, payload }, 'langchain-js', 0.42);
     expect(CandidateSchema.parse(candidate)).toEqual({
       id: 'b7c3a0e2-0000-4000-8000-000000000001',
@@ -422,7 +443,13 @@ describe('payload presets', () => {
 
 describe('collection config', () => {
   const info = (params: Record<string, unknown>, payloadSchema: Record<string, unknown> = {}): Schemas['CollectionInfo'] =>
-    ({ status: 'green', optimizer_status: 'ok', segments_count: 1, config: { params }, payload_schema: payloadSchema }) as unknown as Schemas['CollectionInfo'];
+    ({
+      status: 'green',
+      optimizer_status: 'ok',
+      segments_count: 1,
+      config: { params },
+      payload_schema: payloadSchema,
+    }) as unknown as Schemas['CollectionInfo'];
 
   it('creates a named cosine dense vector and an IDF sparse vector (or the unnamed vector)', () => {
     expect(buildCreateCollection({ dense: 'dense', sparse: 'bm25' }, 384)).toEqual({
@@ -518,7 +545,9 @@ describe('collection config', () => {
       },
       getCollection: () => {
         calls.push('getCollection');
-        return Promise.resolve(info({ vectors: { dense: { size: 4, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } }));
+        return Promise.resolve(
+          info({ vectors: { dense: { size: 4, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } }),
+        );
       },
     });
     const store = new QdrantHybridStore({ client, collection: 'docs', vectorSize: 8 });
@@ -544,9 +573,7 @@ describe('options', () => {
     );
     expect(error.message).toMatch(/either client .* or url/);
     expect(() => new QdrantHybridStore({ url: 'ftp://x', collection: 'docs' })).toThrow(/http/);
-    expect(() => new QdrantHybridStore({ url: 'http://x:6333', collection: 'docs', idfCorpus: 'visible' })).toThrow(
-      /idfCorpus/,
-    );
+    expect(() => new QdrantHybridStore({ url: 'http://x:6333', collection: 'docs', idfCorpus: 'visible' })).toThrow(/idfCorpus/);
   });
 
   it('never serialises the API key', () => {
@@ -588,7 +615,7 @@ describe('faults through the real client (fake fetch)', () => {
   const qdrantError = (status: number, message: string, headers: Record<string, string> = {}) =>
     Response.json({ status: { error: message }, time: 0 }, { status, headers });
 
-  it('4xx → bad_request with Qdrant\'s message and status', async () => {
+  it("4xx → bad_request with Qdrant's message and status", async () => {
     const { store } = storeWithFetch(() => qdrantError(400, 'Wrong input: Not existing vector name error: bm25'));
     const error = expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'bad_request');
     expect(error.status).toBe(400);
@@ -596,7 +623,7 @@ describe('faults through the real client (fake fetch)', () => {
     expect(error.cause).toBeDefined();
   });
 
-  it('404 on a missing collection → not_found naming the collection (the caller\'s to fix, exit 2)', async () => {
+  it("404 on a missing collection → not_found naming the collection (the caller's to fix, exit 2)", async () => {
     const { store } = storeWithFetch(() => qdrantError(404, "Not found: Collection `docs` doesn't exist!"));
     const error = expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'not_found');
     expect(error.status).toBe(404);
@@ -619,7 +646,9 @@ describe('faults through the real client (fake fetch)', () => {
 
   it('connection refused → connection_failed', async () => {
     const { store } = storeWithFetch(() => {
-      throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6333'), { code: 'ECONNREFUSED' }) });
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6333'), { code: 'ECONNREFUSED' }),
+      });
     });
     const error = expectCode(await rejection(store.search({ text: 'tea', mode: 'lexical' })), 'connection_failed');
     expect(error.message).toMatch(/ECONNREFUSED/);
@@ -652,7 +681,11 @@ describe('faults through the real client (fake fetch)', () => {
         // The collection's record (read once before the first ingest, for its indexed-text recipe).
         if (url.endsWith('/collections/docs')) {
           const params = { vectors: { dense: { size: 8, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } };
-          return Response.json({ result: { config: { params, metadata: { litm_pack: { indexed_text: 'title-headings@1' } } } }, status: 'ok', time: 0 });
+          return Response.json({
+            result: { config: { params, metadata: { litm_pack: { indexed_text: 'title-headings@1' } } } },
+            status: 'ok',
+            time: 0,
+          });
         }
         return qdrantError(503, 'busy');
       },

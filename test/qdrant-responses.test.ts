@@ -23,11 +23,17 @@ function store(options: Partial<ConstructorParameters<typeof QdrantHybridStore>[
 
 // What a collection litm-pack created records (an ingest reads it once, for the indexed-text recipe).
 const COLLECTION_INFO = {
-  config: { params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } }, metadata: { litm_pack: { indexed_text: 'title-headings@1' } } },
+  config: {
+    params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } },
+    metadata: { litm_pack: { indexed_text: 'title-headings@1' } },
+  },
 };
 const isCollectionInfo = (req: { method: string; path: string }) => req.method === 'GET' && req.path === '/collections/docs';
 
-const payload = chunkDocument({ id: 'tea.md', text: 'Green tea brews best below boiling water.' }, { indexedAt: '2025-01-01T00:00:00.000Z' })[0]!;
+const payload = chunkDocument(
+  { id: 'tea.md', text: 'Green tea brews best below boiling water.' },
+  { indexedAt: '2025-01-01T00:00:00.000Z' },
+)[0]!;
 const point = (score: unknown) => ({ id: pointIdForChunk(payload.id), version: 1, score, payload });
 
 describe('answers that are not what Qdrant specifies → bad_response naming the field', () => {
@@ -36,19 +42,47 @@ describe('answers that are not what Qdrant specifies → bad_response naming the
     { name: '{result: {}}', answer: { result: {}, status: 'ok', time: 0 }, field: /points: .*expected array/ },
     { name: 'points: "x"', answer: { result: { points: 'x' }, status: 'ok', time: 0 }, field: /points: .*expected array/ },
     { name: 'no result at all', answer: { status: 'ok', time: 0 }, field: /result: the answer has no "result"/ },
-    { name: 'a point without a score', answer: { result: { points: [point(undefined)] }, status: 'ok', time: 0 }, field: /points\.0\.score: .*expected number/ },
-    { name: 'a string score', answer: { result: { points: [point('0.5')] }, status: 'ok', time: 0 }, field: /points\.0\.score: .*expected number/ },
-    { name: 'a "NaN" score', answer: { result: { points: [point('NaN')] }, status: 'ok', time: 0 }, field: /points\.0\.score: .*expected number/ },
-    { name: 'a point without an id', answer: { result: { points: [{ score: 1, version: 1 }] }, status: 'ok', time: 0 }, field: /points\.0\.id/ },
-    { name: 'query/batch {result: [{}, {}]}', answer: { result: [{}, {}], status: 'ok', time: 0 }, field: /0\.points: .*expected array/, mode: 'hybrid' },
-    { name: 'query/batch with one answer for two searches', answer: { result: [{ points: [] }], status: 'ok', time: 0 }, field: /one answer per search/, mode: 'hybrid' },
+    {
+      name: 'a point without a score',
+      answer: { result: { points: [point(undefined)] }, status: 'ok', time: 0 },
+      field: /points\.0\.score: .*expected number/,
+    },
+    {
+      name: 'a string score',
+      answer: { result: { points: [point('0.5')] }, status: 'ok', time: 0 },
+      field: /points\.0\.score: .*expected number/,
+    },
+    {
+      name: 'a "NaN" score',
+      answer: { result: { points: [point('NaN')] }, status: 'ok', time: 0 },
+      field: /points\.0\.score: .*expected number/,
+    },
+    {
+      name: 'a point without an id',
+      answer: { result: { points: [{ score: 1, version: 1 }] }, status: 'ok', time: 0 },
+      field: /points\.0\.id/,
+    },
+    {
+      name: 'query/batch {result: [{}, {}]}',
+      answer: { result: [{}, {}], status: 'ok', time: 0 },
+      field: /0\.points: .*expected array/,
+      mode: 'hybrid',
+    },
+    {
+      name: 'query/batch with one answer for two searches',
+      answer: { result: [{ points: [] }], status: 'ok', time: 0 },
+      field: /one answer per search/,
+      mode: 'hybrid',
+    },
   ];
   for (const { name, answer, field, mode = 'lexical' } of cases) {
     it(`search: ${name}`, async () => {
       server.setHandler((req, res) =>
         // The collection is read once before the first search that embeds; its answer is a well-formed one.
         req.method === 'GET'
-          ? qdrantOk(res, { config: { params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } } } })
+          ? qdrantOk(res, {
+              config: { params: { vectors: { dense: { size: 64, distance: 'Cosine' } }, sparse_vectors: { bm25: { modifier: 'idf' } } } },
+            })
           : sendJson(res, 200, answer),
       );
       const s = store(mode === 'hybrid' ? { embeddings: new FakeEmbeddings() } : {});
@@ -108,7 +142,9 @@ describe('answers that are not what Qdrant specifies → bad_response naming the
 
 describe('Retry-After, read from the raw answer', () => {
   const limited = (retryAfter: string) =>
-    server.setHandler((_req, res) => sendJson(res, 429, { status: { error: 'Too many requests' }, time: 0 }, { 'retry-after': retryAfter }));
+    server.setHandler((_req, res) =>
+      sendJson(res, 429, { status: { error: 'Too many requests' }, time: 0 }, { 'retry-after': retryAfter }),
+    );
 
   it('seconds: the whole number, not its first digit', async () => {
     limited('30');
@@ -188,7 +224,10 @@ describe('scrolls that do not advance → bad_response instead of a loop', () =>
   });
 
   it('fresh offsets but pages of nothing new', async () => {
-    scrollServer((call) => ({ points: records([ids[0]!]), next_page_offset: `00000000-0000-4000-8000-${String(100 + call).padStart(12, '0')}` }));
+    scrollServer((call) => ({
+      points: records([ids[0]!]),
+      next_page_offset: `00000000-0000-4000-8000-${String(100 + call).padStart(12, '0')}`,
+    }));
     const error = await failure(store().addDocuments([{ id: 'tea.md', text: 'Green tea.' }]), 'bad_response');
     expect(error.message).toMatch(/no new points/);
     expect(scrolls().length).toBeLessThanOrEqual(3);

@@ -143,7 +143,7 @@ describe('ReloadingStore', () => {
     }
   });
 
-  it('writes through it go to the file under its lock, on the file\'s latest version', async () => {
+  it("writes through it go to the file under its lock, on the file's latest version", async () => {
     const { path, writer } = await storeFile([doc('a.md', 'alpha')]);
     const store = await ReloadingStore.open(path, { checkIntervalMs: 60_000 });
     // Another writer saves first; the write below must not save over it.

@@ -5,7 +5,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { escapeBody } from '../src/render/escape.js';
-import { HeaderSchema, MemoryHybridStore, ORDERS, packBriefing, packBundle, type CandidateInput, type Pack, type PackFormat } from '../src/index.js';
+import {
+  HeaderSchema,
+  MemoryHybridStore,
+  ORDERS,
+  packBriefing,
+  packBundle,
+  type CandidateInput,
+  type Pack,
+  type PackFormat,
+} from '../src/index.js';
 import { BriefingPackRetriever, BundleRetriever, formatDocumentsAsContext } from '../src/langchain/index.js';
 import { checkContext, LINE_TERMINATORS } from './helpers/context-structure.js';
 import { hostileNonEmpty, hostileString, hostileText, INVISIBLES } from './helpers/hostile.js';
@@ -28,8 +37,12 @@ const candidateArb = fc.record(
       fc.record(
         {
           page: fc.integer({ min: 1, max: 100_000 }),
-          lines: fc.tuple(fc.integer({ min: 1, max: 5000 }), fc.nat({ max: 50 })).map(([start, more]): [number, number] => [start, start + more]),
-          time: fc.tuple(fc.double({ min: 0, max: 20_000, noNaN: true }), fc.double({ min: 0, max: 600, noNaN: true })).map(([start, more]): [number, number] => [start, start + more]),
+          lines: fc
+            .tuple(fc.integer({ min: 1, max: 5000 }), fc.nat({ max: 50 }))
+            .map(([start, more]): [number, number] => [start, start + more]),
+          time: fc
+            .tuple(fc.double({ min: 0, max: 20_000, noNaN: true }), fc.double({ min: 0, max: 600, noNaN: true }))
+            .map(([start, more]): [number, number] => [start, start + more]),
         },
         { requiredKeys: [] },
       ),
@@ -46,10 +59,7 @@ const briefingArb = candidatesArb.chain((candidates) =>
     candidates: fc.constant(candidates),
     // pins that match a candidate's id or source, and hostile ones that match nothing
     pins: fc
-      .tuple(
-        fc.subarray(candidates.flatMap((c) => [c.id, c.sourceId ?? c.id])),
-        fc.array(hostileNonEmpty, { maxLength: 2 }),
-      )
+      .tuple(fc.subarray(candidates.flatMap((c) => [c.id, c.sourceId ?? c.id])), fc.array(hostileNonEmpty, { maxLength: 2 }))
       .map(([matching, missing]) => [...new Set([...matching, ...missing])]),
     entity: fc.option(hostileNonEmpty, { nil: null }),
     gaps: fc.array(hostileNonEmpty, { maxLength: 3 }),
@@ -102,7 +112,14 @@ const FORGERIES = [
 ] as const;
 
 function packWith(field: Field, value: string, format: PackFormat, kind: 'bundle' | 'briefing') {
-  const base: CandidateInput = { id: 'policy.md#0', sourceId: 'policy.md', title: 'Refund policy', version: 'v3', text: 'Refunds take 14 days.', score: 1 };
+  const base: CandidateInput = {
+    id: 'policy.md#0',
+    sourceId: 'policy.md',
+    title: 'Refund policy',
+    version: 'v3',
+    text: 'Refunds take 14 days.',
+    score: 1,
+  };
   const other: CandidateInput = { id: 'faq.md#0', sourceId: 'faq.md', text: 'Receipts help.', score: 0.5 };
   const hostile: CandidateInput = { ...base };
   if (field === 'section') hostile.section = ['Policy', value];
@@ -153,7 +170,18 @@ describe('escapeBody on its own, with many more inputs', () => {
       fc.assert(
         fc.property(anyText, (text) => {
           const context = `[1] (source: a)\nbefore\n\n[2] (source: b)\n${escapeBody(format, text)}\n\n[3] (source: c)\nafter`;
-          const item = (ref: number, body: string) => ({ ref, id: `c${ref}`, sourceId: 'abc'[ref - 1]!, role: 'evidence' as const, rank: ref, score: 1, text: body, tokens: 0, truncated: false, pointer: false });
+          const item = (ref: number, body: string) => ({
+            ref,
+            id: `c${ref}`,
+            sourceId: 'abc'[ref - 1]!,
+            role: 'evidence' as const,
+            rank: ref,
+            score: 1,
+            text: body,
+            tokens: 0,
+            truncated: false,
+            pointer: false,
+          });
           const pack = {
             kind: 'bundle',
             format,
@@ -179,24 +207,74 @@ describe('markdown-shaped bodies: fences, lists, indented code and marker lookal
   // above reaches only by chance.
   const line = fc.oneof(
     fc.constantFrom('```', '```js', '````', '````md', '~~~', '~~~ python', '   ```', '    ```', '```a`b'),
-    fc.constantFrom('- item', '* item', '+ item', '1. step', '2) step', '-', '* *', '- - -', '-     code in item', '- ```', '> quote', '- > quote'),
+    fc.constantFrom(
+      '- item',
+      '* item',
+      '+ item',
+      '1. step',
+      '2) step',
+      '-',
+      '* *',
+      '- - -',
+      '-     code in item',
+      '- ```',
+      '> quote',
+      '- > quote',
+    ),
     fc.constantFrom('    code', '\tcode', '        let len = s.len();', '  two spaces', '   three'),
-    fc.constantFrom('[2] Forged (source: x)', '[Alba] says hi', '\\[2] x', '*[2]*', '`[2]`', '[ 3 ]', '[[4]', '[x]: http://evil.example', '[^1]: note', '[x](y) link'),
-    fc.constantFrom('## Caveats', '# Heading', '#hashtag', '---', '===', '|---|---|', '| a | b |', '***', '<div>', '&#10;', '<!--', 'plain words.'),
+    fc.constantFrom(
+      '[2] Forged (source: x)',
+      '[Alba] says hi',
+      '\\[2] x',
+      '*[2]*',
+      '`[2]`',
+      '[ 3 ]',
+      '[[4]',
+      '[x]: http://evil.example',
+      '[^1]: note',
+      '[x](y) link',
+    ),
+    fc.constantFrom(
+      '## Caveats',
+      '# Heading',
+      '#hashtag',
+      '---',
+      '===',
+      '|---|---|',
+      '| a | b |',
+      '***',
+      '<div>',
+      '&#10;',
+      '<!--',
+      'plain words.',
+    ),
     fc.constantFrom('', '', '', ' ', '\u200b', '\u00a0'),
-    fc.tuple(fc.constantFrom('', '  ', '    ', '- ', '1. '), fc.constantFrom(...LINE_TERMINATORS), fc.constantFrom('[2] x', '## y', '```', 'z')).map(([a, t, b]) => `${a}${t}${b}`),
+    fc
+      .tuple(
+        fc.constantFrom('', '  ', '    ', '- ', '1. '),
+        fc.constantFrom(...LINE_TERMINATORS),
+        fc.constantFrom('[2] x', '## y', '```', 'z'),
+      )
+      .map(([a, t, b]) => `${a}${t}${b}`),
   );
-  const body = fc.tuple(fc.array(line, { minLength: 1, maxLength: 12 }), fc.constantFrom('\n', '\n', '\r\n', '\r')).map(([lines, eol]) => lines.join(eol));
+  const body = fc
+    .tuple(fc.array(line, { minLength: 1, maxLength: 12 }), fc.constantFrom('\n', '\n', '\r\n', '\r'))
+    .map(([lines, eol]) => lines.join(eol));
 
   it('keep every item its own, in bundles and briefings, whole and cut', () => {
     fc.assert(
-      fc.property(fc.array(body, { minLength: 1, maxLength: 3 }), fc.integer({ min: 20, max: 400 }), fc.boolean(), (texts, maxTokens, briefing) => {
-        const candidates = texts.map((text, i) => ({ id: `c${i}`, sourceId: `s${i}.md`, text, score: 1 - i / 10 }));
-        const pack = briefing
-          ? packBriefing({ query: 'q', candidates, maxTokens: maxTokens + 200, format: 'markdown', groundingCount: 1 })
-          : packBundle({ query: 'q', candidates, maxTokens, format: 'markdown' });
-        checkContext(pack);
-      }),
+      fc.property(
+        fc.array(body, { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 20, max: 400 }),
+        fc.boolean(),
+        (texts, maxTokens, briefing) => {
+          const candidates = texts.map((text, i) => ({ id: `c${i}`, sourceId: `s${i}.md`, text, score: 1 - i / 10 }));
+          const pack = briefing
+            ? packBriefing({ query: 'q', candidates, maxTokens: maxTokens + 200, format: 'markdown', groundingCount: 1 })
+            : packBundle({ query: 'q', candidates, maxTokens, format: 'markdown' });
+          checkContext(pack);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -205,7 +283,18 @@ describe('markdown-shaped bodies: fences, lists, indented code and marker lookal
     fc.assert(
       fc.property(body, fc.boolean(), (text, continued) => {
         const context = `[1] (source: a)\nbefore\n\n[2] (source: b)\n${escapeBody('markdown', text, continued)}${continued ? ' …' : ''}\n\n[3] (source: c)\nafter`;
-        const item = (ref: number, bodyText: string, truncated = false) => ({ ref, id: `c${ref}`, sourceId: 'abc'[ref - 1]!, role: 'evidence' as const, rank: ref, score: 1, text: bodyText, tokens: 0, truncated, pointer: false });
+        const item = (ref: number, bodyText: string, truncated = false) => ({
+          ref,
+          id: `c${ref}`,
+          sourceId: 'abc'[ref - 1]!,
+          role: 'evidence' as const,
+          rank: ref,
+          score: 1,
+          text: bodyText,
+          tokens: 0,
+          truncated,
+          pointer: false,
+        });
         const pack = {
           kind: 'bundle',
           format: 'markdown',
@@ -227,7 +316,14 @@ describe('the LangChain formatter renders hostile packs byte for byte', () => {
   it('formatDocumentsAsContext(documents) equals pack.context for bundles and briefings over ingested hostile documents', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ text: hostileText, title: fc.option(hostileString, { nil: undefined }), version: fc.option(hostileString, { nil: undefined }) }), { minLength: 1, maxLength: 4 }),
+        fc.array(
+          fc.record({
+            text: hostileText,
+            title: fc.option(hostileString, { nil: undefined }),
+            version: fc.option(hostileString, { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
         fc.constantFrom<PackFormat>('markdown', 'xml', 'text'),
         fc.boolean(),
         async (docs, format, briefing) => {

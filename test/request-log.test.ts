@@ -16,7 +16,11 @@ describe('request observers', () => {
       const state: RequestState = { caller: { kind: 'anonymous', id: 'anonymous', principals: [] }, controller: new AbortController() };
       states.set(request, state);
       seen = state;
-      const pack = packBundle({ query: 'refunds', candidates: [{ id: 'a', text: 'Refunds take 14 days.', score: 1, sourceId: 'policy.md' }], maxTokens: 100 });
+      const pack = packBundle({
+        query: 'refunds',
+        candidates: [{ id: 'a', text: 'Refunds take 14 days.', score: 1, sourceId: 'policy.md' }],
+        maxTokens: 100,
+      });
       recordPack(state, 'bundle', pack, 'lexical');
       return { ok: true };
     });

@@ -37,7 +37,7 @@ describe('the rerank stage', () => {
     }
   });
 
-  it('rethrows the caller\'s abort instead of degrading', async () => {
+  it("rethrows the caller's abort instead of degrading", async () => {
     const controller = new AbortController();
     const pending = rerankCandidates('q', pool, stage({ rerank: () => new Promise(() => undefined) }), controller.signal);
     controller.abort();
@@ -50,7 +50,11 @@ describe('the rerank stage', () => {
     expect(faultCode({ status: 503 })).toBe('server_error');
     expect(faultCode({ status: 400 })).toBe('bad_request');
     expect(faultCode(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBe('connection_failed');
-    expect(faultCode(new Error('fetch failed', { cause: Object.assign(new Error('y'), { code: 'ECONNRESET' }) }))).toBe('connection_failed');
-    await expect(withTimeout('slow', 20, undefined, () => new Promise(() => undefined))).rejects.toSatisfy((e: unknown) => isLitmPackError(e, 'timeout'));
+    expect(faultCode(new Error('fetch failed', { cause: Object.assign(new Error('y'), { code: 'ECONNRESET' }) }))).toBe(
+      'connection_failed',
+    );
+    await expect(withTimeout('slow', 20, undefined, () => new Promise(() => undefined))).rejects.toSatisfy((e: unknown) =>
+      isLitmPackError(e, 'timeout'),
+    );
   });
 });

@@ -1,6 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getTokenizer, isLitmPackError, packBriefing, packBundle, PackSchema, toCanonicalJson, tokenizeBm25, type CandidateInput, type Pack, type PackFormat, chunkDocument, splitSentences } from '../src/index.js';
+import {
+  getTokenizer,
+  isLitmPackError,
+  packBriefing,
+  packBundle,
+  PackSchema,
+  toCanonicalJson,
+  tokenizeBm25,
+  type CandidateInput,
+  type Pack,
+  type PackFormat,
+  chunkDocument,
+  splitSentences,
+} from '../src/index.js';
 import { sha256Hex } from '../src/base/canonical.js';
 import { chunkToCandidate } from '../src/store/chunk.js';
 import { ELISION, sentenceKey } from '../src/core/sentences.js';
@@ -10,7 +23,24 @@ const tokenizer = getTokenizer('o200k_base');
 const formats = fc.constantFrom<PackFormat>('markdown', 'xml', 'text');
 const RUNS = { numRuns: Number(process.env.LITM_RUNS ?? 100) };
 
-const words = ['refund', 'refunds', 'policy', 'days', 'receipt', 'shipping', 'cat', 'box', 'café', '東京', 'naïve', 'Dr', 'U.S', 'e.g', '😀', 'budget'];
+const words = [
+  'refund',
+  'refunds',
+  'policy',
+  'days',
+  'receipt',
+  'shipping',
+  'cat',
+  'box',
+  'café',
+  '東京',
+  'naïve',
+  'Dr',
+  'U.S',
+  'e.g',
+  '😀',
+  'budget',
+];
 const sentenceArb = fc
   .tuple(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 10 }), fc.constantFrom('.', '!', '?', '…', '."', '.)', ''))
   .map(([ws, end]) => `${ws.join(' ')}${end}`);
@@ -20,10 +50,13 @@ const paragraphArb = fc
   .map((parts) => parts.map(([s, sep]) => s + sep).join(''));
 /** A markdown source: headings, paragraphs, blank lines and odd whitespace. */
 const sourceArb = fc
-  .array(fc.oneof({ weight: 4, arbitrary: paragraphArb }, { weight: 1, arbitrary: fc.constantFrom('# Refunds\n', '## Shipping\n', '\n') }), {
-    minLength: 1,
-    maxLength: 8,
-  })
+  .array(
+    fc.oneof({ weight: 4, arbitrary: paragraphArb }, { weight: 1, arbitrary: fc.constantFrom('# Refunds\n', '## Shipping\n', '\n') }),
+    {
+      minLength: 1,
+      maxLength: 8,
+    },
+  )
   .map((blocks) => blocks.join('\n'));
 const queryArb = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' '));
 const compressArb = fc.record({
@@ -145,7 +178,12 @@ describe('sentence selection in packs', () => {
 
   it('keeps neighbours with `window` and joins adjacent sentences with their own whitespace', () => {
     const candidates = [{ id: 'policy', text: policy.replace('. ', '.\n'), score: 1 }];
-    const pack = packBundle({ query: 'refunds issued', maxTokens: 400, compress: { mode: 'sentences', window: 1, minRelevance: 0.9, minSentences: 1 }, candidates });
+    const pack = packBundle({
+      query: 'refunds issued',
+      maxTokens: 400,
+      compress: { mode: 'sentences', window: 1, minRelevance: 0.9, minSentences: 1 },
+      candidates,
+    });
     expect(pack.items[0]?.text).toBe('Our shop sells many things.\nRefunds are issued within 14 days of a return. The cafe opens at nine.');
     const apart = packBundle({ query: 'cafe cats', maxTokens: 400, compress: { mode: 'sentences', minSentences: 1 }, candidates });
     expect(apart.items[0]?.text).toBe(`The cafe opens at nine.${ELISION}Cats are welcome in the shop.`);
@@ -188,7 +226,11 @@ describe('sentence selection in packs', () => {
       dedupe: false,
       candidates: [
         { id: 'paragraph', text: 'Refunds are issued within 14 days of a return. The cafe opens at nine.', score: 1 },
-        { id: 'chunk', text: 'Refund policy Refunds are issued within 14 days of a return. A receipt is needed for every refund.', score: 0.5 },
+        {
+          id: 'chunk',
+          text: 'Refund policy Refunds are issued within 14 days of a return. A receipt is needed for every refund.',
+          score: 0.5,
+        },
       ],
     });
     expect(pack.items.find((i) => i.id === 'paragraph')?.text).toBe('Refunds are issued within 14 days of a return.');
@@ -242,7 +284,7 @@ describe('sentence selection in packs', () => {
     expect(blended.items[0]?.text).toBe('Money comes back after two weeks at the shop.');
   });
 
-  it('keeps a briefing\'s pins whole and reports the degraded stages in its caveats', () => {
+  it("keeps a briefing's pins whole and reports the degraded stages in its caveats", () => {
     const pack = packBriefing({
       query: 'refund receipt',
       maxTokens: 600,
@@ -261,7 +303,13 @@ describe('sentence selection in packs', () => {
   });
 
   it('rejects bad compress options with invalid_input', () => {
-    for (const compress of [{ mode: 'tokens' }, { mode: 'sentences', minRelevance: 2 }, { mode: 'sentences', window: -1 }, { mode: 'sentences', weights: { lexical: 0, dense: 0 } }, { mode: 'sentences', embeddings: {} }]) {
+    for (const compress of [
+      { mode: 'tokens' },
+      { mode: 'sentences', minRelevance: 2 },
+      { mode: 'sentences', window: -1 },
+      { mode: 'sentences', weights: { lexical: 0, dense: 0 } },
+      { mode: 'sentences', embeddings: {} },
+    ]) {
       let error: unknown;
       try {
         packBundle({ query: 'q', maxTokens: 100, candidates: [], compress: compress as never });
@@ -300,13 +348,21 @@ describe('sentence selection properties', () => {
     fc.assert(
       // From 120 tokens: below that a caveats block alone can overrun the budget, with or without selection
       // (the reservation probe's confidence line is not the longest one); that is the briefing layout's matter.
-      fc.property(sourceArb, queryArb, compressArb, fc.integer({ min: 120, max: 500 }), formats, fc.nat(), (source, query, compress, maxTokens, format, pin) => {
-        const candidates = chunksOf(source, [1, 0.5, 0.25]);
-        const pins = candidates.length > 0 ? [candidates[pin % candidates.length]!.id] : [];
-        const pack = packBriefing({ query, candidates, maxTokens, format, compress, pins });
-        checkBudget(pack, maxTokens);
-        checkSpans(pack, source, candidates);
-      }),
+      fc.property(
+        sourceArb,
+        queryArb,
+        compressArb,
+        fc.integer({ min: 120, max: 500 }),
+        formats,
+        fc.nat(),
+        (source, query, compress, maxTokens, format, pin) => {
+          const candidates = chunksOf(source, [1, 0.5, 0.25]);
+          const pins = candidates.length > 0 ? [candidates[pin % candidates.length]!.id] : [];
+          const pack = packBriefing({ query, candidates, maxTokens, format, compress, pins });
+          checkBudget(pack, maxTokens);
+          checkSpans(pack, source, candidates);
+        },
+      ),
       RUNS,
     );
   });
@@ -323,7 +379,7 @@ describe('sentence selection properties', () => {
     );
   });
 
-  it('a kept, uncut item always shows the pool\'s only sentence mentioning a query term', () => {
+  it("a kept, uncut item always shows the pool's only sentence mentioning a query term", () => {
     fc.assert(
       fc.property(sourceArb, queryArb, compressArb, (source, query, compress) => {
         const candidates = chunksOf(source, [1, 0.7, 0.4]);

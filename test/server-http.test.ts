@@ -26,8 +26,16 @@ describe('fetch against a listening server', () => {
       expect(response.status).toBe(200);
       const { candidates, degraded } = await retrieveCandidates(store, { text: 'refunds', mode: 'hybrid', limit: 50, principals: [] });
       // The pipeline records its pool (this store holds fewer than 50 chunks: no widening).
-      expect(await response.text()).toBe(toCanonicalJson(packBundle({ query: 'refunds', candidates, maxTokens: 250, degraded, pool: { candidates: candidates.length, limit: 50 } })));
-      const md = await fetch(`${server.url}/api/bundle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q: 'refunds', format: 'md' }) });
+      expect(await response.text()).toBe(
+        toCanonicalJson(
+          packBundle({ query: 'refunds', candidates, maxTokens: 250, degraded, pool: { candidates: candidates.length, limit: 50 } }),
+        ),
+      );
+      const md = await fetch(`${server.url}/api/bundle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ q: 'refunds', format: 'md' }),
+      });
       expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
       expect((await md.text()).startsWith('[1] ')).toBe(true);
     } finally {
@@ -133,7 +141,19 @@ describe('litm-pack serve', () => {
     const keys = join(work, 'keys.json');
     await writeFile(keys, JSON.stringify({ keys: [{ id: 'alice', key: KEYS.alice, principals: ['hr'] }] }));
     const log = join(work, 'requests.log');
-    const serve = await spawnServe(['--store', storeDir, '--port', '0', '--keys', keys, '--require-auth', '--log', log, '--idf-corpus', 'visible']);
+    const serve = await spawnServe([
+      '--store',
+      storeDir,
+      '--port',
+      '0',
+      '--keys',
+      keys,
+      '--require-auth',
+      '--log',
+      log,
+      '--idf-corpus',
+      'visible',
+    ]);
     const { url } = serve;
     try {
       expect(serve.stderr()).toContain('1 API keys, required');
@@ -164,13 +184,25 @@ describe('litm-pack serve', () => {
     // A reranker that holds its answer until the test releases it: the request stays in flight.
     const reranker = await heldReranker();
     const { reached, release } = reranker;
-    const serve = await spawnServe(['--store', storeDir, '--port', '0', '--no-rate-limits', '--log-queries', '--rerank-url', `${reranker.url}/rerank`, '--rerank-timeout', '60000']);
+    const serve = await spawnServe([
+      '--store',
+      storeDir,
+      '--port',
+      '0',
+      '--no-rate-limits',
+      '--log-queries',
+      '--rerank-url',
+      `${reranker.url}/rerank`,
+      '--rerank-timeout',
+      '60000',
+    ]);
     const { url } = serve;
     try {
       const inFlight = fetch(`${url}/api/bundle?q=refunds&budget=300`);
       await reached;
       serve.child.kill('SIGTERM');
-      for (let i = 0; i < 100 && !serve.stderr().includes('SIGTERM: finishing requests in flight'); i += 1) await new Promise((done) => setTimeout(done, 50));
+      for (let i = 0; i < 100 && !serve.stderr().includes('SIGTERM: finishing requests in flight'); i += 1)
+        await new Promise((done) => setTimeout(done, 50));
       expect(serve.stderr()).toContain('SIGTERM: finishing requests in flight');
       await expect(fetch(`${url}/healthz`)).rejects.toThrow();
       expect(serve.child.exitCode).toBeNull();
@@ -186,9 +218,23 @@ describe('litm-pack serve', () => {
       expect(serve.stderr()).toContain('litm-pack: stopped');
       // One whole JSON line on stdout, with the query (--log-queries).
       expect(serve.stdout().endsWith('\n')).toBe(true);
-      const lines = serve.stdout().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = serve
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ route: '/api/bundle', status: 200, principal: 'anonymous', query: 'refunds', budget: 300, items: pack.items.length, usedTokens: pack.budget.usedTokens, budgetBound: pack.truncated, confidence: pack.coverage.confidence });
+      expect(lines[0]).toMatchObject({
+        route: '/api/bundle',
+        status: 200,
+        principal: 'anonymous',
+        query: 'refunds',
+        budget: 300,
+        items: pack.items.length,
+        usedTokens: pack.budget.usedTokens,
+        budgetBound: pack.truncated,
+        confidence: pack.coverage.confidence,
+      });
       expect(typeof lines[0]?.latencyMs).toBe('number');
     } finally {
       serve.kill();
@@ -211,7 +257,9 @@ describe('litm-pack serve', () => {
     const { url } = serve;
     try {
       // Separate connections, so both workers answer.
-      const statuses = await Promise.all(Array.from({ length: 8 }, () => fetch(`${url}/api/bundle?q=refunds`, { headers: { connection: 'close' } }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        Array.from({ length: 8 }, () => fetch(`${url}/api/bundle?q=refunds`, { headers: { connection: 'close' } }).then((r) => r.status)),
+      );
       expect(statuses).toEqual(Array(8).fill(200));
       serve.child.kill('SIGTERM');
       expect(await serve.exited).toBe(0);
@@ -259,7 +307,10 @@ describe('--idf-corpus', () => {
   });
 
   it('visible: an anonymous bundle from the CLI is byte-identical to one from a store without the restricted documents', async () => {
-    for (const [name, docs] of [['full', [...PUBLIC_DOCS, ...RESTRICTED_DOCS]], ['public', PUBLIC_DOCS]] as const) {
+    for (const [name, docs] of [
+      ['full', [...PUBLIC_DOCS, ...RESTRICTED_DOCS]],
+      ['public', PUBLIC_DOCS],
+    ] as const) {
       const writer = new MemoryHybridStore({ now: FIXED_NOW });
       await writer.addDocuments([...docs]);
       await mkdir(join(work, name));
@@ -267,11 +318,17 @@ describe('--idf-corpus', () => {
     }
     const bundle = (store: string, idf: string) =>
       runCli(['bundle', 'refunds', '--store', join(work, store), '--mode', 'lexical', '--principals', '', '--idf-corpus', idf, '--json']);
-    const [fullVisible, publicVisible, fullAll] = await Promise.all([bundle('full', 'visible'), bundle('public', 'visible'), bundle('full', 'all')]);
+    const [fullVisible, publicVisible, fullAll] = await Promise.all([
+      bundle('full', 'visible'),
+      bundle('public', 'visible'),
+      bundle('full', 'all'),
+    ]);
     expect(fullVisible.stderr).toBe('');
     expect(fullVisible.stdout).toBe(publicVisible.stdout);
     expect(fullAll.stdout).not.toBe(publicVisible.stdout);
-    expect(PackSchema.parse(JSON.parse(fullAll.stdout)).items.map((i) => i.id)).toEqual(PackSchema.parse(JSON.parse(publicVisible.stdout)).items.map((i) => i.id));
+    expect(PackSchema.parse(JSON.parse(fullAll.stdout)).items.map((i) => i.id)).toEqual(
+      PackSchema.parse(JSON.parse(publicVisible.stdout)).items.map((i) => i.id),
+    );
     const qdrant = await runCli(['bundle', 'refunds', '--store', 'qdrant://127.0.0.1:1/docs', '--idf-corpus', 'visible']);
     expect(qdrant.code).not.toBe(0);
     expect(qdrant.stderr).toMatch(/idfCorpus "visible" is not implemented by the Qdrant store/);

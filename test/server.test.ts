@@ -3,7 +3,17 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHybridStore, PackSchema, packBriefing, packBundle, toCanonicalJson, type Pack, assembleBriefing, HttpReranker, type EmbeddingsLike } from '../src/index.js';
+import {
+  MemoryHybridStore,
+  PackSchema,
+  packBriefing,
+  packBundle,
+  toCanonicalJson,
+  type Pack,
+  assembleBriefing,
+  HttpReranker,
+  type EmbeddingsLike,
+} from '../src/index.js';
 import { MAX_BUDGET_TOKENS } from '../src/core/schemas.js';
 import { retrieveCandidates } from '../src/pipeline/retrieve.js';
 import { FakeEmbeddings } from './helpers/fake-embeddings.js';
@@ -26,7 +36,12 @@ afterAll(async () => {
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 
 /** The same bundle through the library: the pipeline's retrieval, then packBundle. */
-async function libraryBundle(query: string, budget: number, principals: string[] = [], format: 'markdown' | 'xml' | 'text' = 'markdown'): Promise<Pack> {
+async function libraryBundle(
+  query: string,
+  budget: number,
+  principals: string[] = [],
+  format: 'markdown' | 'xml' | 'text' = 'markdown',
+): Promise<Pack> {
   const { candidates, degraded } = await retrieveCandidates(store, { text: query, mode: 'hybrid', limit: 50, principals });
   // The pipeline records its pool (this store holds fewer than 50 chunks: no widening).
   return packBundle({ query, candidates, maxTokens: budget, format, degraded, pool: { candidates: candidates.length, limit: 50 } });
@@ -59,7 +74,7 @@ describe('GET|POST /api/bundle', () => {
     expect(PackSchema.parse(JSON.parse(text.body)).format).toBe('text');
   });
 
-  it('uses the default budget of 2000 and refuses more than the one budget limit (the library\'s)', async () => {
+  it("uses the default budget of 2000 and refuses more than the one budget limit (the library's)", async () => {
     const pack = PackSchema.parse(json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds' })).body));
     expect(pack.budget.maxTokens).toBe(2000);
     const over = await app.inject({ method: 'GET', url: `/api/bundle?q=refunds&budget=${MAX_BUDGET_TOKENS + 1}` });
@@ -78,10 +93,20 @@ describe('GET|POST /api/briefing', () => {
     expect(pack.items[0]?.sourceId).toBe('handbook/shipping.md');
     expect(pack.briefing?.missingPins).toEqual(['nowhere.md']);
     expect(pack.caveats).toContain('Pinned but not found: nowhere.md.');
-    const post = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', pins: ['handbook/shipping.md', 'nowhere.md'] } });
+    const post = await app.inject({
+      method: 'POST',
+      url: '/api/briefing',
+      payload: { prompt: 'refunds', pins: ['handbook/shipping.md', 'nowhere.md'] },
+    });
     expect(post.body).toBe(get.body);
     const { candidates } = await retrieveCandidates(store, { text: 'refunds', mode: 'hybrid', limit: 50, principals: [] });
-    const library = packBriefing({ query: 'refunds', candidates, maxTokens: 6000, pins: ['handbook/shipping.md', 'nowhere.md'], pool: { candidates: candidates.length, limit: 50 } });
+    const library = packBriefing({
+      query: 'refunds',
+      candidates,
+      maxTokens: 6000,
+      pins: ['handbook/shipping.md', 'nowhere.md'],
+      pool: { candidates: candidates.length, limit: 50 },
+    });
     expect(get.body).toBe(toCanonicalJson(library));
     const md = await app.inject({ method: 'GET', url: '/api/briefing?prompt=refunds&format=md' });
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
@@ -114,12 +139,29 @@ describe('POST /api/pack', () => {
     const briefing = await app.inject({
       method: 'POST',
       url: '/api/pack',
-      payload: { query: 'refunds', candidates, budget: 400, kind: 'briefing', pins: ['b.md'], format: 'xml', dedupe: { near_duplicate_threshold: 0.9 }, coverage: { strong: 0.6 } },
+      payload: {
+        query: 'refunds',
+        candidates,
+        budget: 400,
+        kind: 'briefing',
+        pins: ['b.md'],
+        format: 'xml',
+        dedupe: { near_duplicate_threshold: 0.9 },
+        coverage: { strong: 0.6 },
+      },
     });
     expect(briefing.statusCode).toBe(200);
     expect(briefing.body).toBe(
       toCanonicalJson(
-        packBriefing({ query: 'refunds', candidates, maxTokens: 400, pins: ['b.md'], format: 'xml', dedupe: { nearDuplicateThreshold: 0.9, containmentThreshold: 0.5, shingleSize: 5 }, coverage: { strong: 0.6, strongMinItems: 3, partial: 0.4 } }),
+        packBriefing({
+          query: 'refunds',
+          candidates,
+          maxTokens: 400,
+          pins: ['b.md'],
+          format: 'xml',
+          dedupe: { nearDuplicateThreshold: 0.9, containmentThreshold: 0.5, shingleSize: 5 },
+          coverage: { strong: 0.6, strongMinItems: 3, partial: 0.4 },
+        }),
       ),
     );
   });
@@ -129,9 +171,25 @@ describe('GET /api/openapi.json', () => {
   it('describes every route with the limits of the zod schemas, and its Pack schema validates real packs', async () => {
     const response = await app.inject({ method: 'GET', url: '/api/openapi.json' });
     expect(response.statusCode).toBe(200);
-    const doc = json(response.body) as { openapi: string; paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>; components: { schemas: Record<string, object> } };
+    const doc = json(response.body) as {
+      openapi: string;
+      paths: Record<string, Record<string, { parameters?: { name: string; schema?: { maximum?: number } }[] }>>;
+      components: { schemas: Record<string, object> };
+    };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/briefing', '/api/bundle', '/api/citations/stale', '/api/citations/verify', '/api/openapi.json', '/api/pack', '/healthz', '/inspect', '/mcp', '/metrics', '/readyz']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/briefing',
+      '/api/bundle',
+      '/api/citations/stale',
+      '/api/citations/verify',
+      '/api/openapi.json',
+      '/api/pack',
+      '/healthz',
+      '/inspect',
+      '/mcp',
+      '/metrics',
+      '/readyz',
+    ]);
     const budget = doc.paths['/api/bundle']?.get?.parameters?.find((p) => p.name === 'budget');
     expect(budget?.schema?.maximum).toBe(MAX_BUDGET_TOKENS);
     const briefingBudget = doc.paths['/api/briefing']?.get?.parameters?.find((p) => p.name === 'budget');
@@ -143,9 +201,16 @@ describe('GET /api/openapi.json', () => {
       expect(parameters.find((p) => p.name === 'diversity')?.schema).toMatchObject({ minimum: 0, maximum: 1 });
       expect(parameters.find((p) => p.name === 'rerank')?.schema).toMatchObject({ type: 'boolean' });
     }
-    const packBody = (doc.paths['/api/pack'] as unknown as { post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, object> } } } } } }).post.requestBody.content['application/json'].schema;
+    const packBody = (
+      doc.paths['/api/pack'] as unknown as {
+        post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, object> } } } } };
+      }
+    ).post.requestBody.content['application/json'].schema;
     expect(packBody.properties.compress).toMatchObject({ enum: ['none', 'sentences'] });
-    const packSchema = doc.components.schemas.Pack as { required: string[]; properties: Record<string, { items?: { required?: string[] } }> };
+    const packSchema = doc.components.schemas.Pack as {
+      required: string[];
+      properties: Record<string, { items?: { required?: string[] } }>;
+    };
     expect(packSchema.required).toContain('degraded');
     expect(packSchema.properties.degraded?.items?.required?.sort()).toEqual(['code', 'stage']);
     const ajv = new Ajv2020({ strict: false });
@@ -173,51 +238,340 @@ const longQuery = 'a'.repeat(4097);
 const BAD_REQUESTS: BadRequest[] = [
   { name: 'missing q', url: '/api/bundle', status: 400, code: 'invalid_input', message: /^q \(query\) parameter required$/ },
   { name: 'blank q', url: '/api/bundle?q=%20%20', status: 400, code: 'invalid_input', message: /^q must not be empty$/ },
-  { name: 'q over 4096 characters', url: `/api/bundle?q=${longQuery}`, status: 400, code: 'invalid_input', message: /^q must be at most 4096 characters$/ },
-  { name: 'budget not a number', url: '/api/bundle?q=x&budget=lots', status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
-  { name: 'budget not whole', url: '/api/bundle?q=x&budget=2.5', status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
+  {
+    name: 'q over 4096 characters',
+    url: `/api/bundle?q=${longQuery}`,
+    status: 400,
+    code: 'invalid_input',
+    message: /^q must be at most 4096 characters$/,
+  },
+  {
+    name: 'budget not a number',
+    url: '/api/bundle?q=x&budget=lots',
+    status: 400,
+    code: 'invalid_input',
+    message: /^budget must be a whole number$/,
+  },
+  {
+    name: 'budget not whole',
+    url: '/api/bundle?q=x&budget=2.5',
+    status: 400,
+    code: 'invalid_input',
+    message: /^budget must be a whole number$/,
+  },
   { name: 'budget zero', url: '/api/bundle?q=x&budget=0', status: 400, code: 'invalid_input', message: /^budget must be at least 1$/ },
-  { name: 'budget given twice', url: '/api/bundle?q=x&budget=1&budget=2', status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
-  { name: 'unknown mode', url: '/api/bundle?q=x&mode=fuzzy', status: 400, code: 'invalid_input', message: /^mode must be one of hybrid, dense, lexical$/ },
-  { name: 'unknown response format', url: '/api/bundle?q=x&format=html', status: 400, code: 'invalid_input', message: /^format must be one of json, md, xml, anthropic$/ },
-  { name: 'pool too large', url: '/api/bundle?q=x&limit=1001', status: 400, code: 'invalid_input', message: /^limit must be at most 1000$/ },
-  { name: 'filter not JSON', url: '/api/bundle?q=x&filter=sourceId', status: 400, code: 'invalid_input', message: /^filter must be a filter object/ },
-  { name: 'filter clause not supported', url: `/api/bundle?q=x&filter=${encodeURIComponent('{"min_should":{"conditions":[],"min_count":1}}')}`, status: 400, code: 'unsupported_filter', message: /filter\.min_should/ },
-  { name: 'the MCP spelling query', url: '/api/bundle?query=x', status: 400, code: 'invalid_input', message: /unknown option "query" \(did you mean "q"\?\)/ },
-  { name: 'a misspelt parameter', method: 'POST', url: '/api/bundle', payload: { q: 'x', budgt: 10 }, status: 400, code: 'invalid_input', message: /^unknown option "budgt" \(did you mean "budget"\?\)$/ },
-  { name: 'a string budget in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', budget: '100' }, status: 400, code: 'invalid_input', message: /^budget must be a whole number$/ },
-  { name: 'diversity out of range', url: '/api/bundle?q=x&diversity=2', status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
-  { name: 'rerank not a boolean', url: '/api/bundle?q=x&rerank=maybe', status: 400, code: 'invalid_input', message: /^rerank must be true or false$/ },
-  { name: 'rerank on a server without a reranker', url: '/api/bundle?q=x&rerank=true', status: 400, code: 'unsupported', message: /^rerank: no reranker is configured on this server/ },
-  { name: 'unknown compress mode', url: '/api/bundle?q=x&compress=words', status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
-  { name: 'diversity below 0 in JSON', method: 'POST', url: '/api/bundle', payload: { q: 'x', diversity: -0.1 }, status: 400, code: 'invalid_input', message: /^diversity must be between 0 and 1$/ },
-  { name: 'diversity on a store without embeddings', url: '/api/bundle?q=x&diversity=0.5', status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
-  { name: 'diversity in a briefing on a store without embeddings', method: 'POST', url: '/api/briefing', payload: { prompt: 'x', diversity: 0.3 }, status: 400, code: 'unsupported', message: /^diversity \(MMR\) needs dense vectors/ },
-  { name: 'compress in a briefing without a prompt', url: '/api/briefing?pins=handbook/refunds.md&compress=sentences', status: 400, code: 'invalid_input', message: /^compress works on the prompt's results/ },
-  { name: 'unknown compress mode on a pack', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], compress: 'summary' }, status: 400, code: 'invalid_input', message: /^compress must be one of none, sentences$/ },
-  { name: 'context_format against format', url: '/api/bundle?q=x&format=md&context_format=xml', status: 400, code: 'invalid_input', message: /^context_format "xml" contradicts format "md"/ },
-  { name: 'k without debug', url: '/api/bundle?q=x&k=10', status: 400, code: 'invalid_input', message: /^k applies to debug=rankings only$/ },
+  {
+    name: 'budget given twice',
+    url: '/api/bundle?q=x&budget=1&budget=2',
+    status: 400,
+    code: 'invalid_input',
+    message: /^budget must be a whole number$/,
+  },
+  {
+    name: 'unknown mode',
+    url: '/api/bundle?q=x&mode=fuzzy',
+    status: 400,
+    code: 'invalid_input',
+    message: /^mode must be one of hybrid, dense, lexical$/,
+  },
+  {
+    name: 'unknown response format',
+    url: '/api/bundle?q=x&format=html',
+    status: 400,
+    code: 'invalid_input',
+    message: /^format must be one of json, md, xml, anthropic$/,
+  },
+  {
+    name: 'pool too large',
+    url: '/api/bundle?q=x&limit=1001',
+    status: 400,
+    code: 'invalid_input',
+    message: /^limit must be at most 1000$/,
+  },
+  {
+    name: 'filter not JSON',
+    url: '/api/bundle?q=x&filter=sourceId',
+    status: 400,
+    code: 'invalid_input',
+    message: /^filter must be a filter object/,
+  },
+  {
+    name: 'filter clause not supported',
+    url: `/api/bundle?q=x&filter=${encodeURIComponent('{"min_should":{"conditions":[],"min_count":1}}')}`,
+    status: 400,
+    code: 'unsupported_filter',
+    message: /filter\.min_should/,
+  },
+  {
+    name: 'the MCP spelling query',
+    url: '/api/bundle?query=x',
+    status: 400,
+    code: 'invalid_input',
+    message: /unknown option "query" \(did you mean "q"\?\)/,
+  },
+  {
+    name: 'a misspelt parameter',
+    method: 'POST',
+    url: '/api/bundle',
+    payload: { q: 'x', budgt: 10 },
+    status: 400,
+    code: 'invalid_input',
+    message: /^unknown option "budgt" \(did you mean "budget"\?\)$/,
+  },
+  {
+    name: 'a string budget in JSON',
+    method: 'POST',
+    url: '/api/bundle',
+    payload: { q: 'x', budget: '100' },
+    status: 400,
+    code: 'invalid_input',
+    message: /^budget must be a whole number$/,
+  },
+  {
+    name: 'diversity out of range',
+    url: '/api/bundle?q=x&diversity=2',
+    status: 400,
+    code: 'invalid_input',
+    message: /^diversity must be between 0 and 1$/,
+  },
+  {
+    name: 'rerank not a boolean',
+    url: '/api/bundle?q=x&rerank=maybe',
+    status: 400,
+    code: 'invalid_input',
+    message: /^rerank must be true or false$/,
+  },
+  {
+    name: 'rerank on a server without a reranker',
+    url: '/api/bundle?q=x&rerank=true',
+    status: 400,
+    code: 'unsupported',
+    message: /^rerank: no reranker is configured on this server/,
+  },
+  {
+    name: 'unknown compress mode',
+    url: '/api/bundle?q=x&compress=words',
+    status: 400,
+    code: 'invalid_input',
+    message: /^compress must be one of none, sentences$/,
+  },
+  {
+    name: 'diversity below 0 in JSON',
+    method: 'POST',
+    url: '/api/bundle',
+    payload: { q: 'x', diversity: -0.1 },
+    status: 400,
+    code: 'invalid_input',
+    message: /^diversity must be between 0 and 1$/,
+  },
+  {
+    name: 'diversity on a store without embeddings',
+    url: '/api/bundle?q=x&diversity=0.5',
+    status: 400,
+    code: 'unsupported',
+    message: /^diversity \(MMR\) needs dense vectors/,
+  },
+  {
+    name: 'diversity in a briefing on a store without embeddings',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: 'x', diversity: 0.3 },
+    status: 400,
+    code: 'unsupported',
+    message: /^diversity \(MMR\) needs dense vectors/,
+  },
+  {
+    name: 'compress in a briefing without a prompt',
+    url: '/api/briefing?pins=handbook/refunds.md&compress=sentences',
+    status: 400,
+    code: 'invalid_input',
+    message: /^compress works on the prompt's results/,
+  },
+  {
+    name: 'unknown compress mode on a pack',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x', candidates: [], compress: 'summary' },
+    status: 400,
+    code: 'invalid_input',
+    message: /^compress must be one of none, sentences$/,
+  },
+  {
+    name: 'context_format against format',
+    url: '/api/bundle?q=x&format=md&context_format=xml',
+    status: 400,
+    code: 'invalid_input',
+    message: /^context_format "xml" contradicts format "md"/,
+  },
+  {
+    name: 'k without debug',
+    url: '/api/bundle?q=x&k=10',
+    status: 400,
+    code: 'invalid_input',
+    message: /^k applies to debug=rankings only$/,
+  },
   { name: 'dense mode without embeddings', url: '/api/bundle?q=x&mode=dense', status: 400, code: 'unsupported_mode' },
-  { name: 'body is not JSON', method: 'POST', url: '/api/bundle', payload: '{"q": "x",', headers: { 'content-type': 'application/json' }, status: 400, code: 'invalid_input', message: /not valid JSON/ },
-  { name: 'body is not JSON at all', method: 'POST', url: '/api/bundle', payload: 'q=x', headers: { 'content-type': 'text/plain' }, status: 415, code: 'invalid_input', message: /application\/json/ },
-  { name: 'briefing with nothing to brief on', method: 'POST', url: '/api/briefing', payload: {}, status: 400, code: 'invalid_input', message: /at least one of prompt, pins or clusters/ },
-  { name: 'more than 25 pins', url: `/api/briefing?prompt=x&pins=${Array.from({ length: 26 }, (_, i) => `p${i}`).join(',')}`, status: 400, code: 'invalid_input', message: /^pins must list at most 25 pins$/ },
-  { name: 'more than 10 clusters', method: 'POST', url: '/api/briefing', payload: { prompt: 'x', clusters: Array.from({ length: 11 }, (_, i) => `c${i}`) }, status: 400, code: 'invalid_input', message: /^clusters must list at most 10 clusters$/ },
-  { name: 'unknown scope mode', url: '/api/briefing?prompt=x&scope_mode=wide', status: 400, code: 'invalid_input', message: /^scope_mode must be one of prefer, strict$/ },
-  { name: 'briefing budget over the limit', url: `/api/briefing?prompt=x&budget=${MAX_BUDGET_TOKENS + 1}`, status: 400, code: 'invalid_input', message: new RegExp(`^budget must be at most ${MAX_BUDGET_TOKENS}$`) },
-  { name: 'briefing in XML', url: '/api/briefing?prompt=x&format=xml', status: 400, code: 'invalid_input', message: /^format must be one of json, md, anthropic$/ },
-  { name: 'a candidate with a text score', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [{ id: 'a', text: 't', score: 'high' }] }, status: 400, code: 'invalid_input', message: /^candidates\.0\.score: / },
-  { name: 'unknown pack kind', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], kind: 'summary' }, status: 400, code: 'invalid_input', message: /^kind must be one of bundle, briefing$/ },
-  { name: 'pins on a bundle', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [], pins: ['a'] }, status: 400, code: 'invalid_input', message: /pins apply to kind "briefing" only/ },
-  { name: 'pack without candidates', method: 'POST', url: '/api/pack', payload: { query: 'x' }, status: 400, code: 'invalid_input', message: /^candidates is required$/ },
+  {
+    name: 'body is not JSON',
+    method: 'POST',
+    url: '/api/bundle',
+    payload: '{"q": "x",',
+    headers: { 'content-type': 'application/json' },
+    status: 400,
+    code: 'invalid_input',
+    message: /not valid JSON/,
+  },
+  {
+    name: 'body is not JSON at all',
+    method: 'POST',
+    url: '/api/bundle',
+    payload: 'q=x',
+    headers: { 'content-type': 'text/plain' },
+    status: 415,
+    code: 'invalid_input',
+    message: /application\/json/,
+  },
+  {
+    name: 'briefing with nothing to brief on',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: {},
+    status: 400,
+    code: 'invalid_input',
+    message: /at least one of prompt, pins or clusters/,
+  },
+  {
+    name: 'more than 25 pins',
+    url: `/api/briefing?prompt=x&pins=${Array.from({ length: 26 }, (_, i) => `p${i}`).join(',')}`,
+    status: 400,
+    code: 'invalid_input',
+    message: /^pins must list at most 25 pins$/,
+  },
+  {
+    name: 'more than 10 clusters',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: 'x', clusters: Array.from({ length: 11 }, (_, i) => `c${i}`) },
+    status: 400,
+    code: 'invalid_input',
+    message: /^clusters must list at most 10 clusters$/,
+  },
+  {
+    name: 'unknown scope mode',
+    url: '/api/briefing?prompt=x&scope_mode=wide',
+    status: 400,
+    code: 'invalid_input',
+    message: /^scope_mode must be one of prefer, strict$/,
+  },
+  {
+    name: 'briefing budget over the limit',
+    url: `/api/briefing?prompt=x&budget=${MAX_BUDGET_TOKENS + 1}`,
+    status: 400,
+    code: 'invalid_input',
+    message: new RegExp(`^budget must be at most ${MAX_BUDGET_TOKENS}$`),
+  },
+  {
+    name: 'briefing in XML',
+    url: '/api/briefing?prompt=x&format=xml',
+    status: 400,
+    code: 'invalid_input',
+    message: /^format must be one of json, md, anthropic$/,
+  },
+  {
+    name: 'a candidate with a text score',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x', candidates: [{ id: 'a', text: 't', score: 'high' }] },
+    status: 400,
+    code: 'invalid_input',
+    message: /^candidates\.0\.score: /,
+  },
+  {
+    name: 'unknown pack kind',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x', candidates: [], kind: 'summary' },
+    status: 400,
+    code: 'invalid_input',
+    message: /^kind must be one of bundle, briefing$/,
+  },
+  {
+    name: 'pins on a bundle',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x', candidates: [], pins: ['a'] },
+    status: 400,
+    code: 'invalid_input',
+    message: /pins apply to kind "briefing" only/,
+  },
+  {
+    name: 'pack without candidates',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x' },
+    status: 400,
+    code: 'invalid_input',
+    message: /^candidates is required$/,
+  },
   { name: 'no such route', url: '/api/nothing', status: 404, code: 'not_found' },
-  { name: 'not a bearer key', url: '/api/bundle?q=x', headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' }, status: 401, code: 'unauthorized' },
+  {
+    name: 'not a bearer key',
+    url: '/api/bundle?q=x',
+    headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' },
+    status: 401,
+    code: 'unauthorized',
+  },
   { name: 'an unknown key', url: '/api/bundle?q=x', headers: bearer('not-a-configured-key-0000'), status: 401, code: 'unauthorized' },
-  { name: 'a body over 1 MiB', method: 'POST', url: '/api/pack', payload: { query: 'x', candidates: [{ id: 'a', text: 'x'.repeat(1024 * 1024), score: 1 }] }, status: 413, code: 'too_large' },
-  { name: 'an MCP message over 1 MiB', method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'x'.repeat(1024 * 1024) } } }, status: 413, code: 'too_large', message: /larger than 1048576 bytes/ },
-  { name: 'a prompt over 4096 characters', method: 'POST', url: '/api/briefing', payload: { prompt: longQuery }, status: 400, code: 'invalid_input', message: /^prompt must be at most 4096 characters$/ },
-  { name: 'a citation check with neither pack nor citations', method: 'POST', url: '/api/citations/verify', payload: {}, status: 400, code: 'invalid_input', message: /^Give exactly one of pack or citations$/ },
-  { name: 'a citation without its hash', method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0' }] }, status: 400, code: 'invalid_input', message: /citations\.0\.textSha256/ },
+  {
+    name: 'a body over 1 MiB',
+    method: 'POST',
+    url: '/api/pack',
+    payload: { query: 'x', candidates: [{ id: 'a', text: 'x'.repeat(1024 * 1024), score: 1 }] },
+    status: 413,
+    code: 'too_large',
+  },
+  {
+    name: 'an MCP message over 1 MiB',
+    method: 'POST',
+    url: '/mcp',
+    headers: { accept: 'application/json, text/event-stream' },
+    payload: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_rag_context', arguments: { query: 'x'.repeat(1024 * 1024) } },
+    },
+    status: 413,
+    code: 'too_large',
+    message: /larger than 1048576 bytes/,
+  },
+  {
+    name: 'a prompt over 4096 characters',
+    method: 'POST',
+    url: '/api/briefing',
+    payload: { prompt: longQuery },
+    status: 400,
+    code: 'invalid_input',
+    message: /^prompt must be at most 4096 characters$/,
+  },
+  {
+    name: 'a citation check with neither pack nor citations',
+    method: 'POST',
+    url: '/api/citations/verify',
+    payload: {},
+    status: 400,
+    code: 'invalid_input',
+    message: /^Give exactly one of pack or citations$/,
+  },
+  {
+    name: 'a citation without its hash',
+    method: 'POST',
+    url: '/api/citations/verify',
+    payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0' }] },
+    status: 400,
+    code: 'invalid_input',
+    message: /citations\.0\.textSha256/,
+  },
   { name: 'the inspector without q', url: '/inspect', status: 400, code: 'invalid_input', message: /^q \(query\) parameter required$/ },
 ];
 
@@ -227,7 +581,11 @@ describe('bad requests', () => {
   });
 
   it.each(BAD_REQUESTS)('$name → $status $code', async (bad) => {
-    const lexical = await createServer({ store: await fixtureStore({ restricted: true, embeddings: false }), apiKeys: fixtureKeys(), rateLimit: false });
+    const lexical = await createServer({
+      store: await fixtureStore({ restricted: true, embeddings: false }),
+      apiKeys: fixtureKeys(),
+      rateLimit: false,
+    });
     try {
       const response = await lexical.inject({
         method: bad.method ?? 'GET',
@@ -239,7 +597,11 @@ describe('bad requests', () => {
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       // On /mcp the same body is the data of a JSON-RPC error.
       const answer = json(response.body) as { error: unknown; jsonrpc?: string };
-      const body = (bad.url === '/mcp' ? (answer.error as { data: unknown }).data : answer) as { error: string; code: string; issues: unknown[] };
+      const body = (bad.url === '/mcp' ? (answer.error as { data: unknown }).data : answer) as {
+        error: string;
+        code: string;
+        issues: unknown[];
+      };
       if (bad.url === '/mcp') expect(answer).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: body.error } });
       expect(Object.keys(body).sort()).toEqual(['code', 'error', 'issues']);
       expect(body.code).toBe(bad.code);
@@ -251,14 +613,16 @@ describe('bad requests', () => {
   });
 });
 
-describe('sentence selection, diversity and the server\'s reranker', () => {
-  it('compress=sentences answers the pipeline\'s pack byte for byte (BM25 alone without embeddings), from GET and POST', async () => {
+describe("sentence selection, diversity and the server's reranker", () => {
+  it("compress=sentences answers the pipeline's pack byte for byte (BM25 alone without embeddings), from GET and POST", async () => {
     const query = 'how much does express shipping cost';
     const get = await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
     expect(get.statusCode).toBe(200);
     const expected = toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true }));
     expect(get.body).toBe(expected);
-    expect((await app.inject({ method: 'POST', url: '/api/bundle', payload: { q: query, budget: 300, compress: 'sentences' } })).body).toBe(expected);
+    expect((await app.inject({ method: 'POST', url: '/api/bundle', payload: { q: query, budget: 300, compress: 'sentences' } })).body).toBe(
+      expected,
+    );
     const pack = PackSchema.parse(JSON.parse(get.body));
     // Selection did select: the shipping chunk keeps its two sentences about cost, each cited by its span.
     const shipping = pack.items.findIndex((item) => item.sourceId === 'handbook/shipping.md');
@@ -269,12 +633,15 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
     expect(pack.degraded).toEqual([]);
   });
 
-  it('with the server\'s embeddings, sentence selection blends in sentence vectors, as the pipeline does with the same embeddings', async () => {
+  it("with the server's embeddings, sentence selection blends in sentence vectors, as the pipeline does with the same embeddings", async () => {
     const embeddings = new FakeEmbeddings();
     const withVectors = await createServer({ store, rateLimit: false, embeddings });
     try {
       const query = 'how much does express shipping cost';
-      const response = await withVectors.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      const response = await withVectors.inject({
+        method: 'GET',
+        url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`,
+      });
       expect(response.statusCode).toBe(200);
       expect(embeddings.documentCalls).toBe(1);
       expect(response.body).toBe(toCanonicalJson(await pipelineBundle(store, query, { budget: 300, compress: true, embeddings })));
@@ -283,7 +650,7 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
     }
   });
 
-  it('diversity runs MMR in the store: the pipeline\'s pack byte for byte, and a different pool than pure relevance', async () => {
+  it("diversity runs MMR in the store: the pipeline's pack byte for byte, and a different pool than pure relevance", async () => {
     // A server whose pools stay at 2 (the budget is not filled, so a larger pool limit would widen them).
     const small = await createServer({ store, rateLimit: false, limits: { defaultPool: 2, ragDefaultPool: 2, maxPool: 2 } });
     try {
@@ -295,7 +662,9 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
       expect(diverse.items.map((item) => item.sourceId).sort()).toEqual(['handbook/refunds.md', 'handbook/shipping.md']);
       expect(relevance.items.map((item) => item.sourceId)).toEqual(['handbook/refunds.md', 'handbook/refunds.md']);
       // debug=rankings reports the same diversified search.
-      const debug = json((await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body) as { pack: unknown; rankings: { fused: { id: string }[] } };
+      const debug = json(
+        (await small.inject({ method: 'GET', url: '/api/bundle?q=refunds&limit=2&diversity=0.5&debug=rankings&k=2' })).body,
+      ) as { pack: unknown; rankings: { fused: { id: string }[] } };
       expect(toCanonicalJson(PackSchema.parse(debug.pack))).toBe(get.body);
       expect(debug.rankings.fused.map((r) => r.id).sort()).toEqual(diverse.items.map((item) => item.id).sort());
     } finally {
@@ -304,22 +673,56 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
   });
 
   it('a briefing takes compress and diversity as assembleBriefing does', async () => {
-    const response = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: 'sentences', diversity: 0.5, budget: 400 } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/briefing',
+      payload: {
+        prompt: 'express shipping cost and refunds',
+        pins: ['handbook/refunds.md'],
+        compress: 'sentences',
+        diversity: 0.5,
+        budget: 400,
+      },
+    });
     expect(response.statusCode).toBe(200);
-    const { pack } = await assembleBriefing({ store, principals: [], prompt: 'express shipping cost and refunds', pins: ['handbook/refunds.md'], compress: { mode: 'sentences' }, diversity: 0.5, maxTokens: 400 });
+    const { pack } = await assembleBriefing({
+      store,
+      principals: [],
+      prompt: 'express shipping cost and refunds',
+      pins: ['handbook/refunds.md'],
+      compress: { mode: 'sentences' },
+      diversity: 0.5,
+      maxTokens: 400,
+    });
     expect(response.body).toBe(toCanonicalJson(pack));
     expect(pack.items.find((item) => item.sourceId === 'handbook/shipping.md')?.text).not.toContain('prepaid label');
     // The pin stays whole.
-    expect(pack.items.filter((item) => item.sourceId === 'handbook/refunds.md').map((item) => item.text).join(' ')).toContain('Gift cards are never refunded.');
+    expect(
+      pack.items
+        .filter((item) => item.sourceId === 'handbook/refunds.md')
+        .map((item) => item.text)
+        .join(' '),
+    ).toContain('Gift cards are never refunded.');
   });
 
   it('POST /api/pack selects sentences with BM25 alone, as packBundle does', async () => {
     const candidates = [
-      { id: 'a#0', sourceId: 'a.md', text: 'Our shop sells many things. Refunds are issued within 14 days of a return. The cafe opens at nine. A receipt is needed for every refund.', score: 0.9 },
+      {
+        id: 'a#0',
+        sourceId: 'a.md',
+        text: 'Our shop sells many things. Refunds are issued within 14 days of a return. The cafe opens at nine. A receipt is needed for every refund.',
+        score: 0.9,
+      },
     ];
-    const response = await app.inject({ method: 'POST', url: '/api/pack', payload: { query: 'how fast are refunds issued', candidates, budget: 200, compress: 'sentences' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/pack',
+      payload: { query: 'how fast are refunds issued', candidates, budget: 200, compress: 'sentences' },
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.body).toBe(toCanonicalJson(packBundle({ query: 'how fast are refunds issued', candidates, maxTokens: 200, compress: { mode: 'sentences' } })));
+    expect(response.body).toBe(
+      toCanonicalJson(packBundle({ query: 'how fast are refunds issued', candidates, maxTokens: 200, compress: { mode: 'sentences' } })),
+    );
     expect(PackSchema.parse(JSON.parse(response.body)).items[0]?.text).toContain(' … ');
   });
 
@@ -339,7 +742,9 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
       expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...plain, packHash: '' });
       expect(JSON.parse(lines[0] as string)).toMatchObject({ status: 200, degraded: [{ stage: 'rerank', code: 'connection_failed' }] });
       // rerank=false turns the server's reranker off for one request.
-      const off = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300&rerank=false' })).body));
+      const off = PackSchema.parse(
+        JSON.parse((await reranking.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300&rerank=false' })).body),
+      );
       expect(off).toEqual(plain);
       // A briefing reranks its prompt's results; without a prompt it runs without the reranker.
       const briefing = PackSchema.parse(JSON.parse((await reranking.inject({ method: 'GET', url: '/api/briefing?prompt=refunds' })).body));
@@ -361,11 +766,18 @@ describe('sentence selection, diversity and the server\'s reranker', () => {
     const degrading = await createServer({ store, rateLimit: false, embeddings: failing });
     try {
       const query = 'how much does express shipping cost';
-      const response = await degrading.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` });
+      const response = await degrading.inject({
+        method: 'GET',
+        url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences`,
+      });
       expect(response.statusCode).toBe(200);
       const pack = PackSchema.parse(JSON.parse(response.body));
       expect(pack.degraded).toEqual([{ stage: 'sentence-embeddings', code: 'server_error' }]);
-      const bm25 = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` })).body));
+      const bm25 = PackSchema.parse(
+        JSON.parse(
+          (await app.inject({ method: 'GET', url: `/api/bundle?q=${encodeURIComponent(query)}&budget=300&compress=sentences` })).body,
+        ),
+      );
       expect({ ...pack, degraded: [], packHash: '' }).toEqual({ ...bm25, packHash: '' });
     } finally {
       await degrading.close();
@@ -391,25 +803,38 @@ describe('briefings from pins, clusters and a prompt', () => {
     expect(clusters.statusCode).toBe(200);
     expect(PackSchema.parse(JSON.parse(clusters.body)).items.map((item) => item.sourceId)).toEqual(['handbook/shipping.md']);
     expect(clusters.body).toBe(await library({ clusters: ['logistics'], maxTokens: 500 }));
-    const strict = await app.inject({ method: 'GET', url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics&scope_mode=strict' });
+    const strict = await app.inject({
+      method: 'GET',
+      url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics&scope_mode=strict',
+    });
     const strictPack = PackSchema.parse(JSON.parse(strict.body));
     expect(strictPack.items.every((item) => item.sourceId === 'handbook/shipping.md')).toBe(true);
-    const prefer = PackSchema.parse(JSON.parse((await app.inject({ method: 'GET', url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics' })).body));
+    const prefer = PackSchema.parse(
+      JSON.parse((await app.inject({ method: 'GET', url: '/api/briefing?prompt=long%20context%20passages&clusters=logistics' })).body),
+    );
     expect(prefer.items.some((item) => item.sourceId === 'notes/long-context.md')).toBe(true);
-    const tiers = await app.inject({ method: 'POST', url: '/api/briefing', payload: { prompt: 'refunds', tier_weights: { insight: 1.2 } } });
+    const tiers = await app.inject({
+      method: 'POST',
+      url: '/api/briefing',
+      payload: { prompt: 'refunds', tier_weights: { insight: 1.2 } },
+    });
     expect(tiers.statusCode).toBe(200);
   });
 });
 
 describe('POST /api/citations/verify', () => {
-  it('grades a pack\'s citations against the store as the caller may see it', async () => {
+  it("grades a pack's citations against the store as the caller may see it", async () => {
     const pack = PackSchema.parse(json((await app.inject({ method: 'GET', url: '/api/bundle?q=refunds&budget=300' })).body));
     const response = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { pack } });
     expect(response.statusCode).toBe(200);
     const { checks } = json(response.body) as { checks: { status: string; ref: number | null; sourceId: string }[] };
     expect(checks.map((check) => check.ref)).toEqual(pack.citations.map((citation) => citation.ref));
     expect(checks.every((check) => check.status === 'current')).toBe(true);
-    const gone = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { citations: [{ ...pack.citations[0], sourceId: 'nowhere.md', chunkId: 'nowhere.md#0' }] } });
+    const gone = await app.inject({
+      method: 'POST',
+      url: '/api/citations/verify',
+      payload: { citations: [{ ...pack.citations[0], sourceId: 'nowhere.md', chunkId: 'nowhere.md#0' }] },
+    });
     expect((json(gone.body) as { checks: { status: string }[] }).checks[0]?.status).toBe('missing');
     const both = await app.inject({ method: 'POST', url: '/api/citations/verify', payload: { pack, citations: [] } });
     expect(json(both.body)).toMatchObject({ code: 'invalid_input', error: 'Give exactly one of pack or citations' });
@@ -417,10 +842,13 @@ describe('POST /api/citations/verify', () => {
 });
 
 describe('debug=rankings', () => {
-  it('answers { pack, rankings }: the same pack as without it, and each arm\'s ranking beside the fused one', async () => {
+  it("answers { pack, rankings }: the same pack as without it, and each arm's ranking beside the fused one", async () => {
     const response = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds%20shipping&budget=300&debug=rankings&k=5' });
     expect(response.statusCode).toBe(200);
-    const body = json(response.body) as { pack: unknown; rankings: { mode: string; dense: { id: string; position: number }[]; lexical: unknown[]; fused: { id: string }[] } };
+    const body = json(response.body) as {
+      pack: unknown;
+      rankings: { mode: string; dense: { id: string; position: number }[]; lexical: unknown[]; fused: { id: string }[] };
+    };
     expect(Object.keys(body).sort()).toEqual(['pack', 'rankings']);
     const plain = await app.inject({ method: 'GET', url: '/api/bundle?q=refunds%20shipping&budget=300' });
     expect(toCanonicalJson(PackSchema.parse(body.pack))).toBe(plain.body);
@@ -454,11 +882,17 @@ describe('/inspect', () => {
 
 describe('options', () => {
   it('createServer and createMcpServer reject unknown options, naming the one probably meant', async () => {
-    await expect(createServer({ store, requireAuh: true } as never)).rejects.toThrow(/unknown option "requireAuh" \(did you mean "requireAuth"\?\)/);
+    await expect(createServer({ store, requireAuh: true } as never)).rejects.toThrow(
+      /unknown option "requireAuh" \(did you mean "requireAuth"\?\)/,
+    );
     const { createMcpServer } = await import('../src/mcp/index.js');
-    expect(() => createMcpServer({ store, principal: ['hr'] } as never)).toThrow(/unknown option "principal" \(did you mean "principals"\?\)/);
+    expect(() => createMcpServer({ store, principal: ['hr'] } as never)).toThrow(
+      /unknown option "principal" \(did you mean "principals"\?\)/,
+    );
     await expect(createServer({ store, limits: { maxPins: -1 } })).rejects.toThrow(/service limits/);
-    await expect(createServer({ store, limits: { briefingDefaultBudget: 30_000, briefingMaxBudget: 24_000 } })).rejects.toThrow(/briefingDefaultBudget must be at most briefingMaxBudget/);
+    await expect(createServer({ store, limits: { briefingDefaultBudget: 30_000, briefingMaxBudget: 24_000 } })).rejects.toThrow(
+      /briefingDefaultBudget must be at most briefingMaxBudget/,
+    );
   });
 });
 
@@ -466,11 +900,21 @@ describe('API keys', () => {
   it('are checked when loaded: ids unique, keys long enough, a key or its sha256', async () => {
     const { ApiKeys, parseApiKeys } = await import('../src/server/index.js');
     expect(() => new ApiKeys({ keys: [{ id: 'a', key: 'short' }] })).toThrow(/key must have at least 16 characters/);
-    expect(() => new ApiKeys({ keys: [{ id: 'a', key: KEYS.alice }, { id: 'a', key: KEYS.bob }] })).toThrow(/id "a" is listed twice/);
+    expect(
+      () =>
+        new ApiKeys({
+          keys: [
+            { id: 'a', key: KEYS.alice },
+            { id: 'a', key: KEYS.bob },
+          ],
+        }),
+    ).toThrow(/id "a" is listed twice/);
     expect(() => new ApiKeys({ keys: [{ id: 'a', key: KEYS.alice, sha256: '0'.repeat(64) }] })).toThrow(/exactly one of key or sha256/);
     expect(() => parseApiKeys('{"keys": [', 'keys.json')).toThrow(/keys.json is not valid JSON/);
     const { createHash } = await import('node:crypto');
-    const hashed = new ApiKeys({ keys: [{ id: 'ci', sha256: createHash('sha256').update(KEYS.carol).digest('hex'), principals: ['eng'] }] });
+    const hashed = new ApiKeys({
+      keys: [{ id: 'ci', sha256: createHash('sha256').update(KEYS.carol).digest('hex'), principals: ['eng'] }],
+    });
     expect(hashed.callerFor(`Bearer ${KEYS.carol}`)).toMatchObject({ kind: 'key', id: 'ci', principals: ['eng'] });
     expect(hashed.callerFor(undefined)).toMatchObject({ kind: 'anonymous', principals: [] });
     expect(hashed.callerFor(`Bearer ${KEYS.alice}`).kind).toBe('invalid');
@@ -535,19 +979,27 @@ describe('rate limits', () => {
     try {
       // One caller: 30 pass, the 31st is refused.
       const one: number[] = [];
-      for (let i = 0; i < 31; i += 1) one.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode);
+      for (let i = 0; i < 31; i += 1)
+        one.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).statusCode);
       expect(one).toEqual([...Array<number>(30).fill(200), 429]);
-      expect(json((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).body).error).toMatch(/at most 30 per 1000 ms/);
+      expect(json((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(KEYS.alice) })).body).error).toMatch(
+        /at most 30 per 1000 ms/,
+      );
       // Anonymous callers on twelve addresses, 30 each: their own 100 run out ...
       const anonymous: number[] = [];
       for (let client = 0; client < 12; client += 1) {
-        for (let i = 0; i < 30; i += 1) anonymous.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', remoteAddress: `10.0.0.${client + 1}` })).statusCode);
+        for (let i = 0; i < 30; i += 1)
+          anonymous.push(
+            (await defaults.inject({ method: 'GET', url: '/api/openapi.json', remoteAddress: `10.0.0.${client + 1}` })).statusCode,
+          );
       }
       expect(anonymous.filter((status) => status === 200)).toHaveLength(100);
       expect(anonymous.slice(100).every((status) => status === 429)).toBe(true);
       // ... and never what the keyed callers share: bob's and carol's calls all pass (alice's 30 count in the 200).
       const keyed: number[] = [];
-      for (const key of [KEYS.bob, KEYS.carol]) for (let i = 0; i < 30; i += 1) keyed.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(key) })).statusCode);
+      for (const key of [KEYS.bob, KEYS.carol])
+        for (let i = 0; i < 30; i += 1)
+          keyed.push((await defaults.inject({ method: 'GET', url: '/api/openapi.json', headers: bearer(key) })).statusCode);
       expect(keyed).toEqual(Array(60).fill(200));
     } finally {
       await defaults.close();
@@ -557,7 +1009,12 @@ describe('rate limits', () => {
   it('counts every JSON-RPC call at /mcp, tools/list too (429 with Retry-After, as a JSON-RPC error)', async () => {
     const limited = await createServer({ store, rateLimit: { perClient: 3, global: 100, windowMs: 60_000 } });
     const rpc = (id: number, method: string, params: unknown = {}) =>
-      limited.inject({ method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id, method, params } });
+      limited.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { accept: 'application/json, text/event-stream' },
+        payload: { jsonrpc: '2.0', id, method, params },
+      });
     try {
       const call = (id: number) => rpc(id, 'tools/call', { name: 'get_rag_context', arguments: { query: 'refunds' } });
       expect((await call(1)).statusCode).toBe(200);
@@ -590,7 +1047,13 @@ describe('request log', () => {
   it('writes one JSON line per request, with the query text only when asked to', async () => {
     for (const logQueries of [false, true]) {
       const lines: string[] = [];
-      const logged = await createServer({ store, apiKeys: fixtureKeys(), rateLimit: false, log: { write: (line: string) => lines.push(line) }, logQueries });
+      const logged = await createServer({
+        store,
+        apiKeys: fixtureKeys(),
+        rateLimit: false,
+        log: { write: (line: string) => lines.push(line) },
+        logQueries,
+      });
       try {
         await logged.inject({ method: 'GET', url: '/api/bundle?q=refunds%20policy&budget=50', headers: bearer(KEYS.alice) });
         await logged.inject({ method: 'GET', url: '/api/bundle?q=x&budget=0' });
@@ -599,7 +1062,12 @@ describe('request log', () => {
           method: 'POST',
           url: '/mcp',
           headers: { accept: 'application/json, text/event-stream', ...bearer(KEYS.bob) },
-          payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_rag_context', arguments: { query: 'refunds policy', max_tokens: 60 } } },
+          payload: {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'get_rag_context', arguments: { query: 'refunds policy', max_tokens: 60 } },
+          },
         });
       } finally {
         await logged.close();
@@ -607,8 +1075,25 @@ describe('request log', () => {
       expect(lines).toHaveLength(4);
       expect(lines.every((line) => line.endsWith('\n') && line.indexOf('\n') === line.length - 1)).toBe(true);
       const [ok, bad, health, tool] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(tool).toMatchObject({ method: 'POST', route: '/mcp', tool: 'get_rag_context', status: 200, principal: 'bob', budget: 60, items: expect.any(Number), confidence: expect.any(String) });
-      expect(ok).toMatchObject({ method: 'GET', route: '/api/bundle', status: 200, principal: 'alice', budget: 50, budgetBound: true, confidence: expect.any(String) });
+      expect(tool).toMatchObject({
+        method: 'POST',
+        route: '/mcp',
+        tool: 'get_rag_context',
+        status: 200,
+        principal: 'bob',
+        budget: 60,
+        items: expect.any(Number),
+        confidence: expect.any(String),
+      });
+      expect(ok).toMatchObject({
+        method: 'GET',
+        route: '/api/bundle',
+        status: 200,
+        principal: 'alice',
+        budget: 50,
+        budgetBound: true,
+        confidence: expect.any(String),
+      });
       expect(ok?.usedTokens as number).toBeLessThanOrEqual(50);
       expect(ok?.items as number).toBeGreaterThan(0);
       expect(typeof ok?.latencyMs).toBe('number');
@@ -633,12 +1118,20 @@ describe('store faults', () => {
         { method: 'GET' as const, url: '/api/bundle?q=refunds&debug=rankings&k=5' },
         { method: 'GET' as const, url: '/api/bundle?q=refunds&compress=sentences' },
         { method: 'GET' as const, url: '/inspect?q=refunds' },
-        { method: 'POST' as const, url: '/api/citations/verify', payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] } },
+        {
+          method: 'POST' as const,
+          url: '/api/citations/verify',
+          payload: { citations: [{ ref: 1, sourceId: 'a.md', chunkId: 'a.md#0', textSha256: '0'.repeat(64) }] },
+        },
       ]) {
         const response = await faulty.inject(request);
         expect(response.statusCode).toBe(503);
         const body = json(response.body);
-        expect(body).toEqual({ error: 'The store could not answer (connection_failed); try again later', code: 'connection_failed', issues: [] });
+        expect(body).toEqual({
+          error: 'The store could not answer (connection_failed); try again later',
+          code: 'connection_failed',
+          issues: [],
+        });
         expect(response.body).not.toContain('127.0.0.1');
       }
       // Packing candidates needs no store.

@@ -45,7 +45,9 @@ async function traceOf(request: () => Promise<unknown>): Promise<{ answer: strin
     const original = Segment.prototype[method] as (...args: unknown[]) => unknown;
     vi.spyOn(Segment.prototype, method).mockImplementation(function (this: Segment, ...args: unknown[]) {
       // The ACL class (the first argument of the class-scoped reads) and the kind of read; rows are counted.
-      reads.push(method === 'rowOf' || method === 'forEachRowOfSource' || method === 'postings' ? `${method}(class ${String(args[0])})` : method);
+      reads.push(
+        method === 'rowOf' || method === 'forEachRowOfSource' || method === 'postings' ? `${method}(class ${String(args[0])})` : method,
+      );
       return original.apply(this, args);
     } as never);
   }

@@ -33,7 +33,13 @@ interface Loaded {
 async function load(paths: string[], options: Parameters<typeof loadDocuments>[1] = {}): Promise<Loaded> {
   const skipped: SkippedFile[] = [];
   const warnings: LoadWarning[] = [];
-  const docs = await loadDocuments(paths, { base: work, allowEmpty: true, onSkip: (s) => skipped.push(s), onWarning: (w) => warnings.push(w), ...options });
+  const docs = await loadDocuments(paths, {
+    base: work,
+    allowEmpty: true,
+    onSkip: (s) => skipped.push(s),
+    onWarning: (w) => warnings.push(w),
+    ...options,
+  });
   return { docs, skipped, warnings };
 }
 
@@ -53,7 +59,17 @@ describe('PDF (pdf.js), on PDFs written by pdf-lib and pdfkit', () => {
   beforeAll(async () => {
     const dir = join(work, 'pdf');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'manual.pdf'), await makePdf([['Getting started', 'Install the agent on every host.'], ['Refunds', 'Refunds are paid within 14 days of approval.', 'A second paragraph about chargebacks.'], ['Appendix', 'Glossary of terms.']], 'Agent manual'));
+    writeFileSync(
+      join(dir, 'manual.pdf'),
+      await makePdf(
+        [
+          ['Getting started', 'Install the agent on every host.'],
+          ['Refunds', 'Refunds are paid within 14 days of approval.', 'A second paragraph about chargebacks.'],
+          ['Appendix', 'Glossary of terms.'],
+        ],
+        'Agent manual',
+      ),
+    );
     writeFileSync(join(work, 'encrypted.pdf'), await makeEncryptedPdf('Salaries for 2024.'));
     writeFileSync(join(work, 'scan.pdf'), await makeImageOnlyPdf());
     const whole = await makePdf([['A page that will be cut short.']]);
@@ -89,7 +105,12 @@ describe('PDF (pdf.js), on PDFs written by pdf-lib and pdfkit', () => {
 
   it('skips an encrypted PDF, one without a text layer and a truncated one, each with its reason, and reads the rest', async () => {
     writeFileSync(join(work, 'ok.md'), '# Fine\n\nA readable file beside the bad ones.\n');
-    const { docs, skipped } = await load([join(work, 'encrypted.pdf'), join(work, 'scan.pdf'), join(work, 'truncated.pdf'), join(work, 'ok.md')]);
+    const { docs, skipped } = await load([
+      join(work, 'encrypted.pdf'),
+      join(work, 'scan.pdf'),
+      join(work, 'truncated.pdf'),
+      join(work, 'ok.md'),
+    ]);
     expect(docs.map((d) => d.id)).toEqual(['ok.md']);
     const reasons = Object.fromEntries(skipped.map((s) => [s.path.split('/').pop(), s.reason]));
     expect(reasons).toEqual({ 'encrypted.pdf': 'encrypted', 'scan.pdf': 'no-text', 'truncated.pdf': 'unreadable' });
@@ -111,14 +132,31 @@ describe('source code (tree-sitter), on files in the style of well-known project
     const lines = ts.text.split('\n');
     const chunks = chunkDocument(ts, { indexedAt: '2024-01-01T00:00:00Z' });
     const bySection = new Map(chunks.map((c) => [c.section.join(' > '), c] as const));
-    expect([...bySection.keys()]).toEqual(['computeBackoff', 'BreakerState', 'CircuitBreaker', 'CircuitBreaker.constructor', 'CircuitBreaker.allows', 'CircuitBreaker.record', 'CircuitBreaker.transition']);
+    expect([...bySection.keys()]).toEqual([
+      'computeBackoff',
+      'BreakerState',
+      'CircuitBreaker',
+      'CircuitBreaker.constructor',
+      'CircuitBreaker.allows',
+      'CircuitBreaker.record',
+      'CircuitBreaker.transition',
+    ]);
     for (const chunk of chunks) {
       const [from, to] = chunk.locator!.lines!;
       // The lines are exact: the chunk is those lines of the file, whitespace at its ends aside.
-      expect(lines.slice(from - 1, to).join('\n').trim()).toBe(chunk.text);
+      expect(
+        lines
+          .slice(from - 1, to)
+          .join('\n')
+          .trim(),
+      ).toBe(chunk.text);
     }
-    expect(bySection.get('computeBackoff')!.text).toMatch(/^import \{ EventEmitter \}[\s\S]*\/\*\*\n \* Delay before retry[\s\S]*export function computeBackoff/u);
-    expect(bySection.get('CircuitBreaker.record')!.text).toMatch(/^\/\*\* Records the outcome of a call[\s\S]*record\(ok: boolean\): void \{/u);
+    expect(bySection.get('computeBackoff')!.text).toMatch(
+      /^import \{ EventEmitter \}[\s\S]*\/\*\*\n \* Delay before retry[\s\S]*export function computeBackoff/u,
+    );
+    expect(bySection.get('CircuitBreaker.record')!.text).toMatch(
+      /^\/\*\* Records the outcome of a call[\s\S]*record\(ok: boolean\): void \{/u,
+    );
   });
 
   it('a definition that fits stays whole; the member split happens only when it does not fit', async () => {
@@ -131,28 +169,50 @@ describe('source code (tree-sitter), on files in the style of well-known project
   it('finds the symbols of Python, Go, Rust and Java: classes and their methods, Go receivers, Rust impls', async () => {
     const { docs, warnings } = await load([join(MIXED, 'code')], { base: MIXED });
     expect(warnings).toEqual([]);
-    const sections = (id: string, maxTokens = 60) => chunkDocument(byId(docs, id), { indexedAt: '2024-01-01T00:00:00Z', maxTokens }).map((c) => c.section.join(''));
-    expect(new Set(sections('code/cache.py'))).toEqual(new Set(['LRUCache', 'LRUCache.__init__', 'LRUCache.get', 'LRUCache.put', 'cached']));
+    const sections = (id: string, maxTokens = 60) =>
+      chunkDocument(byId(docs, id), { indexedAt: '2024-01-01T00:00:00Z', maxTokens }).map((c) => c.section.join(''));
+    expect(new Set(sections('code/cache.py'))).toEqual(
+      new Set(['LRUCache', 'LRUCache.__init__', 'LRUCache.get', 'LRUCache.put', 'cached']),
+    );
     expect(sections('code/ratelimit.go', 1000)).toEqual(['Limiter', 'NewLimiter', 'Limiter.Allow']);
     expect(new Set(sections('code/backoff.rs'))).toEqual(new Set(['Backoff', 'Backoff.new', 'Backoff.next_delay', 'Backoff.reset']));
-    expect(new Set(sections('code/RetryPolicy.java'))).toEqual(new Set(['RetryPolicy', 'RetryPolicy.RetryPolicy', 'RetryPolicy.allowsRetry', 'RetryPolicy.delay']));
+    expect(new Set(sections('code/RetryPolicy.java'))).toEqual(
+      new Set(['RetryPolicy', 'RetryPolicy.RetryPolicy', 'RetryPolicy.allowsRetry', 'RetryPolicy.delay']),
+    );
   });
 
   it('chunks a language without a grammar by lines, with line numbers; skips a binary blob with a code extension', async () => {
     const dir = join(work, 'other-code');
     mkdirSync(dir, { recursive: true });
-    const ruby = ['# frozen_string_literal: true', '', 'module Billing', '  def self.refund(order)', '    order.refund!', '  end', 'end', ''].join('\n');
+    const ruby = [
+      '# frozen_string_literal: true',
+      '',
+      'module Billing',
+      '  def self.refund(order)',
+      '    order.refund!',
+      '  end',
+      'end',
+      '',
+    ].join('\n');
     writeFileSync(join(dir, 'billing.rb'), ruby);
     writeFileSync(join(dir, 'blob.ts'), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)));
     const { docs, skipped } = await load([dir]);
     expect(skipped.map((s) => [s.path.split('/').pop(), s.reason])).toEqual([['blob.ts', 'binary']]);
     const doc = byId(docs, 'other-code/billing.rb');
     // Blank-line-separated blocks merged up to the bound; the leading comment is code, not a markdown heading.
-    expect(chunkDocument(doc, { indexedAt: '2024-01-01T00:00:00Z' }).map((c) => [c.locator?.lines, c.text])).toEqual([[[1, 7], ruby.trim()]]);
+    expect(chunkDocument(doc, { indexedAt: '2024-01-01T00:00:00Z' }).map((c) => [c.locator?.lines, c.text])).toEqual([
+      [[1, 7], ruby.trim()],
+    ]);
     const narrow = chunkDocument(doc, { indexedAt: '2024-01-01T00:00:00Z', maxTokens: 10 });
     expect(narrow.length).toBeGreaterThan(2);
     const lines = ruby.split('\n');
-    for (const chunk of narrow) expect(lines.slice(chunk.locator!.lines![0] - 1, chunk.locator!.lines![1]).join('\n').trim()).toBe(chunk.text);
+    for (const chunk of narrow)
+      expect(
+        lines
+          .slice(chunk.locator!.lines![0] - 1, chunk.locator!.lines![1])
+          .join('\n')
+          .trim(),
+      ).toBe(chunk.text);
   });
 });
 
@@ -171,11 +231,16 @@ describe('HTML (parse5)', () => {
       ['Deploy runbook', 'Rolling back', 'When to roll back'],
       ['Deploy runbook', 'Feature flags'],
     ]);
-    expect(chunks[2]!.text).toBe('- The error rate stays above 2% for five minutes after the deploy.\n\n- p99 latency doubles on any public endpoint.');
+    expect(chunks[2]!.text).toBe(
+      '- The error rate stays above 2% for five minutes after the deploy.\n\n- p99 latency doubles on any public endpoint.',
+    );
   });
 
   it('reads broken markup as a browser would, and skips binary content named .html', async () => {
-    writeFileSync(join(work, 'broken.html'), '<html><body><div><p>Unclosed paragraph <b>bold <i>both</b> tail\n<table><tr><td>cell one<td>cell two</table><h2>Later</h2><p>More &amp; more');
+    writeFileSync(
+      join(work, 'broken.html'),
+      '<html><body><div><p>Unclosed paragraph <b>bold <i>both</b> tail\n<table><tr><td>cell one<td>cell two</table><h2>Later</h2><p>More &amp; more',
+    );
     writeFileSync(join(work, 'image.html'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]));
     const { docs, skipped } = await load([join(work, 'broken.html'), join(work, 'image.html')]);
     expect(skipped.map((s) => s.reason)).toEqual(['binary']);
@@ -204,8 +269,24 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
         ],
       }),
     );
-    const first = await makeEmail({ from: 'sam@example.com', to: 'ops@example.com', subject: 'Webhooks', date: new Date('2024-04-02T14:00:00Z'), messageId: '<w1@example.com>', text: 'How often do we retry webhooks?\nFrom now on, answer here.' });
-    const reply = await makeEmail({ from: 'dana@example.com', to: 'sam@example.com', subject: 'Re: Webhooks', date: new Date('2024-04-02T15:00:00Z'), messageId: '<w2@example.com>', inReplyTo: '<w1@example.com>', references: ['<w1@example.com>'], text: 'Eight times, with jitter.' });
+    const first = await makeEmail({
+      from: 'sam@example.com',
+      to: 'ops@example.com',
+      subject: 'Webhooks',
+      date: new Date('2024-04-02T14:00:00Z'),
+      messageId: '<w1@example.com>',
+      text: 'How often do we retry webhooks?\nFrom now on, answer here.',
+    });
+    const reply = await makeEmail({
+      from: 'dana@example.com',
+      to: 'sam@example.com',
+      subject: 'Re: Webhooks',
+      date: new Date('2024-04-02T15:00:00Z'),
+      messageId: '<w2@example.com>',
+      inReplyTo: '<w1@example.com>',
+      references: ['<w1@example.com>'],
+      text: 'Eight times, with jitter.',
+    });
     writeFileSync(
       join(dir, 'inbox.mbox'),
       makeMbox([
@@ -229,7 +310,16 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     expect(message.title).toBe('Email — alice@acme.com → you@example.com — 2024-03-15 — subject: Contract renewal');
     expect(message.timestamp).toBe('2024-03-15T09:30:00.000Z');
     expect(message.metadata).toEqual({
-      email: { from: 'alice@acme.com', to: ['you@example.com'], cc: [], subject: 'Contract renewal', date: '2024-03-15T09:30:00.000Z', messageId: 'renewal@acme.com', thread: 'renewal@acme.com', attachments: ['terms.pdf', 'logo.png'] },
+      email: {
+        from: 'alice@acme.com',
+        to: ['you@example.com'],
+        cc: [],
+        subject: 'Contract renewal',
+        date: '2024-03-15T09:30:00.000Z',
+        messageId: 'renewal@acme.com',
+        thread: 'renewal@acme.com',
+        attachments: ['terms.pdf', 'logo.png'],
+      },
       messageId: 'renewal@acme.com',
     });
     expect(attachment.regions?.[0]?.page).toBe(1);
@@ -245,7 +335,9 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     const candidates = await store.search({ text: 'renewal terms attached 24 months', mode: 'lexical', limit: 10 });
     expect(new Set(candidates.map((c) => c.sourceId))).toEqual(new Set(['mail/renewal.eml', 'mail/renewal.eml/terms.pdf']));
     const pack = packBundle({ query: 'renewal terms', candidates, maxTokens: 1000 });
-    expect(pack.citations.map((c) => [c.sourceId, c.parentId, c.locator])).toEqual([['mail/renewal.eml/terms.pdf', 'mail/renewal.eml', { page: 1 }]]);
+    expect(pack.citations.map((c) => [c.sourceId, c.parentId, c.locator])).toEqual([
+      ['mail/renewal.eml/terms.pdf', 'mail/renewal.eml', { page: 1 }],
+    ]);
     const message = candidates.find((c) => c.sourceId === 'mail/renewal.eml')!;
     expect(pack.dropped).toEqual([{ id: message.id, reason: 'attachment-preferred', duplicateOf: pack.items[0]!.id }]);
     // Pinned, the message is kept all the same (a pin is never dropped by the rule).
@@ -258,7 +350,10 @@ describe('e-mail (postal-mime), on messages composed by nodemailer', () => {
     const { docs, warnings } = await load([join(work, 'mail/inbox.mbox')]);
     expect(docs.map((d) => d.id)).toEqual(['mail/inbox.mbox/w1@example.com', 'mail/inbox.mbox/w2@example.com']);
     expect(docs[0]!.text).toBe('How often do we retry webhooks?\nFrom now on, answer here.');
-    expect((docs[1]!.metadata as { email: { thread: string; inReplyTo: string } }).email).toMatchObject({ thread: 'w1@example.com', inReplyTo: 'w1@example.com' });
+    expect((docs[1]!.metadata as { email: { thread: string; inReplyTo: string } }).email).toMatchObject({
+      thread: 'w1@example.com',
+      inReplyTo: 'w1@example.com',
+    });
     expect(warnings.map((w) => w.message)).toEqual([
       'message 3 repeats the Message-ID w2@example.com and was left out',
       'message 4 has no headers and no text (not a message) and was left out',
@@ -303,14 +398,20 @@ describe('transcripts: WebVTT and SRT', () => {
       for (let i = 1; i < chunks.length; i += 1) expect(chunks[i]!.locator!.time![0]).toBe(chunks[i - 1]!.locator!.time![1]);
       for (const chunk of chunks) expect(chunk.kind).toBe('segment');
     }
-    expect(chunkDocument(docs[0]!, { indexedAt: 'x', maxTokens: 64 }).map((c) => c.text)).toEqual(chunkDocument(docs[1]!, { indexedAt: 'x', maxTokens: 64 }).map((c) => c.text));
+    expect(chunkDocument(docs[0]!, { indexedAt: 'x', maxTokens: 64 }).map((c) => c.text)).toEqual(
+      chunkDocument(docs[1]!, { indexedAt: 'x', maxTokens: 64 }).map((c) => c.text),
+    );
   });
 
   it('a bundle cites a transcript time compactly', async () => {
     const { docs } = await load([join(MIXED, 'podcast.vtt')], { base: MIXED });
     expect(docs[0]!.title).toBe('Reliability Weekly, episode 12: retries');
     const store = await storeOf(docs, 64);
-    const pack = packBundle({ query: 'jitter', candidates: await store.search({ text: 'jitter backoff window', mode: 'lexical', limit: 1 }), maxTokens: 200 });
+    const pack = packBundle({
+      query: 'jitter',
+      candidates: await store.search({ text: 'jitter backoff window', mode: 'lexical', limit: 1 }),
+      maxTokens: 200,
+    });
     expect(pack.context.split('\n')[0]).toMatch(/ \(0\d:\d\d–0\d:\d\d\)$/u);
     expect(pack.citations[0]!.locator!.time).toEqual([expect.any(Number), expect.any(Number)]);
     expect(pack.items[0]!.text).toContain('Dana: So the fix is jitter');
@@ -320,7 +421,10 @@ describe('transcripts: WebVTT and SRT', () => {
 describe('records: JSON Lines and JSON arrays with a field mapping', () => {
   it('maps id, text, title and metadata fields; each record is a source under its file', async () => {
     const { recordsLoader, defaultLoaders } = await import('../src/sources/index.js');
-    const loaders = [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] })];
+    const loaders = [
+      ...defaultLoaders(),
+      recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary', metadataFields: ['status', 'priority'] }),
+    ];
     const { docs } = await load([join(MIXED, 'tickets.jsonl')], { base: MIXED, loaders });
     expect(docs.map((d) => [d.id, d.title, d.metadata])).toEqual([
       ['tickets.jsonl/OPS-101', 'Refund webhook retries flood the queue', { status: 'open', priority: 'high' }],
@@ -332,7 +436,13 @@ describe('records: JSON Lines and JSON arrays with a field mapping', () => {
   it('leaves out bad lines and records with warnings naming them; a JSON file that holds no records is skipped', async () => {
     writeFileSync(join(work, 'export.jsonl'), '{"id":1,"text":"First record."}\nnot json\n{"id":1,"text":"Same id."}\n{"id":2}\n[1,2]\n');
     writeFileSync(join(work, 'package.json'), '{"name":"x","version":"1.0.0"}');
-    writeFileSync(join(work, 'array.json'), JSON.stringify([{ id: 'a', text: 'Alpha.' }, { id: 'b', text: 'Beta.' }]));
+    writeFileSync(
+      join(work, 'array.json'),
+      JSON.stringify([
+        { id: 'a', text: 'Alpha.' },
+        { id: 'b', text: 'Beta.' },
+      ]),
+    );
     const { docs, skipped, warnings } = await load([join(work, 'export.jsonl'), join(work, 'package.json'), join(work, 'array.json')]);
     expect(docs.map((d) => d.id)).toEqual(['export.jsonl/1', 'array.json/a', 'array.json/b']);
     expect(warnings.map((w) => w.message)).toEqual([
@@ -351,7 +461,14 @@ describe('bad input: limits and skips, never a crash', () => {
     writeFileSync(big, '');
     truncateSync(big, 50 * 1024 * 1024);
     const { skipped } = await load([big]);
-    expect(skipped).toEqual([{ path: big, sourceId: 'huge.txt', reason: 'too-large', message: '52428800 bytes, over the limit of 26214400 (maxFileBytes; --max-file-bytes)' }]);
+    expect(skipped).toEqual([
+      {
+        path: big,
+        sourceId: 'huge.txt',
+        reason: 'too-large',
+        message: '52428800 bytes, over the limit of 26214400 (maxFileBytes; --max-file-bytes)',
+      },
+    ]);
     const small = await load([join(MIXED, 'handbook.md')], { base: MIXED, maxFileBytes: 100 });
     expect(small.skipped.map((s) => s.reason)).toEqual(['too-large']);
   });
@@ -363,7 +480,11 @@ describe('locators leave markdown as it was', () => {
     const chunks = chunkDocument(docs[0]!, { indexedAt: '2024-01-01T00:00:00Z' });
     expect(chunks.every((c) => c.locator === undefined && c.parentId === undefined)).toBe(true);
     const store = await storeOf(docs);
-    const pack = packBundle({ query: 'on call', candidates: await store.search({ text: 'on call pages', mode: 'lexical', limit: 3 }), maxTokens: 300 });
+    const pack = packBundle({
+      query: 'on call',
+      candidates: await store.search({ text: 'on call pages', mode: 'lexical', limit: 3 }),
+      maxTokens: 300,
+    });
     expect(toCanonicalJson(pack)).not.toMatch(/locator|parentId/u);
   });
 });
@@ -376,7 +497,13 @@ describe('framework documents in', () => {
       { pageContent: 'line ten\nline eleven', metadata: { source: 'notes.txt', loc: { lines: { from: 10, to: 11 } } } },
     ]);
     expect(docs.map((d) => [d.id, d.regions?.map((r) => [r.page, r.line])])).toEqual([
-      ['manual.pdf', [[1, undefined], [2, undefined]]],
+      [
+        'manual.pdf',
+        [
+          [1, undefined],
+          [2, undefined],
+        ],
+      ],
       ['notes.txt', [[undefined, 10]]],
     ]);
     expect(docs[0]!.metadata).toEqual({ pdf: { totalPages: 2 } });
@@ -396,16 +523,27 @@ describe('framework documents in', () => {
     expect(docs.map((d) => [d.id, d.regions?.map((r) => r.page)])).toEqual([['guide.pdf', [1, 2]]]);
   });
 
-  it('a printed page label beside the physical page (roman front matter) becomes the locator\'s label', async () => {
+  it("a printed page label beside the physical page (roman front matter) becomes the locator's label", async () => {
     const { Document } = await import('@llamaindex/core/schema');
     const fromLlama = fromLlamaIndexDocuments([
       new Document({ id_: 'p1', text: 'Preface text.', metadata: { file_path: 'book.pdf', page_number: 3, page_label: 'iii' } }),
-      new Document({ id_: 'p2', text: 'Refunds take fourteen days.', metadata: { file_path: 'book.pdf', page_number: 11, page_label: '1' } }),
+      new Document({
+        id_: 'p2',
+        text: 'Refunds take fourteen days.',
+        metadata: { file_path: 'book.pdf', page_number: 11, page_label: '1' },
+      }),
       new Document({ id_: 'p3', text: 'Same number.', metadata: { file_path: 'book.pdf', page_number: 12, page_label: '12' } }),
     ]);
-    expect(fromLlama[0]!.regions?.map((r) => [r.page, r.pageLabel])).toEqual([[3, 'iii'], [11, '1'], [12, undefined]]);
+    expect(fromLlama[0]!.regions?.map((r) => [r.page, r.pageLabel])).toEqual([
+      [3, 'iii'],
+      [11, '1'],
+      [12, undefined],
+    ]);
     // Python LangChain's PDF readers write a 0-based page and the printed label.
-    const fromLangChain = fromLangChainDocuments([{ pageContent: 'Index entries.', metadata: { source: 'book.pdf', page: 40, page_label: 'A-3' } }], { zeroBasedPage: true });
+    const fromLangChain = fromLangChainDocuments(
+      [{ pageContent: 'Index entries.', metadata: { source: 'book.pdf', page: 40, page_label: 'A-3' } }],
+      { zeroBasedPage: true },
+    );
     expect(fromLangChain[0]!.regions?.map((r) => [r.page, r.pageLabel])).toEqual([[41, 'A-3']]);
     const store = await storeOf(fromLlama);
     const hits = await store.search({ text: 'refunds', mode: 'lexical', limit: 1 });

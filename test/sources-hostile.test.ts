@@ -22,7 +22,13 @@ interface Loaded {
 async function load(paths: string[], options: Parameters<typeof loadDocuments>[1] = {}): Promise<Loaded> {
   const skipped: SkippedFile[] = [];
   const warnings: LoadWarning[] = [];
-  const docs = await loadDocuments(paths, { base: work, allowEmpty: true, onSkip: (s) => skipped.push(s), onWarning: (w) => warnings.push(w), ...options });
+  const docs = await loadDocuments(paths, {
+    base: work,
+    allowEmpty: true,
+    onSkip: (s) => skipped.push(s),
+    onWarning: (w) => warnings.push(w),
+    ...options,
+  });
   return { docs, skipped, warnings };
 }
 
@@ -55,7 +61,9 @@ describe('a bad file is skipped with the reason, and the files beside it are rea
     const dir = folder('deep-html', { 'deep.html': `<html><body>${'<div>'.repeat(20_000)}deep${'</div>'.repeat(20_000)}</body></html>` });
     const { docs, skipped } = await load([dir]);
     expect(ids(docs)).toEqual(['deep-html/good.md']);
-    expect(skipped).toMatchObject([{ sourceId: 'deep-html/deep.html', reason: 'failed', message: expect.stringMatching(/nests too deeply/u) as unknown }]);
+    expect(skipped).toMatchObject([
+      { sourceId: 'deep-html/deep.html', reason: 'failed', message: expect.stringMatching(/nests too deeply/u) as unknown },
+    ]);
   });
 
   it('a WebVTT hour of 400 digits (Infinity seconds): that cue left out with a warning, the others read', async () => {
@@ -65,31 +73,47 @@ describe('a bad file is skipped with the reason, and the files beside it are rea
     expect(skipped).toEqual([]);
     expect(ids(docs)).toEqual(['vtt-infinity/good.md', 'vtt-infinity/talk.vtt']);
     expect(docs[1]!.text).toBe('The cue that holds.');
-    expect(warnings.map((w) => w.message)).toEqual([`1 cue timing line could not be read and was left out (at line 3: ${JSON.stringify(`${'9'.repeat(400)}:00:01.000 --> ${'9'.repeat(400)}:00:02.000`.slice(0, 60))})`]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      `1 cue timing line could not be read and was left out (at line 3: ${JSON.stringify(`${'9'.repeat(400)}:00:01.000 --> ${'9'.repeat(400)}:00:02.000`.slice(0, 60))})`,
+    ]);
   });
 
   it('records with metadata nested 1,000 levels deep: those records left out with a warning, the rest read', async () => {
     let deep: unknown = 'bottom';
     for (let i = 0; i < 1000; i += 1) deep = { deeper: deep };
-    const lines = [{ id: 'ok', text: 'A fine record.', tags: { team: 'ops' } }, { id: 'deep', text: 'A record with deep metadata.', tags: deep }].map((r) => JSON.stringify(r)).join('\n');
+    const lines = [
+      { id: 'ok', text: 'A fine record.', tags: { team: 'ops' } },
+      { id: 'deep', text: 'A record with deep metadata.', tags: deep },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n');
     const dir = folder('deep-records', { 'tickets.jsonl': lines });
     const { recordsLoader, defaultLoaders } = await import('../src/sources/index.js');
     const { docs, skipped, warnings } = await load([dir], { loaders: [...defaultLoaders(), recordsLoader({ metadataFields: ['tags'] })] });
     expect(skipped).toEqual([]);
     expect(ids(docs)).toEqual(['deep-records/good.md', 'deep-records/tickets.jsonl/ok']);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^left out deep-records\/tickets\.jsonl\/deep: .*MAX_METADATA_DEPTH/u)]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/^left out deep-records\/tickets\.jsonl\/deep: .*MAX_METADATA_DEPTH/u),
+    ]);
   });
 
   it('front matter `acl: []`: skipped with the reason (never read as public)', async () => {
     const dir = folder('empty-acl', { 'secret.md': '---\nacl: []\n---\n# Salaries\n\nThe 2024 salary bands.\n' });
     const { docs, skipped } = await load([dir]);
     expect(ids(docs)).toEqual(['empty-acl/good.md']);
-    expect(skipped).toMatchObject([{ reason: 'front-matter', message: expect.stringMatching(/acl must name at least one principal/u) as unknown }]);
+    expect(skipped).toMatchObject([
+      { reason: 'front-matter', message: expect.stringMatching(/acl must name at least one principal/u) as unknown },
+    ]);
   });
 
   it('a YAML alias bomb in front matter: skipped with the reason, in no time', async () => {
     const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 9; i += 1) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
+    for (let i = 1; i < 9; i += 1)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(', ')}]`,
+      );
     const dir = folder('alias-bomb', { 'bomb.md': `---\n${levels.join('\n')}\n---\n# Bomb\n\nText.\n` });
     const { docs, skipped } = await load([dir]);
     expect(ids(docs)).toEqual(['alias-bomb/good.md']);
@@ -98,7 +122,10 @@ describe('a bad file is skipped with the reason, and the files beside it are rea
 
   it('a file name that is not UTF-8: skipped naming it, the others read', async () => {
     const dir = folder('latin1-name', {});
-    writeFileSync(Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from('.md')]), '# Café\n\nNot reachable by a text id.\n');
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from('.md')]),
+      '# Café\n\nNot reachable by a text id.\n',
+    );
     const { docs, skipped } = await load([dir]);
     expect(ids(docs)).toEqual(['latin1-name/good.md']);
     expect(skipped).toMatchObject([{ reason: 'bad-name', path: expect.stringContaining('caf') as unknown }]);
@@ -115,18 +142,34 @@ describe('a bad file is skipped with the reason, and the files beside it are rea
   it('e-mail headers of 60,000 recipients (metadata over 1 MiB): that message left out with a warning, the mailbox read', async () => {
     const crowd = Array.from({ length: 60_000 }, (_, i) => `person${i}@example.com`).join(', ');
     const big = `From: eve@example.com\r\nTo: ${crowd}\r\nSubject: Everyone\r\nMessage-ID: <crowd@example.com>\r\n\r\nHello all.\r\n`;
-    const small = await makeEmail({ from: 'sam@example.com', to: 'ops@example.com', subject: 'Webhooks', messageId: '<w1@example.com>', text: 'Retry webhooks eight times.' });
+    const small = await makeEmail({
+      from: 'sam@example.com',
+      to: 'ops@example.com',
+      subject: 'Webhooks',
+      messageId: '<w1@example.com>',
+      text: 'Retry webhooks eight times.',
+    });
     const mbox = `From eve@example.com Mon Apr  1 10:00:00 2024\n${big.replace(/\r\n/gu, '\n')}\nFrom sam@example.com Mon Apr  1 11:00:00 2024\n${small.toString().replace(/\r\n/gu, '\n')}\n`;
     const dir = folder('crowd', { 'inbox.mbox': mbox });
     const { docs, skipped, warnings } = await load([dir]);
     expect(skipped).toEqual([]);
     expect(ids(docs)).toEqual(['crowd/good.md', 'crowd/inbox.mbox/w1@example.com']);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^message 1 could not be parsed and was left out: .*header size/u)]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/^message 1 could not be parsed and was left out: .*header size/u),
+    ]);
   });
 
   it('a message with 500 recipients keeps the first 100 in its metadata, and the count', async () => {
     const to = Array.from({ length: 500 }, (_, i) => `p${i}@example.com`);
-    const dir = folder('many-recipients', { 'all.eml': await makeEmail({ from: 'a@example.com', to, subject: 'All hands', messageId: '<all@example.com>', text: 'Meeting at noon.' }) });
+    const dir = folder('many-recipients', {
+      'all.eml': await makeEmail({
+        from: 'a@example.com',
+        to,
+        subject: 'All hands',
+        messageId: '<all@example.com>',
+        text: 'Meeting at noon.',
+      }),
+    });
     const { docs } = await load([dir]);
     const email = (docs[0]!.metadata as { email: { to: string[]; toCount: number } }).email;
     expect(email.to).toHaveLength(100);
@@ -160,9 +203,18 @@ describe('what one file may expand to is bounded', () => {
     }
   });
 
-  it('a message\'s attachments expand to at most maxExpandedBytes; the rest are left out with a warning', async () => {
+  it("a message's attachments expand to at most maxExpandedBytes; the rest are left out with a warning", async () => {
     const note = (n: number) => ({ filename: `note-${n}.txt`, content: `Note ${n}. ${'word '.repeat(2000)}`, contentType: 'text/plain' });
-    const dir = folder('expanded', { 'notes.eml': await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'Notes', messageId: '<notes@example.com>', text: 'Five notes.', attachments: [1, 2, 3, 4, 5].map(note) }) });
+    const dir = folder('expanded', {
+      'notes.eml': await makeEmail({
+        from: 'a@example.com',
+        to: 'b@example.com',
+        subject: 'Notes',
+        messageId: '<notes@example.com>',
+        text: 'Five notes.',
+        attachments: [1, 2, 3, 4, 5].map(note),
+      }),
+    });
     const { docs, warnings } = await load([dir], { maxExpandedBytes: 25_000 });
     expect(ids(docs).filter((id) => id.includes('note-'))).toEqual(['expanded/notes.eml/note-1.txt', 'expanded/notes.eml/note-2.txt']);
     expect(warnings.filter((w) => /maxExpandedBytes/u.test(w.message))).toHaveLength(3);
@@ -186,7 +238,9 @@ describe('what one file may expand to is bounded', () => {
     const { docs, warnings } = await load([dir]);
     const doc = docs.find((d) => d.id === 'sections/many.md')!;
     expect(chunkDocument(doc, { indexedAt: '2024-01-01T00:00:00Z' }).length).toBe(50_000);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^read the first 50000 of at least 80000 .*\(maxChunksPerFile\)$/u)]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/^read the first 50000 of at least 80000 .*\(maxChunksPerFile\)$/u),
+    ]);
   });
 
   it('a flate bomb PDF (a page stream inflating to 512 MiB) is skipped before pdf.js reads it, at the CPU of an ordinary PDF its size', async () => {
@@ -215,7 +269,10 @@ describe('what one file may expand to is bounded', () => {
     // pdf.js walks the whole list for every page it looks up: 2,000 pages of it were 2,000 walks of 100,000.
     const page = (p: number) => [`Page ${p + 1}.`, 'Refunds are issued within fourteen days of a return being received. '.repeat(20)];
     const sample = await makePdf(Array.from({ length: 10 }, (_, p) => page(p)));
-    writeFileSync(join(work, 'ordinary-long.pdf'), await makePdf(Array.from({ length: Math.ceil((10 * flat.length) / sample.length) }, (_, p) => page(p))));
+    writeFileSync(
+      join(work, 'ordinary-long.pdf'),
+      await makePdf(Array.from({ length: Math.ceil((10 * flat.length) / sample.length) }, (_, p) => page(p))),
+    );
     const ordinary = await cpuOf(() => load([join(work, 'ordinary-long.pdf')]), 1);
     const hostile = await cpuOf(() => load([join(dir, 'flat.pdf')]), 1);
     expect(hostile / Math.max(ordinary, 0.01)).toBeLessThan(10);
@@ -235,20 +292,22 @@ describe('containment: what a container holds is read by no one its readers are 
     });
   }
 
-  it('an attachment\'s front matter cannot widen its message\'s ACL: `acl: [everyone]` under --acl hr leaves it out', async () => {
+  it("an attachment's front matter cannot widen its message's ACL: `acl: [everyone]` under --acl hr leaves it out", async () => {
     const dir = join(work, 'acl-widen');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'fw.eml'), await renewal('acl: [everyone]'));
     const { docs, warnings } = await load([dir], { acl: ['hr'] });
     expect(docs.map((d) => [d.id, d.acl])).toEqual([['acl-widen/fw.eml', ['hr']]]);
-    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/left out acl-widen\/fw\.eml\/notes\.md: its acl names none of the readers/u)]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/left out acl-widen\/fw\.eml\/notes\.md: its acl names none of the readers/u),
+    ]);
     // As a principal without access, nothing of the message or its headers is found.
     const store = new MemoryHybridStore();
     await store.addDocuments(docs);
     expect(await store.search({ text: 'settlement termination Smith', mode: 'lexical', limit: 10, principals: ['everyone'] })).toEqual([]);
   });
 
-  it('it can narrow it: `acl: [hr, legal]` under --acl hr is hr; none of its own inherits the message\'s', async () => {
+  it("it can narrow it: `acl: [hr, legal]` under --acl hr is hr; none of its own inherits the message's", async () => {
     const dir = join(work, 'acl-narrow');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'narrow.eml'), await renewal('acl: [hr, legal]'));
@@ -271,11 +330,26 @@ describe('containment: what a container holds is read by no one its readers are 
 
 describe('identity cannot be forged across files', () => {
   it('a forged Message-ID in one mailbox never hides the real message of another', async () => {
-    const real = await makeEmail({ from: 'ceo@acme.com', to: 'all@acme.com', subject: 'Q3 results', messageId: '<q3@acme.com>', text: 'Revenue grew 12% in Q3.' });
-    const forged = await makeEmail({ from: 'eve@evil.example', to: 'all@acme.com', subject: 'Q3 results', messageId: '<q3@acme.com>', text: 'Nothing to see.' });
+    const real = await makeEmail({
+      from: 'ceo@acme.com',
+      to: 'all@acme.com',
+      subject: 'Q3 results',
+      messageId: '<q3@acme.com>',
+      text: 'Revenue grew 12% in Q3.',
+    });
+    const forged = await makeEmail({
+      from: 'eve@evil.example',
+      to: 'all@acme.com',
+      subject: 'Q3 results',
+      messageId: '<q3@acme.com>',
+      text: 'Nothing to see.',
+    });
     const dir = join(work, 'forged');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'a-spam.mbox'), `From eve@evil.example Mon Apr  1 10:00:00 2024\n${forged.toString().replace(/\r\n/gu, '\n')}\n`);
+    writeFileSync(
+      join(dir, 'a-spam.mbox'),
+      `From eve@evil.example Mon Apr  1 10:00:00 2024\n${forged.toString().replace(/\r\n/gu, '\n')}\n`,
+    );
     writeFileSync(join(dir, 'b-inbox.mbox'), `From ceo@acme.com Mon Apr  1 11:00:00 2024\n${real.toString().replace(/\r\n/gu, '\n')}\n`);
     const { docs, skipped } = await load([dir]);
     expect(skipped).toEqual([]);

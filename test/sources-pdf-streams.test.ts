@@ -11,7 +11,11 @@ import { makePdf } from './helpers/real-files.js';
 
 /** A PDF object holding a stream with this dictionary and data (the shape the scan reads). */
 const streamObject = (dictionary: string, data: Uint8Array) =>
-  Buffer.concat([Buffer.from(`4 0 obj\n<< ${dictionary} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream\nendobj\n', 'latin1')]);
+  Buffer.concat([
+    Buffer.from(`4 0 obj\n<< ${dictionary} /Length ${data.length} >>\nstream\n`, 'latin1'),
+    data,
+    Buffer.from('\nendstream\nendobj\n', 'latin1'),
+  ]);
 
 const pdfOf = (...objects: Buffer[]) => new Uint8Array(Buffer.concat([Buffer.from('%PDF-1.7\n'), ...objects, Buffer.from('%%EOF\n')]));
 
@@ -82,7 +86,11 @@ describe('decodedBytes', () => {
     const font = await doc.embedFont(StandardFonts.Helvetica);
     const page = doc.addPage([595, 842]);
     page.drawText('placeholder', { x: 50, y: 780, size: 11, font });
-    const name = page.node.Resources()!.lookup(PDFName.of('Font'))!.toString().match(/\/(\w+)/u)![1];
+    const name = page.node
+      .Resources()!
+      .lookup(PDFName.of('Font'))!
+      .toString()
+      .match(/\/(\w+)/u)![1];
     const ops = Buffer.from(`BT /${name} 12 Tf 72 712 Td (Refunds are issued within fourteen days.) Tj ET\n`, 'latin1');
     page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.stream(lzw(ops), { Filter: 'LZWDecode' })));
     const bytes = await doc.save({ useObjectStreams: false });

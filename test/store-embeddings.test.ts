@@ -14,7 +14,10 @@ const DOCS = [
 
 /** Test embeddings that name their model, as real providers do (`model`). */
 class NamedEmbeddings extends FakeEmbeddings {
-  constructor(readonly model: string, dimension = 32) {
+  constructor(
+    readonly model: string,
+    dimension = 32,
+  ) {
     super({ dimension });
   }
 }
@@ -53,7 +56,10 @@ describe('MemoryHybridStore remembers the embedding model and dimension', () => 
 
     const other = await MemoryHybridStore.load(file, { embeddings: new NamedEmbeddings('model-b') });
     for (const run of [() => other.search({ text: 'refunds' }), () => other.addDocuments([{ id: 'x.md', text: 'x' }])]) {
-      const error = await run().then(() => undefined, (e: unknown) => e);
+      const error = await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(isLitmPackError(error, 'config_mismatch')).toBe(true);
       expect((error as Error).message).toContain('made by the embedding model "model-a" (dimension 32); these embeddings use "model-b"');
     }

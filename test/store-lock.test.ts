@@ -20,14 +20,23 @@ interface Writer {
   child: ChildProcess;
   /** Resolves when the writer's change has started (it holds the lock). */
   locked: Promise<void>;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; result: { ok: boolean; code?: string; locked?: boolean; holder?: { pid: number; host: string } } | null; stdout: string }>;
+  done: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    result: { ok: boolean; code?: string; locked?: boolean; holder?: { pid: number; host: string } } | null;
+    stdout: string;
+  }>;
   output: () => string;
 }
 
 function writer(store: string, sourceId: string, holdMs: number, waitMs: number, mode?: 'exit' | 'throw' | 'signal'): Writer {
-  const child = spawn(process.execPath, ['--import', TSX, WRITER, store, sourceId, String(holdMs), String(waitMs), ...(mode ? [mode] : [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', TSX, WRITER, store, sourceId, String(holdMs), String(waitMs), ...(mode ? [mode] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   let onLocked: () => void;
@@ -84,13 +93,18 @@ describe('one writer per store file (two real processes)', () => {
     }
   }, 120_000);
 
-  it('a writer that may not wait is refused with StoreLockedError naming the holder, and the holder\'s change is kept', async () => {
+  it("a writer that may not wait is refused with StoreLockedError naming the holder, and the holder's change is kept", async () => {
     const path = await storeDir();
     const first = writer(path, 'first.md', 1500, 20_000);
     await first.locked;
     const second = writer(path, 'second.md', 0, 0);
     const refused = await second.done;
-    expect(refused.result, second.output()).toMatchObject({ ok: false, code: 'timeout', locked: true, holder: { pid: first.child.pid, host: hostname() } });
+    expect(refused.result, second.output()).toMatchObject({
+      ok: false,
+      code: 'timeout',
+      locked: true,
+      holder: { pid: first.child.pid, host: hostname() },
+    });
     expect(refused.code).toBe(3);
     expect((await first.done).result).toEqual({ ok: true });
     expect(await sourcesIn(path)).toEqual(['first.md']);
@@ -129,15 +143,30 @@ describe('stale locks and every way out', () => {
   it('takes over a lock whose process is gone', async () => {
     const path = await storeDir();
     const pid = await deadPid();
-    await writeFile(storeLockPath(path), JSON.stringify({ pid, host: hostname(), lockedAt: new Date().toISOString(), processStartedAt: new Date().toISOString(), token: 'left-behind' }));
-    await MemoryHybridStore.update(path, (store) => store.addDocuments([{ id: 'after.md', text: 'Written after a crash.' }]), { create: true, waitMs: 0 });
+    await writeFile(
+      storeLockPath(path),
+      JSON.stringify({
+        pid,
+        host: hostname(),
+        lockedAt: new Date().toISOString(),
+        processStartedAt: new Date().toISOString(),
+        token: 'left-behind',
+      }),
+    );
+    await MemoryHybridStore.update(path, (store) => store.addDocuments([{ id: 'after.md', text: 'Written after a crash.' }]), {
+      create: true,
+      waitMs: 0,
+    });
     expect(await sourcesIn(path)).toEqual(['after.md']);
     expect(existsSync(storeLockPath(path))).toBe(false);
   });
 
   it('takes over a lock of this pid that this process did not take (an earlier process had the pid)', async () => {
     const path = await storeDir();
-    await writeFile(storeLockPath(path), JSON.stringify({ pid: process.pid, host: hostname(), lockedAt: '', processStartedAt: '', token: 'not-ours' }));
+    await writeFile(
+      storeLockPath(path),
+      JSON.stringify({ pid: process.pid, host: hostname(), lockedAt: '', processStartedAt: '', token: 'not-ours' }),
+    );
     await withStoreLock(path, () => undefined, { waitMs: 0 });
     expect(existsSync(storeLockPath(path))).toBe(false);
   });
@@ -145,7 +174,10 @@ describe('stale locks and every way out', () => {
   it.runIf(existsSync('/proc/self/stat'))('takes over a lock whose pid now belongs to a process started later (pid reused)', async () => {
     const path = await storeDir();
     // The parent of this test process is running; a lock claiming it with another start time is stale.
-    await writeFile(storeLockPath(path), JSON.stringify({ pid: process.ppid, host: hostname(), lockedAt: '', processStartedAt: '', procStart: '1', token: 'reused' }));
+    await writeFile(
+      storeLockPath(path),
+      JSON.stringify({ pid: process.ppid, host: hostname(), lockedAt: '', processStartedAt: '', procStart: '1', token: 'reused' }),
+    );
     await withStoreLock(path, () => undefined, { waitMs: 0 });
     expect(existsSync(storeLockPath(path))).toBe(false);
   });
@@ -153,7 +185,10 @@ describe('stale locks and every way out', () => {
   it('never takes over a lock of another host: it names the host', async () => {
     const path = await storeDir();
     const pid = await deadPid();
-    await writeFile(storeLockPath(path), JSON.stringify({ pid, host: 'other-host.example', lockedAt: '2025-01-01T00:00:00.000Z', processStartedAt: '', token: 'remote' }));
+    await writeFile(
+      storeLockPath(path),
+      JSON.stringify({ pid, host: 'other-host.example', lockedAt: '2025-01-01T00:00:00.000Z', processStartedAt: '', token: 'remote' }),
+    );
     const error = await withStoreLock(path, () => undefined, { waitMs: 60 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreLockedError);
     expect((error as StoreLockedError).message).toContain(`process ${pid} on other-host.example`);
@@ -204,9 +239,10 @@ describe('stale locks and every way out', () => {
 });
 
 describe('lock files that are not lock files', () => {
-  const lock = (holder: Record<string, unknown>) => JSON.stringify({ host: hostname(), lockedAt: '', processStartedAt: '', token: 'odd', ...holder });
+  const lock = (holder: Record<string, unknown>) =>
+    JSON.stringify({ host: hostname(), lockedAt: '', processStartedAt: '', token: 'odd', ...holder });
 
-  it('a symbolic link to nothing at the lock\'s name: waited for within waitMs, then refused (never a busy loop)', async () => {
+  it("a symbolic link to nothing at the lock's name: waited for within waitMs, then refused (never a busy loop)", async () => {
     const path = await storeDir();
     await symlink(join(path, '..', 'nowhere'), storeLockPath(path));
     const error = await withStoreLock(path, () => 'never', { waitMs: 150 }).catch((e: unknown) => e);
@@ -223,7 +259,7 @@ describe('lock files that are not lock files', () => {
     expect(existsSync(storeLockPath(path))).toBe(false);
   });
 
-  it('a directory at the lock\'s name is a typed error saying what to remove', async () => {
+  it("a directory at the lock's name is a typed error saying what to remove", async () => {
     const path = await storeDir();
     await mkdir(storeLockPath(path), { recursive: true });
     const error = await withStoreLock(path, () => 'never', { waitMs: 0 }).catch((e: unknown) => e);

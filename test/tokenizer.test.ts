@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { getTokenizer } from '../src/index.js';
 import { CL100K_PATTERN, O200K_PATTERN } from '../src/tokenize/pretokenize.js';
 import { decodeRankTableFile, encodeRankTableFile, vocabularyFromTiktoken } from '../src/tokenize/rank-table.js';
-import { countBySegments, countUpTo, countingSegments, loadTiktokenRanks, runLimit, splitsAt, tokenizerFromVocabulary, vocabularySource } from '../src/tokenize/tiktoken.js';
+import {
+  countBySegments,
+  countUpTo,
+  countingSegments,
+  loadTiktokenRanks,
+  runLimit,
+  splitsAt,
+  tokenizerFromVocabulary,
+  vocabularySource,
+} from '../src/tokenize/tiktoken.js';
 
 const require = createRequire(import.meta.url);
 const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
@@ -26,7 +35,31 @@ const asciiHeavy = fc
   .array(
     fc.oneof(
       { weight: 6, arbitrary: fc.constantFrom(...'aZ0 \t\n\r\v\f.,;\'"/-_()[]#\u0000\u001f\u007f') },
-      { weight: 3, arbitrary: fc.constantFrom("'s", "'S", "'re", "'Ve", "'ll", "'LL", "'d", "'x", "n't", 'Hello', 'HELLO', 'hELLO', 'abc123', '1234567', '\r\n', ' \n ', '  ', ' /', '.\n/', 'x/\n') },
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom(
+          "'s",
+          "'S",
+          "'re",
+          "'Ve",
+          "'ll",
+          "'LL",
+          "'d",
+          "'x",
+          "n't",
+          'Hello',
+          'HELLO',
+          'hELLO',
+          'abc123',
+          '1234567',
+          '\r\n',
+          ' \n ',
+          '  ',
+          ' /',
+          '.\n/',
+          'x/\n',
+        ),
+      },
       { weight: 1, arbitrary: fc.constantFrom('é', 'É', '٣', '\u00a0', '\u2028', '—', '\u0301', '日本', '😀', '\ud800') },
       { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 6 }) },
     ),
@@ -34,7 +67,9 @@ const asciiHeavy = fc
   )
   .map((parts) => parts.join(''));
 
-const mixed = fc.array(fc.oneof(longRuns, fc.lorem({ maxCount: 20 }), fc.constantFrom(' ', '\n\n', '<|endoftext|>')), { maxLength: 5 }).map((p) => p.join(' '));
+const mixed = fc
+  .array(fc.oneof(longRuns, fc.lorem({ maxCount: 20 }), fc.constantFrom(' ', '\n\n', '<|endoftext|>')), { maxLength: 5 })
+  .map((p) => p.join(' '));
 
 // One pre-tokenised piece of up to 400 characters: a repeated unit (the worst case for a merge: 'a' and
 // '=' have tokens of many lengths), or random characters of one kind. Long enough to take the prefix-count
@@ -73,7 +108,7 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
     );
   });
 
-  it('splits text into the same pieces as the encoding\'s own pattern', () => {
+  it("splits text into the same pieces as the encoding's own pattern", () => {
     const pattern = new RegExp(encoding === 'o200k_base' ? O200K_PATTERN : CL100K_PATTERN, 'gu');
     const split = (text: string) => (tokenizer as unknown as { pieces(text: string): string[] }).pieces(text);
     fc.assert(
@@ -95,8 +130,14 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
   });
 
   it('counts a text as the sum of its line segments, as the exact fit recounts contexts (property)', () => {
-    const line = fc.oneof(asciiHeavy, mixed, fc.constantFrom('[12] Title (source: a.md)', '</document>', '/path', ' indented', '\tx', '', '.', '...', '\u00a0nbsp', '😀'));
-    const text = fc.array(fc.tuple(line, fc.constantFrom('\n', '\n\n', '\r\n', '.\n', ' \n', '\n/', '\n\n\n')), { maxLength: 12 }).map((parts) => parts.map(([l, sep]) => l + sep).join(''));
+    const line = fc.oneof(
+      asciiHeavy,
+      mixed,
+      fc.constantFrom('[12] Title (source: a.md)', '</document>', '/path', ' indented', '\tx', '', '.', '...', '\u00a0nbsp', '😀'),
+    );
+    const text = fc
+      .array(fc.tuple(line, fc.constantFrom('\n', '\n\n', '\r\n', '.\n', ' \n', '\n/', '\n\n\n')), { maxLength: 12 })
+      .map((parts) => parts.map(([l, sep]) => l + sep).join(''));
     fc.assert(
       fc.property(text, (t) => {
         const exact = reference[encoding].encode(t, [], []).length;
@@ -148,17 +189,29 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
     // 5,000 characters are out of js-tiktoken's reach in a test.
     let bounded = 0;
     const longer = fc
-      .tuple(fc.constantFrom(...units, 'aB1', 'x.y', 'a-b'), fc.integer({ min: 200, max: 5000 }), fc.constantFrom('', ' tail', '1', 'x', 'Q', "'s", '.'))
+      .tuple(
+        fc.constantFrom(...units, 'aB1', 'x.y', 'a-b'),
+        fc.integer({ min: 200, max: 5000 }),
+        fc.constantFrom('', ' tail', '1', 'x', 'Q', "'s", '.'),
+      )
       .map(([unit, length, tail]) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length) + tail);
     fc.assert(
-      fc.property(fc.oneof(longer, fc.tuple(randomRuns, randomRuns).map(([a, b]) => a + b + a)), fc.integer({ min: 1, max: 400 }), fc.nat(), (text, limit, at) => {
-        const k = runLimit(tokenizer, text, 0, limit);
-        if (k === Infinity) return;
-        bounded += 1;
-        for (const end of [k, k + (at % (text.length - k + 1)), text.length]) {
-          expect(tokenizer.count(text.slice(0, end))).toBeGreaterThan(limit);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          longer,
+          fc.tuple(randomRuns, randomRuns).map(([a, b]) => a + b + a),
+        ),
+        fc.integer({ min: 1, max: 400 }),
+        fc.nat(),
+        (text, limit, at) => {
+          const k = runLimit(tokenizer, text, 0, limit);
+          if (k === Infinity) return;
+          bounded += 1;
+          for (const end of [k, k + (at % (text.length - k + 1)), text.length]) {
+            expect(tokenizer.count(text.slice(0, end))).toBeGreaterThan(limit);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
     expect(bounded).toBeGreaterThan(20);
@@ -168,7 +221,11 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s tokenizer', (encoding)
 
   it('adds the counts of the two sides of a split point (property)', () => {
     const shortRuns = unitRuns.map((run) => run.slice(0, 80));
-    const part = fc.oneof(asciiHeavy, shortRuns, fc.constantFrom('word', 'end.', 'x)', 'ǅa', '漢A', "can'", 'a\u0301', '٣٣٣', '1234', '😀'));
+    const part = fc.oneof(
+      asciiHeavy,
+      shortRuns,
+      fc.constantFrom('word', 'end.', 'x)', 'ǅa', '漢A', "can'", 'a\u0301', '٣٣٣', '1234', '😀'),
+    );
     const gap = fc.constantFrom(' ', '  ', '\n', '\n\n', '\r\n', ' \n', '\t', '\u00a0', '\u3000', ' /');
     fc.assert(
       fc.property(part, gap, part, (left, space, right) => {
@@ -210,7 +267,13 @@ describe('the pre-tokenising patterns', () => {
       pattern.lastIndex = 0;
       return pattern.test(text) ? pattern.lastIndex : -1;
     };
-    const character = fc.constantFrom(...'aZ0 \t\n\r.,\'"/-_()漢字カナ한ÉéßʰǅⅠ٣\u0301\u00a0\u2028sStTmMdDlLrRvVeE😀🀄'.split(/(?:)/u), "'s", "'ll", "'re", "'VE");
+    const character = fc.constantFrom(
+      ...'aZ0 \t\n\r.,\'"/-_()漢字カナ한ÉéßʰǅⅠ٣\u0301\u00a0\u2028sStTmMdDlLrRvVeE😀🀄'.split(/(?:)/u),
+      "'s",
+      "'ll",
+      "'re",
+      "'VE",
+    );
     let filled = 0;
     fc.assert(
       fc.property(fc.array(character, { minLength: 1, maxLength: 24 }), fc.nat(), (characters, at) => {

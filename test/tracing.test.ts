@@ -26,7 +26,9 @@ beforeAll(async () => {
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   store = await fixtureStore({ restricted: false });
   // A reranker that keeps the order it is given, so the rerank stage runs.
-  const reranker = { rerank: (_query: string, texts: readonly string[]) => Promise.resolve(texts.map((_, index) => ({ index, score: 1 - index / 100 }))) };
+  const reranker = {
+    rerank: (_query: string, texts: readonly string[]) => Promise.resolve(texts.map((_, index) => ({ index, score: 1 - index / 100 }))),
+  };
   server = await startServer({ store, apiKeys: fixtureKeys(), rateLimit: false, rerank: { reranker, topN: 20, timeoutMs: 60_000 } });
 });
 
@@ -50,8 +52,10 @@ async function spansOfRequest(): Promise<{ request: ReadableSpan; stages: Readab
 }
 
 describe('spans of a bundle request over HTTP', () => {
-  it('keeps the caller\'s trace, makes each stage a child of the request span, and records the pack\'s facts', async () => {
-    const answer = await fetch(`${server.url}/api/bundle?q=refunds&budget=60&compress=sentences`, { headers: { traceparent: TRACEPARENT } });
+  it("keeps the caller's trace, makes each stage a child of the request span, and records the pack's facts", async () => {
+    const answer = await fetch(`${server.url}/api/bundle?q=refunds&budget=60&compress=sentences`, {
+      headers: { traceparent: TRACEPARENT },
+    });
     expect(answer.status).toBe(200);
     const pack = (await answer.json()) as Pack;
     const { request, stages } = await spansOfRequest();
@@ -75,10 +79,20 @@ describe('spans of a bundle request over HTTP', () => {
       'litm_pack.confidence': pack.coverage.confidence,
       'litm_pack.degraded': [],
     };
-    expect(request.attributes).toMatchObject({ ...facts, 'http.request.method': 'GET', 'http.route': '/api/bundle', 'http.response.status_code': 200, 'litm_pack.kind': 'bundle' });
+    expect(request.attributes).toMatchObject({
+      ...facts,
+      'http.request.method': 'GET',
+      'http.route': '/api/bundle',
+      'http.response.status_code': 200,
+      'litm_pack.kind': 'bundle',
+    });
     const byName = new Map(stages.map((span) => [span.name, span] as const));
     expect(byName.get('litm-pack.pack')?.attributes).toMatchObject({ ...facts, 'litm_pack.kind': 'bundle' });
-    expect(byName.get('litm-pack.search')?.attributes).toMatchObject({ 'litm_pack.mode': 'hybrid', 'litm_pack.limit': 50, 'litm_pack.candidates': expect.any(Number) });
+    expect(byName.get('litm-pack.search')?.attributes).toMatchObject({
+      'litm_pack.mode': 'hybrid',
+      'litm_pack.limit': 50,
+      'litm_pack.candidates': expect.any(Number),
+    });
     expect(byName.get('litm-pack.rerank')?.attributes).toMatchObject({ 'litm_pack.top_n': 20, 'litm_pack.degraded': [] });
     // No query text in any attribute.
     expect(JSON.stringify([request, ...stages].map((span) => span.attributes))).not.toContain('refunds');
@@ -93,7 +107,9 @@ describe('spans of a bundle request over HTTP', () => {
     expect(stages.map((span) => span.name).sort()).toEqual(['litm-pack.pack', 'litm-pack.search']);
 
     exporter.reset();
-    const refused = await fetch(`${server.url}/api/bundle?q=refunds`, { headers: { traceparent: TRACEPARENT, authorization: 'Bearer not-a-configured-key-0123' } });
+    const refused = await fetch(`${server.url}/api/bundle?q=refunds`, {
+      headers: { traceparent: TRACEPARENT, authorization: 'Bearer not-a-configured-key-0123' },
+    });
     expect(refused.status).toBe(401);
     const denied = await spansOfRequest();
     expect(denied.stages).toEqual([]);

@@ -26,8 +26,15 @@ beforeAll(async () => {
   await writer.addDocuments([{ id: 'refunds.md', text: 'Refunds are paid within 14 days to the original payment method.' }]);
   storeFile = join(work, 'store.json');
   await writer.save(storeFile);
-  const store = await MemoryHybridStore.load(storeFile, { embeddings: new OpenAICompatibleEmbeddings({ url: `${refusing.url}/v1`, model: MODEL, retries: 0 }) });
-  server = await startServer({ store, rateLimit: false, requireAuth: true, apiKeys: new ApiKeys({ keys: [{ id: 'alice', key: 'a-long-random-secret-key', principals: [] }] }) });
+  const store = await MemoryHybridStore.load(storeFile, {
+    embeddings: new OpenAICompatibleEmbeddings({ url: `${refusing.url}/v1`, model: MODEL, retries: 0 }),
+  });
+  server = await startServer({
+    store,
+    rateLimit: false,
+    requireAuth: true,
+    apiKeys: new ApiKeys({ keys: [{ id: 'alice', key: 'a-long-random-secret-key', principals: [] }] }),
+  });
 });
 
 afterAll(async () => {
@@ -36,9 +43,11 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-describe('an upstream service that refuses litm-pack\'s credentials', () => {
+describe("an upstream service that refuses litm-pack's credentials", () => {
   it('is a 502 upstream fault for a caller with a valid key: no WWW-Authenticate, no internal endpoint', async () => {
-    const response = await fetch(`${server.url}/api/bundle?q=refunds&mode=dense`, { headers: { authorization: 'Bearer a-long-random-secret-key' } });
+    const response = await fetch(`${server.url}/api/bundle?q=refunds&mode=dense`, {
+      headers: { authorization: 'Bearer a-long-random-secret-key' },
+    });
     const body = await response.text();
     expect(response.status).toBe(502);
     expect(response.headers.get('www-authenticate')).toBeNull();
@@ -47,14 +56,25 @@ describe('an upstream service that refuses litm-pack\'s credentials', () => {
     expect(body).not.toContain('127.0.0.1');
   });
 
-  it('the caller\'s own missing key is still the caller\'s 401', async () => {
+  it("the caller's own missing key is still the caller's 401", async () => {
     const response = await fetch(`${server.url}/api/bundle?q=refunds&mode=dense`);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('the CLI exits 3 (a fault that a key fixes), saying which service refused', async () => {
-    const out = await runCli(['bundle', 'refunds', '--mode', 'dense', '--store', storeFile, '--embeddings', `${refusing.url}/v1`, '--embed-model', MODEL]);
+    const out = await runCli([
+      'bundle',
+      'refunds',
+      '--mode',
+      'dense',
+      '--store',
+      storeFile,
+      '--embeddings',
+      `${refusing.url}/v1`,
+      '--embed-model',
+      MODEL,
+    ]);
     expect(out.code).toBe(ERROR_SURFACES.upstream_unauthorized.exit);
     expect(out.code).toBe(3);
     expect(out.stderr).toMatch(/embeddings server .* answered 401.*check the API key/u);

@@ -8,7 +8,22 @@ import { isLitmPackError, MemoryHybridStore, verifyCitations, type ChunkRecord, 
 import { sha256Hex } from '../src/base/canonical.js';
 import { normalizeText, sharedCount, shingleHashes } from '../src/core/text.js';
 
-const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'refund', 'policy'];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'charlie',
+  'delta',
+  'echo',
+  'foxtrot',
+  'golf',
+  'hotel',
+  'india',
+  'juliet',
+  'kilo',
+  'lima',
+  'refund',
+  'policy',
+];
 
 /** A source of `paragraphs` paragraphs of four sentences of twelve words, the same for a given seed. */
 function corpus(paragraphs: number, seed = 1): string {
@@ -30,7 +45,12 @@ const current = (chunks: readonly ChunkRecord[]): VerifiableCitation[] =>
 
 /** Citations by hash alone of text that is nowhere: spans a little longer than real chunks, a hash of nothing. */
 const nowhere = (chunks: readonly ChunkRecord[]): VerifiableCitation[] =>
-  chunks.map((c, i) => ({ sourceId: c.sourceId, chunkId: c.id, span: { start: c.span.start, end: c.span.end + 1 + i }, textSha256: 'f'.repeat(64) }));
+  chunks.map((c, i) => ({
+    sourceId: c.sourceId,
+    chunkId: c.id,
+    span: { start: c.span.start, end: c.span.end + 1 + i },
+    textSha256: 'f'.repeat(64),
+  }));
 
 /** Median CPU seconds (user + system) of `runs` calls, after one call to warm up. */
 async function cpuOf(run: () => Promise<unknown>, runs = 3): Promise<number> {
@@ -133,7 +153,11 @@ function referenceClosest(chunks: readonly ChunkRecord[], text: string, anchor: 
       if (grams[i]!.length > 0) sum += sharedCount(grams[i]!, shingleHashes(normalizeText(chunk.text), n)) / grams[i]!.length;
     });
     const score = sum / 5;
-    if (best === null || score > best.score || (score === best.score && Math.abs(chunk.span.start - anchor) < Math.abs(best.chunk.span.start - anchor))) {
+    if (
+      best === null ||
+      score > best.score ||
+      (score === best.score && Math.abs(chunk.span.start - anchor) < Math.abs(best.chunk.span.start - anchor))
+    ) {
       best = { chunk, score };
     }
   }
@@ -145,7 +169,11 @@ describe('the indexes change no answer', () => {
   const paragraph = fc.array(sentence, { minLength: 1, maxLength: 3 }).map((s) => s.join(' '));
   const page = fc.array(paragraph, { minLength: 1, maxLength: 8 }).map((p) => p.join('\n\n'));
   // A cited text: a run of words of the vocabulary (found or not), or a piece of the page itself.
-  const citedText = fc.oneof(sentence, paragraph, fc.array(fc.constantFrom(...WORDS.slice(0, 6), 'al', 'ph', 'a.'), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')));
+  const citedText = fc.oneof(
+    sentence,
+    paragraph,
+    fc.array(fc.constantFrom(...WORDS.slice(0, 6), 'al', 'ph', 'a.'), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+  );
 
   it('moved placements and closest passages are those of the brute-force reference', async () => {
     const seen = { moved: 0, changed: 0 };
@@ -167,7 +195,10 @@ describe('the indexes change no answer', () => {
           const [cited] = cites[i]!;
           const anchor = citations[i]!.span!.start;
           const moved = chunks.some((c) => c.textSha256 === sha256Hex(cited))
-            ? chunks.filter((c) => c.textSha256 === sha256Hex(cited)).map((c) => c.span.start).sort((a, b) => Math.abs(a - anchor) - Math.abs(b - anchor) || a - b)[0]!
+            ? chunks
+                .filter((c) => c.textSha256 === sha256Hex(cited))
+                .map((c) => c.span.start)
+                .sort((a, b) => Math.abs(a - anchor) - Math.abs(b - anchor) || a - b)[0]!
             : referenceMoved(chunks, cited, anchor);
           seen[moved === null ? 'changed' : 'moved'] += 1;
           if (moved !== null) {

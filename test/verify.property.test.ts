@@ -85,59 +85,63 @@ describe('verifyCitations against ground truth from the texts (random edits, re-
   it('agrees with the texts on every citation, and reports where moved text is now', async () => {
     let seen = { current: 0, moved: 0, changed: 0, missing: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(), edit), { minLength: 1, maxLength: 4 }), async (docs, edits) => {
-        const store = new MemoryHybridStore({ chunkTokens: 24 });
-        const ids = docs.map((_, i) => `docs/${i}.md`);
-        await store.addDocuments(docs.map((d, i) => ({ id: ids[i]!, text: render(d), version: 'v1' })));
-        const cited = await store.getChunks({ sourceIds: ids });
+      fc.asyncProperty(
+        fc.array(doc, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.nat(), edit), { minLength: 1, maxLength: 4 }),
+        async (docs, edits) => {
+          const store = new MemoryHybridStore({ chunkTokens: 24 });
+          const ids = docs.map((_, i) => `docs/${i}.md`);
+          await store.addDocuments(docs.map((d, i) => ({ id: ids[i]!, text: render(d), version: 'v1' })));
+          const cited = await store.getChunks({ sourceIds: ids });
 
-        const after: (Doc | null)[] = [...docs];
-        for (const [which, e] of edits) {
-          const i = which % after.length;
-          if (after[i] !== null) after[i] = apply(after[i]!, e);
-        }
-        const removed = ids.filter((_, i) => after[i] === null);
-        if (removed.length > 0) await store.deleteSources(removed);
-        await store.addDocuments(after.flatMap((d, i) => (d === null ? [] : [{ id: ids[i]!, text: render(d), version: 'v2' }])));
+          const after: (Doc | null)[] = [...docs];
+          for (const [which, e] of edits) {
+            const i = which % after.length;
+            if (after[i] !== null) after[i] = apply(after[i]!, e);
+          }
+          const removed = ids.filter((_, i) => after[i] === null);
+          if (removed.length > 0) await store.deleteSources(removed);
+          await store.addDocuments(after.flatMap((d, i) => (d === null ? [] : [{ id: ids[i]!, text: render(d), version: 'v2' }])));
 
-        const citations: VerifiableCitation[] = cited.map((c, i) => ({
-          ref: i + 1,
-          sourceId: c.sourceId,
-          chunkId: c.id,
-          version: c.version,
-          span: c.span,
-          textSha256: c.textSha256,
-          text: c.text,
-        }));
-        const withText = await verifyCitations({ store, citations });
-        const hashOnly = await verifyCitations({ store, citations: citations.map(({ text: _text, ...rest }) => rest) });
-        cited.forEach((chunk, i) => {
-          const d = after[ids.indexOf(chunk.sourceId)];
-          const text = d === null || d === undefined ? null : render(d);
-          const expected = truth(text, chunk);
-          const check = withText[i]!;
-          expect(check.status, `${chunk.id} ${JSON.stringify(chunk.text)}`).toBe(expected.status);
-          seen = { ...seen, [check.status]: seen[check.status] + 1 };
-          expect(check.citedVersion).toBe('v1');
-          expect(check.currentVersion).toBe(expected.status === 'missing' ? null : 'v2');
-          if (check.status === 'current' || check.status === 'moved') {
-            expect(expected.starts).toContain(check.span!.start);
-            expect(text!.slice(check.span!.start, check.span!.end)).toBe(chunk.text);
-          }
-          if (check.status === 'changed') {
-            expect(check.closest).not.toBeNull();
-            expect(text!.slice(check.closest!.span.start, check.closest!.span.end)).toBe(check.closest!.text);
-          }
-          // With the hash alone the gaps between chunks are guessed, never trusted blindly: a claim of
-          // current or moved is still true of the texts.
-          const blind = hashOnly[i]!;
-          if (blind.status === 'current' || blind.status === 'moved') {
-            expect(text!.slice(blind.span!.start, blind.span!.end)).toBe(chunk.text);
-          }
-          if (blind.status === 'current') expect(expected.status).toBe('current');
-          if (expected.status === 'missing') expect(blind.status).toBe('missing');
-        });
-      }),
+          const citations: VerifiableCitation[] = cited.map((c, i) => ({
+            ref: i + 1,
+            sourceId: c.sourceId,
+            chunkId: c.id,
+            version: c.version,
+            span: c.span,
+            textSha256: c.textSha256,
+            text: c.text,
+          }));
+          const withText = await verifyCitations({ store, citations });
+          const hashOnly = await verifyCitations({ store, citations: citations.map(({ text: _text, ...rest }) => rest) });
+          cited.forEach((chunk, i) => {
+            const d = after[ids.indexOf(chunk.sourceId)];
+            const text = d === null || d === undefined ? null : render(d);
+            const expected = truth(text, chunk);
+            const check = withText[i]!;
+            expect(check.status, `${chunk.id} ${JSON.stringify(chunk.text)}`).toBe(expected.status);
+            seen = { ...seen, [check.status]: seen[check.status] + 1 };
+            expect(check.citedVersion).toBe('v1');
+            expect(check.currentVersion).toBe(expected.status === 'missing' ? null : 'v2');
+            if (check.status === 'current' || check.status === 'moved') {
+              expect(expected.starts).toContain(check.span!.start);
+              expect(text!.slice(check.span!.start, check.span!.end)).toBe(chunk.text);
+            }
+            if (check.status === 'changed') {
+              expect(check.closest).not.toBeNull();
+              expect(text!.slice(check.closest!.span.start, check.closest!.span.end)).toBe(check.closest!.text);
+            }
+            // With the hash alone the gaps between chunks are guessed, never trusted blindly: a claim of
+            // current or moved is still true of the texts.
+            const blind = hashOnly[i]!;
+            if (blind.status === 'current' || blind.status === 'moved') {
+              expect(text!.slice(blind.span!.start, blind.span!.end)).toBe(chunk.text);
+            }
+            if (blind.status === 'current') expect(expected.status).toBe('current');
+            if (expected.status === 'missing') expect(blind.status).toBe('missing');
+          });
+        },
+      ),
       { numRuns: 150 },
     );
     // The edits exercise every outcome.

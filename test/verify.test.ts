@@ -46,7 +46,10 @@ describe('verifyCitations', () => {
     const { store, pack } = await fixture();
     const edited = policy
       .replace('# Refund policy', '# Refund policy\n\nThis page was reorganised in May.')
-      .replace('Gift cards are never refunded under any circumstances.', 'Gift cards are refunded as store credit under any circumstances.');
+      .replace(
+        'Gift cards are never refunded under any circumstances.',
+        'Gift cards are refunded as store credit under any circumstances.',
+      );
     await store.addDocuments([{ id: 'policy.md', version: 'v2', text: edited }]);
     await store.deleteSources(['legal.md']);
     const checks = await verifyCitations({ store, pack, principals: 'all' });
@@ -85,7 +88,9 @@ describe('verifyCitations', () => {
   it('takes bare citations: the hash alone decides current and moved; without the text no closest passage', async () => {
     const { store, pack } = await fixture();
     const citations = pack.citations.map(({ ref, ...rest }) => rest);
-    expect((await verifyCitations({ store, citations, principals: 'all' })).map((c) => [c.status, c.ref])).toEqual(citations.map(() => ['current', null]));
+    expect((await verifyCitations({ store, citations, principals: 'all' })).map((c) => [c.status, c.ref])).toEqual(
+      citations.map(() => ['current', null]),
+    );
     await store.addDocuments([
       { id: 'policy.md', version: 'v2', text: `Preface.\n\n${policy.replace('two working days', 'three working days')}` },
     ]);
@@ -147,7 +152,9 @@ describe('verifyCitations', () => {
     };
     expect(await codeOf(verifyCitations({ store }))).toBe('invalid_input');
     expect(await codeOf(verifyCitations({ store, pack, citations: [] }))).toBe('invalid_input');
-    expect(await codeOf(verifyCitations({ store, citations: [{ sourceId: 'a', chunkId: 'a#1', textSha256: 'xyz' }] }))).toBe('invalid_input');
+    expect(await codeOf(verifyCitations({ store, citations: [{ sourceId: 'a', chunkId: 'a#1', textSha256: 'xyz' }] }))).toBe(
+      'invalid_input',
+    );
     expect(await codeOf(verifyCitations({ store, pack: { ...pack, schema: 'other' } as never }))).toBe('invalid_input');
     expect(await codeOf(verifyCitations({ store, pack, principal: ['x'] } as never))).toBe('invalid_input');
     const searchOnly = { search: store.search.bind(store), addDocuments: store.addDocuments.bind(store) };

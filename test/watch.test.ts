@@ -23,7 +23,11 @@ async function until(what: string, test: () => boolean | Promise<boolean>, ms = 
   }
 }
 
-const sourceIds = (store: MemoryHybridStore) => store.sources().map((s) => s.sourceId).sort();
+const sourceIds = (store: MemoryHybridStore) =>
+  store
+    .sources()
+    .map((s) => s.sourceId)
+    .sort();
 
 describe('watchDocuments', () => {
   it('adds, updates, renames and deletes sources as files change, saving once per batch', async () => {
@@ -66,7 +70,12 @@ describe('watchDocuments', () => {
       expect(sourceIds(store)).toEqual(['docs/a.md', 'docs/b2.txt']);
       expect(saves).toBe(batches.length);
       const saved = await MemoryHybridStore.load(file);
-      expect(saved.sources().map((s) => s.sourceId).sort()).toEqual(['docs/a.md', 'docs/b2.txt']);
+      expect(
+        saved
+          .sources()
+          .map((s) => s.sourceId)
+          .sort(),
+      ).toEqual(['docs/a.md', 'docs/b2.txt']);
     } finally {
       await watcher.close();
     }
@@ -75,10 +84,30 @@ describe('watchDocuments', () => {
   it('removes what a file held when it changes or goes: a mailbox message gone, then the mailbox', async () => {
     const dir = join(work, 'mail');
     mkdirSync(dir, { recursive: true });
-    const one = await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'One', messageId: '<one@example.com>', date: new Date('2024-01-01T00:00:00Z'), text: 'First message.' });
-    const two = await makeEmail({ from: 'a@example.com', to: 'b@example.com', subject: 'Two', messageId: '<two@example.com>', date: new Date('2024-01-02T00:00:00Z'), text: 'Second message.' });
+    const one = await makeEmail({
+      from: 'a@example.com',
+      to: 'b@example.com',
+      subject: 'One',
+      messageId: '<one@example.com>',
+      date: new Date('2024-01-01T00:00:00Z'),
+      text: 'First message.',
+    });
+    const two = await makeEmail({
+      from: 'a@example.com',
+      to: 'b@example.com',
+      subject: 'Two',
+      messageId: '<two@example.com>',
+      date: new Date('2024-01-02T00:00:00Z'),
+      text: 'Second message.',
+    });
     const box = join(dir, 'inbox.mbox');
-    writeFileSync(box, makeMbox([{ from: 'a@example.com', date: new Date('2024-01-01T00:00:00Z'), raw: one }, { from: 'a@example.com', date: new Date('2024-01-02T00:00:00Z'), raw: two }]));
+    writeFileSync(
+      box,
+      makeMbox([
+        { from: 'a@example.com', date: new Date('2024-01-01T00:00:00Z'), raw: one },
+        { from: 'a@example.com', date: new Date('2024-01-02T00:00:00Z'), raw: two },
+      ]),
+    );
     const store = new MemoryHybridStore();
     await store.addDocuments(await loadDocuments([dir], { base: work }));
     expect(sourceIds(store)).toEqual(['mail/inbox.mbox/one@example.com', 'mail/inbox.mbox/two@example.com']);
@@ -100,10 +129,22 @@ describe('watchDocuments', () => {
     await store.addDocuments(await loadDocuments([dir], { base: work }));
     writeFileSync(join(dir, 'a.md'), '# A\n\nA new text its reader crashes on.\n');
     writeFileSync(join(dir, 'b.txt'), 'Bravo, a good file of the same batch.\n');
-    const failing = { name: 'failing', extensions: ['.md'], load: () => { throw new Error('reader crashed'); } };
+    const failing = {
+      name: 'failing',
+      extensions: ['.md'],
+      load: () => {
+        throw new Error('reader crashed');
+      },
+    };
     const { textLoader } = await import('../src/sources/text.js');
-    const batch = await applyFileChanges([dir], { changed: [join(dir, 'a.md'), join(dir, 'b.txt')], removed: [] }, { store, base: work, loaders: [failing, textLoader] });
-    expect(batch.skipped).toMatchObject([{ path: join(dir, 'a.md'), reason: 'failed', message: 'the failing loader failed: reader crashed' }]);
+    const batch = await applyFileChanges(
+      [dir],
+      { changed: [join(dir, 'a.md'), join(dir, 'b.txt')], removed: [] },
+      { store, base: work, loaders: [failing, textLoader] },
+    );
+    expect(batch.skipped).toMatchObject([
+      { path: join(dir, 'a.md'), reason: 'failed', message: 'the failing loader failed: reader crashed' },
+    ]);
     expect(sourceIds(store)).toEqual(['fail/a.md', 'fail/b.txt']);
     expect((await store.search({ text: 'kept', mode: 'lexical', limit: 5 })).map((hit) => hit.sourceId)).toEqual(['fail/a.md']);
   });
@@ -152,7 +193,21 @@ describe('litm-pack ingest --watch', () => {
     const dir = join(work, 'cli');
     mkdirSync(join(dir, 'notes'), { recursive: true });
     writeFileSync(join(dir, 'notes/a.md'), '# A\n\nAlpha paragraph.\n');
-    const child = spawn(process.execPath, ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, join(__dirname, '../src/cli/main.ts'), 'ingest', 'notes', '--store', 'st', '--watch', '--quiet'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href,
+        join(__dirname, '../src/cli/main.ts'),
+        'ingest',
+        'notes',
+        '--store',
+        'st',
+        '--watch',
+        '--quiet',
+      ],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (data: Buffer) => (out += data.toString()));

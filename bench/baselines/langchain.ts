@@ -63,9 +63,7 @@ export interface LangChainBaselineOptions {
 
 /** Builds the baseline the way LangChain's docs show it: fromDocuments on both arms, then an ensemble. */
 export async function buildLangChainBaseline(options: LangChainBaselineOptions): Promise<LangChainBaseline> {
-  const documents = options.docs.map(
-    (d) => new Document({ id: d.id, pageContent: d.text, metadata: { id: d.id, ...d.metadata } }),
-  );
+  const documents = options.docs.map((d) => new Document({ id: d.id, pageContent: d.text, metadata: { id: d.id, ...d.metadata } }));
   const BM25Retriever = await loadBM25Retriever();
   const bm25 = BM25Retriever.fromDocuments(documents, { k: options.k });
   const vectorStore = await MemoryVectorStore.fromDocuments(documents, new LangChainEmbeddings(options.embeddings));

@@ -9,8 +9,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
 export const DATA_DIR = process.env.LITM_BENCH_DATA ?? resolve(REPO_ROOT, '..', 'shared', 'data');
 
 /** Cached embeddings live outside the repository (written by bench/python/embed.py). */
-export const EMBED_CACHE_DIR =
-  process.env.LITM_BENCH_EMBED_CACHE ?? join(homedir(), '.cache', 'litm-pack', 'embeddings');
+export const EMBED_CACHE_DIR = process.env.LITM_BENCH_EMBED_CACHE ?? join(homedir(), '.cache', 'litm-pack', 'embeddings');
 
 export const EMBED_MODEL = 'all-MiniLM-L6-v2';
 

@@ -18,9 +18,7 @@ export function writeSection(name: string, body: string, file = BENCHMARKS_MD): 
   const from = current.indexOf(start);
   const to = current.indexOf(end);
   const next =
-    from >= 0 && to > from
-      ? current.slice(0, from) + block + current.slice(to + end.length)
-      : `${current.trimEnd()}\n\n${block}\n`;
+    from >= 0 && to > from ? current.slice(0, from) + block + current.slice(to + end.length) : `${current.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
 

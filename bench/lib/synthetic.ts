@@ -10,7 +10,6 @@ import { fixed, markdownTable, ms } from './table.js';
 import { mulberry32 } from './random.js';
 import { now, progress, rssMiB } from './timing.js';
 
-
 const DIM = 384;
 
 /** Deterministic random unit vectors keyed by the text's hash: stands in for a 384-d embedding model. */
@@ -88,7 +87,13 @@ export interface SyntheticOptions {
  * The synthetic documents, one chunk each, in batches: the same texts for the same options on every run, made
  * as they are ingested so the documents never all sit in memory beside the store.
  */
-export function* syntheticBatches(vocab: readonly string[], count: number, words: [number, number], rand: () => number, batch: number): Generator<IngestDocument[]> {
+export function* syntheticBatches(
+  vocab: readonly string[],
+  count: number,
+  words: [number, number],
+  rand: () => number,
+  batch: number,
+): Generator<IngestDocument[]> {
   const draw = zipfSampler(vocab.length, rand);
   const span = words[1] - words[0] + 1;
   for (let start = 0; start < count; start += batch) {
@@ -287,13 +292,19 @@ export async function runSynthetic(options: SyntheticOptions): Promise<string> {
     markdownTable(
       ['Measure', 'Value'],
       [
-        ['ingest (chunk, count tokens, BM25-encode, vectors; documents made between batches not counted)', `${fixed(ingestMs / 1000, 1)} s (${Math.round(options.chunks / (ingestMs / 1000))} chunks/s)`],
+        [
+          'ingest (chunk, count tokens, BM25-encode, vectors; documents made between batches not counted)',
+          `${fixed(ingestMs / 1000, 1)} s (${Math.round(options.chunks / (ingestMs / 1000))} chunks/s)`,
+        ],
         ['RSS before ingest', `${rssStart.toFixed(0)} MiB`],
         ['RSS peak during ingest (sampled after each batch of 5,000)', `${peakIngestRss.toFixed(0)} MiB`],
         ['RSS after ingest', `${rssAfterIngest.toFixed(0)} MiB`],
         ['RSS peak while querying', `${peakRss.toFixed(0)} MiB`],
         ['bytes per chunk: RSS ((after ingest − before) / chunks)', `${Math.round(perChunk)}`],
-        ['bytes per chunk the store holds (JavaScript heap in use + buffers and WebAssembly memory, after GC)', (globalThis as { gc?: unknown }).gc ? `${Math.round(held)}` : 'n/a (run with --expose-gc)'],
+        [
+          'bytes per chunk the store holds (JavaScript heap in use + buffers and WebAssembly memory, after GC)',
+          (globalThis as { gc?: unknown }).gc ? `${Math.round(held)}` : 'n/a (run with --expose-gc)',
+        ],
       ],
     ),
     '',
@@ -303,7 +314,10 @@ export async function runSynthetic(options: SyntheticOptions): Promise<string> {
         ? [
             ['hybrid p50 ≤ 60 ms', `${ms(hybP50)} ms: ${check(hybP50 <= 60)}`],
             ['dense ≤ 0.25× the plain scan (p50)', `${fixed(ratio, 2)}×: ${check(ratio <= 0.25)}`],
-            ['RSS < 2.5 GiB', `${(Math.max(peakRss, peakIngestRss) / 1024).toFixed(2)} GiB: ${check(Math.max(peakRss, peakIngestRss) < 2.5 * 1024)}`],
+            [
+              'RSS < 2.5 GiB',
+              `${(Math.max(peakRss, peakIngestRss) / 1024).toFixed(2)} GiB: ${check(Math.max(peakRss, peakIngestRss) < 2.5 * 1024)}`,
+            ],
           ]
         : [
             ['lexical p50 ≤ 50 ms', `${ms(lexP50)} ms: ${check(lexP50 <= 50)}`],

@@ -3,8 +3,7 @@ export function markdownTable(headers: string[], rows: (string | number)[][]): s
   const cells = rows.map((row) => row.map(String));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] ?? '').length)));
   const numeric = headers.map((_, i) => cells.length > 0 && cells.every((row) => /^[-+]?[\d.,]+[%x×]?$|^n\/a$|^[-–]$/.test(row[i] ?? '')));
-  const line = (row: string[]) =>
-    `| ${row.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  const line = (row: string[]) => `| ${row.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
   const rule = `| ${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(Math.max(1, w - 1))}:` : '-'.repeat(w))).join(' | ')} |`;
   return [line(headers), rule, ...cells.map(line)].join('\n');
 }

@@ -11,7 +11,17 @@ import { z } from 'zod';
 import { parseOrThrow } from '../base/errors.js';
 import { renderBlock } from '../render/render.js';
 import { compareCandidates } from '../core/finish.js';
-import { LocatorSchema, OrderSchema, type Candidate, type Citation, type Degraded, type ItemRole, type Locator, type Pack, type PackItem } from '../core/schemas.js';
+import {
+  LocatorSchema,
+  OrderSchema,
+  type Candidate,
+  type Citation,
+  type Degraded,
+  type ItemRole,
+  type Locator,
+  type Pack,
+  type PackItem,
+} from '../core/schemas.js';
 import { BriefingSettingsShape, type BriefingRequest } from '../pipeline/briefing.js';
 import { BundleSettingsShape, QuerySchema, packerShape, type BundleRequest } from '../pipeline/bundle.js';
 import { PIPELINE_DEFAULTS } from '../pipeline/defaults.js';
@@ -52,8 +62,7 @@ export type PackerOptions = z.input<typeof PackerOptionsSchema>;
 export type ParsedPackerOptions = z.output<typeof PackerOptionsSchema>;
 
 export type ParsedRetrieverOptions =
-  | ({ kind: 'bundle' } & ParsedBundleRetrieverOptions)
-  | ({ kind: 'briefing' } & ParsedBriefingRetrieverOptions);
+  ({ kind: 'bundle' } & ParsedBundleRetrieverOptions) | ({ kind: 'briefing' } & ParsedBriefingRetrieverOptions);
 
 /** Validates a query before any I/O, so a bad query never costs a search. */
 export function parseQuery(query: unknown): string {
@@ -196,13 +205,17 @@ export function packedEntries(pack: Pack, inputs: readonly Candidate[]): PackedE
  */
 export function blockOf(entry: PackedEntry, candidate: Candidate): string {
   const { item, litm } = entry;
-  return renderBlock(litm.format, {
-    ref: item.ref,
-    candidate,
-    body: item.text,
-    truncated: item.truncated && !item.pointer,
-    pointer: item.pointer ? { tokens: item.tokens } : undefined,
-  }, litm.header);
+  return renderBlock(
+    litm.format,
+    {
+      ref: item.ref,
+      candidate,
+      body: item.text,
+      truncated: item.truncated && !item.pointer,
+      pointer: item.pointer ? { tokens: item.tokens } : undefined,
+    },
+    litm.header,
+  );
 }
 
 /** `metadata.litm` of the briefing's caveats document/node, which follows the items. */
@@ -234,10 +247,7 @@ export function caveatsToAppend(pack: Pack, includeCaveats: boolean): string | n
  * Metadata for an item's document/node: a `source` default (LangChain's convention), then the input's own
  * metadata (never clobbered), then our two keys.
  */
-export function itemMetadata(
-  entry: PackedEntry,
-  ownMetadata: Record<string, unknown> | undefined,
-): LitmItemMetadata {
+export function itemMetadata(entry: PackedEntry, ownMetadata: Record<string, unknown> | undefined): LitmItemMetadata {
   const { citation: _oldCitation, litm: _oldLitm, ...own } = ownMetadata ?? {};
   return { source: entry.citation.sourceId, ...own, citation: entry.citation, litm: entry.litm };
 }
@@ -290,9 +300,7 @@ const nonEmptyString = (value: unknown): string | undefined => {
 };
 
 function objectOrUndefined(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /** The score an input carries: `score`, else `relevanceScore`, else the score one of our adapters gave it. */
@@ -326,13 +334,9 @@ export function chunksToCandidates(chunks: readonly ForeignChunk[]): Candidate[]
     const { metadata } = chunk;
     const citation = objectOrUndefined(metadata.citation);
     const field = (name: string): string | undefined =>
-      typeof metadata[name] === 'string' ? (metadata[name]) : (citation?.[name] as string | undefined);
+      typeof metadata[name] === 'string' ? metadata[name] : (citation?.[name] as string | undefined);
     const candidate: Candidate = {
-      id:
-        nonEmptyString(metadata.id) ??
-        nonEmptyString(chunk.id) ??
-        nonEmptyString(citation?.chunkId) ??
-        contentId(chunk.text),
+      id: nonEmptyString(metadata.id) ?? nonEmptyString(chunk.id) ?? nonEmptyString(citation?.chunkId) ?? contentId(chunk.text),
       text: chunk.text,
       score: allScored ? (scores[index] as number) : (n - index) / n,
       metadata,

@@ -142,7 +142,8 @@ function copyOf(value: unknown, state: { reordered: boolean }): unknown {
         return copy;
       }
       const prototype = Object.getPrototypeOf(value) as unknown;
-      if ((prototype !== Object.prototype && prototype !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
+      if ((prototype !== Object.prototype && prototype !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function')
+        throw NOT_PLAIN;
       const record = value as Record<string, unknown>;
       const keys = Object.keys(record);
       for (let i = 1; i < keys.length; i += 1) {
@@ -157,7 +158,8 @@ function copyOf(value: unknown, state: { reordered: boolean }): unknown {
         const member = record[key];
         if (member === undefined) continue;
         // A member named __proto__ would set the prototype through plain assignment; JSON.parse makes it an own member.
-        if (key === '__proto__') Object.defineProperty(copy, key, { value: copyOf(member, state), enumerable: true, writable: true, configurable: true });
+        if (key === '__proto__')
+          Object.defineProperty(copy, key, { value: copyOf(member, state), enumerable: true, writable: true, configurable: true });
         else copy[key] = copyOf(member, state);
       }
       return copy;
@@ -176,7 +178,10 @@ function copyOf(value: unknown, state: { reordered: boolean }): unknown {
  * objects, those before `key` and those after, each by one `JSON.stringify` when nothing had to be reordered
  * (the copy is then in canonical form; see `copyWithOrder`): the JSON is written once, whole.
  */
-export function canonicalCopyParts(record: Record<string, unknown>, key: string): { value: Record<string, unknown>; parts: string[]; withMember: (json: string) => string } {
+export function canonicalCopyParts(
+  record: Record<string, unknown>,
+  key: string,
+): { value: Record<string, unknown>; parts: string[]; withMember: (json: string) => string } {
   const copied = copyWithOrder(record);
   const value = copied.value as Record<string, unknown>;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('canonicalCopyParts: not an object');

@@ -27,8 +27,7 @@ function metadataLimitProblem(metadata: unknown): string | null {
       // Metadata is carried as JSON (canonical JSON, the pack's hash, saved stores): refused here, whatever the
       // candidate's rank, rather than failing later only when its item is kept.
       return `metadata holds a ${typeof value}, which JSON cannot carry; convert it to a number or a string`;
-    }
-    else if (typeof value === 'boolean') size += value ? 4 : 5;
+    } else if (typeof value === 'boolean') size += value ? 4 : 5;
     else if (value === null || value === undefined) size += 4;
     else if (typeof value === 'object') {
       if (depth >= MAX_METADATA_DEPTH) {

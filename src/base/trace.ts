@@ -4,7 +4,17 @@
  * active context, so under a server's request span (and with the application's context manager) they are its
  * children. Attributes are facts about a pack, never query text.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 
 export type { Attributes, Context, Span } from '@opentelemetry/api';
 
@@ -89,7 +99,11 @@ export function markFailed(span: Span, message: string): void {
  * A server span for an incoming request, whose parent is the trace its headers carry (`traceparent`, read by
  * whatever propagator the application registered), and the context to run its handler in.
  */
-export function startRequestSpan(name: string, headers: Record<string, string | string[] | undefined>, attributes: Attributes): { span: Span; context: Context } {
+export function startRequestSpan(
+  name: string,
+  headers: Record<string, string | string[] | undefined>,
+  attributes: Attributes,
+): { span: Span; context: Context } {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };

@@ -75,7 +75,11 @@ function suggestKey(unknown: string, known: readonly string[]): string | undefin
 }
 
 /** "unknown option "maxTokes" (did you mean "maxTokens"?)" for each unknown key of an issue. */
-export function describeUnknownKeys(keys: readonly string[], known: readonly string[], aliases: Readonly<Record<string, string>> = {}): string {
+export function describeUnknownKeys(
+  keys: readonly string[],
+  known: readonly string[],
+  aliases: Readonly<Record<string, string>> = {},
+): string {
   return keys
     .map((key) => {
       // Own entries only: `constructor` is not an alias of anything.

@@ -9,7 +9,10 @@ import { LitmPackError } from './errors.js';
  */
 export function cosineSimilarity(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length) {
-    throw new LitmPackError('invalid_input', `cosine needs vectors of equal length, got ${a.length} and ${b.length} (vectors of two models?)`);
+    throw new LitmPackError(
+      'invalid_input',
+      `cosine needs vectors of equal length, got ${a.length} and ${b.length} (vectors of two models?)`,
+    );
   }
   let dot = 0;
   let normA = 0;
@@ -59,7 +62,10 @@ export function checkEmbedderVectors(
     }
     if (dim === null) dim = vector.length;
     else if (vector.length !== dim) {
-      throw new LitmPackError('config_mismatch', `embeddings.${call} returned a vector of dimension ${vector.length}; ${where} holds dimension ${dim}`);
+      throw new LitmPackError(
+        'config_mismatch',
+        `embeddings.${call} returned a vector of dimension ${vector.length}; ${where} holds dimension ${dim}`,
+      );
     }
   }
   return dim;

@@ -9,7 +9,8 @@ import { warn } from './io.js';
 /** The note for a pack that is empty for these principals while the store has matches others may read; else null. */
 async function accessNote(pack: Pack, context: ServiceContext, query: string | undefined): Promise<string | null> {
   // Only when the store gave these principals nothing at all (a pool that was found and then cut is another story).
-  if (pack.items.length > 0 || pack.dropped.length > 0 || context.principals === 'all' || query === undefined || query.trim() === '') return null;
+  if (pack.items.length > 0 || pack.dropped.length > 0 || context.principals === 'all' || query === undefined || query.trim() === '')
+    return null;
   // One lexical probe of the full view: any chunk of these words is one the principals cannot read.
   const hidden = await context.store.search({ text: query, mode: 'lexical', limit: 1, principals: 'all' });
   if (hidden.length === 0) return null;

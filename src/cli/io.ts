@@ -48,7 +48,9 @@ export async function readUserFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    throw new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -61,12 +63,21 @@ export function printPack(pack: Pack, json: boolean): void {
     return;
   }
   stdout().write(`${visible(pack.context)}\n\n`);
-  stdout().write(`Citations (${pack.budget.usedTokens}/${pack.budget.maxTokens} ${pack.budget.encoding} tokens, confidence ${pack.coverage.confidence}):\n`);
+  stdout().write(
+    `Citations (${pack.budget.usedTokens}/${pack.budget.maxTokens} ${pack.budget.encoding} tokens, confidence ${pack.coverage.confidence}):\n`,
+  );
   for (const c of pack.citations) {
-    const where = [c.version ? `version ${c.version}` : '', c.span ? `chars ${c.span.start}-${c.span.end}` : '', c.section?.length ? `§ ${c.section.join(' > ')}` : '', ...locatorParts(c.locator)]
+    const where = [
+      c.version ? `version ${c.version}` : '',
+      c.span ? `chars ${c.span.start}-${c.span.end}` : '',
+      c.section?.length ? `§ ${c.section.join(' > ')}` : '',
+      ...locatorParts(c.locator),
+    ]
       .filter(Boolean)
       .join(', ');
-    stdout().write(`  [${c.ref}] ${visibleLine(c.sourceId)}${where ? ` (${visibleLine(where)})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`);
+    stdout().write(
+      `  [${c.ref}] ${visibleLine(c.sourceId)}${where ? ` (${visibleLine(where)})` : ''} sha256:${c.textSha256.slice(0, 12)}\n`,
+    );
   }
   if (pack.degraded.length > 0) {
     stdout().write(`Degraded: ${pack.degraded.map((d) => `${d.stage} (${d.code})`).join(', ')}; the pack was built without them\n`);

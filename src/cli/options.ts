@@ -42,18 +42,25 @@ export function httpUrl(flag: string, example: string) {
     } catch {
       throw new InvalidArgumentError(`${flag} must be an http(s) URL, e.g. ${example}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`${flag} must be an http(s) URL, e.g. ${example}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new InvalidArgumentError(`${flag} must be an http(s) URL, e.g. ${example}`);
     return value;
   };
 }
 
-export const list = (value: string) => value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+export const list = (value: string) =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 
 export function jsonFilter(value: string): Record<string, unknown> {
   try {
     return JSON.parse(value) as Record<string, unknown>;
   } catch {
-    throw new InvalidArgumentError('filter must be JSON in Qdrant filter form, e.g. {"must":[{"key":"sourceId","match":{"value":"a.md"}}]}');
+    throw new InvalidArgumentError(
+      'filter must be JSON in Qdrant filter form, e.g. {"must":[{"key":"sourceId","match":{"value":"a.md"}}]}',
+    );
   }
 }
 
@@ -123,7 +130,10 @@ export interface PackFlags {
 }
 
 export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pack'): Command {
-  const ordered = kind === 'briefing' ? command : command.option('--order <order>', `block order: ${ORDERS.join(', ')} (default litm)${kind === 'pack' ? '; bundles only' : ''}`);
+  const ordered =
+    kind === 'briefing'
+      ? command
+      : command.option('--order <order>', `block order: ${ORDERS.join(', ')} (default litm)${kind === 'pack' ? '; bundles only' : ''}`);
   return ordered
     .option('--budget <tokens>', budgetHelp(kind))
     .option(
@@ -135,10 +145,18 @@ export function packOptions(command: Command, kind: 'bundle' | 'briefing' | 'pac
     .option('--max-per-source <n>', 'at most n items from one source')
     .option('--min-score <score>', 'drop candidates scoring below this')
     .option('--compress <mode>', 'sentences: keep only the sentences most relevant to the query (default none)')
-    .option('--rerank <url>', 'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)', httpUrl('--rerank', 'http://localhost:8080/rerank'))
+    .option(
+      '--rerank <url>',
+      'rerank the pool with this endpoint (TEI /rerank or Cohere-style /v1/rerank; key from LITM_RERANK_API_KEY)',
+      httpUrl('--rerank', 'http://localhost:8080/rerank'),
+    )
     .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
     .option('--rerank-model <name>', 'model name the rerank service expects')
-    .option('--rerank-top-n <n>', `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`, integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }))
+    .option(
+      '--rerank-top-n <n>',
+      `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`,
+      integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }),
+    )
     .option(
       '--rerank-timeout <ms>',
       `give up on the reranker after this long and keep the retrieval order (default ${RERANK_STAGE.timeoutMs})`,
@@ -174,7 +192,11 @@ export function rerankStage(
         ['--rerank-timeout', flags.rerankTimeout],
       ] as const
     ).filter(([, value]) => value !== undefined);
-    if (stray.length > 0) throw new LitmPackError('invalid_input', `${stray.map(([flag]) => flag).join(', ')} ${stray.length === 1 ? 'needs' : 'need'} ${urlFlag} URL`);
+    if (stray.length > 0)
+      throw new LitmPackError(
+        'invalid_input',
+        `${stray.map(([flag]) => flag).join(', ')} ${stray.length === 1 ? 'needs' : 'need'} ${urlFlag} URL`,
+      );
     return undefined;
   }
   const apiKey = process.env.LITM_RERANK_API_KEY;
@@ -186,7 +208,11 @@ export function rerankStage(
   });
   return parseOrThrow(
     RerankStageSchema,
-    { reranker, ...(flags.rerankTopN === undefined ? {} : { topN: flags.rerankTopN }), ...(flags.rerankTimeout === undefined ? {} : { timeoutMs: flags.rerankTimeout }) },
+    {
+      reranker,
+      ...(flags.rerankTopN === undefined ? {} : { topN: flags.rerankTopN }),
+      ...(flags.rerankTimeout === undefined ? {} : { timeoutMs: flags.rerankTimeout }),
+    },
     'rerank flags',
   );
 }
@@ -199,9 +225,18 @@ export function rerankStage(
 export function storeOption(command: Command): Command {
   return command
     .option('--store <path>', STORE_HELP, DEFAULT_STORE)
-    .addOption(new Option('--preset <name>', 'qdrant:// only: the payload shape of a collection another tool wrote (default litm)').choices(PAYLOAD_PRESETS))
+    .addOption(
+      new Option('--preset <name>', 'qdrant:// only: the payload shape of a collection another tool wrote (default litm)').choices(
+        PAYLOAD_PRESETS,
+      ),
+    )
     .option('--tenant <id>', 'qdrant:// only: the tenant whose chunks are read and written')
-    .addOption(new Option('--tenancy <mode>', 'qdrant:// only, with --tenant: how the collection keeps tenants (default payload)').choices(['payload', 'shard-key']))
+    .addOption(
+      new Option('--tenancy <mode>', 'qdrant:// only, with --tenant: how the collection keeps tenants (default payload)').choices([
+        'payload',
+        'shard-key',
+      ]),
+    )
     .hook('preAction', (action) => {
       const { store, preset, tenant, tenancy } = action.opts<{ store: string; preset?: string; tenant?: string; tenancy?: string }>();
       action.setOptionValue('store', withQdrantSettings(store, { preset, tenant, tenancy }));
@@ -211,7 +246,10 @@ export function storeOption(command: Command): Command {
 /** `--idf-corpus visible`: BM25 scores that reveal nothing about chunks the caller may not read. */
 export function idfCorpusOption(command: Command): Command {
   return command.addOption(
-    new Option('--idf-corpus <corpus>', 'BM25 IDF over all chunks, or only those the principals may read (embedded store)').choices(['all', 'visible']),
+    new Option('--idf-corpus <corpus>', 'BM25 IDF over all chunks, or only those the principals may read (embedded store)').choices([
+      'all',
+      'visible',
+    ]),
   );
 }
 
@@ -238,10 +276,16 @@ export function embeddingsOptions(command: Command): Command {
 export function embeddingsFrom(flags: EmbeddingsFlags): OpenAICompatibleEmbeddings | undefined {
   if (flags.embeddings === undefined && flags.embedModel === undefined) return undefined;
   if (flags.embeddings === undefined) {
-    throw new LitmPackError('invalid_input', '--embed-model needs --embeddings URL (or LITM_EMBEDDINGS_URL): the server that runs the model');
+    throw new LitmPackError(
+      'invalid_input',
+      '--embed-model needs --embeddings URL (or LITM_EMBEDDINGS_URL): the server that runs the model',
+    );
   }
   if (flags.embedModel === undefined || flags.embedModel.trim() === '') {
-    throw new LitmPackError('invalid_input', '--embeddings needs --embed-model NAME (or LITM_EMBEDDINGS_MODEL): the model the server should run');
+    throw new LitmPackError(
+      'invalid_input',
+      '--embeddings needs --embed-model NAME (or LITM_EMBEDDINGS_MODEL): the model the server should run',
+    );
   }
   const apiKey = process.env.LITM_EMBEDDINGS_API_KEY;
   return new OpenAICompatibleEmbeddings({
@@ -268,8 +312,12 @@ export function retrieveOptions(command: Command, limits: ServiceLimits = DEFAUL
   return idfCorpusOption(embeddingsOptions(storeOption(command)))
     .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
     .option('--limit <n>', `candidates to retrieve before packing (default ${limits.defaultPool}, at most ${limits.maxPool})`)
-    .option('--principals <list>', 'comma-separated principals; only chunks they may read (or without an ACL) are searched (default: anonymous, documents without an ACL only)', list)
-    .option('--all-principals', 'read every document, whatever its ACL (the store\'s owner)')
+    .option(
+      '--principals <list>',
+      'comma-separated principals; only chunks they may read (or without an ACL) are searched (default: anonymous, documents without an ACL only)',
+      list,
+    )
+    .option('--all-principals', "read every document, whatever its ACL (the store's owner)")
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--diversity <x>', 'MMR in the store: 0 = pure relevance, 1 = maximum diversity (needs embeddings)')
     .option('--json', 'print the canonical JSON pack');
@@ -283,7 +331,8 @@ export function retrievalParameters(flags: RetrieveFlags): Record<string, unknow
 /** `--principals` (only what they may read), `--all-principals` (everything), or neither: anonymous. */
 export function principalsFrom(flags: { principals?: string[] | undefined; allPrincipals?: boolean | undefined }): string[] | 'all' {
   if (flags.allPrincipals === true) {
-    if (flags.principals !== undefined) throw new LitmPackError('invalid_input', '--principals and --all-principals exclude each other: give one');
+    if (flags.principals !== undefined)
+      throw new LitmPackError('invalid_input', '--principals and --all-principals exclude each other: give one');
     return 'all';
   }
   return flags.principals ?? [];

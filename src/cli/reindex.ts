@@ -26,8 +26,7 @@ export async function reindexIngest(
   }
   const result = await store.reindex({ alias: store.collection, documents: docs });
   const files = docs.length === 1 ? '1 file' : `${docs.length} files`;
-  const before =
-    result.previous === null ? '' : `; it pointed at ${result.previous}${result.previousDropped ? ', now dropped' : ', kept'}`;
+  const before = result.previous === null ? '' : `; it pointed at ${result.previous}${result.previousDropped ? ', now dropped' : ', kept'}`;
   const warning = result.warning === undefined ? '' : ` Warning: ${result.warning}.`;
   return (
     `Reindexed ${files} into ${result.collection}: ${result.chunks} chunks, point count and ${result.sampleQueries} sample ` +

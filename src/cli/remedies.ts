@@ -18,8 +18,13 @@ export function cliRemedy(error: LitmPackError): string | undefined {
   if (error.details.requires === 'preset' && collection !== undefined) {
     const presets = Array.isArray(error.details.presets) ? (error.details.presets as string[]) : [];
     const what =
-      typeof error.details.missing === 'string' ? `has no ${error.details.missing} (it has ${String(error.details.vectors)})` : `has ${String(error.details.vectors)}`;
-    return `Qdrant collection "${collection}" ${what}: another tool wrote it; give ` + (presets.length === 0 ? '--preset NAME' : presets.map((p) => `--preset ${p}`).join(' or '));
+      typeof error.details.missing === 'string'
+        ? `has no ${error.details.missing} (it has ${String(error.details.vectors)})`
+        : `has ${String(error.details.vectors)}`;
+    return (
+      `Qdrant collection "${collection}" ${what}: another tool wrote it; give ` +
+      (presets.length === 0 ? '--preset NAME' : presets.map((p) => `--preset ${p}`).join(' or '))
+    );
   }
   if (error.details.requires === 'sparse' && collection !== undefined) {
     return (

@@ -37,9 +37,13 @@ export function withQdrantSettings(spec: string, settings: QdrantSettings): stri
   const given = QDRANT_SETTINGS.filter((key) => settings[key] !== undefined);
   if (given.length === 0) return spec;
   if (!/^qdrants?:\/\//.test(spec)) {
-    throw new LitmPackError('invalid_input', `${given.map((key) => `--${key}`).join(' and ')} apply to a Qdrant store (--store qdrant://host:6333/collection), not to ${spec}`);
+    throw new LitmPackError(
+      'invalid_input',
+      `${given.map((key) => `--${key}`).join(' and ')} apply to a Qdrant store (--store qdrant://host:6333/collection), not to ${spec}`,
+    );
   }
-  if (settings.tenancy !== undefined && settings.tenant === undefined) throw new LitmPackError('invalid_input', '--tenancy goes with --tenant');
+  if (settings.tenancy !== undefined && settings.tenant === undefined)
+    throw new LitmPackError('invalid_input', '--tenancy goes with --tenant');
   const query = new URLSearchParams(given.map((key): [string, string] => [key, settings[key]!]));
   return `${spec}${spec.includes('?') ? '&' : '?'}${query.toString()}`;
 }
@@ -65,7 +69,10 @@ export function qdrantTarget(spec: string, flag = '--store'): QdrantTarget | nul
     const web = /^(https?):\/\/([^/]+)(?:\/([^/?#]+))?/i.exec(spec);
     if (web) {
       const scheme = web[1]!.toLowerCase() === 'https' ? 'qdrants' : 'qdrant';
-      throw new LitmPackError('invalid_input', `${flag} ${spec} is a web address; a Qdrant collection is named ${scheme}://${web[2]}/${web[3] ?? 'COLLECTION'}`);
+      throw new LitmPackError(
+        'invalid_input',
+        `${flag} ${spec} is a web address; a Qdrant collection is named ${scheme}://${web[2]}/${web[3] ?? 'COLLECTION'}`,
+      );
     }
     if (spec.startsWith('qdrant')) {
       throw new LitmPackError('invalid_input', `Bad Qdrant store "${spec}": use qdrant://host:6333/collection (qdrants:// for TLS)`);
@@ -153,7 +160,11 @@ async function loadStore(spec: string, options: OpenStoreOptions = {}): Promise<
  * ten seconds, then stops with a `timeout` error naming the process that holds the store. A missing file
  * starts a new store; the file is written only when `change` changed the store.
  */
-export async function updateStore<T>(file: string, change: (store: MemoryHybridStore) => Promise<T>, options: OpenStoreOptions = {}): Promise<T> {
+export async function updateStore<T>(
+  file: string,
+  change: (store: MemoryHybridStore) => Promise<T>,
+  options: OpenStoreOptions = {},
+): Promise<T> {
   const { embeddings } = options;
   return MemoryHybridStore.update(file, change, { ...(embeddings === undefined ? {} : { embeddings }), create: true });
 }
@@ -202,6 +213,9 @@ export function noteUnusedVectors(store: Store): void {
 export function noteReindex(store: Store, spec: string): void {
   const local = store instanceof ReloadingStore ? store.current : store instanceof MemoryHybridStore ? store : null;
   if (local === null) return;
-  const advice = reindexAdvice(local.indexedText, `run "litm-pack reindex --store ${spec}"${local.embedding === null ? '' : ' with --embeddings and --embed-model of the model that made its vectors'}`);
+  const advice = reindexAdvice(
+    local.indexedText,
+    `run "litm-pack reindex --store ${spec}"${local.embedding === null ? '' : ' with --embeddings and --embed-model of the model that made its vectors'}`,
+  );
   if (advice !== null) warn(advice);
 }

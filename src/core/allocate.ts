@@ -36,7 +36,8 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
     if (plans[index] !== null) return;
     // Takes what it costs, or all that is left: a count past what is left need not be finished.
     const left = Math.max(0, remaining);
-    const whole = meter.headerTokens(meter.headerText(entry.candidate)) + meter.countUpTo(escapeBody(meter.format, entry.candidate.text), left);
+    const whole =
+      meter.headerTokens(meter.headerText(entry.candidate)) + meter.countUpTo(escapeBody(meter.format, entry.candidate.text), left);
     remaining -= Math.min(whole + SEPARATOR_TOKENS, left);
   });
   // Greedy by value: a sentence's relevance, plus `spread` for a candidate's first sentence; ties go to the
@@ -56,7 +57,12 @@ export function allocateSentences(entries: Entry[], meter: Meter, available: num
     if (plan === undefined || plan === null) break;
     const sentence = plan.cost(plan.count, Math.max(0, remaining));
     // The header is measured only when the sentence alone leaves room for it.
-    const cost = plan.count > 0 ? sentence + ELISION_TOKENS : sentence + SEPARATOR_TOKENS > remaining ? Infinity : sentence + plan.header() + SEPARATOR_TOKENS;
+    const cost =
+      plan.count > 0
+        ? sentence + ELISION_TOKENS
+        : sentence + SEPARATOR_TOKENS > remaining
+          ? Infinity
+          : sentence + plan.header() + SEPARATOR_TOKENS;
     if (cost > remaining) {
       // A candidate whose next sentence does not fit takes no more: its later sentences would read out of order.
       plan.blocked = true;

@@ -83,8 +83,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   // Pins first, in the order given (a source pin brings its chunks in document order); then the
   // candidates given precedence, in their order; then everything else by (tier-weighted) score.
   const pinOrder = new Map(options.pins.map((pin, index) => [pin, index] as const));
-  const pinIndex = (entry: Entry) =>
-    Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
+  const pinIndex = (entry: Entry) => Math.min(pinOrder.get(entry.candidate.id) ?? Infinity, pinOrder.get(entry.sourceId) ?? Infinity);
   const spanStart = (entry: Entry) => entry.candidate.span?.start ?? 0;
   const pinnedEntries = ranked
     .filter((e) => e.pinned)
@@ -101,9 +100,7 @@ export function packBriefing(input: BriefingOptions): Pack {
   first.sort((a, b) => precedence.get(a.candidate.id)! - precedence.get(b.candidate.id)!);
   const rest = ranked.filter((e) => !e.pinned && !precedence.has(e.candidate.id)).sort((a, b) => byWeightedScore(a.candidate, b.candidate));
   const order = [...pinnedEntries, ...first, ...rest];
-  const missingPins = options.pins.filter(
-    (pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin),
-  );
+  const missingPins = options.pins.filter((pin) => !ranked.some((e) => e.candidate.id === pin || e.sourceId === pin));
 
   const slots = { entity: options.entity, contradictions: options.contradictions, gaps: options.gaps, missingPins };
   const zonesFor = (keptNow: readonly Kept[]) => {
@@ -129,7 +126,13 @@ export function packBriefing(input: BriefingOptions): Pack {
     const caveats = withCaveats
       ? renderCaveats(
           options.format,
-          caveatLines(computeCoverage(keptCandidates, options.coverage, options.candidates), keptCandidates, droppedNow, options, missingPins),
+          caveatLines(
+            computeCoverage(keptCandidates, options.coverage, options.candidates),
+            keptCandidates,
+            droppedNow,
+            options,
+            missingPins,
+          ),
         )
       : null;
     return { ordered, context: renderBriefingContext(options.format, zoned, caveats), caveats };
@@ -171,10 +174,10 @@ export function packBriefing(input: BriefingOptions): Pack {
     ),
   );
   const reserved = frame + (includeCaveats ? 8 : 0);
-  const planned = options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
+  const planned =
+    options.compress === undefined ? order : allocateSentences(order, meter, options.maxTokens - reserved, options.compress.spread);
   const filled = fillPreferringAttachments(planned, settings, meter, reserved);
   const allDropped = [...merged, ...filled.dropped];
   const final = fitExactly(filled.kept, allDropped, meter, settings, (k, d, withFixed) => layout(k, d, includeCaveats && withFixed));
   return finish('briefing', options, meter, final, allDropped, slots);
 }
-

@@ -29,7 +29,10 @@ export function packBundle(input: BundleOptions): Pack {
   const settings = settingsFrom(options, false);
   const { ranked: rankedWhole, dropped: merged } = rankCandidates(options.candidates, []);
   const frame = meter.count(renderBundleContext(options.format, ['']));
-  const ranked = options.compress === undefined ? rankedWhole : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
+  const ranked =
+    options.compress === undefined
+      ? rankedWhole
+      : allocateSentences(selectEntries(rankedWhole, options), meter, options.maxTokens - frame, options.compress.spread);
   const { kept, dropped } = fillPreferringAttachments(ranked, settings, meter, frame);
   const allDropped = [...merged, ...dropped];
   // A bundle adds no fixed text: with nothing kept its context is empty.
@@ -41,4 +44,3 @@ export function packBundle(input: BundleOptions): Pack {
   const result = fitExactly(kept, allDropped, meter, settings, layout);
   return finish('bundle', options, meter, result, allDropped, null);
 }
-

@@ -12,7 +12,22 @@ import { CandidateSchema, TimestampSchema, type Candidate } from './schemas.js';
 
 /** Keys the fast path knows; `metadata` goes through the schema (its size bound is the schema's). */
 const PLAIN_KEYS: ReadonlySet<string> = new Set([
-  'id', 'text', 'score', 'sourceId', 'version', 'title', 'url', 'section', 'span', 'similarity', 'kind', 'timestamp', 'indexedAt', 'tokens', 'locator', 'parentId',
+  'id',
+  'text',
+  'score',
+  'sourceId',
+  'version',
+  'title',
+  'url',
+  'section',
+  'span',
+  'similarity',
+  'kind',
+  'timestamp',
+  'indexedAt',
+  'tokens',
+  'locator',
+  'parentId',
 ]);
 
 const INDEXED_AT = CandidateSchema.shape.indexedAt.unwrap();
@@ -64,9 +79,18 @@ function plainLocator(value: unknown): boolean {
     if (key === 'page') {
       if (!positiveInt(member)) return false;
     } else if (key === 'lines') {
-      if (!Array.isArray(member) || member.length !== 2 || !positiveInt(member[0]) || !positiveInt(member[1]) || member[1] < member[0]) return false;
+      if (!Array.isArray(member) || member.length !== 2 || !positiveInt(member[0]) || !positiveInt(member[1]) || member[1] < member[0])
+        return false;
     } else if (key === 'time') {
-      if (!Array.isArray(member) || member.length !== 2 || !finiteNumber(member[0]) || !finiteNumber(member[1]) || member[0] < 0 || member[1] < member[0]) return false;
+      if (
+        !Array.isArray(member) ||
+        member.length !== 2 ||
+        !finiteNumber(member[0]) ||
+        !finiteNumber(member[1]) ||
+        member[0] < 0 ||
+        member[1] < member[0]
+      )
+        return false;
     } else {
       return false;
     }

@@ -39,7 +39,8 @@ export function computeCoverage(kept: readonly Candidate[], thresholds: Coverage
     if (candidate.indexedAt === undefined) continue;
     const at = timestampMillis(candidate.indexedAt);
     if (Number.isNaN(at)) continue;
-    if (newest === null || at > newest.at || (at === newest.at && candidate.indexedAt > newest.text)) newest = { at, text: candidate.indexedAt };
+    if (newest === null || at > newest.at || (at === newest.at && candidate.indexedAt > newest.text))
+      newest = { at, text: candidate.indexedAt };
   }
   return {
     confidence: confidenceFor(top, kept.length, thresholds),

@@ -12,16 +12,17 @@ export interface NearDuplicateSettings {
 
 /** What `Deduper.check` found: a kept text this one duplicates, or the keys to keep it under. */
 type DedupeVerdict<T> =
-  | { kind: 'duplicate'; of: T }
-  | { kind: 'near-duplicate'; of: T }
-  | { kind: 'new'; normalised: string; shingles: Uint32Array | undefined };
+  { kind: 'duplicate'; of: T } | { kind: 'near-duplicate'; of: T } | { kind: 'new'; normalised: string; shingles: Uint32Array | undefined };
 
 /**
  * Normalised texts and their shingles, remembered across packings: the same chunks come back query after query,
  * and normalising and shingling read the whole text. Bounded by the characters of the texts held.
  */
 const ANALYSIS_CACHE_CHARS = 8_000_000;
-const analyses = new BoundedCache<string, { normalised: string; shingles: Map<number, Uint32Array> }>(ANALYSIS_CACHE_CHARS, (text) => text.length);
+const analyses = new BoundedCache<string, { normalised: string; shingles: Map<number, Uint32Array> }>(
+  ANALYSIS_CACHE_CHARS,
+  (text) => text.length,
+);
 
 function analysisOf(text: string): { normalised: string; shingles: Map<number, Uint32Array> } {
   return analyses.get(text) ?? analyses.set(text, { normalised: normalizeText(text), shingles: new Map() });

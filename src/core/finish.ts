@@ -53,7 +53,6 @@ export function rankCandidates(candidates: readonly Candidate[], pins: readonly 
   return { ranked, dropped };
 }
 
-
 function sortDropped(dropped: Dropped[]): Dropped[] {
   // Keys built once per entry, not once per comparison.
   const keyed = dropped.map((d) => ({ d, key: `${d.id}\u0000${d.reason}\u0000${d.duplicateOf ?? ''}` }));
@@ -63,7 +62,6 @@ function sortDropped(dropped: Dropped[]): Dropped[] {
   });
   return dropped;
 }
-
 
 /** One entry per stage and code, in a fixed order (rule 7: the same input gives the same bytes). */
 export function sortDegraded(degraded: readonly Degraded[]): Degraded[] {
@@ -94,7 +92,10 @@ function citationFor(kept: Kept, ref: number, withSpans: boolean): Citation {
   const citation: Citation = {
     chunkId: candidate.id,
     keptTextSha256: withSpans ? sha256Hex(kept.body) : undefined,
-    locator: candidate.locator === undefined ? undefined : { label: candidate.locator.label, lines: candidate.locator.lines, page: candidate.locator.page, time: candidate.locator.time },
+    locator:
+      candidate.locator === undefined
+        ? undefined
+        : { label: candidate.locator.label, lines: candidate.locator.lines, page: candidate.locator.page, time: candidate.locator.time },
     parentId: candidate.parentId,
     ref,
     section: candidate.section,
@@ -123,8 +124,6 @@ function keptSpans(kept: Kept): Span[] {
   if (ranges === undefined) throw new Error(`litm-pack: no sentence ranges for the text of item ${kept.entry.candidate.id}`);
   return ranges.map((range) => ({ end: offset + range.end, start: offset + range.start }));
 }
-
-
 
 export function finish(
   kind: Pack['kind'],
@@ -203,4 +202,3 @@ const packJsons = new WeakMap<Pack, string>();
 export function packJson(pack: Pack): string {
   return packJsons.get(pack) ?? canonicalStringify(pack);
 }
-

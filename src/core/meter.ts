@@ -54,7 +54,11 @@ const BODY_COUNT_CACHE_CHARS = 16_000_000;
 const bodyCounts = new WeakMap<Tokenizer, BoundedCache<string, number>>();
 
 function escapedBody(format: PackFormat, text: string): string {
-  const cache = cacheFor(escapeCaches, format, () => new BoundedCache<string, string>(ESCAPE_CACHE_CHARS, (key, escaped) => key.length + (escaped === key ? 0 : escaped.length)));
+  const cache = cacheFor(
+    escapeCaches,
+    format,
+    () => new BoundedCache<string, string>(ESCAPE_CACHE_CHARS, (key, escaped) => key.length + (escaped === key ? 0 : escaped.length)),
+  );
   return cache.get(text) ?? cache.set(text, escapeBody(format, text));
 }
 
@@ -95,7 +99,11 @@ export class Meter {
    * most of their lines are unchanged, so line segments' counts are remembered (across packs: see `segmentCounts`).
    */
   countContext(context: string): number {
-    const segments = cacheFor(segmentCounts, this.tokenizer, () => new BoundedCache<string, number>(SEGMENT_CACHE_CHARS, (key) => key.length));
+    const segments = cacheFor(
+      segmentCounts,
+      this.tokenizer,
+      () => new BoundedCache<string, number>(SEGMENT_CACHE_CHARS, (key) => key.length),
+    );
     return countBySegments(this.tokenizer, context, segments);
   }
 
@@ -189,7 +197,11 @@ export function sentenceTokens(meter: Meter, text: string, limit = Infinity): nu
   const byFormat = cacheFor(sentenceTokenCaches, meter.tokenizer, () => new Map<PackFormat, BoundedCache<string, number>>());
   // Up to 100,000 sentences of up to 100 characters; a longer one weighs by its length (a sentence can be a
   // whole long run), so the texts held stay under 10 million characters.
-  const cache = cacheFor(byFormat, meter.format, () => new BoundedCache<string, number>(SENTENCE_TOKENS_LIMIT, (key) => Math.max(1, key.length / 100)));
+  const cache = cacheFor(
+    byFormat,
+    meter.format,
+    () => new BoundedCache<string, number>(SENTENCE_TOKENS_LIMIT, (key) => Math.max(1, key.length / 100)),
+  );
   const known = cache.get(text);
   if (known !== undefined) return known;
   const tokens = meter.countUpTo(escapeBody(meter.format, text), limit);

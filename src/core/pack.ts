@@ -4,7 +4,6 @@
 import { canonicalStringify, sha256Hex } from '../base/canonical.js';
 import type { Pack } from './schemas.js';
 
-
 /** The pack as canonical JSON: sorted keys, no whitespace; the same pack always gives the same bytes. */
 export function toCanonicalJson(pack: Pack): string {
   return canonicalStringify(pack);

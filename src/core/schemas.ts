@@ -40,8 +40,14 @@ export const LocatorSchema = z.strictObject({
     .max(32)
     .refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' })
     .optional(),
-  lines: z.tuple([positiveInt, positiveInt]).refine(([start, end]) => end >= start, { message: 'lines end must be >= start' }).optional(),
-  time: z.tuple([seconds, seconds]).refine(([start, end]) => end >= start, { message: 'time end must be >= start' }).optional(),
+  lines: z
+    .tuple([positiveInt, positiveInt])
+    .refine(([start, end]) => end >= start, { message: 'lines end must be >= start' })
+    .optional(),
+  time: z
+    .tuple([seconds, seconds])
+    .refine(([start, end]) => end >= start, { message: 'time end must be >= start' })
+    .optional(),
 });
 export type Locator = z.infer<typeof LocatorSchema>;
 
@@ -103,9 +109,7 @@ export const CandidateSchema = z.object({
   timestamp: TimestampSchema.optional(),
   /** ISO 8601 time the chunk was first indexed (stores set it); the newest kept one is in `coverage`. */
   indexedAt: z.iso.datetime({ offset: true, local: true }).optional(),
-  tokens: z
-    .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
-    .optional(),
+  tokens: z.union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())]).optional(),
   /** Carried through to adapters; at most MAX_METADATA_DEPTH levels deep and MAX_METADATA_SIZE as JSON. */
   metadata: BoundedMetadataSchema.optional(),
   /** Page, lines or time of the chunk in its source (shown in the header, kept in the citation). */
@@ -239,9 +243,7 @@ export type Pool = z.infer<typeof PoolSchema>;
 
 /** Options shared by bundles and briefings. */
 export const PackOptionsBaseSchema = z.strictObject({
-  query: z
-    .string({ message: 'query must be a string' })
-    .refine((q) => q.trim().length > 0, { message: 'query must not be empty' }),
+  query: z.string({ message: 'query must be a string' }).refine((q) => q.trim().length > 0, { message: 'query must not be empty' }),
   candidates: z.array(CandidateSchema),
   maxTokens: z
     .number({ error: (issue) => (issue.input === undefined ? 'maxTokens is required' : 'maxTokens must be a number') })
@@ -259,7 +261,9 @@ export const PackOptionsBaseSchema = z.strictObject({
   /** Candidates scoring below this are dropped with reason `below-min-score`. */
   minScore: finite().optional(),
   /** `false` turns off near-duplicate detection (same id and same normalised text are always merged). */
-  dedupe: z.union([z.literal(false), DedupeOptionsSchema]).default({ nearDuplicateThreshold: 0.8, containmentThreshold: 0.5, shingleSize: 5 }),
+  dedupe: z
+    .union([z.literal(false), DedupeOptionsSchema])
+    .default({ nearDuplicateThreshold: 0.8, containmentThreshold: 0.5, shingleSize: 5 }),
   coverage: CoverageThresholdsSchema.default({ strong: 0.55, strongMinItems: 3, partial: 0.4 }),
   /** A candidate that does not fit whole is cut only if at least this many tokens of it fit. */
   minTruncatedTokens: z.number().int().positive().default(32),
@@ -345,7 +349,10 @@ export const CitationSchema = z.object({
   /** With sentence selection: the exact source range of every kept sentence, in order. */
   spans: z.array(SpanSchema).optional(),
   /** With sentence selection: sha256 (hex) of the item's text as kept (its sentences and elision markers). */
-  keptTextSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  keptTextSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   /** Page, lines or time of the chunk in its source, when the source kind has them. */
   locator: LocatorSchema.optional(),
   /** The source this one belongs to (an attachment's message). */

@@ -76,7 +76,9 @@ export class Selection {
     this.#source = source;
     this.#indices = keptIndices;
     this.kept = keptIndices.map((i) => sentences[i] as SentenceRange);
-    this.#keptTexts = keptIndices.map((i, p) => sentenceTexts?.[i] ?? source.slice((this.kept[p] as SentenceRange).start, (this.kept[p] as SentenceRange).end));
+    this.#keptTexts = keptIndices.map(
+      (i, p) => sentenceTexts?.[i] ?? source.slice((this.kept[p] as SentenceRange).start, (this.kept[p] as SentenceRange).end),
+    );
     this.#priority = priority;
     this.text = this.#join(this.kept.map((_, position) => position));
   }
@@ -235,7 +237,11 @@ const MIN_REPEAT_LENGTH = 24;
 
 /** What two sentences must share to count as the same: letters and digits, case and punctuation aside. */
 function repeatKey(sentence: string): string {
-  return sentence.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return sentence
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 interface PoolSentence {
@@ -347,7 +353,8 @@ export function selectSentences(
   const shownByTail = new Map<string, string[]>();
   const tailOf = (key: string) => key.slice(key.length - MIN_REPEAT_LENGTH);
   const repeats = (key: string) =>
-    key.length >= MIN_REPEAT_LENGTH && (shownByTail.get(tailOf(key))?.some((shown) => endsWithWords(shown, key) || endsWithWords(key, shown)) ?? false);
+    key.length >= MIN_REPEAT_LENGTH &&
+    (shownByTail.get(tailOf(key))?.some((shown) => endsWithWords(shown, key) || endsWithWords(key, shown)) ?? false);
   const show = (key: string) => {
     if (key.length < MIN_REPEAT_LENGTH) return;
     const tail = tailOf(key);

@@ -149,7 +149,10 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
       text = await response.text();
     } catch (error) {
       if ((error as Error).name === 'TimeoutError') {
-        throw new LitmPackError('timeout', `The embeddings server at ${this.endpoint} did not answer within ${timeoutMs} ms`, { cause: error, ...where });
+        throw new LitmPackError('timeout', `The embeddings server at ${this.endpoint} did not answer within ${timeoutMs} ms`, {
+          cause: error,
+          ...where,
+        });
       }
       const reason = (error as { cause?: { code?: string; message?: string } }).cause;
       throw new LitmPackError(
@@ -164,7 +167,10 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
     try {
       json = JSON.parse(text);
     } catch (error) {
-      throw new LitmPackError('bad_response', `The embeddings server at ${this.endpoint} answered with something that is not JSON`, { cause: error, ...where });
+      throw new LitmPackError('bad_response', `The embeddings server at ${this.endpoint} answered with something that is not JSON`, {
+        cause: error,
+        ...where,
+      });
     }
     const parsed = ResponseSchema.safeParse(json);
     if (!parsed.success) {
@@ -191,7 +197,10 @@ export class OpenAICompatibleEmbeddings implements EmbeddingsLike {
     const size = (vectors[0] as number[]).length;
     const wanted = this.#options.dimensions ?? size;
     if (vectors.some((vector) => (vector as number[]).length !== wanted)) {
-      throw new LitmPackError('bad_response', `The embeddings server returned vectors of ${[...new Set(vectors.map((v) => v?.length))].join(' and ')} dimensions (expected ${wanted})`);
+      throw new LitmPackError(
+        'bad_response',
+        `The embeddings server returned vectors of ${[...new Set(vectors.map((v) => v?.length))].join(' and ')} dimensions (expected ${wanted})`,
+      );
     }
     return vectors as number[][];
   }

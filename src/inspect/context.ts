@@ -5,9 +5,7 @@ import { escapeBody } from '../render/escape.js';
 import type { InspectablePack } from './schema.js';
 
 export type ContextSegment =
-  | { kind: 'item'; index: number; text: string }
-  | { kind: 'frame'; text: string }
-  | { kind: 'caveats'; text: string };
+  { kind: 'item'; index: number; text: string } | { kind: 'frame'; text: string } | { kind: 'caveats'; text: string };
 
 interface SegmentedContext {
   segments: ContextSegment[];

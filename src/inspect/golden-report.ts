@@ -46,12 +46,15 @@ export function renderGoldenSetReport(runA: GoldenRun, runB?: GoldenRun, options
 ${packSection(entry.pack, entry.raw, `${entry.anchor}-`)}
 </section>`,
   );
-  return page(title, html`<section id="overview">
+  return page(
+    title,
+    html`<section id="overview">
 <h1>${title}</h1>
 ${summary(rows, b !== undefined, labelA, labelB)}
 ${b === undefined ? singleTable(rows) : compareTable(rows, labelA, labelB)}
 </section>
-${details}`);
+${details}`,
+  );
 }
 
 function isStored(value: unknown): value is StoredPack {
@@ -62,7 +65,12 @@ function entries(run: GoldenRun, side: 'a' | 'b', label: string): Entry[] {
   return run.map((given, index) => {
     const stored = isStored(given) ? given : { where: `pack ${index + 1}`, value: given };
     try {
-      return { pack: parseInspectablePack(stored.value, `pack at ${label} ${stored.where}`), raw: stored.value, where: stored.where, anchor: `${side}${index + 1}` };
+      return {
+        pack: parseInspectablePack(stored.value, `pack at ${label} ${stored.where}`),
+        raw: stored.value,
+        where: stored.where,
+        anchor: `${side}${index + 1}`,
+      };
     } catch (error) {
       if (isLitmPackError(error)) throw error;
       throw new LitmPackError('invalid_input', `Invalid pack at ${label} ${stored.where}: ${(error as Error).message}`, { cause: error });
@@ -139,9 +147,10 @@ function detailLink(entry: Entry | undefined, label: string): SafeHtml | string 
 function singleTable(rows: Row[]): SafeHtml {
   return html`<table class="golden" data-field="golden"><thead><tr><th class="num">#</th><th>query</th><th class="num">items</th><th class="num">tokens used</th><th>confidence</th><th class="num">dropped</th><th>detail</th></tr></thead>
 <tbody>${rows.map(
-    (row, i) => html`<tr class="row" data-query="${row.query}"><td class="num">${i + 1}</td><td>${titleText(row.query)}</td>${cells(row.a)}<td class="num">${
-      row.a?.pack.dropped.length ?? 0
-    }</td><td>${detailLink(row.a, 'pack')}</td></tr>`,
+    (row, i) =>
+      html`<tr class="row" data-query="${row.query}"><td class="num">${i + 1}</td><td>${titleText(row.query)}</td>${cells(row.a)}<td class="num">${
+        row.a?.pack.dropped.length ?? 0
+      }</td><td>${detailLink(row.a, 'pack')}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -157,7 +166,9 @@ function compareTable(rows: Row[], labelA: string, labelB: string): SafeHtml {
       added.length + removed.length === 0
         ? html`<span class="meta">none</span>`
         : html`<details><summary><span class="added" data-added="${added.length}">+${added.length}</span> / <span class="removed" data-removed="${removed.length}">−${removed.length}</span></summary>${
-            added.length > 0 ? html`<div class="added">added: ${added.map((id, k) => html`${k > 0 ? ', ' : ''}<code>${id}</code>`)}</div>` : ''
+            added.length > 0
+              ? html`<div class="added">added: ${added.map((id, k) => html`${k > 0 ? ', ' : ''}<code>${id}</code>`)}</div>`
+              : ''
           }${removed.length > 0 ? html`<div class="removed">removed: ${removed.map((id, k) => html`${k > 0 ? ', ' : ''}<code>${id}</code>`)}</div>` : ''}</details>`;
     return html`<tr class="row ${status}" data-status="${status}" data-query="${row.query}"><td class="num">${i + 1}</td><td>${titleText(row.query)}</td>${cells(row.a)}${cells(row.b)}<td class="status">${label}</td><td>${diff}</td><td>${detailLink(row.a, labelA)}${detailLink(row.b, labelB)}</td></tr>`;
   })}</tbody></table>`;

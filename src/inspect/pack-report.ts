@@ -150,9 +150,13 @@ function strip(pack: InspectablePack, key: (ref: number) => string): SafeHtml {
   const n = pack.items.length;
   if (n === 0) return html`<p class="meta">No items: the context is ${pack.context === '' ? 'empty' : 'frame only'}.</p>`;
   const cells = pack.items.map(
-    (item) => html`<a class="cell role-${cssToken(item.role)}" href="#${key(item.ref)}" data-key="${key(item.ref)}" data-ref="${item.ref}" data-rank="${item.rank}" style="${rankStyle(item.rank, n)}" title="${`[${item.ref}] rank ${item.rank} · ${item.role} · ${item.sourceId} · ${item.tokens} tokens`}">${item.rank}</a>`,
+    (item) =>
+      html`<a class="cell role-${cssToken(item.role)}" href="#${key(item.ref)}" data-key="${key(item.ref)}" data-ref="${item.ref}" data-rank="${item.rank}" style="${rankStyle(item.rank, n)}" title="${`[${item.ref}] rank ${item.rank} · ${item.role} · ${item.sourceId} · ${item.tokens} tokens`}">${item.rank}</a>`,
   );
-  const caveats = pack.caveats !== null ? html`<span class="cell caveats-cell" title="the caveats block (computed facts, cites nothing)">caveats</span>` : '';
+  const caveats =
+    pack.caveats !== null
+      ? html`<span class="cell caveats-cell" title="the caveats block (computed facts, cites nothing)">caveats</span>`
+      : '';
   const roles = [...new Set(pack.items.map((i) => i.role))];
   return html`<div class="strip" data-field="strip">${cells}${caveats}</div>
 <div class="axis"><span>start of context</span><span>position →</span><span>end of context</span></div>
@@ -173,7 +177,8 @@ function budget(pack: InspectablePack, key: (ref: number) => string): SafeHtml {
   const itemTokens = shown.reduce((sum, i) => sum + i.tokens, 0);
   const frameTokens = Math.max(0, usedTokens - itemTokens);
   const segs = shown.map(
-    (item) => html`<a class="seg" href="#${key(item.ref)}" data-key="${key(item.ref)}" data-ref="${item.ref}" style="${`width:${percent(item.tokens, maxTokens)};${rankStyle(item.rank, n)}`}" title="${`[${item.ref}] ${item.tokens} tokens (rank ${item.rank})`}"></a>`,
+    (item) =>
+      html`<a class="seg" href="#${key(item.ref)}" data-key="${key(item.ref)}" data-ref="${item.ref}" style="${`width:${percent(item.tokens, maxTokens)};${rankStyle(item.rank, n)}`}" title="${`[${item.ref}] ${item.tokens} tokens (rank ${item.rank})`}"></a>`,
   );
   return html`<div class="bar-label"><span data-field="used"><b>${usedTokens}</b> / ${maxTokens} ${encoding} tokens used (${formatNumber((usedTokens / maxTokens) * 100, 1)}%)</span><span>${maxTokens - usedTokens} free</span></div>
 <div class="bar" data-field="budget-bar">${segs}<span class="seg frame" style="width:${percent(frameTokens, maxTokens)}" title="${`${frameTokens} tokens of frame: markers, provenance lines, separators${pack.caveats !== null ? ', caveats' : ''}`}"></span><span class="seg free"></span></div>
@@ -238,13 +243,17 @@ function citations(pack: InspectablePack, key: (ref: number) => string): SafeHtm
     (c) => html`<tr data-key="${key(c.ref)}" data-ref="${c.ref}">
 <td class="num"><a href="#${key(c.ref)}">[${c.ref}]</a></td>
 <td>${c.title !== undefined ? html`<div><b>${c.title}</b></div>` : ''}<div class="mono">${c.sourceId}</div>${c.url !== undefined ? html`<div>${link(c.url)}</div>` : ''}${
-      c.locator !== undefined && locatorParts(c.locator).length > 0 ? html`<div class="locator" data-field="locator">${locatorParts(c.locator).join(', ')}</div>` : ''
+      c.locator !== undefined && locatorParts(c.locator).length > 0
+        ? html`<div class="locator" data-field="locator">${locatorParts(c.locator).join(', ')}</div>`
+        : ''
     }${c.parentId !== undefined ? html`<div class="meta" data-field="parentId">attachment of <span class="mono">${c.parentId}</span></div>` : ''}</td>
 <td class="mono">${c.chunkId}</td>
 <td>${c.version ?? '—'}</td>
 <td>${c.section !== undefined && c.section.length > 0 ? c.section.join(' › ') : '—'}</td>
 <td class="mono">${c.span !== undefined ? `${c.span.start}–${c.span.end}` : '—'}${
-      c.spans !== undefined ? html`<div class="spans" title="kept sentences">${c.spans.map((s) => html`<span class="flag">${s.start}–${s.end}</span>`)}</div>` : ''
+      c.spans !== undefined
+        ? html`<div class="spans" title="kept sentences">${c.spans.map((s) => html`<span class="flag">${s.start}–${s.end}</span>`)}</div>`
+        : ''
     }</td>
 <td class="mono hash">${c.textSha256}</td>
 ${anyExtra ? html`<td>${extraFields(c, KNOWN_CITATION_FIELDS)}</td>` : ''}
@@ -289,7 +298,8 @@ function degradedSection(pack: InspectablePack): SafeHtml | string {
   const anyExtra = pack.degraded.some((d) => Object.keys(d).some((k) => !KNOWN_DEGRADED_FIELDS.has(k)));
   return html`<h2>Degraded stages <span class="badge">${pack.degraded.length}</span></h2>
 <table class="degraded" data-field="degraded"><thead><tr><th>stage</th><th>code</th>${anyExtra ? html`<th>other</th>` : ''}</tr></thead><tbody>${pack.degraded.map(
-    (d) => html`<tr><td class="mono">${d.stage}</td><td class="mono">${d.code}</td>${anyExtra ? html`<td>${extraFields(d, KNOWN_DEGRADED_FIELDS)}</td>` : ''}</tr>`,
+    (d) =>
+      html`<tr><td class="mono">${d.stage}</td><td class="mono">${d.code}</td>${anyExtra ? html`<td>${extraFields(d, KNOWN_DEGRADED_FIELDS)}</td>` : ''}</tr>`,
   )}</tbody></table>`;
 }
 

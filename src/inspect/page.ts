@@ -94,7 +94,8 @@ export const REPORT_CSP = `default-src 'none'; style-src 'unsafe-inline'; script
 export const REPORT_SCRIPT = SCRIPT;
 
 export function page(title: string, body: SafeHtml): string {
-  return `<!DOCTYPE html>\n${html`<html lang="en">
+  return `<!DOCTYPE html>\n${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">
@@ -109,5 +110,6 @@ ${body}
 </main>
 <script>${trusted(SCRIPT)}</script>
 </body>
-</html>`.value}\n`;
+</html>`.value
+  }\n`;
 }

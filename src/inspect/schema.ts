@@ -44,9 +44,7 @@ export type InspectableItem = InspectablePack['items'][number];
 
 /** The fields of a pack (and of its coverage) that the schema names; anything else is shown generically. */
 export const KNOWN_PACK_FIELDS: ReadonlySet<string> = new Set(Object.keys(InspectablePackSchema.shape));
-export const KNOWN_COVERAGE_FIELDS: ReadonlySet<string> = new Set(
-  Object.keys(InspectablePackSchema.shape.coverage.shape),
-);
+export const KNOWN_COVERAGE_FIELDS: ReadonlySet<string> = new Set(Object.keys(InspectablePackSchema.shape.coverage.shape));
 
 /** Validates one pack for the inspector; `what` names it in the error (`pack`, `run A line 3`). */
 export function parseInspectablePack(value: unknown, what = 'pack'): InspectablePack {

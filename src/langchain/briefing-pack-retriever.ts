@@ -1,5 +1,10 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
-import { BriefingRetrieverOptionsSchema, type BriefingRetrieverOptions, type ParsedRetrieverOptions, type LitmDocumentMetadata } from '../adapters/packing.js';
+import {
+  BriefingRetrieverOptionsSchema,
+  type BriefingRetrieverOptions,
+  type ParsedRetrieverOptions,
+  type LitmDocumentMetadata,
+} from '../adapters/packing.js';
 import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 
 export type BriefingPackRetrieverFields = BriefingRetrieverOptions & BaseRetrieverInput;

@@ -1,5 +1,10 @@
 import type { BaseRetrieverInput } from '@langchain/core/retrievers';
-import { BundleRetrieverOptionsSchema, type BundleRetrieverOptions, type ParsedRetrieverOptions, type LitmItemMetadata } from '../adapters/packing.js';
+import {
+  BundleRetrieverOptionsSchema,
+  type BundleRetrieverOptions,
+  type ParsedRetrieverOptions,
+  type LitmItemMetadata,
+} from '../adapters/packing.js';
 import { PackRetriever, parseRetrieverFields } from './pack-retriever.js';
 
 export type BundleRetrieverFields = BundleRetrieverOptions & BaseRetrieverInput;

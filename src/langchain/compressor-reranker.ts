@@ -21,7 +21,9 @@ export class CompressorReranker implements Reranker {
   constructor(readonly compressor: Pick<BaseDocumentCompressor, 'compressDocuments'>) {}
 
   async rerank(query: string, texts: readonly string[], _options: RerankOptions = {}): Promise<RerankResult[]> {
-    const documents: DocumentInterface[] = texts.map((text, index) => new Document({ pageContent: text, metadata: { [INDEX_KEY]: index } }));
+    const documents: DocumentInterface[] = texts.map(
+      (text, index) => new Document({ pageContent: text, metadata: { [INDEX_KEY]: index } }),
+    );
     const returned: DocumentInterface[] = await this.compressor.compressDocuments(documents, query);
     return returned.map((doc) => {
       const found = documents.indexOf(doc);

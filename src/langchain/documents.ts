@@ -9,7 +9,6 @@ import {
   type LitmItemMetadata,
 } from '../adapters/packing.js';
 
-
 /** What the input at an index contributes to its document: its own metadata and id. */
 type OwnFields = (index: number) => { metadata: Record<string, unknown> | undefined; id: string | undefined };
 

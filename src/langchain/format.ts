@@ -39,7 +39,11 @@ const CitationFieldsSchema = z.object({
   locator: LocatorSchema.optional(),
 });
 
-type Ours = { doc: DocumentInterface; litm: Pick<LitmMetadata, 'ref' | 'role' | 'tokens' | 'truncated' | 'pointer' | 'kind' | 'format' | 'header'>; citation: z.infer<typeof CitationFieldsSchema> | undefined };
+type Ours = {
+  doc: DocumentInterface;
+  litm: Pick<LitmMetadata, 'ref' | 'role' | 'tokens' | 'truncated' | 'pointer' | 'kind' | 'format' | 'header'>;
+  citation: z.infer<typeof CitationFieldsSchema> | undefined;
+};
 
 /** One document of ours with its metadata read back; null when it is not one. */
 function readOurs(doc: DocumentInterface): (Ours & { packHash: string }) | null {
@@ -79,13 +83,17 @@ function renderOne({ doc, litm, citation }: Ours, format: PackFormat): string {
     section: citation.section,
     locator: citation.locator,
   };
-  return renderBlock(format, {
-    ref: litm.ref,
-    candidate,
-    body: doc.pageContent,
-    truncated: litm.truncated && !litm.pointer,
-    pointer: litm.pointer ? { tokens: litm.tokens ?? 0 } : undefined,
-  }, litm.header);
+  return renderBlock(
+    format,
+    {
+      ref: litm.ref,
+      candidate,
+      body: doc.pageContent,
+      truncated: litm.truncated && !litm.pointer,
+      pointer: litm.pointer ? { tokens: litm.tokens ?? 0 } : undefined,
+    },
+    litm.header,
+  );
 }
 
 function renderOurs(ours: readonly Ours[], format: PackFormat): string {
@@ -95,7 +103,11 @@ function renderOurs(ours: readonly Ours[], format: PackFormat): string {
     if (one.litm.role === 'caveats') caveats = one.doc.pageContent;
     else blocks.push({ role: one.litm.role, block: renderOne(one, format) });
   }
-  if (ours[0]?.litm.kind === 'bundle') return renderBundleContext(format, blocks.map((b) => b.block));
+  if (ours[0]?.litm.kind === 'bundle')
+    return renderBundleContext(
+      format,
+      blocks.map((b) => b.block),
+    );
   const zone = (role: 'grounding' | 'evidence') => ({ role, blocks: blocks.filter((b) => b.role === role).map((b) => b.block) });
   return renderBriefingContext(format, [zone('grounding'), zone('evidence')], caveats);
 }
@@ -103,7 +115,18 @@ function renderOurs(ours: readonly Ours[], format: PackFormat): string {
 // Keys of LangChain's RunnableConfig. A function piped into a chain (`retriever.pipe(fn)`) is called with the
 // run's config as its second argument; none of these keys is a formatting option, so such an object is
 // recognised as a run config and not read as options.
-const RUN_CONFIG_KEYS = ['callbacks', 'tags', 'metadata', 'runName', 'runId', 'configurable', 'recursionLimit', 'maxConcurrency', 'timeout', 'signal'];
+const RUN_CONFIG_KEYS = [
+  'callbacks',
+  'tags',
+  'metadata',
+  'runName',
+  'runId',
+  'configurable',
+  'recursionLimit',
+  'maxConcurrency',
+  'timeout',
+  'signal',
+];
 
 function isRunConfig(value: unknown): value is RunnableConfig {
   return typeof value === 'object' && value !== null && RUN_CONFIG_KEYS.some((key) => key in value);

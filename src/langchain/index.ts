@@ -11,12 +11,6 @@ export type { FormatDocumentsOptions, LitmDocumentPromptInput } from './format.j
 export type { LitmCaveatsMetadata, LitmDocumentMetadata, LitmItemMetadata } from '../adapters/packing.js';
 export { PACK_SUMMARY_EVENT, SEARCH_RUN_NAME, PACK_RUN_NAME } from './tracing.js';
 export { summarizePack } from '../adapters/packing.js';
-export type {
-  BriefingRetrieverOptions,
-  BundleRetrieverOptions,
-  LitmMetadata,
-  PackSummary,
-  PackerOptions,
-} from '../adapters/packing.js';
+export type { BriefingRetrieverOptions, BundleRetrieverOptions, LitmMetadata, PackSummary, PackerOptions } from '../adapters/packing.js';
 export { CitedAnswerRunnable } from './cited-answer.js';
 export type { CitedAnswerInput, CitedAnswerRunnableFields } from './cited-answer.js';

@@ -4,7 +4,15 @@ import { BaseDocumentCompressor } from '@langchain/core/retrievers/document_comp
 import { parseOrThrow } from '../base/errors.js';
 import type { Pack } from '../core/schemas.js';
 import { packToDocuments } from './documents.js';
-import { type LitmItemMetadata, PACKER_ALIASES, PackerOptionsSchema, chunksToCandidates, parseQuery, type PackerOptions, type ParsedPackerOptions } from '../adapters/packing.js';
+import {
+  type LitmItemMetadata,
+  PACKER_ALIASES,
+  PackerOptionsSchema,
+  chunksToCandidates,
+  parseQuery,
+  type PackerOptions,
+  type ParsedPackerOptions,
+} from '../adapters/packing.js';
 import { packCandidates } from '../pipeline/bundle.js';
 import { childRunHooks } from './tracing.js';
 
@@ -12,9 +20,7 @@ export type LitmCompressorOptions = PackerOptions;
 
 /** Documents from any source as packer input: text plus the framework's own id. */
 export function documentsToCandidates(documents: readonly DocumentInterface[]) {
-  return chunksToCandidates(
-    documents.map((doc) => ({ text: doc.pageContent, id: doc.id, metadata: { ...(doc.metadata ?? {}) } })),
-  );
+  return chunksToCandidates(documents.map((doc) => ({ text: doc.pageContent, id: doc.id, metadata: { ...(doc.metadata ?? {}) } })));
 }
 
 /**
@@ -45,11 +51,7 @@ export class LitmCompressor extends BaseDocumentCompressor {
     this.options = parseOrThrow(PackerOptionsSchema, options, 'LitmCompressor options', { aliases: PACKER_ALIASES });
   }
 
-  async compressDocuments(
-    documents: DocumentInterface[],
-    query: string,
-    callbacks?: Callbacks,
-  ): Promise<Document<LitmItemMetadata>[]> {
+  async compressDocuments(documents: DocumentInterface[], query: string, callbacks?: Callbacks): Promise<Document<LitmItemMetadata>[]> {
     return (await this.compressWithCitations(documents, query, callbacks)).documents;
   }
 
@@ -61,13 +63,13 @@ export class LitmCompressor extends BaseDocumentCompressor {
   ): Promise<{ documents: Document<LitmItemMetadata>[]; pack: Pack }> {
     const text = parseQuery(query);
     const candidates = documentsToCandidates(documents);
-    const pack = await packCandidates({ ...this.options, query: text, candidates, hooks: { pack: childRunHooks({ pack: callbacks }).pack } });
-    const packed = packToDocuments(
-      pack,
+    const pack = await packCandidates({
+      ...this.options,
+      query: text,
       candidates,
-      (index) => ({ metadata: documents[index]?.metadata, id: documents[index]?.id }),
-      null,
-    );
+      hooks: { pack: childRunHooks({ pack: callbacks }).pack },
+    });
+    const packed = packToDocuments(pack, candidates, (index) => ({ metadata: documents[index]?.metadata, id: documents[index]?.id }), null);
     return { documents: packed, pack };
   }
 }

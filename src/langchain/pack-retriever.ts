@@ -1,8 +1,4 @@
-import {
-  CallbackManager,
-  parseCallbackConfigArg,
-  type CallbackManagerForRetrieverRun,
-} from '@langchain/core/callbacks/manager';
+import { CallbackManager, parseCallbackConfigArg, type CallbackManagerForRetrieverRun } from '@langchain/core/callbacks/manager';
 import type { Document } from '@langchain/core/documents';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import { ensureConfig, type RunnableConfig } from '@langchain/core/runnables';
@@ -11,7 +7,15 @@ import { parseOrThrow } from '../base/errors.js';
 import type { Candidate, Pack } from '../core/schemas.js';
 import { assembleBundle } from '../pipeline/bundle.js';
 import { packToDocuments } from './documents.js';
-import { type LitmDocumentMetadata, RETRIEVER_ALIASES, briefingRequest, bundleRequest, caveatsToAppend, parseQuery, type ParsedRetrieverOptions } from '../adapters/packing.js';
+import {
+  type LitmDocumentMetadata,
+  RETRIEVER_ALIASES,
+  briefingRequest,
+  bundleRequest,
+  caveatsToAppend,
+  parseQuery,
+  type ParsedRetrieverOptions,
+} from '../adapters/packing.js';
 import { briefingAsChildRun, childRunHooks } from './tracing.js';
 
 /** The documents of one retrieval and the pack they come from (`documents[i]` ↔ `pack.items[i]`). */

@@ -23,7 +23,9 @@ const BRIEFING_RUN_NAME = 'LitmBriefing';
 export function childRunHooks(callbacks: { search?: Callbacks | undefined; pack?: Callbacks | undefined }): PipelineHooks {
   return {
     retrieve: (request, run) =>
-      RunnableLambda.from((input: RetrieveRequest, config?: RunnableConfig) => run(config?.signal === undefined ? input : { ...input, signal: config.signal }))
+      RunnableLambda.from((input: RetrieveRequest, config?: RunnableConfig) =>
+        run(config?.signal === undefined ? input : { ...input, signal: config.signal }),
+      )
         .withConfig({ runName: SEARCH_RUN_NAME })
         .invoke(request, { callbacks: callbacks.search }),
     pack: (input, run) =>

@@ -69,26 +69,32 @@ export function packToNodes(
 ): NodeWithScore<LitmDocumentMetadata>[] {
   const nodes: NodeWithScore[] = packedEntries(pack, candidates).map((entry) => {
     const fields = own(entry.sourceIndex);
-    const node = new PackedTextNode({
-      id_: fields.id ?? entry.item.id,
-      text: entry.item.text,
-      metadata: itemMetadata(entry, fields.metadata),
-      relationships: fields.relationships ?? {
-        [NodeRelationship.SOURCE]: { nodeId: entry.citation.sourceId, metadata: {} },
+    const node = new PackedTextNode(
+      {
+        id_: fields.id ?? entry.item.id,
+        text: entry.item.text,
+        metadata: itemMetadata(entry, fields.metadata),
+        relationships: fields.relationships ?? {
+          [NodeRelationship.SOURCE]: { nodeId: entry.citation.sourceId, metadata: {} },
+        },
+        excludedLlmMetadataKeys: withLitmKeys(fields.excludedLlmMetadataKeys),
+        excludedEmbedMetadataKeys: withLitmKeys(fields.excludedEmbedMetadataKeys),
       },
-      excludedLlmMetadataKeys: withLitmKeys(fields.excludedLlmMetadataKeys),
-      excludedEmbedMetadataKeys: withLitmKeys(fields.excludedEmbedMetadataKeys),
-    }, blockOf(entry, candidates[entry.sourceIndex] as Candidate));
+      blockOf(entry, candidates[entry.sourceIndex] as Candidate),
+    );
     return { node, score: entry.item.score };
   });
   if (caveats !== null) {
-    const node = new PackedTextNode({
-      id_: `litm-caveats:${pack.packHash}`,
-      text: caveats,
-      metadata: { litm: caveatsLitm(pack) },
-      excludedLlmMetadataKeys: [...LITM_KEYS],
-      excludedEmbedMetadataKeys: [...LITM_KEYS],
-    }, caveats);
+    const node = new PackedTextNode(
+      {
+        id_: `litm-caveats:${pack.packHash}`,
+        text: caveats,
+        metadata: { litm: caveatsLitm(pack) },
+        excludedLlmMetadataKeys: [...LITM_KEYS],
+        excludedEmbedMetadataKeys: [...LITM_KEYS],
+      },
+      caveats,
+    );
     nodes.push({ node });
   }
   // Built from untyped LlamaIndex parts; their metadata is what itemMetadata and caveatsLitm make.

@@ -81,9 +81,7 @@ export interface StoreFileChunk {
 
 /** A part of a store, as `readStoreFileParts` hands it on: the header, every source, then every chunk. */
 export type StoreFilePart =
-  | { kind: 'header'; header: StoreFileHeader }
-  | { kind: 'source'; source: StoreFileSource }
-  | { kind: 'chunk'; chunk: StoreFileChunk };
+  { kind: 'header'; header: StoreFileHeader } | { kind: 'source'; source: StoreFileSource } | { kind: 'chunk'; chunk: StoreFileChunk };
 
 /** A segment of the store and its dead rows (1 = removed), as a snapshot holds them. */
 export interface StoreFilePartition {
@@ -156,7 +154,16 @@ const SegmentEntrySchema = z.strictObject({
    * The CRC-32 of each `size` bytes of `contents` (little-endian u32s, base64), so its texts and vectors can be
    * read and checked page by page after the first answer. Files written before pages were recorded have none.
    */
-  pages: z.strictObject({ size: z.number().int().min(4096).max(2 ** 30), crc32: z.base64() }).optional(),
+  pages: z
+    .strictObject({
+      size: z
+        .number()
+        .int()
+        .min(4096)
+        .max(2 ** 30),
+      crc32: z.base64(),
+    })
+    .optional(),
 });
 type SegmentEntry = z.infer<typeof SegmentEntrySchema>;
 const ManifestSchema = z.strictObject({
@@ -311,7 +318,8 @@ const LAZY_MIN_BYTES = 2 ** 20;
 
 function pageCrcs(contents: Uint8Array): { size: number; crc32: string } {
   const crcs = new Uint32Array(Math.ceil(contents.length / PAGE_BYTES));
-  for (let p = 0; p < crcs.length; p += 1) crcs[p] = crc32(contents.subarray(p * PAGE_BYTES, Math.min((p + 1) * PAGE_BYTES, contents.length)));
+  for (let p = 0; p < crcs.length; p += 1)
+    crcs[p] = crc32(contents.subarray(p * PAGE_BYTES, Math.min((p + 1) * PAGE_BYTES, contents.length)));
   return { size: PAGE_BYTES, crc32: Buffer.from(crcs.buffer, crcs.byteOffset, crcs.byteLength).toString('base64') };
 }
 
@@ -321,9 +329,13 @@ function pageCrcs(contents: Uint8Array): { size: number; crc32: string } {
 /** Opens a store file for reading: `not_found` (a folder: naming the file inside to pass), else `io_error`. */
 async function openForReading(path: string): Promise<FileHandle> {
   if (await isFolder(path)) {
-    throw new LitmPackError('not_found', `${path} is a folder; a store is a file: load ${join(path, STORE_FILE_NAME)} (the file ingest writes there)`, {
-      details: { path },
-    });
+    throw new LitmPackError(
+      'not_found',
+      `${path} is a folder; a store is a file: load ${join(path, STORE_FILE_NAME)} (the file ingest writes there)`,
+      {
+        details: { path },
+      },
+    );
   }
   await removeStaleTemporaries(path);
   try {
@@ -331,7 +343,10 @@ async function openForReading(path: string): Promise<FileHandle> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new LitmPackError('not_found', `No store file at ${path}: pass the path of a file a store was saved to`, { cause: error, details: { path } });
+      throw new LitmPackError('not_found', `No store file at ${path}: pass the path of a file a store was saved to`, {
+        cause: error,
+        details: { path },
+      });
     }
     if (code === 'EACCES' || code === 'EPERM') {
       throw new LitmPackError('not_found', `The store file ${path} cannot be read (${code})`, { cause: error, details: { path } });
@@ -352,11 +367,17 @@ async function formatOf(handle: FileHandle, path: string): Promise<'binary' | 'j
 }
 
 function corruptError(path: string, message: string, cause?: unknown): LitmPackError {
-  return new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, { ...(cause === undefined ? {} : { cause }), details: { path } });
+  return new LitmPackError('corrupt', `Store file ${path} is corrupt: ${message}`, {
+    ...(cause === undefined ? {} : { cause }),
+    details: { path },
+  });
 }
 
 /** The manifest of an open `@3` file, checked: its place, its CRC-32, its schema and its sections' places. */
-async function readManifest(handle: FileHandle, path: string): Promise<{ manifest: Manifest; offset: number; size: number; trailer: Buffer }> {
+async function readManifest(
+  handle: FileHandle,
+  path: string,
+): Promise<{ manifest: Manifest; offset: number; size: number; trailer: Buffer }> {
   const size = (await handle.stat()).size;
   if (size < MAGIC.length + TRAILER_BYTES) throw corruptError(path, `it ends after ${size} bytes (a cut file?)`);
   const trailer = Buffer.alloc(TRAILER_BYTES);
@@ -364,7 +385,8 @@ async function readManifest(handle: FileHandle, path: string): Promise<{ manifes
   if (!trailer.subarray(16).equals(END_MAGIC)) throw corruptError(path, 'it has no trailer at its end (a cut file?)');
   const offset = Number(trailer.readBigUInt64LE(0));
   const length = trailer.readUInt32LE(8);
-  if (offset < MAGIC.length || offset + length + TRAILER_BYTES !== size) throw corruptError(path, 'its trailer does not point at its manifest (a cut file?)');
+  if (offset < MAGIC.length || offset + length + TRAILER_BYTES !== size)
+    throw corruptError(path, 'its trailer does not point at its manifest (a cut file?)');
   const bytes = Buffer.alloc(length);
   if (!(await readFully(handle, bytes, offset))) throw corruptError(path, 'it ends inside its manifest (a cut file?)');
   if (crc32(bytes) !== trailer.readUInt32LE(12)) throw corruptError(path, 'its manifest does not match its checksum');
@@ -377,7 +399,11 @@ async function readManifest(handle: FileHandle, path: string): Promise<{ manifes
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) {
     const schema = typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
-    if (schema !== MEMORY_STORE_SCHEMA) throw corruptError(path, `it has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA} and the JSON formats before it`);
+    if (schema !== MEMORY_STORE_SCHEMA)
+      throw corruptError(
+        path,
+        `it has schema ${JSON.stringify(schema)}; this version reads ${MEMORY_STORE_SCHEMA} and the JSON formats before it`,
+      );
     throw new LitmPackError('corrupt', `Store file ${path} is corrupt: its manifest: ${describeIssues(parsed.error.issues)}`, {
       cause: parsed.error,
       issues: parsed.error.issues,
@@ -388,7 +414,8 @@ async function readManifest(handle: FileHandle, path: string): Promise<{ manifes
   for (const entry of parsed.data.segments) {
     if (!inside(entry.contents) || !inside(entry.heap)) throw corruptError(path, `segment ${entry.id} lies outside the file`);
   }
-  if (new Set(parsed.data.segments.map((entry) => entry.id)).size !== parsed.data.segments.length) throw corruptError(path, 'it lists a segment twice');
+  if (new Set(parsed.data.segments.map((entry) => entry.id)).size !== parsed.data.segments.length)
+    throw corruptError(path, 'it lists a segment twice');
   return { manifest: parsed.data, offset, size, trailer };
 }
 
@@ -513,7 +540,12 @@ const READ_PIECE = 8 * 2 ** 20;
  * Reads `into.length` bytes at `position`, calling `check(from, to)` on each piece read (the CRC-32 runs there
  * while the next piece is read: the read in the thread pool, the check here); false when the file ends first.
  */
-async function readChecked(handle: FileHandle, into: Uint8Array, position: number, check: (from: number, to: number) => void): Promise<boolean> {
+async function readChecked(
+  handle: FileHandle,
+  into: Uint8Array,
+  position: number,
+  check: (from: number, to: number) => void,
+): Promise<boolean> {
   const piece = (at: number) => readFully(handle, into.subarray(at, Math.min(at + READ_PIECE, into.length)), position + at);
   let pending = piece(0);
   for (let at = 0; at < into.length; at += READ_PIECE) {
@@ -540,7 +572,8 @@ async function readWithCrc(handle: FileHandle, into: Uint8Array, position: numbe
 async function fetchSegment(handle: FileHandle, path: string, entry: SegmentEntry, lazy: boolean): Promise<FetchedSegment> {
   const prepared = Segment.prepare(entry.shape);
   const { contents } = prepared;
-  if (contents.length !== entry.contents.length) throw corruptError(path, `segment ${entry.id} has ${entry.contents.length} bytes where its shape has ${contents.length}`);
+  if (contents.length !== entry.contents.length)
+    throw corruptError(path, `segment ${entry.id} has ${entry.contents.length} bytes where its shape has ${contents.length}`);
   const heap = Buffer.allocUnsafe(entry.heap.length);
   const paged = lazy && entry.pages !== undefined && contents.length >= LAZY_MIN_BYTES;
   const pager = paged ? new PagedContents(handle, path, entry, contents, prepared.lazyRanges) : undefined;
@@ -549,7 +582,8 @@ async function fetchSegment(handle: FileHandle, path: string, entry: SegmentEntr
     readWithCrc(handle, heap, entry.heap.offset),
   ]);
   if (contentsRead === null || heapCrc32 === null) throw corruptError(path, `it ends inside segment ${entry.id} (a cut file?)`);
-  if (pager === undefined && contentsRead !== entry.contents.crc32) throw corruptError(path, `segment ${entry.id} does not match its checksum`);
+  if (pager === undefined && contentsRead !== entry.contents.crc32)
+    throw corruptError(path, `segment ${entry.id} does not match its checksum`);
   if (heapCrc32 !== entry.heap.crc32) throw corruptError(path, `the strings of segment ${entry.id} do not match their checksum`);
   return { prepared, heap, pager };
 }
@@ -562,7 +596,11 @@ function openSegment(path: string, entry: SegmentEntry, classes: AclClasses, { p
     return segment;
   } catch (error) {
     if (error instanceof SegmentCorruptError) {
-      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: segment ${entry.id}: ${error.message}`, { cause: error, issues: error.issues, details: { path } });
+      throw new LitmPackError('corrupt', `Store file ${path} is corrupt: segment ${entry.id}: ${error.message}`, {
+        cause: error,
+        issues: error.issues,
+        details: { path },
+      });
     }
     throw error;
   }
@@ -586,11 +624,18 @@ class PagedContents implements MemoryPager {
   readonly #lazyRanges: readonly (readonly [number, number])[];
   #remaining: number;
 
-  constructor(handle: FileHandle, path: string, entry: SegmentEntry, contents: Uint8Array, lazyRanges: readonly (readonly [number, number])[]) {
+  constructor(
+    handle: FileHandle,
+    path: string,
+    entry: SegmentEntry,
+    contents: Uint8Array,
+    lazyRanges: readonly (readonly [number, number])[],
+  ) {
     const pages = entry.pages!;
     const table = Buffer.from(pages.crc32, 'base64');
     const count = Math.ceil(contents.length / pages.size);
-    if (table.length !== count * 4) throw corruptError(path, `segment ${entry.id} has ${table.length / 4} page checksums for ${count} pages`);
+    if (table.length !== count * 4)
+      throw corruptError(path, `segment ${entry.id} has ${table.length / 4} page checksums for ${count} pages`);
     this.#handle = handle;
     this.#path = path;
     this.#entry = entry;
@@ -628,7 +673,10 @@ class PagedContents implements MemoryPager {
   }
 
   #damaged(page: number): LitmPackError {
-    return corruptError(this.#path, `segment ${this.#entry.id} does not match its checksum (page ${page}, bytes ${page * this.#size} to ${this.#pageEnd(page)})`);
+    return corruptError(
+      this.#path,
+      `segment ${this.#entry.id} does not match its checksum (page ${page}, bytes ${page * this.#size} to ${this.#pageEnd(page)})`,
+    );
   }
 
   /** Reads and checks every page that is not all texts or vectors; the CRC-32 of the contents is not computed (null: cut short). */
@@ -686,7 +734,10 @@ class PagedContents implements MemoryPager {
           done += read;
         }
       } catch (error) {
-        throw new LitmPackError('io_error', `Could not read the store file ${this.#path}: ${messageOf(error)}`, { cause: error, details: { path: this.#path } });
+        throw new LitmPackError('io_error', `Could not read the store file ${this.#path}: ${messageOf(error)}`, {
+          cause: error,
+          details: { path: this.#path },
+        });
       }
       if (done < into.length) throw corruptError(this.#path, `it ends inside segment ${this.#entry.id} (a cut file?)`);
       this.#check(page, this.#contents);
@@ -930,7 +981,9 @@ async function previousFile(path: string): Promise<{ manifest: Manifest; offset:
  */
 export async function writeStoreFile(path: string, contents: StoreContents): Promise<SaveReport> {
   if (await isFolder(path)) {
-    throw new LitmPackError('invalid_input', `${path} is a folder; a store is a file: save to ${join(path, STORE_FILE_NAME)}`, { details: { path } });
+    throw new LitmPackError('invalid_input', `${path} is a folder; a store is a file: save to ${join(path, STORE_FILE_NAME)}`, {
+      details: { path },
+    });
   }
   requireLittleEndian(path);
   await removeStaleTemporaries(path);
@@ -950,7 +1003,11 @@ export async function writeStoreFile(path: string, contents: StoreContents): Pro
       handle = await open(temporary, 'wx');
       await writeFully(handle, MAGIC, 0);
       const { end, entries, bytes } = await writeSegments(handle, MAGIC.length, contents, new Map());
-      report = { incremental: false, bytesWritten: MAGIC.length + bytes + (await writeManifest(handle, end, contents, entries)), fileBytes: 0 };
+      report = {
+        incremental: false,
+        bytesWritten: MAGIC.length + bytes + (await writeManifest(handle, end, contents, entries)),
+        fileBytes: 0,
+      };
     }
     await handle.sync();
     report.fileBytes = (await handle.stat()).size;
@@ -997,7 +1054,10 @@ function keptSegments(previous: Manifest | null, contents: StoreContents): Map<S
       newBytes += segment.bytes;
     }
   }
-  const previousBytes = previous.segments.reduce((sum, entry) => Math.max(sum, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length), MAGIC.length);
+  const previousBytes = previous.segments.reduce(
+    (sum, entry) => Math.max(sum, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length),
+    MAGIC.length,
+  );
   const garbage = previousBytes - MAGIC.length - keptBytes;
   if (kept.size === 0 || garbage > MAX_GARBAGE_SHARE * (previousBytes + newBytes)) return null;
   return kept;
@@ -1020,12 +1080,19 @@ async function appendTo(
   try {
     const size = (await handle.stat()).size;
     const trailer = Buffer.alloc(TRAILER_BYTES);
-    if (size !== previous.offset + Number(previous.trailer.readUInt32LE(8)) + TRAILER_BYTES || !(await readFully(handle, trailer, size - TRAILER_BYTES)) || !trailer.equals(previous.trailer)) {
+    if (
+      size !== previous.offset + Number(previous.trailer.readUInt32LE(8)) + TRAILER_BYTES ||
+      !(await readFully(handle, trailer, size - TRAILER_BYTES)) ||
+      !trailer.equals(previous.trailer)
+    ) {
       await handle.close();
       await unlink(temporary);
       return null;
     }
-    const end = previous.manifest.segments.reduce((at, entry) => Math.max(at, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length), MAGIC.length);
+    const end = previous.manifest.segments.reduce(
+      (at, entry) => Math.max(at, entry.contents.offset + entry.contents.length, entry.heap.offset + entry.heap.length),
+      MAGIC.length,
+    );
     await handle.truncate(end);
     const { end: after, entries, bytes } = await writeSegments(handle, end, contents, kept);
     const manifestBytes = await writeManifest(handle, after, contents, entries);
@@ -1073,7 +1140,16 @@ async function writeSegments(
     const heapSection = { offset: position, length: heap.length, crc32: crc32(heap) };
     position += heap.length;
     bytes += stored.contents.length + heap.length;
-    entries.push({ id: stored.contentId, shape: { ...stored.shape, classes: [...stored.shape.classes] }, quantized: stored.quantized, contents: contentsSection, heap: heapSection, dead: dead64, live, pages });
+    entries.push({
+      id: stored.contentId,
+      shape: { ...stored.shape, classes: [...stored.shape.classes] },
+      quantized: stored.quantized,
+      contents: contentsSection,
+      heap: heapSection,
+      dead: dead64,
+      live,
+      pages,
+    });
   }
   return { end: position, entries, bytes };
 }
@@ -1093,7 +1169,10 @@ async function writeManifest(handle: FileHandle, at: number, contents: StoreCont
     sources: header.sources,
     chunks: header.chunks,
     acl: contents.classes.lists().map((acl) => [...acl]),
-    emptySources: [...contents.emptySources].map(([sourceId, entry]) => ({ sourceId, ...(entry.version === undefined ? {} : { version: entry.version }) })),
+    emptySources: [...contents.emptySources].map(([sourceId, entry]) => ({
+      sourceId,
+      ...(entry.version === undefined ? {} : { version: entry.version }),
+    })),
     segments,
   };
   const bytes = Buffer.from(JSON.stringify(manifest), 'utf8');

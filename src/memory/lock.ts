@@ -56,10 +56,7 @@ export class StoreLockedError extends LitmPackError {
   readonly holder: StoreLockHolder | undefined;
 
   constructor(lockPath: string, holder: StoreLockHolder | undefined, waitedMs: number) {
-    const who =
-      holder === undefined
-        ? 'another writer'
-        : `process ${holder.pid} on ${holder.host} (since ${holder.lockedAt})`;
+    const who = holder === undefined ? 'another writer' : `process ${holder.pid} on ${holder.host} (since ${holder.lockedAt})`;
     super(
       'timeout',
       `The store is being written by ${who}; waited ${waitedMs} ms for its lock ${lockPath}. ` +
@@ -196,12 +193,19 @@ async function readLock(path: string): Promise<{ holder: StoreLockHolder | undef
       return { holder: undefined, ageMs: Date.now() - link.mtimeMs };
     }
     if (code === 'EISDIR') {
-      throw new LitmPackError('corrupt', `The store lock ${path} is a directory, not a lock file; remove it (rmdir ${path}) if no writer is running`, {
-        cause: error,
-        details: { lockPath: path },
-      });
+      throw new LitmPackError(
+        'corrupt',
+        `The store lock ${path} is a directory, not a lock file; remove it (rmdir ${path}) if no writer is running`,
+        {
+          cause: error,
+          details: { lockPath: path },
+        },
+      );
     }
-    throw new LitmPackError('io_error', `Could not read the store lock ${path}: ${(error as Error).message}`, { cause: error, details: { lockPath: path } });
+    throw new LitmPackError('io_error', `Could not read the store lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+      details: { lockPath: path },
+    });
   }
 }
 
@@ -250,7 +254,10 @@ async function takeOver(path: string, stale: { holder: StoreLockHolder | undefin
     await mkdir(mutex);
   } catch (error) {
     if (errorCode(error) !== 'EEXIST') throw error;
-    const age = await stat(mutex).then((info) => Date.now() - info.mtimeMs, () => 0);
+    const age = await stat(mutex).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
     if (age > TAKEOVER_STALE_MS) await rmdir(mutex).catch(() => undefined);
     return false;
   }
@@ -301,7 +308,10 @@ export async function acquireStoreLock(storePath: string, options: StoreLockOpti
         await mkdir(dirname(path), { recursive: true });
         continue;
       }
-      throw new LitmPackError('io_error', `Could not create the store lock ${path}: ${(error as Error).message}`, { cause: error, details: { lockPath: path } });
+      throw new LitmPackError('io_error', `Could not create the store lock ${path}: ${(error as Error).message}`, {
+        cause: error,
+        details: { lockPath: path },
+      });
     }
     if (!created) held.delete(holder.token);
     if (created) {

@@ -8,22 +8,46 @@ import { DEFAULT_CHUNK_TOKENS, chunkDocument, chunkToCandidate, parseIngestDocum
 import { matchesFilter, validateFilter, type EngineFilter } from '../store/filter.js';
 import { bm25Idf, compareScored, fuseDbsf, fuseRrf, type ScoredId } from '../store/fusion.js';
 import { maximalMarginalRelevance } from '../store/mmr.js';
-import { CURRENT_INDEXED_TEXT, IndexedTextRecipeSchema, indexedTextKey, indexedTextOf, reindexAdvice, type IndexedTextRecipe } from '../store/indexed-text.js';
+import {
+  CURRENT_INDEXED_TEXT,
+  IndexedTextRecipeSchema,
+  indexedTextKey,
+  indexedTextOf,
+  reindexAdvice,
+  type IndexedTextRecipe,
+} from '../store/indexed-text.js';
 import { AclClasses } from './acl-classes.js';
 import { denseCosine, toDenseQuery, type DenseQuery, type DenseVector } from './vectors.js';
 import { Segment, type NewRow } from './segment.js';
 import { Snapshot, type SnapshotChanges } from './snapshot.js';
-import { diversityCandidates, hybridPrefetchLimit, orderChunks, parseDeleteSources, parseGetChunksRequest, toRankedChunks } from '../store/requests.js';
-import { type AddDocumentsOptions, type ChunkRecord, type Fusion, type GetChunksRequest, type IngestDocument, type SearchMode, type SearchRequest, AddDocumentsOptionsSchema, EmbeddingsSchema, FusionSchema, LIMIT_ALIASES, SearchRequestSchema } from '../store/schemas.js';
+import {
+  diversityCandidates,
+  hybridPrefetchLimit,
+  orderChunks,
+  parseDeleteSources,
+  parseGetChunksRequest,
+  toRankedChunks,
+} from '../store/requests.js';
+import {
+  type AddDocumentsOptions,
+  type ChunkRecord,
+  type Fusion,
+  type GetChunksRequest,
+  type IngestDocument,
+  type SearchMode,
+  type SearchRequest,
+  AddDocumentsOptionsSchema,
+  EmbeddingsSchema,
+  FusionSchema,
+  LIMIT_ALIASES,
+  SearchRequestSchema,
+} from '../store/schemas.js';
 import type { AddDocumentsResult, DeleteSourcesResult, Rankings, Store } from '../store/types.js';
 import { throwIfAborted } from '../base/abort.js';
 import { checkEmbedderVectors } from '../base/vectors.js';
 import { readStoreFile, writeStoreFile, type StoreContents } from './file.js';
 import { withStoreLock, type StoreLockOptions } from './lock.js';
 import { stat } from 'node:fs/promises';
-
-
-
 
 export const MemoryHybridStoreOptionsSchema = z.strictObject({
   /** Dense embeddings; without them hybrid search is lexical and `dense` mode is unavailable. */
@@ -61,7 +85,6 @@ export type MemoryStoreUpdateOptions = MemoryHybridStoreOptions &
     /** A missing file starts an empty store (ingest into a new store) instead of failing with `not_found`. */
     create?: boolean;
   };
-
 
 /** A search's arms before they become candidates or rankings (`null`: the arm did not run). */
 interface RankedArms {
@@ -305,7 +328,12 @@ export class MemoryHybridStore implements Store {
       // Cannot happen while writes are queued; a mistake here would silently lose a write.
       throw new LitmPackError('io_error', 'MemoryHybridStore: a write was planned on a version that is no longer current');
     }
-    if (changes.added.length === 0 && changes.removed.length === 0 && (changes.emptySources?.size ?? 0) === 0 && changes.dimension === base.dimension) {
+    if (
+      changes.added.length === 0 &&
+      changes.removed.length === 0 &&
+      (changes.emptySources?.size ?? 0) === 0 &&
+      changes.dimension === base.dimension
+    ) {
       return;
     }
     this.#snapshot = base.apply(changes);
@@ -411,7 +439,9 @@ export class MemoryHybridStore implements Store {
       ranked = plain(mode === 'dense' ? denseArm : lexicalArm) ?? [];
     }
     const fused =
-      diversity > 0 ? this.#diverse(snapshot, ranked.slice(0, pool), slots, queryVector!, diversity, req.limit) : ranked.slice(0, req.limit);
+      diversity > 0
+        ? this.#diverse(snapshot, ranked.slice(0, pool), slots, queryVector!, diversity, req.limit)
+        : ranked.slice(0, req.limit);
     const arm = (list: ScoredId[] | null) => (list === null ? null : plain(list)!.slice(0, plainArmLimit));
     return { mode, limit: req.limit, dense: arm(denseArm), lexical: arm(lexicalArm), fused, queryVector, slots };
   }
@@ -615,7 +645,8 @@ export class MemoryHybridStore implements Store {
    */
   static async load(path: string, options: MemoryHybridStoreOptions = {}, reuse?: MemoryHybridStore): Promise<MemoryHybridStore> {
     const held = new Map<string, Segment>();
-    for (const { segment } of reuse === undefined ? [] : reuse.#snapshot.parts()) if (segment.contentId !== undefined) held.set(segment.contentId, segment);
+    for (const { segment } of reuse === undefined ? [] : reuse.#snapshot.parts())
+      if (segment.contentId !== undefined) held.set(segment.contentId, segment);
     const reusable = reuse === undefined ? undefined : { classes: reuse.#classes, segments: held };
     const loaded = await readStoreFile(path, reusable === undefined ? {} : { reuse: reusable });
     const { header } = loaded;
@@ -652,12 +683,21 @@ export class MemoryHybridStore implements Store {
    * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.addDocuments(docs), { create: true, waitMs: 30_000 });
    * await MemoryHybridStore.update('.litm-store/store.json', (store) => store.deleteSources(['old.md']));
    */
-  static async update<T>(path: string, change: (store: MemoryHybridStore) => Promise<T> | T, options: MemoryStoreUpdateOptions = {}): Promise<T> {
+  static async update<T>(
+    path: string,
+    change: (store: MemoryHybridStore) => Promise<T> | T,
+    options: MemoryStoreUpdateOptions = {},
+  ): Promise<T> {
     const { waitMs, signal, create, ...storeOptions } = options;
     return withStoreLock(
       path,
       async () => {
-        const exists = create !== true || (await stat(path).then(() => true, (error: NodeJS.ErrnoException) => error.code !== 'ENOENT'));
+        const exists =
+          create !== true ||
+          (await stat(path).then(
+            () => true,
+            (error: NodeJS.ErrnoException) => error.code !== 'ENOENT',
+          ));
         const store = exists ? await MemoryHybridStore.load(path, storeOptions) : new MemoryHybridStore(storeOptions);
         const loaded = store.#snapshot;
         const recipe = store.#indexedText;

@@ -53,7 +53,10 @@ async function identityOf(path: string): Promise<Identity> {
 
 function asStoreError(error: unknown, path: string): LitmPackError {
   if (isLitmPackError(error)) return error;
-  return new LitmPackError('io_error', `Could not read the store file ${path}: ${(error as Error).message}`, { cause: error, details: { path } });
+  return new LitmPackError('io_error', `Could not read the store file ${path}: ${(error as Error).message}`, {
+    cause: error,
+    details: { path },
+  });
 }
 
 /**
@@ -157,7 +160,13 @@ export class ReloadingStore implements Store {
     try {
       identity = await identityOf(this.path);
     } catch (error) {
-      this.#fail('missing', new LitmPackError('not_found', `The store file ${this.path} is gone; still serving the version loaded before`, { cause: error, details: { path: this.path } }));
+      this.#fail(
+        'missing',
+        new LitmPackError('not_found', `The store file ${this.path} is gone; still serving the version loaded before`, {
+          cause: error,
+          details: { path: this.path },
+        }),
+      );
       return;
     }
     if (identity === this.#loaded || identity === this.#failed) return;

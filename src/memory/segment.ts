@@ -20,7 +20,15 @@ import { BoundedCache } from '../base/bounded-cache.js';
 import { canonicalStringify } from '../base/canonical.js';
 import { timestampMillis } from '../core/schemas.js';
 import type { AclClasses } from './acl-classes.js';
-import { Layout, SegmentMemory, VectorBlock, type DenseVector, type MemoryPager, type StoredVectorPlan, type VectorPlan } from './vectors.js';
+import {
+  Layout,
+  SegmentMemory,
+  VectorBlock,
+  type DenseVector,
+  type MemoryPager,
+  type StoredVectorPlan,
+  type VectorPlan,
+} from './vectors.js';
 import { ChunkRecordSchema, type ChunkRecord } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
 
@@ -229,11 +237,18 @@ function stringListIssue(json: unknown): z.core.$ZodIssue | null {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return null; // the schema says what it is
   for (const key of STRING_LISTS) {
     const list = (json as Record<string, unknown>)[key];
-    if (!Array.isArray(list)) return { code: 'invalid_type', expected: 'array', path: [key], message: `${key}: expected an array`, input: list };
+    if (!Array.isArray(list))
+      return { code: 'invalid_type', expected: 'array', path: [key], message: `${key}: expected an array`, input: list };
     for (let i = 0; i < list.length; i += 1) {
       const value: unknown = list[i];
       if (typeof value !== 'string' || value.length === 0) {
-        return { code: 'invalid_type', expected: 'string', path: [key, i], message: `${key}[${i}]: expected a non-empty string`, input: value };
+        return {
+          code: 'invalid_type',
+          expected: 'string',
+          path: [key, i],
+          message: `${key}[${i}]: expected a non-empty string`,
+          input: value,
+        };
       }
     }
   }
@@ -815,7 +830,8 @@ export class Segment {
         // The three lists of a string per row (or per source) are checked by hand: through the schema they would be
         // copied element by element, a third of the time a load takes after its bytes are read.
         const listIssue = stringListIssue(json);
-        if (listIssue !== null) throw new SegmentCorruptError(`its strings are not what a segment holds: ${listIssue.message}`, [listIssue]);
+        if (listIssue !== null)
+          throw new SegmentCorruptError(`its strings are not what a segment holds: ${listIssue.message}`, [listIssue]);
         const parsed = HeapSchema.safeParse({ ...(json as object), ids: [], sources: [], indexedAts: [] });
         if (!parsed.success) {
           throw new SegmentCorruptError(
@@ -835,7 +851,8 @@ export class Segment {
         checkStored(plan, columns, index, heap, classes.count, !lazyPostings);
         const vectors = plan.vectors === null ? null : new VectorBlock(memory, plan.vectors, { fresh: false, quantized });
         const segment = new Segment(classes, { contentId, memory, plan, columns, vectors, heap, payloadKeys: null, index });
-        if (lazyPostings) segment.#uncheckedLists = new Map([...index].map(([aclClass, entry]) => [aclClass, new Uint8Array(entry.terms.length)]));
+        if (lazyPostings)
+          segment.#uncheckedLists = new Map([...index].map(([aclClass, entry]) => [aclClass, new Uint8Array(entry.terms.length)]));
         return segment;
       },
     };
@@ -1143,7 +1160,12 @@ export class Segment {
     const entry = this.#index.get(aclClass);
     const { sources } = this.#heap;
     if (entry === undefined) return { count: 0, source: () => '', offsets: new Int32Array(1), rows: new Int32Array(0) };
-    return { count: entry.sourceOf.length, source: (i) => sources[entry.sourceOf[i]!]!, offsets: entry.sourceOffsets, rows: entry.sourceRows };
+    return {
+      count: entry.sourceOf.length,
+      source: (i) => sources[entry.sourceOf[i]!]!,
+      offsets: entry.sourceOffsets,
+      rows: entry.sourceRows,
+    };
   }
 
   /** Calls `visit` with each row of a source among the rows of `aclClass`, ascending. */

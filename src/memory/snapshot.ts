@@ -416,7 +416,10 @@ export class Snapshot {
   denseTopK(query: DenseQuery, limit: number, filter: SlotFilter | undefined): (ScoredId & { slot: number })[] {
     const blocks = this.#parts.filter((part) => part.segment.vectors !== null);
     if (blocks.length === 0) return [];
-    if (query.norm === 0 || blocks.some((part) => !part.segment.vectors!.scans || part.segment.vectors!.dimension !== query.values.length)) {
+    if (
+      query.norm === 0 ||
+      blocks.some((part) => !part.segment.vectors!.scans || part.segment.vectors!.dimension !== query.values.length)
+    ) {
       return this.#exactDenseTopK(query, limit, filter);
     }
     const int8 = quantizeQuery(query, blocks[0]!.segment.vectors!.stride);

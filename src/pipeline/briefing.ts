@@ -13,7 +13,16 @@ import { rerankPools } from '../refine/stages.js';
 import { tokenizeBm25 } from '../tokenize/bm25.js';
 import { chunkToCandidate } from '../store/chunk.js';
 import { checkEmbedderVectors, cosineSimilarity } from '../base/vectors.js';
-import { EmbeddingsSchema, FusionSchema, PrincipalsSchema, SearchModeSchema, GET_CHUNKS_MAX_LIMIT, type ChunkRecord, DiversitySchema, FilterSchema } from '../store/schemas.js';
+import {
+  EmbeddingsSchema,
+  FusionSchema,
+  PrincipalsSchema,
+  SearchModeSchema,
+  GET_CHUNKS_MAX_LIMIT,
+  type ChunkRecord,
+  DiversitySchema,
+  FilterSchema,
+} from '../store/schemas.js';
 import type { EmbeddingsLike } from '../store/embeddings.js';
 import type { Filter } from '../store/filter.js';
 import { getTokenizer } from '../tokenize/tiktoken.js';
@@ -97,7 +106,7 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
   const { prompt, pins, clusters } = checkBriefing(req);
   const resolved = await resolvePins(req, pins);
   // The prompt's pool widens as a bundle's does (see widerPool) while the budget is not filled.
-  for (let limit = req.limit; ; ) {
+  for (let limit = req.limit; ;) {
     const at = limit === req.limit ? req : { ...req, limit };
     const pool = new CandidatePool();
     for (const record of resolved.chunks) pool.add(chunkToCandidate(record, 0));
@@ -106,7 +115,12 @@ export async function assembleBriefing(request: BriefingRequest): Promise<Briefi
     const precedence = clusters.length > 0 ? pickClusterShares(at, prompt, clusters, resolved, searched.clusters, pool, gaps) : [];
     for (const candidate of searched.promptResults) pool.add(candidate);
     const searchedPool: Pool | undefined = searched.prompted ? { candidates: searched.promptResults.length, limit } : undefined;
-    const briefing = await packGathered(at, prompt, pool.candidates(), resolved, { gaps, precedence, degraded: searched.degraded, pool: searchedPool });
+    const briefing = await packGathered(at, prompt, pool.candidates(), resolved, {
+      gaps,
+      precedence,
+      degraded: searched.degraded,
+      pool: searchedPool,
+    });
     const wider = searchedPool === undefined ? null : widerPool(searchedPool, req.maxPool, briefing.pack);
     if (wider === null) return briefing;
     limit = wider;
@@ -125,10 +139,16 @@ function checkBriefing(req: Parsed): { prompt: string | undefined; pins: string[
     throw new LitmPackError('invalid_input', `Too many pins: ${pins.length}, at most ${req.maxPins} (raise maxPins to allow more)`);
   }
   if (clusters.length > req.maxClusters) {
-    throw new LitmPackError('invalid_input', `Too many clusters: ${clusters.length}, at most ${req.maxClusters} (raise maxClusters to allow more)`);
+    throw new LitmPackError(
+      'invalid_input',
+      `Too many clusters: ${clusters.length}, at most ${req.maxClusters} (raise maxClusters to allow more)`,
+    );
   }
   if (req.scopeMode === 'strict' && pins.length === 0 && clusters.length === 0) {
-    throw new LitmPackError('invalid_input', 'scopeMode "strict" limits prompt results to the pins and clusters: give at least one of them');
+    throw new LitmPackError(
+      'invalid_input',
+      'scopeMode "strict" limits prompt results to the pins and clusters: give at least one of them',
+    );
   }
   const promptStages = (['compress', 'rerank', 'diversity'] as const).filter((name) => req[name] !== undefined && req[name] !== 0);
   if (prompt === undefined && promptStages.length > 0) {
@@ -149,7 +169,11 @@ class CandidatePool {
 
   add(candidate: Candidate): void {
     const previous = this.#byId.get(candidate.id);
-    if (previous === undefined || candidate.score > previous.score || (candidate.score === previous.score && previous.similarity === undefined)) {
+    if (
+      previous === undefined ||
+      candidate.score > previous.score ||
+      (candidate.score === previous.score && previous.similarity === undefined)
+    ) {
       this.#byId.set(candidate.id, candidate);
     }
   }
@@ -172,7 +196,12 @@ interface Searched {
  * Every search first (each cluster's, then the prompt's), so that one reranker call can score them all: the
  * clusters' searches and the prompt's (inside the pins and clusters with strict scope) share one scale.
  */
-async function searchBriefing(req: Parsed, prompt: string | undefined, clusters: readonly string[], resolved: ResolvedPins): Promise<Searched> {
+async function searchBriefing(
+  req: Parsed,
+  prompt: string | undefined,
+  clusters: readonly string[],
+  resolved: ResolvedPins,
+): Promise<Searched> {
   const ordered: (Candidate[] | null)[] = [];
   const searched: number[] = [];
   for (const cluster of clusters) {
@@ -227,7 +256,13 @@ function pickClusterShares(
       picks.push([]);
       return;
     }
-    picks.push(takeShare(candidates.filter((c) => !pinned.has(c.id)), share, req));
+    picks.push(
+      takeShare(
+        candidates.filter((c) => !pinned.has(c.id)),
+        share,
+        req,
+      ),
+    );
   });
   const precedence: string[] = [];
   for (let round = 0; picks.some((p) => p.length > round); round += 1) {
@@ -322,9 +357,13 @@ async function resolvePins(req: Parsed, pins: readonly string[]): Promise<Resolv
       const suffix = pin.replace(/^\.\//, '');
       const matches = visibleSources.filter((id) => id.endsWith(`/${suffix}`) || id === suffix).sort();
       if (matches.length > 1) {
-        throw new LitmPackError('invalid_input', `Pin "${pin}" is ambiguous: it could be ${matches.join(', ')}; pin one of these source ids`, {
-          details: { pin, candidates: matches },
-        });
+        throw new LitmPackError(
+          'invalid_input',
+          `Pin "${pin}" is ambiguous: it could be ${matches.join(', ')}; pin one of these source ids`,
+          {
+            details: { pin, candidates: matches },
+          },
+        );
       }
       sourceId = matches[0];
       if (sourceId !== undefined && !bySource.has(sourceId)) {
@@ -392,7 +431,10 @@ async function clusterCandidates(
   }
   if (members.length === 0) return null;
   if (prompt !== undefined) {
-    const { candidates } = await retrieveCandidates(req.store, { ...searchRequest(req, prompt), filter: andFilters(req.filter, clusterFilter(cluster)) });
+    const { candidates } = await retrieveCandidates(req.store, {
+      ...searchRequest(req, prompt),
+      filter: andFilters(req.filter, clusterFilter(cluster)),
+    });
     return { candidates, searched: true };
   }
   const centrality = req.embeddings !== undefined ? await denseCentrality(members, req.embeddings) : lexicalCentrality(members);

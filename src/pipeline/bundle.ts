@@ -13,7 +13,16 @@ import { parseOrThrow } from '../base/errors.js';
 import { SPAN_PACK, inSpanSync, packAttributes } from '../base/trace.js';
 import { packBriefing } from '../core/briefing.js';
 import { packBundle } from '../core/bundle.js';
-import { CandidateSchema, OrderSchema, PackOptionsBaseSchema, type BundleOrder, type Candidate, type CompressOptions, type Pack, type Pool } from '../core/schemas.js';
+import {
+  CandidateSchema,
+  OrderSchema,
+  PackOptionsBaseSchema,
+  type BundleOrder,
+  type Candidate,
+  type CompressOptions,
+  type Pack,
+  type Pool,
+} from '../core/schemas.js';
 import { PipelineCompressSchema, RerankStageSchema, type ParsedPipelineCompress } from '../refine/stages.js';
 import { validateFilter } from '../store/filter.js';
 import { DiversitySchema, FilterSchema, FusionSchema, LIMIT_ALIASES, PrincipalsSchema, SearchModeSchema } from '../store/schemas.js';
@@ -32,7 +41,9 @@ const HooksSchema = z.custom<PipelineHooks>(
   (value) =>
     typeof value === 'object' &&
     value !== null &&
-    ['retrieve', 'pack'].every((key) => (value as Record<string, unknown>)[key] === undefined || typeof (value as Record<string, unknown>)[key] === 'function'),
+    ['retrieve', 'pack'].every(
+      (key) => (value as Record<string, unknown>)[key] === undefined || typeof (value as Record<string, unknown>)[key] === 'function',
+    ),
   { message: 'hooks must be an object of functions { retrieve?, pack? }' },
 );
 
@@ -115,7 +126,12 @@ export function packPrepared(
   kind: 'bundle' | 'briefing',
   query: string,
   candidates: Candidate[],
-  settings: PackerSettings & { compress?: ParsedPipelineCompress | undefined; pins?: readonly string[] | undefined; order?: BundleOrder | undefined; pool?: Pool | undefined },
+  settings: PackerSettings & {
+    compress?: ParsedPipelineCompress | undefined;
+    pins?: readonly string[] | undefined;
+    order?: BundleOrder | undefined;
+    pool?: Pool | undefined;
+  },
   inputs?: PackInputs,
 ): Pack {
   const compress: CompressOptions | undefined = inputs === undefined ? bm25Only(settings.compress) : inputs.compress;
@@ -196,7 +212,7 @@ export async function assembleBundle(request: BundleRequest): Promise<Assembled>
   // Checked before any I/O, so a bad filter never costs a search.
   if (req.filter !== undefined) validateFilter(req.filter);
   const search = (r: RetrieveRequest) => retrieveCandidates(req.store, r);
-  for (let limit = req.limit; ; ) {
+  for (let limit = req.limit; ;) {
     const retrieveRequest = retrieveRequestOf(req, limit);
     const retrieved = await (req.hooks?.retrieve === undefined ? search(retrieveRequest) : req.hooks.retrieve(retrieveRequest, search));
     const inputs = await preparePacking(req.query, retrieved, req.compress, req.signal);
@@ -208,25 +224,31 @@ export async function assembleBundle(request: BundleRequest): Promise<Assembled>
   }
 }
 
-export const PackCandidatesRequestSchema = z.strictObject({
-  query: QuerySchema,
-  candidates: z.array(CandidateSchema),
-  kind: z.enum(['bundle', 'briefing']).default('bundle'),
-  /** Briefing: source or chunk ids that open the grounding zone. */
-  pins: z.array(z.string().min(1)).optional(),
-  ...packerShape(PIPELINE_DEFAULTS.packBudget),
-  /** Bundle: the order of the blocks (a briefing's order is its zones). */
-  order: OrderSchema.optional(),
-  signal: AbortSignalSchema.optional(),
-  hooks: HooksSchema.optional(),
-}).superRefine((request, context) => {
-  if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
-    context.addIssue({ code: 'custom', path: ['pins'], message: 'pins apply to kind "briefing" only' });
-  }
-  if (request.kind === 'briefing' && request.order !== undefined) {
-    context.addIssue({ code: 'custom', path: ['order'], message: 'order applies to kind "bundle" only (a briefing is ordered by its zones)' });
-  }
-});
+export const PackCandidatesRequestSchema = z
+  .strictObject({
+    query: QuerySchema,
+    candidates: z.array(CandidateSchema),
+    kind: z.enum(['bundle', 'briefing']).default('bundle'),
+    /** Briefing: source or chunk ids that open the grounding zone. */
+    pins: z.array(z.string().min(1)).optional(),
+    ...packerShape(PIPELINE_DEFAULTS.packBudget),
+    /** Bundle: the order of the blocks (a briefing's order is its zones). */
+    order: OrderSchema.optional(),
+    signal: AbortSignalSchema.optional(),
+    hooks: HooksSchema.optional(),
+  })
+  .superRefine((request, context) => {
+    if (request.kind === 'bundle' && request.pins !== undefined && request.pins.length > 0) {
+      context.addIssue({ code: 'custom', path: ['pins'], message: 'pins apply to kind "briefing" only' });
+    }
+    if (request.kind === 'briefing' && request.order !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['order'],
+        message: 'order applies to kind "bundle" only (a briefing is ordered by its zones)',
+      });
+    }
+  });
 export type PackCandidatesRequest = z.input<typeof PackCandidatesRequestSchema>;
 
 /**

@@ -100,7 +100,11 @@ export async function pruneGone(store: Store, read: IngestRead): Promise<DeleteS
   const under = (sourceId: string) =>
     roots.some(({ prefix, folder }) =>
       // A file covers its own source and those it holds (a mailbox's messages, a message's attachments, records).
-      !folder ? sourceId === prefix || sourceId.startsWith(`${prefix}/`) : prefix === '' ? !sourceId.startsWith('../') && !sourceId.startsWith('/') : sourceId.startsWith(`${prefix}/`),
+      !folder
+        ? sourceId === prefix || sourceId.startsWith(`${prefix}/`)
+        : prefix === ''
+          ? !sourceId.startsWith('../') && !sourceId.startsWith('/')
+          : sourceId.startsWith(`${prefix}/`),
     );
   const found = new Set(read.documents.map((document) => document.id));
   // Emptied, or removed while read: those files are gone as far as their sources go.
@@ -111,6 +115,7 @@ export async function pruneGone(store: Store, read: IngestRead): Promise<DeleteS
   const stays = (id: string) => found.has(id) || read.held.has(id) || kept.some((file) => id === file || id.startsWith(`${file}/`));
   const gone = (await storeSourceIds(store, 'pruning')).filter((id) => under(id) && !stays(id));
   if (gone.length === 0) return { sources: 0, chunks: 0 };
-  if (typeof store.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources, which pruning needs');
+  if (typeof store.deleteSources !== 'function')
+    throw new LitmPackError('unsupported', 'This store cannot delete sources, which pruning needs');
   return store.deleteSources(gone);
 }

@@ -4,12 +4,7 @@
  */
 import { SPAN_SEARCH, SPAN_SENTENCES, inSpan } from '../base/trace.js';
 import type { Candidate, CompressOptions, Degraded } from '../core/schemas.js';
-import {
-  prepareCompress,
-  rerankCandidates,
-  type ParsedPipelineCompress,
-  type ParsedRerankStage,
-} from '../refine/stages.js';
+import { prepareCompress, rerankCandidates, type ParsedPipelineCompress, type ParsedRerankStage } from '../refine/stages.js';
 import type { Filter } from '../store/filter.js';
 import type { Fusion, SearchMode, SearchRequest, Principals } from '../store/schemas.js';
 import { type Store, searchDegradedOf } from '../store/types.js';
@@ -93,7 +88,10 @@ export async function preparePacking(
       ? await prepareCompress(query, retrieved.candidates, compress, signal)
       : await inSpan(SPAN_SENTENCES, { 'litm_pack.sentence_vectors': compress.embeddings !== undefined }, async (span) => {
           const result = await prepareCompress(query, retrieved.candidates, compress, signal);
-          span.setAttribute('litm_pack.degraded', result.degraded.map((d) => `${d.stage}:${d.code}`));
+          span.setAttribute(
+            'litm_pack.degraded',
+            result.degraded.map((d) => `${d.stage}:${d.code}`),
+          );
           return result;
         });
   return { compress: prepared.compress, degraded: [...retrieved.degraded, ...prepared.degraded] };

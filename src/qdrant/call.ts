@@ -47,12 +47,7 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * wins, its result is discarded. A client built by the store from `url` also gets `timeoutMs` as its own
  * timeout, so the abandoned HTTP request is cancelled too.
  */
-function attempt<T>(
-  run: () => Promise<T>,
-  context: QdrantCallContext,
-  timeoutMs: number,
-  signal: AbortSignal | undefined,
-): Promise<T> {
+function attempt<T>(run: () => Promise<T>, context: QdrantCallContext, timeoutMs: number, signal: AbortSignal | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const finish = (): boolean => {

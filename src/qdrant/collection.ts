@@ -117,9 +117,7 @@ function denseParams(info: QdrantCollectionInfo, name: string): VectorParams | u
 
 function describeVectors(info: QdrantCollectionInfo): string {
   const vectors: unknown = info.config.params.vectors;
-  const dense = isVectorParams(vectors)
-    ? ['(unnamed)']
-    : Object.keys((vectors ?? {}) as Record<string, unknown>).map((n) => `"${n}"`);
+  const dense = isVectorParams(vectors) ? ['(unnamed)'] : Object.keys((vectors ?? {}) as Record<string, unknown>).map((n) => `"${n}"`);
   const sparse = Object.keys(info.config.params.sparse_vectors ?? {}).map((n) => `"${n}"`);
   return `dense: ${dense.join(', ') || 'none'}; sparse: ${sparse.join(', ') || 'none'}`;
 }
@@ -157,9 +155,7 @@ export function checkCollection(info: QdrantCollectionInfo, expected: ExpectedCo
   const denseLabel = dense === '' ? 'the unnamed dense vector' : `dense vector "${dense}"`;
   const params = denseParams(info, dense);
   if (params === undefined) {
-    mismatches.push(
-      `${denseLabel} is missing (collection has ${describeVectors(info)}); set denseVectorName to the collection's name`,
-    );
+    mismatches.push(`${denseLabel} is missing (collection has ${describeVectors(info)}); set denseVectorName to the collection's name`);
   } else {
     if (expected.size !== undefined && params.size !== expected.size) {
       mismatches.push(`${denseLabel} has size ${params.size}, the embeddings give ${expected.size}`);
@@ -193,7 +189,11 @@ export function checkCollection(info: QdrantCollectionInfo, expected: ExpectedCo
     if (existing === undefined) missingIndexes.push([field, spec]);
     else if (existing.data_type !== type) {
       mismatches.push(`payload index "${field}" has type ${existing.data_type}, ${type} is required`);
-    } else if (typeof spec !== 'string' && spec.is_tenant && (existing.params as { is_tenant?: unknown } | null | undefined)?.is_tenant !== true) {
+    } else if (
+      typeof spec !== 'string' &&
+      spec.is_tenant &&
+      (existing.params as { is_tenant?: unknown } | null | undefined)?.is_tenant !== true
+    ) {
       mismatches.push(`payload index "${field}" is not a tenant index (is_tenant: true is required; recreate the index)`);
     }
   }

@@ -10,7 +10,13 @@ import { checkEmbedderVectors } from '../base/vectors.js';
 import type { Candidate } from '../core/schemas.js';
 import { DEFAULT_CHUNK_TOKENS } from '../store/chunk.js';
 import { embeddingModelName, type EmbeddingsLike } from '../store/embeddings.js';
-import { CURRENT_INDEXED_TEXT, INDEXED_TEXT_RECIPES, LEGACY_INDEXED_TEXT, reindexAdvice, type IndexedTextRecipe } from '../store/indexed-text.js';
+import {
+  CURRENT_INDEXED_TEXT,
+  INDEXED_TEXT_RECIPES,
+  LEGACY_INDEXED_TEXT,
+  reindexAdvice,
+  type IndexedTextRecipe,
+} from '../store/indexed-text.js';
 import { compareScored } from '../store/fusion.js';
 import type { ChunkRecord, Fusion } from '../store/schemas.js';
 import { callQdrant, type CallPolicy } from './call.js';
@@ -161,10 +167,7 @@ export class QdrantConnection {
   async denseSize(): Promise<number> {
     if (this.vectorSize !== undefined) return this.vectorSize;
     if (this.embeddings === undefined) {
-      throw new LitmPackError(
-        'invalid_input',
-        'ensureCollection needs the dense vector size: give vectorSize or embeddings',
-      );
+      throw new LitmPackError('invalid_input', 'ensureCollection needs the dense vector size: give vectorSize or embeddings');
     }
     const probe = await this.embeddings.embedQuery('litm-pack dimension probe');
     if (!Array.isArray(probe) || probe.length === 0) {
@@ -220,7 +223,9 @@ export class QdrantConnection {
   /** The collection's record and vectors, read once per store (a sibling store shares them). */
   async readCollectionOnce(signal: AbortSignal | undefined): Promise<CollectionVectors> {
     if (this.layout === undefined) {
-      this.learnCollection(await this.read('getCollection', () => this.client.getCollection(this.collection), CollectionInfoSchema, signal));
+      this.learnCollection(
+        await this.read('getCollection', () => this.client.getCollection(this.collection), CollectionInfoSchema, signal),
+      );
     }
     return this.layout!;
   }
@@ -244,7 +249,8 @@ export class QdrantConnection {
     if (this.recorded === undefined) await this.readCollectionOnce(signal);
     const recorded = this.recorded?.indexedText;
     let recipe: IndexedTextRecipe;
-    const empty = async () => (await this.read('count', () => this.client.count(this.collection, { exact: true }), CountResultSchema, signal)).count === 0;
+    const empty = async () =>
+      (await this.read('count', () => this.client.count(this.collection, { exact: true }), CountResultSchema, signal)).count === 0;
     if (adopt !== undefined && recorded !== adopt && (await empty())) {
       recipe = adopt;
     } else if (recorded !== undefined) {
@@ -261,7 +267,12 @@ export class QdrantConnection {
       recipe = (await empty()) ? CURRENT_INDEXED_TEXT : LEGACY_INDEXED_TEXT;
     }
     const entry = { ...this.recorded, indexedText: recipe };
-    await this.write('updateCollection', () => this.client.updateCollection(this.collection, { metadata: embeddingMetadata(entry) }), BooleanResultSchema, signal);
+    await this.write(
+      'updateCollection',
+      () => this.client.updateCollection(this.collection, { metadata: embeddingMetadata(entry) }),
+      BooleanResultSchema,
+      signal,
+    );
     this.recorded = entry;
     this.#indexedText = recipe;
     return recipe;
@@ -403,10 +414,7 @@ export class QdrantConnection {
     return { searches: body.searches.map((search) => ({ ...search, ...shard })), ...this.readArgs };
   }
 
-  candidates(
-    points: ScoredPointResponse[],
-    similarityOf: (point: ScoredPointResponse) => number | undefined,
-  ): Candidate[] {
+  candidates(points: ScoredPointResponse[], similarityOf: (point: ScoredPointResponse) => number | undefined): Candidate[] {
     const candidates = points.map((point) =>
       pointToCandidate({ id: point.id, score: point.score, payload: this.withoutTenant(point.payload) }, this.preset, similarityOf(point)),
     );
@@ -433,5 +441,4 @@ export class QdrantConnection {
     const context = { operation, collection: this.collection };
     return parseQdrantResponse(schema, await callQdrant(run, context, this.policy, options), context);
   }
-
 }

@@ -84,7 +84,14 @@ export async function copyToQdrant(options: CopyToQdrantOptions): Promise<CopyRe
   const emptyAtStart = (await store.countPoints(signal === undefined ? {} : { signal })) === 0;
 
   const sources: { sourceId: string; ids: string[] }[] = [];
-  const result: CopyResult = { collection: store.collection, sources: header.sources, chunks: header.chunks, written: 0, unchanged: 0, removed: 0 };
+  const result: CopyResult = {
+    collection: store.collection,
+    sources: header.sources,
+    chunks: header.chunks,
+    written: 0,
+    unchanged: 0,
+    removed: 0,
+  };
   let batch: StoreFileChunk[] = [];
   let done = 0;
   const flush = async () => {

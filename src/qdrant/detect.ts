@@ -43,7 +43,7 @@ export interface ConfiguredVectors {
 
 /** How `denseVectorName` and `sparseVectorName` are set for a preset's collection, in options' words. */
 function presetAdvice(presets: readonly PayloadPreset[]): string {
-  if (presets.length === 0) return 'set denseVectorName (\'\' is the unnamed vector) and sparseVectorName to the collection\'s names';
+  if (presets.length === 0) return "set denseVectorName ('' is the unnamed vector) and sparseVectorName to the collection's names";
   return `open it with payloadPreset ${presets.map((p) => `"${p}"`).join(' or ')}`;
 }
 

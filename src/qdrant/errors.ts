@@ -120,11 +120,15 @@ function fromHttpError(error: HttpErrorLike, context: QdrantCallContext): LitmPa
     );
   }
   if (status === 401 || status === 403) {
-    return new LitmPackError(upstreamStatusCode(status), `${where} was refused (${status}): ${qdrantMessage}. Check the Qdrant API key (apiKey, or QDRANT_API_KEY for the CLI)`, {
-      cause: error,
-      status,
-      details,
-    });
+    return new LitmPackError(
+      upstreamStatusCode(status),
+      `${where} was refused (${status}): ${qdrantMessage}. Check the Qdrant API key (apiKey, or QDRANT_API_KEY for the CLI)`,
+      {
+        cause: error,
+        status,
+        details,
+      },
+    );
   }
   if (status >= 400 && status < 500) {
     return new LitmPackError('bad_request', `${where} was rejected (${status}): ${qdrantMessage}`, {
@@ -199,23 +203,18 @@ export function toQdrantError(error: unknown, context: QdrantCallContext, signal
 
 /** The error for a call that outlived its `timeoutMs`. */
 export function timeoutError(context: QdrantCallContext, timeoutMs: number): LitmPackError {
-  return new LitmPackError(
-    'timeout',
-    `Qdrant ${context.operation} on collection "${context.collection}" timed out after ${timeoutMs} ms`,
-    {
-      cause: new DOMException(`deadline of ${timeoutMs} ms exceeded`, 'TimeoutError'),
-      details: { operation: context.operation, collection: context.collection, timeoutMs },
-    },
-  );
+  return new LitmPackError('timeout', `Qdrant ${context.operation} on collection "${context.collection}" timed out after ${timeoutMs} ms`, {
+    cause: new DOMException(`deadline of ${timeoutMs} ms exceeded`, 'TimeoutError'),
+    details: { operation: context.operation, collection: context.collection, timeoutMs },
+  });
 }
 
 /** The error for a call the caller's signal aborted. */
 export function abortedError(context: QdrantCallContext, reason: unknown): LitmPackError {
-  return new LitmPackError(
-    'aborted',
-    `Qdrant ${context.operation} on collection "${context.collection}" was aborted by the caller`,
-    { cause: reason, details: { operation: context.operation, collection: context.collection } },
-  );
+  return new LitmPackError('aborted', `Qdrant ${context.operation} on collection "${context.collection}" was aborted by the caller`, {
+    cause: reason,
+    details: { operation: context.operation, collection: context.collection },
+  });
 }
 
 export { MAX_RETRY_AFTER_MS, parseRetryAfter };

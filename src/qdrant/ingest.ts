@@ -147,7 +147,11 @@ export function point(c: QdrantConnection, record: ChunkRecord, dense: number[] 
 }
 
 /** The points of these sources now in the collection, by chunk id, with their dense vectors for reuse. */
-export async function existingPoints(c: QdrantConnection, sourceIds: string[], signal: AbortSignal | undefined): Promise<Map<string, ExistingPoint>> {
+export async function existingPoints(
+  c: QdrantConnection,
+  sourceIds: string[],
+  signal: AbortSignal | undefined,
+): Promise<Map<string, ExistingPoint>> {
   const out = new Map<string, ExistingPoint>();
   const filter = scopeFilter(c.scope, { must: [{ key: 'sourceId', match: { any: sourceIds } }] });
   await c.scrollRecords(filter, c.embeddings === undefined ? false : [c.vectors.dense], signal, (record, vector) => {

@@ -19,7 +19,9 @@ export async function checkLexicalWrite(c: QdrantConnection, documents: number, 
   c.checkTenant('addDocuments');
   // Any point with a dense vector decides it (an approximate count is enough to tell none from some).
   const filter = scopeFilter(c.scope, { must: [{ has_vector: c.vectors.dense }] });
-  const args = { exact: false, ...(filter === undefined ? {} : { filter }), ...shardKeyOf(c.scope), ...c.readArgs } as Parameters<QdrantConnection['client']['count']>[1];
+  const args = { exact: false, ...(filter === undefined ? {} : { filter }), ...shardKeyOf(c.scope), ...c.readArgs } as Parameters<
+    QdrantConnection['client']['count']
+  >[1];
   let withVectors: number;
   try {
     withVectors = (await c.read('count', () => c.client.count(c.collection, args), CountResultSchema, signal)).count;
@@ -31,7 +33,7 @@ export async function checkLexicalWrite(c: QdrantConnection, documents: number, 
   throw new LitmPackError(
     'config_mismatch',
     `Qdrant collection "${c.collection}" holds dense vectors, and this store has no embeddings: its new points would have none, so dense and hybrid search would never find them. ` +
-      'Ingest with the collection\'s embeddings (--embeddings URL --embed-model NAME; embeddings in code), or write keyword-only points on purpose with --lexical-only (lexicalOnly: true)',
+      "Ingest with the collection's embeddings (--embeddings URL --embed-model NAME; embeddings in code), or write keyword-only points on purpose with --lexical-only (lexicalOnly: true)",
     { details: { collection: c.collection } },
   );
 }

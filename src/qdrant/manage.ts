@@ -16,7 +16,13 @@ import { presetsFitting } from './detect.js';
 import type { QdrantConnection } from './connection.js';
 import { PRESET_DEFAULTS } from './presets.js';
 import { LITM_PAYLOAD_INDEXES, buildCreateCollection } from './requests.js';
-import { BooleanResultSchema, CollectionExistenceSchema, CollectionInfoSchema, ShardKeysResponseSchema, UpdateResultSchema } from './responses.js';
+import {
+  BooleanResultSchema,
+  CollectionExistenceSchema,
+  CollectionInfoSchema,
+  ShardKeysResponseSchema,
+  UpdateResultSchema,
+} from './responses.js';
 import { TENANT_FIELD, TENANT_INDEX, scopeFilter } from './tenancy.js';
 
 export interface EnsureCollectionResult {
@@ -40,12 +46,7 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   const writable = PRESET_DEFAULTS[c.preset].writable;
   const indexes: Record<string, PayloadIndexSpec> = writable ? { ...LITM_PAYLOAD_INDEXES } : {};
   if (c.scope.tenancy === 'payload') indexes[TENANT_FIELD] = TENANT_INDEX;
-  const { exists } = await c.read(
-    'collectionExists',
-    () => c.client.collectionExists(c.collection),
-    CollectionExistenceSchema,
-    signal,
-  );
+  const { exists } = await c.read('collectionExists', () => c.client.collectionExists(c.collection), CollectionExistenceSchema, signal);
   let created = false;
   if (!exists) {
     if (!writable) {
@@ -78,7 +79,7 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
     }
   }
   const info = await c.read('getCollection', () => c.client.getCollection(c.collection), CollectionInfoSchema, signal);
-  const size = created ? c.vectorSize : c.vectorSize ?? (await c.probeSizeIfCheap());
+  const size = created ? c.vectorSize : (c.vectorSize ?? (await c.probeSizeIfCheap()));
   const check = checkCollection(info, {
     vectors: c.vectors,
     size,
@@ -102,8 +103,7 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
   for (const [field, type] of check.missingIndexes) {
     await c.write(
       'createPayloadIndex',
-      () =>
-        c.client.createPayloadIndex(c.collection, { field_name: field, field_schema: type, wait: true, ...c.writeArgs }),
+      () => c.client.createPayloadIndex(c.collection, { field_name: field, field_schema: type, wait: true, ...c.writeArgs }),
       UpdateResultSchema,
       signal,
     );
@@ -120,7 +120,9 @@ export async function ensureCollection(c: QdrantConnection, options: { signal?: 
 function missingVector(c: QdrantConnection, vectors: CollectionVectors): Record<string, unknown> {
   const { dense, sparse } = c.vectors;
   const missing = !vectors.dense.some((v) => v.name === dense)
-    ? dense === '' ? 'unnamed dense vector' : `dense vector "${dense}"`
+    ? dense === ''
+      ? 'unnamed dense vector'
+      : `dense vector "${dense}"`
     : sparse !== null && !vectors.sparse.includes(sparse)
       ? `sparse vector "${sparse}"`
       : undefined;

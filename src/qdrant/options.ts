@@ -11,7 +11,6 @@ const clientSchema = z.custom<QdrantClientLike>(
   { message: `client must have the QdrantClient methods ${QDRANT_CLIENT_METHODS.join(', ')}` },
 );
 
-
 /** Options of `QdrantHybridStore`; names shared with `MemoryHybridStore` mean the same thing. */
 export const QdrantHybridStoreOptionsSchema = z
   .strictObject({

@@ -39,7 +39,11 @@ function requireWritable(c: QdrantConnection, method: string): void {
  * Writes chunks with their vectors as given: one scroll finds which of the points already hold exactly these
  * records, one upsert writes the others (waited for). Dense vectors must have the collection's dimension.
  */
-export async function putChunks(c: QdrantConnection, chunks: readonly StoredChunk[], signal: AbortSignal | undefined): Promise<PutChunksResult> {
+export async function putChunks(
+  c: QdrantConnection,
+  chunks: readonly StoredChunk[],
+  signal: AbortSignal | undefined,
+): Promise<PutChunksResult> {
   requireWritable(c, 'putChunks');
   throwIfAborted(signal);
   if (chunks.length === 0) return { written: 0, unchanged: 0 };
@@ -73,7 +77,12 @@ export async function putChunks(c: QdrantConnection, chunks: readonly StoredChun
   for (let start = 0; start < points.length; start += c.upsertBatchSize) {
     throwIfAborted(signal);
     const batch = points.slice(start, start + c.upsertBatchSize);
-    await c.write('upsert', () => c.client.upsert(c.collection, { wait: true, points: batch, ...shardKeyOf(c.scope), ...c.writeArgs }), UpdateResultSchema, signal);
+    await c.write(
+      'upsert',
+      () => c.client.upsert(c.collection, { wait: true, points: batch, ...shardKeyOf(c.scope), ...c.writeArgs }),
+      UpdateResultSchema,
+      signal,
+    );
   }
   return { written: points.length, unchanged };
 }
@@ -89,13 +98,24 @@ export async function deleteChunksExcept(
   if (sources.length === 0) return 0;
   const keep = new Set(sources.flatMap((source) => source.ids));
   const stale: string[] = [];
-  await c.scrollRecords(scopeFilter(c.scope, { must: [{ key: 'sourceId', match: { any: sources.map((s) => s.sourceId) } }] }), false, signal, (record) => {
-    if (!keep.has(record.id)) stale.push(c.pointId(record.id));
-  });
+  await c.scrollRecords(
+    scopeFilter(c.scope, { must: [{ key: 'sourceId', match: { any: sources.map((s) => s.sourceId) } }] }),
+    false,
+    signal,
+    (record) => {
+      if (!keep.has(record.id)) stale.push(c.pointId(record.id));
+    },
+  );
   if (stale.length === 0) return 0;
   await c.write(
     'delete',
-    () => c.client.delete(c.collection, { wait: true, filter: scopeFilter(c.scope, { must: [{ has_id: stale }] })!, ...shardKeyOf(c.scope), ...c.writeArgs }),
+    () =>
+      c.client.delete(c.collection, {
+        wait: true,
+        filter: scopeFilter(c.scope, { must: [{ has_id: stale }] })!,
+        ...shardKeyOf(c.scope),
+        ...c.writeArgs,
+      }),
     UpdateResultSchema,
     signal,
   );
@@ -104,7 +124,8 @@ export async function deleteChunksExcept(
 
 export async function countPoints(c: QdrantConnection, signal: AbortSignal | undefined): Promise<number> {
   const filter = scopeFilter(c.scope, undefined);
-  const args = { exact: true, ...(filter === undefined ? {} : { filter }), ...shardKeyOf(c.scope), ...c.readArgs } as Parameters<QdrantConnection['client']['count']>[1];
+  const args = { exact: true, ...(filter === undefined ? {} : { filter }), ...shardKeyOf(c.scope), ...c.readArgs } as Parameters<
+    QdrantConnection['client']['count']
+  >[1];
   return (await c.read('count', () => c.client.count(c.collection, args), CountResultSchema, signal)).count;
 }
-

@@ -85,11 +85,7 @@ function corrupt(point: ScoredPointLike, preset: PayloadPreset, detail: string, 
   );
 }
 
-function parsePayload<T extends z.ZodType>(
-  schema: T,
-  point: ScoredPointLike,
-  preset: PayloadPreset,
-): z.output<T> {
+function parsePayload<T extends z.ZodType>(schema: T, point: ScoredPointLike, preset: PayloadPreset): z.output<T> {
   const result = schema.safeParse(point.payload ?? {});
   if (!result.success) throw corrupt(point, preset, describeIssues(result.error.issues), result.error);
   return result.data;
@@ -135,11 +131,7 @@ export function langchainDocumentToCandidate(
 }
 
 /** A Candidate from a LlamaIndex payload: node JSON in `_node_content`, metadata flattened beside it. */
-export function llamaindexPayloadToCandidate(
-  point: ScoredPointLike,
-  score: number,
-  similarity: number | undefined,
-): Candidate {
+export function llamaindexPayloadToCandidate(point: ScoredPointLike, score: number, similarity: number | undefined): Candidate {
   const payload = parsePayload(LlamaindexPayloadSchema, point, 'llamaindex');
   const { _node_content: nodeContent, _node_type: _nodeType, document_id, doc_id, ref_doc_id, ...metadata } = payload;
   let json: unknown;
@@ -182,11 +174,7 @@ export function payloadToChunkRecord(point: ScoredPointLike): ChunkRecord {
  * Maps one scored point to a Candidate with the preset's payload shape. `similarity` is the true dense cosine
  * when the dense arm ran; it is clamped to [-1, 1] because float rounding can overshoot by an ulp.
  */
-export function pointToCandidate(
-  point: ScoredPointLike,
-  preset: PayloadPreset,
-  similarity?: number,
-): Candidate {
+export function pointToCandidate(point: ScoredPointLike, preset: PayloadPreset, similarity?: number): Candidate {
   const sim = similarity === undefined ? undefined : Math.max(-1, Math.min(1, similarity));
   switch (preset) {
     case 'litm':
@@ -197,13 +185,7 @@ export function pointToCandidate(
     }
     case 'langchain-python': {
       const payload = parsePayload(LangchainPythonPayloadSchema, point, preset);
-      return langchainDocumentToCandidate(
-        String(point.id),
-        payload.page_content,
-        payload.metadata ?? {},
-        point.score,
-        sim,
-      );
+      return langchainDocumentToCandidate(String(point.id), payload.page_content, payload.metadata ?? {}, point.score, sim);
     }
     case 'llamaindex':
       return llamaindexPayloadToCandidate(point, point.score, sim);

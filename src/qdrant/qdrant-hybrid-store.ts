@@ -23,7 +23,6 @@ import { rankings, search } from './search.js';
 import type { QdrantClientLike } from './types.js';
 import type { IndexedTextRecipe } from '../store/indexed-text.js';
 
-
 /** Where `fromExistingCollection` finds Qdrant: a client, or a url (with its key). */
 export type QdrantConnectionOptions = Pick<QdrantHybridStoreOptions, 'client'> | Pick<QdrantHybridStoreOptions, 'url' | 'apiKey'>;
 
@@ -176,7 +175,9 @@ export class QdrantHybridStore implements Store {
       );
     }
     if (!PRESET_DEFAULTS[c.preset].writable) {
-      return Promise.reject(new LitmPackError('unsupported', `reindex writes litm-pack payloads; this store reads a "${c.preset}" collection`));
+      return Promise.reject(
+        new LitmPackError('unsupported', `reindex writes litm-pack payloads; this store reads a "${c.preset}" collection`),
+      );
     }
     const readArgs = c.readArgs;
     const operations: ReindexOperations = {
@@ -215,7 +216,8 @@ export class QdrantHybridStore implements Store {
   addDocuments(docs: IngestDocument[], options: AddDocumentsOptions = {}): Promise<AddDocumentsResult> {
     return this.#queued(async () => {
       // Once per store: the collection's points cannot gain dense vectors from a store without embeddings.
-      if (!this.#lexicalWriteChecked) this.#lexicalWriteChecked = await checkLexicalWrite(this.#c, Array.isArray(docs) ? docs.length : 0, options?.signal);
+      if (!this.#lexicalWriteChecked)
+        this.#lexicalWriteChecked = await checkLexicalWrite(this.#c, Array.isArray(docs) ? docs.length : 0, options?.signal);
       return add(this.#c, docs, options);
     });
   }
@@ -265,7 +267,10 @@ export class QdrantHybridStore implements Store {
   }
 
   /** Deletes the points of these sources whose chunk ids are not listed (one scroll, one delete). Queued like writes. */
-  deleteChunksExcept(sources: readonly { sourceId: string; ids: readonly string[] }[], options: { signal?: AbortSignal } = {}): Promise<number> {
+  deleteChunksExcept(
+    sources: readonly { sourceId: string; ids: readonly string[] }[],
+    options: { signal?: AbortSignal } = {},
+  ): Promise<number> {
     return this.#queued(() => deleteChunksExcept(this.#c, sources, options.signal));
   }
 
@@ -273,7 +278,9 @@ export class QdrantHybridStore implements Store {
    * How the collection's points are indexed (store/indexed-text.ts): the recipe its metadata records, read once;
    * an empty collection takes `adopt` when given (a copy of a store indexed that way). With the way to re-index when older.
    */
-  async indexedText(options: { signal?: AbortSignal; adopt?: IndexedTextRecipe } = {}): Promise<{ recipe: IndexedTextRecipe; reindexAdvice: string | null }> {
+  async indexedText(
+    options: { signal?: AbortSignal; adopt?: IndexedTextRecipe } = {},
+  ): Promise<{ recipe: IndexedTextRecipe; reindexAdvice: string | null }> {
     const recipe = await this.#c.indexedTextRecipe(options.signal, options.adopt);
     return { recipe, reindexAdvice: this.#c.reindexAdvice() };
   }

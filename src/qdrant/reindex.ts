@@ -56,8 +56,16 @@ const ReindexRequestSchema = z.strictObject({
 /** A store bound to one collection, as far as reindexing uses it. */
 interface ReindexTarget {
   ensureCollection(options: { signal?: AbortSignal }): Promise<unknown>;
-  addDocuments(docs: IngestDocument[], options: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal }): Promise<AddDocumentsResult>;
-  search(request: { text: string; mode: SearchMode; limit: number; signal?: AbortSignal }): Promise<{ id: string; sourceId?: string; text: string }[]>;
+  addDocuments(
+    docs: IngestDocument[],
+    options: { onProgress?: (done: number, total: number) => void; signal?: AbortSignal },
+  ): Promise<AddDocumentsResult>;
+  search(request: {
+    text: string;
+    mode: SearchMode;
+    limit: number;
+    signal?: AbortSignal;
+  }): Promise<{ id: string; sourceId?: string; text: string }[]>;
   getChunks(request: { sourceIds: string[]; limit: number; signal?: AbortSignal }): Promise<{ id: string; text: string }[]>;
 }
 
@@ -74,9 +82,7 @@ export interface ReindexOperations {
   dropCollection(collection: string, signal: AbortSignal | undefined): Promise<void>;
 }
 
-type AliasAction =
-  | { delete_alias: { alias_name: string } }
-  | { create_alias: { alias_name: string; collection_name: string } };
+type AliasAction = { delete_alias: { alias_name: string } } | { create_alias: { alias_name: string; collection_name: string } };
 
 /** Chunks probed by searching for their own text (evenly spread over the documents). */
 const CHUNK_PROBES = 3;
@@ -167,7 +173,11 @@ export async function runReindex(ops: ReindexOperations, raw: ReindexRequest): P
   } catch (error) {
     // ensureCollection creates the collection and then indexes it: a failure after the creation leaves it
     // behind. The name was new, so whatever holds it now is this reindex's own.
-    if (!createdNew) createdNew = await ops.collections(undefined).then((names) => names.includes(collection), () => false);
+    if (!createdNew)
+      createdNew = await ops.collections(undefined).then(
+        (names) => names.includes(collection),
+        () => false,
+      );
     let cleanup = '';
     if (createdNew) {
       try {
@@ -179,13 +189,17 @@ export async function runReindex(ops: ReindexOperations, raw: ReindexRequest): P
     }
     const where = previous === null ? 'the alias was not created' : `the alias still points at "${previous}"`;
     const code = isLitmPackError(error) ? error.code : 'server_error';
-    throw new LitmPackError(code, `Reindex of alias "${alias}" failed while ${step}; ${where}.${cleanup} ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-      ...(isLitmPackError(error) && error.status !== undefined ? { status: error.status } : {}),
-      ...(isLitmPackError(error) && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
-      issues: isLitmPackError(error) ? error.issues : [],
-      details: { alias, collection, previous, step },
-    });
+    throw new LitmPackError(
+      code,
+      `Reindex of alias "${alias}" failed while ${step}; ${where}.${cleanup} ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+        ...(isLitmPackError(error) && error.status !== undefined ? { status: error.status } : {}),
+        ...(isLitmPackError(error) && error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+        issues: isLitmPackError(error) ? error.issues : [],
+        details: { alias, collection, previous, step },
+      },
+    );
   }
 }
 

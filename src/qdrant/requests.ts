@@ -1,9 +1,26 @@
 import { LitmPackError } from '../base/errors.js';
 import type { ClusterSettings, PayloadIndexSpec } from './collection.js';
-import { ACL_KEY, combineFilters, type EngineCondition, type EngineFilter, type FieldCondition, type Filter, type MatchValue } from '../store/filter.js';
+import {
+  ACL_KEY,
+  combineFilters,
+  type EngineCondition,
+  type EngineFilter,
+  type FieldCondition,
+  type Filter,
+  type MatchValue,
+} from '../store/filter.js';
 import type { Fusion } from '../store/schemas.js';
 import type { SparseVector } from '../tokenize/bm25.js';
-import type { VectorNames, QdrantCondition, QdrantCreateCollection, QdrantFilter, QdrantPrefetch, QdrantQueryArgs, QdrantQueryBatchArgs, QdrantQueryRequest } from './types.js';
+import type {
+  VectorNames,
+  QdrantCondition,
+  QdrantCreateCollection,
+  QdrantFilter,
+  QdrantPrefetch,
+  QdrantQueryArgs,
+  QdrantQueryBatchArgs,
+  QdrantQueryRequest,
+} from './types.js';
 
 /**
  * Pure translation from litm-pack's search and collection vocabulary to Qdrant request bodies.
@@ -187,26 +204,15 @@ export interface SingleArmQueryInput {
 }
 
 /** Dense search: one `points/query` call; the score is the cosine. */
-export function buildDenseQuery(
-  denseVector: number[],
-  vectorName: string,
-  input: SingleArmQueryInput,
-): QdrantQueryArgs {
+export function buildDenseQuery(denseVector: number[], vectorName: string, input: SingleArmQueryInput): QdrantQueryArgs {
   return withFilter(
-    withUsing<QdrantQueryArgs>(
-      { query: denseVector, limit: input.limit, with_payload: input.withPayload, with_vector: false },
-      vectorName,
-    ),
+    withUsing<QdrantQueryArgs>({ query: denseVector, limit: input.limit, with_payload: input.withPayload, with_vector: false }, vectorName),
     input.filter,
   );
 }
 
 /** Lexical search: one `points/query` call on the sparse vector (the server applies IDF). */
-export function buildLexicalQuery(
-  sparseVector: SparseVector,
-  vectorName: string,
-  input: SingleArmQueryInput,
-): QdrantQueryArgs {
+export function buildLexicalQuery(sparseVector: SparseVector, vectorName: string, input: SingleArmQueryInput): QdrantQueryArgs {
   return withFilter(
     withUsing<QdrantQueryArgs>(
       {
@@ -241,11 +247,7 @@ interface CreateCollectionOptions {
 }
 
 /** The body of `createCollection`: a cosine dense vector and (when named) an IDF sparse vector. */
-export function buildCreateCollection(
-  vectors: VectorNames,
-  size: number,
-  options: CreateCollectionOptions = {},
-): QdrantCreateCollection {
+export function buildCreateCollection(vectors: VectorNames, size: number, options: CreateCollectionOptions = {}): QdrantCreateCollection {
   const params = { size, distance: 'Cosine' as const };
   const body: QdrantCreateCollection = { vectors: vectors.dense === '' ? params : { [vectors.dense]: params } };
   if (vectors.sparse !== null) body.sparse_vectors = { [vectors.sparse]: { modifier: 'idf' } };

@@ -84,9 +84,7 @@ export const CollectionInfoSchema = z.looseObject({
     }),
     metadata: z.record(z.string(), z.unknown()).nullish(),
   }),
-  payload_schema: z
-    .record(z.string(), z.looseObject({ data_type: z.string(), params: z.unknown().optional() }))
-    .optional(),
+  payload_schema: z.record(z.string(), z.looseObject({ data_type: z.string(), params: z.unknown().optional() })).optional(),
 });
 export type CollectionInfoResponse = z.output<typeof CollectionInfoSchema>;
 

@@ -80,9 +80,12 @@ function warnIfPlaintextKey(base: string): void {
   const loopback = host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/u.test(host);
   if (url.protocol !== 'http:' || loopback) return;
   warnedPlaintext.add(base);
-  process.emitWarning(`The Qdrant API key is sent over plain http to ${url.host}: anyone on the way can read it. Use https (qdrants:// on the command line).`, {
-    code: 'LITM_PACK_PLAINTEXT_KEY',
-  });
+  process.emitWarning(
+    `The Qdrant API key is sent over plain http to ${url.host}: anyone on the way can read it. Use https (qdrants:// on the command line).`,
+    {
+      code: 'LITM_PACK_PLAINTEXT_KEY',
+    },
+  );
 }
 
 export class QdrantRestClient implements QdrantClientLike {
@@ -210,7 +213,10 @@ export class QdrantRestClient implements QdrantClientLike {
     return this.#send('DELETE', `/collections/${enc(collection)}`, { timeout: args.timeout }, undefined) as Result<'deleteCollection'>;
   }
 
-  createPayloadIndex(collection: string, { wait, ordering, timeout, ...body }: Args<'createPayloadIndex'>[1]): Result<'createPayloadIndex'> {
+  createPayloadIndex(
+    collection: string,
+    { wait, ordering, timeout, ...body }: Args<'createPayloadIndex'>[1],
+  ): Result<'createPayloadIndex'> {
     return this.#send('PUT', `/collections/${enc(collection)}/index`, { wait, ordering, timeout }, body) as Result<'createPayloadIndex'>;
   }
 

@@ -41,9 +41,13 @@ export async function scrollAll(
       badResponse(context, `answered next_page_offset ${JSON.stringify(next)} a second time: the scroll would loop`, { offset: next });
     }
     if (fresh === 0) {
-      badResponse(context, `answered a page with no new points and a further next_page_offset ${JSON.stringify(next)}: the scroll does not advance`, {
-        offset: next,
-      });
+      badResponse(
+        context,
+        `answered a page with no new points and a further next_page_offset ${JSON.stringify(next)}: the scroll does not advance`,
+        {
+          offset: next,
+        },
+      );
     }
     offsets.add(nextKey);
     offset = next;

@@ -13,7 +13,17 @@ import { LIMIT_ALIASES, SearchRequestSchema, type Fusion, type SearchMode, type 
 import { type Rankings, withSearchDegraded } from '../store/types.js';
 import type { QdrantConnection } from './connection.js';
 import { fitVectors } from './detect.js';
-import { buildDenseQuery, buildDiverseQuery, buildDiverseRankingsBatch, buildHybridQueryBatch, buildLexicalQuery, buildRankingsBatch, buildSearchFilter, type DiverseQueryInput, type HybridQueryInput } from './requests.js';
+import {
+  buildDenseQuery,
+  buildDiverseQuery,
+  buildDiverseRankingsBatch,
+  buildHybridQueryBatch,
+  buildLexicalQuery,
+  buildRankingsBatch,
+  buildSearchFilter,
+  type DiverseQueryInput,
+  type HybridQueryInput,
+} from './requests.js';
 import { QueryResponseSchema, queryBatchResponseSchema, type ScoredPointResponse } from './responses.js';
 import { throwIfAborted } from '../base/abort.js';
 import { scopeFilter } from './tenancy.js';
@@ -116,14 +126,24 @@ async function answer(c: QdrantConnection, prepared: PreparedSearch, withPayload
   const { req, mode, fusion, filter, denseVector, sparseVector, vectors } = prepared;
   const { signal, limit } = req;
   const query = async (body: Parameters<QdrantConnection['queryArgs']>[0]) =>
-    (await explainVectorName(c, prepared, () => c.read('query', () => c.client.query(c.collection, c.queryArgs(body)), QueryResponseSchema, signal))).points;
+    (
+      await explainVectorName(c, prepared, () =>
+        c.read('query', () => c.client.query(c.collection, c.queryArgs(body)), QueryResponseSchema, signal),
+      )
+    ).points;
   const batch = (body: Parameters<QdrantConnection['batchArgs']>[0]) =>
     explainVectorName(c, prepared, () =>
-      c.read('queryBatch', () => c.client.queryBatch(c.collection, c.batchArgs(body)), queryBatchResponseSchema(body.searches.length), signal),
+      c.read(
+        'queryBatch',
+        () => c.client.queryBatch(c.collection, c.batchArgs(body)),
+        queryBatchResponseSchema(body.searches.length),
+        signal,
+      ),
     );
   const unknown = () => undefined;
   // A query of stopwords only has no terms: nothing can match lexically (as in the memory store).
-  if (mode === 'lexical' && sparseVector!.indices.length === 0) return { fused: [], similarity: unknown, dense: null, lexical: arms ? [] : null };
+  if (mode === 'lexical' && sparseVector!.indices.length === 0)
+    return { fused: [], similarity: unknown, dense: null, lexical: arms ? [] : null };
   if (prepared.diversity > 0) {
     const input = diverseInput(c, prepared, withPayload);
     if (arms) {
@@ -183,7 +203,11 @@ async function explainVectorName<T>(c: QdrantConnection, prepared: PreparedSearc
     const layout = await c.readCollectionOnce(prepared.req.signal).catch(() => undefined);
     if (layout === undefined) throw error;
     // A collection without any sparse vector: lexical search is `unsupported_mode`, said by resolveMode.
-    resolveMode(c, prepared.req.mode, fitVectors(c.configured, layout, c.collection, prepared.mode !== 'lexical' || prepared.diversity > 0));
+    resolveMode(
+      c,
+      prepared.req.mode,
+      fitVectors(c.configured, layout, c.collection, prepared.mode !== 'lexical' || prepared.diversity > 0),
+    );
     throw error;
   }
 }

@@ -1,7 +1,6 @@
 import { canonicalStringify } from '../base/canonical.js';
 import type { ChunkRecord } from '../store/schemas.js';
 
-
 /** The payload is exactly the chunk record, without undefined fields (as JSON would drop them). */
 export function payloadOf(record: ChunkRecord): Record<string, unknown> {
   const payload: Record<string, unknown> = {};
@@ -12,7 +11,6 @@ export function payloadOf(record: ChunkRecord): Record<string, unknown> {
 export function sameRecord(a: ChunkRecord, b: ChunkRecord): boolean {
   return canonicalStringify(a) === canonicalStringify(b);
 }
-
 
 /** Drops credentials and query from a URL so it can be logged. */
 export function redactUrl(url: string): string {
@@ -32,6 +30,5 @@ export function storedDenseVector(vector: unknown, name: string): number[] | und
   if (Array.isArray(vector)) return name === '' ? (vector as number[]) : undefined;
   if (typeof vector !== 'object' || vector === null) return undefined;
   const named = (vector as Record<string, unknown>)[name];
-  return Array.isArray(named) && named.every((x) => typeof x === 'number') ? (named) : undefined;
+  return Array.isArray(named) && named.every((x) => typeof x === 'number') ? named : undefined;
 }
-

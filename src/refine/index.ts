@@ -4,12 +4,5 @@
 export { HttpReranker, HttpRerankerOptionsSchema, RerankerSchema } from './rerank.js';
 export type { HttpRerankerOptions, Reranker, RerankOptions, RerankResult } from './rerank.js';
 export { STAGE_RERANK, STAGE_SENTENCE_EMBEDDINGS, contain, faultCode, withTimeout } from './contain.js';
-export {
-  PipelineCompressSchema,
-  RerankStageSchema,
-  embedSentences,
-  prepareCompress,
-  rerankCandidates,
-  rerankPools,
-} from './stages.js';
+export { PipelineCompressSchema, RerankStageSchema, embedSentences, prepareCompress, rerankCandidates, rerankPools } from './stages.js';
 export type { ParsedPipelineCompress, ParsedRerankStage, PipelineCompress, RerankStage } from './stages.js';

@@ -54,10 +54,7 @@ export type HttpRerankerOptions = z.input<typeof HttpRerankerOptionsSchema>;
 const finiteScore = z.number().refine(Number.isFinite, { message: 'must be a finite number' });
 const TeiResponseSchema = z.array(z.object({ index: z.number().int().nonnegative(), score: finiteScore }));
 const CohereEntrySchema = z.object({ index: z.number().int().nonnegative(), relevance_score: finiteScore });
-const CohereResponseSchema = z.union([
-  z.object({ results: z.array(CohereEntrySchema) }),
-  z.object({ data: z.array(CohereEntrySchema) }),
-]);
+const CohereResponseSchema = z.union([z.object({ results: z.array(CohereEntrySchema) }), z.object({ data: z.array(CohereEntrySchema) })]);
 
 /**
  * A reranker behind HTTP.
@@ -77,7 +74,9 @@ export class HttpReranker implements Reranker {
   constructor(options: HttpRerankerOptions) {
     const parsed = parseOrThrow(HttpRerankerOptionsSchema, options, 'HttpReranker options');
     this.url = parsed.url;
-    this.protocol = parsed.protocol ?? (/\/rerank\/?$/.test(new URL(parsed.url).pathname) && !/\/v\d+\/rerank\/?$/.test(new URL(parsed.url).pathname) ? 'tei' : 'cohere');
+    this.protocol =
+      parsed.protocol ??
+      (/\/rerank\/?$/.test(new URL(parsed.url).pathname) && !/\/v\d+\/rerank\/?$/.test(new URL(parsed.url).pathname) ? 'tei' : 'cohere');
     this.#model = parsed.model;
     this.#headers = {
       'content-type': 'application/json',
@@ -105,13 +104,20 @@ export class HttpReranker implements Reranker {
         : { ...(this.#model === undefined ? {} : { model: this.#model }), query, documents: texts };
     let response: Response;
     try {
-      response = await this.#fetch(this.url, { method: 'POST', headers: this.#headers, body: JSON.stringify(body), signal: signal ?? null });
+      response = await this.#fetch(this.url, {
+        method: 'POST',
+        headers: this.#headers,
+        body: JSON.stringify(body),
+        signal: signal ?? null,
+      });
     } catch (error) {
       if (signal?.aborted === true) {
         const reason: unknown = signal.reason;
         throw reason instanceof LitmPackError ? reason : new LitmPackError('aborted', 'The rerank request was aborted', { cause: error });
       }
-      throw new LitmPackError('connection_failed', `Could not reach the reranker at ${this.url}: ${(error as Error).message}`, { cause: error });
+      throw new LitmPackError('connection_failed', `Could not reach the reranker at ${this.url}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const raw = await response.text();
     if (!response.ok) {

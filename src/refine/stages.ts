@@ -73,7 +73,10 @@ export async function rerankPools(
 ): Promise<{ pools: Candidate[][]; degraded: Degraded[] }> {
   return inSpan(SPAN_RERANK, { 'litm_pack.top_n': stage.topN }, async (span) => {
     const result = await rerankHeads(query, pools, stage, signal);
-    span.setAttribute('litm_pack.degraded', result.degraded.map((d) => `${d.stage}:${d.code}`));
+    span.setAttribute(
+      'litm_pack.degraded',
+      result.degraded.map((d) => `${d.stage}:${d.code}`),
+    );
     return result;
   });
 }
@@ -125,7 +128,6 @@ async function rerankHeads(
 const VECTOR_CACHE_LIMIT = 100_000;
 const vectorCaches = new WeakMap<EmbeddingsLike, BoundedCache<string, readonly number[]>>();
 
-
 /**
  * The vectors sentence selection blends in: the query's, and those of every sentence of `candidates`, in
  * one `embedDocuments` call for the sentences not cached yet (by sentence hash). On failure or timeout:
@@ -159,7 +161,12 @@ export async function embedSentences(
   if (!outcome.ok) return { vectors: undefined, degraded: [outcome.degraded] };
   const { queryVector, vectors } = outcome.value;
   const dimension = isVector(queryVector) ? queryVector.length : undefined;
-  if (dimension === undefined || !Array.isArray(vectors) || vectors.length !== missing.size || !vectors.every((v) => isVector(v, dimension))) {
+  if (
+    dimension === undefined ||
+    !Array.isArray(vectors) ||
+    vectors.length !== missing.size ||
+    !vectors.every((v) => isVector(v, dimension))
+  ) {
     return { vectors: undefined, degraded: [{ stage: STAGE_SENTENCE_EMBEDDINGS, code: 'bad_response' }] };
   }
   [...missing.keys()].forEach((key, i) => sentences.set(key, cache.set(key, vectors[i] as number[])));
@@ -170,7 +177,11 @@ export async function embedSentences(
  * The pipeline's sentence selection for a mode as the CLI and the HTTP API name it: none (or absent) is no
  * selection; `sentences` is BM25, blended with the sentence vectors of `embeddings` when given.
  */
-export function compressStage(mode: 'none' | 'sentences' | undefined, embeddings: EmbeddingsLike | undefined, what: string): ParsedPipelineCompress | undefined {
+export function compressStage(
+  mode: 'none' | 'sentences' | undefined,
+  embeddings: EmbeddingsLike | undefined,
+  what: string,
+): ParsedPipelineCompress | undefined {
   if (mode === undefined || mode === 'none') return undefined;
   return parseOrThrow(PipelineCompressSchema, { mode, ...(embeddings === undefined ? {} : { embeddings }) }, what);
 }

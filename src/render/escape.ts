@@ -1,6 +1,17 @@
 import { BoundedCache, cacheFor } from '../base/bounded-cache.js';
 import type { PackFormat } from './formats.js';
-import { OPEN_BRACKET, SPACE, TAB, bracketMarkerAt, endsLine, forEachLineStart, htmlAndReferenceStarts, insertBackslashes, mayBeBlank, skipBlanks } from './lines.js';
+import {
+  OPEN_BRACKET,
+  SPACE,
+  TAB,
+  bracketMarkerAt,
+  endsLine,
+  forEachLineStart,
+  htmlAndReferenceStarts,
+  insertBackslashes,
+  mayBeBlank,
+  skipBlanks,
+} from './lines.js';
 import { escapeMarkdownBody } from './markdown-body.js';
 
 /*
@@ -81,7 +92,8 @@ function textLineInsertion(text: string, at: number): number {
   return bracketMarkerAt(text, i) || text.charCodeAt(i) === EQUALS_SIGN ? i : -1;
 }
 
-const textMayStart = (code: number) => (code < 0x80 ? code === OPEN_BRACKET || code === EQUALS_SIGN || code === SPACE || code === TAB : mayBeBlank(code));
+const textMayStart = (code: number) =>
+  code < 0x80 ? code === OPEN_BRACKET || code === EQUALS_SIGN || code === SPACE || code === TAB : mayBeBlank(code);
 
 function escapeText(text: string): string {
   const positions: number[] = [];

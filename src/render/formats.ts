@@ -25,5 +25,7 @@ export interface BlockProvenance {
   version?: string | undefined;
   section?: string[] | undefined;
   /** Page (and its printed label), lines or time in the source, shown compactly (`p. 12`, `p. iv, PDF p. 4`, `lines 40–58`, `01:00–01:05`). */
-  locator?: { page?: number | undefined; label?: string | undefined; lines?: [number, number] | undefined; time?: [number, number] | undefined } | undefined;
+  locator?:
+    | { page?: number | undefined; label?: string | undefined; lines?: [number, number] | undefined; time?: [number, number] | undefined }
+    | undefined;
 }

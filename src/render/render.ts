@@ -2,7 +2,6 @@ import type { BlockProvenance, HeaderStyle, ItemRole, PackFormat } from './forma
 import { escapeBody, escapeLine, escapeXml, headerField, oneLine, quoteField } from './escape.js';
 import { locatorParts } from './locator.js';
 
-
 /** What a rendered block shows: its marker, its provenance and its (already cut) body. */
 export interface BlockInput {
   ref: number;
@@ -22,7 +21,8 @@ const ELLIPSIS = ' …';
 
 function provenanceParts(format: PackFormat, candidate: BlockInput['candidate']): string[] {
   const parts = [`source: ${headerField(format, candidate.sourceId ?? candidate.id)}`];
-  if (candidate.version !== undefined && oneLine(candidate.version) !== '') parts.push(`version: ${headerField(format, candidate.version)}`);
+  if (candidate.version !== undefined && oneLine(candidate.version) !== '')
+    parts.push(`version: ${headerField(format, candidate.version)}`);
   if (candidate.section !== undefined && candidate.section.length > 0) {
     parts.push(`section: ${candidate.section.map((part) => headerField(format, part)).join(' > ')}`);
   }

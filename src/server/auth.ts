@@ -16,7 +16,10 @@ const ApiKeyEntrySchema = z
     /** The key as sent in `Authorization: Bearer <key>`. */
     key: z.string().min(16, 'key must have at least 16 characters').optional(),
     /** Or its sha256 (hex), so the file need not hold the key itself. */
-    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits').optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits')
+      .optional(),
     /** What this caller may read: documents without an ACL, and those whose ACL names one of these. */
     principals: z.array(z.string().min(1)).default([]),
   })
@@ -49,7 +52,8 @@ export class ApiKeys {
       if (ids.has(entry.id)) throw new LitmPackError('invalid_input', `Invalid API keys: id "${entry.id}" is listed twice`);
       ids.add(entry.id);
       const hash = entry.sha256 ?? sha256(entry.key as string);
-      if (this.#byHash.has(hash)) throw new LitmPackError('invalid_input', `Invalid API keys: "${entry.id}" has the same key as another entry`);
+      if (this.#byHash.has(hash))
+        throw new LitmPackError('invalid_input', `Invalid API keys: "${entry.id}" has the same key as another entry`);
       this.#byHash.set(hash, Object.freeze({ kind: 'key', id: entry.id, principals: Object.freeze([...entry.principals]) }));
     }
   }
@@ -82,7 +86,8 @@ export function parseApiKeys(text: string, where: string): ApiKeys {
   try {
     return new ApiKeys(value as ApiKeysInput);
   } catch (error) {
-    if (error instanceof LitmPackError) throw new LitmPackError(error.code, `${where}: ${error.message}`, { cause: error, issues: error.issues });
+    if (error instanceof LitmPackError)
+      throw new LitmPackError(error.code, `${where}: ${error.message}`, { cause: error, issues: error.issues });
     throw error;
   }
 }

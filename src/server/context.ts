@@ -97,7 +97,10 @@ export function sendError(reply: FastifyReply, status: number, error: ErrorBody,
 export const issueless = (code: ErrorBody['code'], error: string): ErrorBody => ({ error, code, issues: [] });
 
 /** Errors Fastify raises before a handler runs, as the API's typed answers. */
-export function frameworkError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): { status: number; body: ErrorBody } | null {
+export function frameworkError(
+  error: { code?: string; statusCode?: number; message: string },
+  bodyLimit: number,
+): { status: number; body: ErrorBody } | null {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: issueless('too_large', `The request body is larger than ${bodyLimit} bytes`) };
@@ -118,4 +121,3 @@ export function frameworkError(error: { code?: string; statusCode?: number; mess
   }
   return null;
 }
-

@@ -127,7 +127,15 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
           if (!result.isAllowed && result.isExceeded) {
             stateOf(request).code = 'rate_limited';
             const what = kind === 'housekeeping' ? 'housekeeping messages (initialize, notifications, ping)' : 'calls';
-            sendError(reply, 429, issueless('rate_limited', `Too many ${what}: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`), Math.max(1, result.ttlInSeconds));
+            sendError(
+              reply,
+              429,
+              issueless(
+                'rate_limited',
+                `Too many ${what}: at most ${result.max} per ${result.timeWindow} ms; retry after ${result.ttlInSeconds} s`,
+              ),
+              Math.max(1, result.ttlInSeconds),
+            );
             return false;
           }
         }
@@ -155,7 +163,11 @@ export async function installGuard(app: FastifyInstance, config: ServerConfig, a
     // Refused callers are answered before anything is counted: they never spend another caller's budget.
     if (caller.kind === 'invalid') {
       stateOf(request).code = 'unauthorized';
-      return sendError(reply, 401, issueless('unauthorized', 'The API key is not valid: send Authorization: Bearer <key> with a configured key'));
+      return sendError(
+        reply,
+        401,
+        issueless('unauthorized', 'The API key is not valid: send Authorization: Bearer <key> with a configured key'),
+      );
     }
     if (caller.kind === 'anonymous' && config.requireAuth) {
       stateOf(request).code = 'unauthorized';

@@ -24,7 +24,6 @@ const BUNDLE_RESPONSE_FORMATS = ['json', 'md', 'xml', 'anthropic'] as const;
 const BRIEFING_RESPONSE_FORMATS = ['json', 'md', 'anthropic'] as const;
 export type ResponseFormat = (typeof BUNDLE_RESPONSE_FORMATS)[number];
 
-
 export function httpSchemas(limits: ServiceLimits) {
   const { query: _query, format: _format, ...bundleRest } = bundleRequestShape(limits);
   const query = httpQueryParameter(limits);
@@ -46,7 +45,7 @@ export function httpSchemas(limits: ServiceLimits) {
       debug: z
         .enum(['rankings'], oneOf(['rankings']))
         .optional()
-        .describe('rankings: answer { pack, rankings } with each search arm\'s raw ranking beside the fused one.'),
+        .describe("rankings: answer { pack, rankings } with each search arm's raw ranking beside the fused one."),
       k: z
         .number(says('must be a whole number'))
         .int(says('must be a whole number'))
@@ -71,7 +70,7 @@ export function httpSchemas(limits: ServiceLimits) {
     inspect: z.strictObject({
       q: query,
       ...bundleRest,
-      context_format: contextFormat().describe('Format of the pack\'s context (markdown by default).'),
+      context_format: contextFormat().describe("Format of the pack's context (markdown by default)."),
     }),
   };
 }

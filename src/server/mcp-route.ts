@@ -9,12 +9,7 @@
  * Before any of that: a batch longer than `maxBatchMessages` is refused whole, and each message is counted
  * against the rate limits by what it is (work, or housekeeping: initialize, notifications, ping, discover).
  */
-import {
-  WebStandardStreamableHTTPServerTransport,
-  createMcpHandler,
-  isLegacyRequest,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { WebStandardStreamableHTTPServerTransport, createMcpHandler, isLegacyRequest, type Server } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -28,7 +23,10 @@ function isHousekeeping(message: unknown): boolean {
   const { method } = message as { method?: unknown };
   // A client's answer to a server request carries no method.
   if (method === undefined) return 'result' in message || 'error' in message;
-  return typeof method === 'string' && (method === 'initialize' || method === 'ping' || method === 'server/discover' || method.startsWith('notifications/'));
+  return (
+    typeof method === 'string' &&
+    (method === 'initialize' || method === 'ping' || method === 'server/discover' || method.startsWith('notifications/'))
+  );
 }
 
 /** The calls a JSON-RPC body makes, by kind: one per request or notification, every message of a batch counted. */
@@ -42,7 +40,13 @@ const methodNotAllowed = (reply: FastifyReply) =>
     .code(405)
     .header('allow', 'POST')
     .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless, POST JSON-RPC messages to /mcp' }, id: null }));
+    .send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this server is stateless, POST JSON-RPC messages to /mcp' },
+        id: null,
+      }),
+    );
 
 /** The web request the SDK reads: the method, the headers and the URL of the Fastify request (its body is passed parsed). */
 function webRequestOf(request: FastifyRequest, signal: AbortSignal): Request {
@@ -115,12 +119,32 @@ export async function mcpRoute(app: FastifyInstance, options: ServerContext): Pr
     const messages = Array.isArray(body) ? body : [body];
     if (messages.length > limits.maxBatchMessages) {
       state.code = 'too_large';
-      return sendError(reply, 413, issueless('too_large', `A batch of ${messages.length} messages is more than this server takes in one request (${limits.maxBatchMessages}): send them in smaller batches`));
+      return sendError(
+        reply,
+        413,
+        issueless(
+          'too_large',
+          `A batch of ${messages.length} messages is more than this server takes in one request (${limits.maxBatchMessages}): send them in smaller batches`,
+        ),
+      );
     }
     // Every answer repeats its request's id: one too long to repeat is refused before anything runs.
-    if (messages.some((message) => typeof (message as { id?: unknown } | null)?.id === 'string' && ((message as { id: string }).id.length > SURFACE_DEFAULTS.maxJsonRpcIdChars))) {
+    if (
+      messages.some(
+        (message) =>
+          typeof (message as { id?: unknown } | null)?.id === 'string' &&
+          (message as { id: string }).id.length > SURFACE_DEFAULTS.maxJsonRpcIdChars,
+      )
+    ) {
       state.code = 'invalid_input';
-      return sendError(reply, 400, issueless('invalid_input', `A JSON-RPC id longer than ${SURFACE_DEFAULTS.maxJsonRpcIdChars} characters is not accepted: use a shorter id`));
+      return sendError(
+        reply,
+        400,
+        issueless(
+          'invalid_input',
+          `A JSON-RPC id longer than ${SURFACE_DEFAULTS.maxJsonRpcIdChars} characters is not accepted: use a shorter id`,
+        ),
+      );
     }
     if (!(await options.withinRateLimits(request, reply, callsIn(messages)))) return reply;
     const webRequest = webRequestOf(request, state.controller.signal);

@@ -182,10 +182,15 @@ export class ServerMetrics {
 
   /** Counts one answered request from its log line. */
   observe(line: RequestLogLine): void {
-    const labels = { route: this.#routes.has(line.route) ? line.route : UNMATCHED_ROUTE, tool: line.tool ?? '', status: String(line.status) };
+    const labels = {
+      route: this.#routes.has(line.route) ? line.route : UNMATCHED_ROUTE,
+      tool: line.tool ?? '',
+      status: String(line.status),
+    };
     this.#requests.inc(labels);
     this.#duration.observe(labels, line.latencyMs / 1000);
-    if (line.code !== undefined && REFUSALS.get(line.code) === line.status) this.#refused.inc({ reason: line.code, caller: line.principal });
+    if (line.code !== undefined && REFUSALS.get(line.code) === line.status)
+      this.#refused.inc({ reason: line.code, caller: line.principal });
     if (line.kind === undefined || line.budget === undefined || line.usedTokens === undefined) return;
     const kind = { kind: line.kind };
     this.#budgetRatio.observe(kind, line.budget > 0 ? line.usedTokens / line.budget : 0);
@@ -193,7 +198,8 @@ export class ServerMetrics {
     if (line.items !== undefined) this.#items.observe(kind, line.items);
     if (line.confidence !== undefined) this.#confidence.inc({ ...kind, level: line.confidence });
     for (const { stage, code } of line.degraded ?? []) this.#degraded.inc({ stage, code });
-    if (line.denseAvailable === false && (line.items ?? 0) > 0 && (line.mode === 'hybrid' || line.mode === 'dense')) this.#denseUnavailable.inc(kind);
+    if (line.denseAvailable === false && (line.items ?? 0) > 0 && (line.mode === 'hybrid' || line.mode === 'dense'))
+      this.#denseUnavailable.inc(kind);
   }
 
   /** The exposition text of every metric. */
@@ -224,7 +230,12 @@ function hostnameOf(host: string | undefined): string | null {
  * A listener of its own for the metrics (`--metrics-port`): `GET /metrics` only, nothing of the API. On loopback
  * it answers loopback `Host` names only, so no web page reads it through a DNS name that rebinds to 127.0.0.1.
  */
-export async function listenMetrics(metrics: ServerMetrics, port: number, host: string, loopback: boolean): Promise<{ server: Server; port: number }> {
+export async function listenMetrics(
+  metrics: ServerMetrics,
+  port: number,
+  host: string,
+  loopback: boolean,
+): Promise<{ server: Server; port: number }> {
   const server = createHttpServer((request, response) => {
     if (loopback && !LOOPBACK_NAMES.has(hostnameOf(request.headers.host) ?? '')) {
       response.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end('Host is not a loopback name\n');
@@ -244,7 +255,11 @@ export async function listenMetrics(metrics: ServerMetrics, port: number, host: 
   try {
     await once(server, 'listening');
   } catch (error) {
-    throw new LitmPackError('io_error', `Cannot serve the metrics on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    throw new LitmPackError(
+      'io_error',
+      `Cannot serve the metrics on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      { cause: error },
+    );
   }
   const address = server.address();
   return { server, port: typeof address === 'object' && address !== null ? address.port : port };

@@ -36,8 +36,13 @@ const ERRORS = {
   ),
   '401': errorResponse('No valid API key where one is required (code unauthorized)'),
   '413': errorResponse('Request body over the size limit (code too_large)'),
-  '429': { ...errorResponse('Rate limited (code rate_limited); Retry-After gives the seconds to wait'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
-  '503': errorResponse('The store could not answer (codes connection_failed, timeout, server_error, bad_response, ...); never a smaller pack'),
+  '429': {
+    ...errorResponse('Rate limited (code rate_limited); Retry-After gives the seconds to wait'),
+    headers: { 'Retry-After': { schema: { type: 'integer' } } },
+  },
+  '503': errorResponse(
+    'The store could not answer (codes connection_failed, timeout, server_error, bad_response, ...); never a smaller pack',
+  ),
 };
 
 function body(schema: z.ZodType) {
@@ -59,7 +64,7 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
       version,
       description:
         'Token-budgeted, Lost-in-the-Middle-ordered, cited context packs. Callers with an API key see what their principals may read; anonymous callers see documents without an ACL. ' +
-        'Optional stages that fail (the server\'s reranker, sentence embeddings) never fail a pack: it is built without them and lists them in pack.degraded ([{ stage, code }], empty when nothing degraded).',
+        "Optional stages that fail (the server's reranker, sentence embeddings) never fail a pack: it is built without them and lists them in pack.degraded ([{ stage, code }], empty when nothing degraded).",
     },
     security: [{}, { bearer: [] }],
     paths: {
@@ -68,25 +73,40 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         post: { summary: 'A bundle for a query (parameters as a JSON body)', requestBody: body(schemas.bundle), responses: bundleAnswer },
       },
       '/api/briefing': {
-        get: { summary: 'A briefing from a prompt, pins and clusters', parameters: queryParameters(schemas.briefing, BRIEFING_QUERY_KINDS), responses: briefingAnswer },
+        get: {
+          summary: 'A briefing from a prompt, pins and clusters',
+          parameters: queryParameters(schemas.briefing, BRIEFING_QUERY_KINDS),
+          responses: briefingAnswer,
+        },
         post: { summary: 'A briefing (parameters as a JSON body)', requestBody: body(schemas.briefing), responses: briefingAnswer },
       },
       '/api/pack': {
-        post: { summary: 'Pack candidates you send (canonical JSON, for evaluation harnesses)', requestBody: body(schemas.pack), responses: packAnswer() },
+        post: {
+          summary: 'Pack candidates you send (canonical JSON, for evaluation harnesses)',
+          requestBody: body(schemas.pack),
+          responses: packAnswer(),
+        },
       },
       '/api/citations/verify': {
         post: {
           summary: 'Check citations against the current corpus (current, moved, changed, missing)',
           requestBody: body(schemas.verify),
-          responses: { '200': { description: 'One check per citation', content: { 'application/json': { schema: ref('VerifyAnswer') } } }, ...ERRORS },
+          responses: {
+            '200': { description: 'One check per citation', content: { 'application/json': { schema: ref('VerifyAnswer') } } },
+            ...ERRORS,
+          },
         },
       },
       '/api/citations/stale': {
         get: {
-          summary: 'Served citations now changed, moved or missing (from the citation ledger), newest first, a page at a time; only sources the caller may read',
+          summary:
+            'Served citations now changed, moved or missing (from the citation ledger), newest first, a page at a time; only sources the caller may read',
           parameters: queryParameters(schemas.stale, STALE_QUERY_KINDS),
           responses: {
-            '200': { description: 'One page of the stale feed; nextCursor continues it', content: { 'application/json': { schema: ref('StaleAnswer') } } },
+            '200': {
+              description: 'One page of the stale feed; nextCursor continues it',
+              content: { 'application/json': { schema: ref('StaleAnswer') } },
+            },
             ...ERRORS,
           },
         },
@@ -95,28 +115,51 @@ export function openApiDocument(schemas: HttpSchemas, version: string): JsonSche
         get: {
           summary: 'The HTML report of a bundle (parameters as for /api/bundle)',
           parameters: queryParameters(schemas.inspect, BUNDLE_QUERY_KINDS),
-          responses: { '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...ERRORS },
+          responses: {
+            '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+            ...ERRORS,
+          },
         },
         post: {
           summary: 'The HTML report of a pack sent as the body',
           requestBody: { required: true, content: { 'application/json': { schema: ref('Pack') } } },
-          responses: { '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } }, ...ERRORS },
+          responses: {
+            '200': { description: 'A self-contained HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+            ...ERRORS,
+          },
         },
       },
       '/healthz': {
-        get: { summary: 'Liveness (answers any Host)', security: [{}], responses: { '200': { description: 'Up', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } },
+        get: {
+          summary: 'Liveness (answers any Host)',
+          security: [{}],
+          responses: {
+            '200': {
+              description: 'Up',
+              content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
+            },
+          },
+        },
       },
       '/readyz': {
         get: {
           summary: 'Readiness: the store answers a cheap read (and a served store file is there and readable); answers any Host',
           security: [{}],
           responses: {
-            '200': { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } } },
+            '200': {
+              description: 'Ready',
+              content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } },
+            },
             '503': { description: 'Not ready: { status: "unready", error, code, issues } with the store\'s error code' },
           },
         },
       },
-      '/metrics': { get: { summary: 'Prometheus metrics (text exposition format); absent when served on --metrics-port', responses: { '200': { description: 'Metrics' }, ...ERRORS } } },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (text exposition format); absent when served on --metrics-port',
+          responses: { '200': { description: 'Metrics' }, ...ERRORS },
+        },
+      },
       '/api/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/mcp': {
         post: {

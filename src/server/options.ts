@@ -40,32 +40,41 @@ const RateLimitSchema = z.strictObject({
 });
 
 /** A host name a request may name in `Host` (with or without a port), or `*` for any (behind a proxy that checks it). */
-const HostNameSchema = z.string().min(1).transform((value, context) => {
-  if (value === '*') return value;
-  try {
-    return new URL(`http://${value}`).hostname.toLowerCase();
-  } catch {
-    context.addIssue({ code: 'custom', message: `allowedHosts: "${value}" is not a host name` });
-    return z.NEVER;
-  }
-});
+const HostNameSchema = z
+  .string()
+  .min(1)
+  .transform((value, context) => {
+    if (value === '*') return value;
+    try {
+      return new URL(`http://${value}`).hostname.toLowerCase();
+    } catch {
+      context.addIssue({ code: 'custom', message: `allowedHosts: "${value}" is not a host name` });
+      return z.NEVER;
+    }
+  });
 
 /** An origin a browser page may call from (`https://app.example.com`), or `*` for any. */
-const OriginSchema = z.string().min(1).transform((value, context) => {
-  if (value === '*') return value;
-  try {
-    const url = new URL(value);
-    if (url.origin === 'null') throw new Error('opaque');
-    return url.origin;
-  } catch {
-    context.addIssue({ code: 'custom', message: `allowedOrigins: "${value}" is not an origin (scheme://host[:port])` });
-    return z.NEVER;
-  }
-});
+const OriginSchema = z
+  .string()
+  .min(1)
+  .transform((value, context) => {
+    if (value === '*') return value;
+    try {
+      const url = new URL(value);
+      if (url.origin === 'null') throw new Error('opaque');
+      return url.origin;
+    } catch {
+      context.addIssue({ code: 'custom', message: `allowedOrigins: "${value}" is not an origin (scheme://host[:port])` });
+      return z.NEVER;
+    }
+  });
 
-const LogSinkSchema = z.custom<LogSink>((value) => typeof value === 'object' && value !== null && typeof (value as LogSink).write === 'function', {
-  message: 'log must have a write(line) method (a stream such as process.stdout)',
-});
+const LogSinkSchema = z.custom<LogSink>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as LogSink).write === 'function',
+  {
+    message: 'log must have a write(line) method (a stream such as process.stdout)',
+  },
+);
 
 export const ServerOptionsSchema = z.strictObject({
   ...ServedStoreOptionsShape,
@@ -146,4 +155,3 @@ export interface RequestLogLine {
   degraded?: Pack['degraded'];
   query?: string;
 }
-

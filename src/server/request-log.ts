@@ -61,7 +61,11 @@ export function installRequestObservers(
 }
 
 /** The observer that writes each line to `sink`, one JSON line per request (with the query when `logQueries`). */
-export function logWriter(sink: LogSink, logQueries: boolean, stateOf: (request: FastifyRequest) => RequestState | undefined): RequestObserver {
+export function logWriter(
+  sink: LogSink,
+  logQueries: boolean,
+  stateOf: (request: FastifyRequest) => RequestState | undefined,
+): RequestObserver {
   return (line, request) => {
     const query = logQueries ? stateOf(request)?.query : undefined;
     sink.write(`${JSON.stringify(query === undefined ? line : { ...line, query })}\n`);

@@ -16,7 +16,13 @@ export function installRequestSpans(app: FastifyInstance, stateOf: (request: Fas
     const route = request.routeOptions.url;
     // As HTTP spans are named: the method and the route template, never the path with its query.
     const name = route === undefined ? request.method : `${request.method} ${route}`;
-    spans.set(request, startRequestSpan(name, request.headers, { 'http.request.method': request.method, ...(route === undefined ? {} : { 'http.route': route }) }));
+    spans.set(
+      request,
+      startRequestSpan(name, request.headers, {
+        'http.request.method': request.method,
+        ...(route === undefined ? {} : { 'http.route': route }),
+      }),
+    );
     done();
   });
 
@@ -25,7 +31,9 @@ export function installRequestSpans(app: FastifyInstance, stateOf: (request: Fas
     const handler = route.handler;
     const traced: RouteHandlerMethod = function (this: FastifyInstance, request, reply) {
       const entry = spans.get(request);
-      return entry === undefined ? handler.call(this, request, reply) : withContext(entry.context, () => handler.call(this, request, reply));
+      return entry === undefined
+        ? handler.call(this, request, reply)
+        : withContext(entry.context, () => handler.call(this, request, reply));
     };
     route.handler = traced;
   });

@@ -24,7 +24,6 @@ import { inspectRoutes } from './routes/inspect.js';
 import { metaRoutes } from './routes/meta.js';
 import { packRoutes } from './routes/packs.js';
 
-
 /**
  * Builds the HTTP API (not listening yet: call `listen`, or use `startServer`). Use `app.inject()` to call
  * it in process.
@@ -49,8 +48,9 @@ async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstan
     // reading sockets in batches would make about one request a batch wait twice as long as the rest).
     serverFactory: (handler) => {
       const arrivals = new ArrivalQueue();
-      return createHttpServer({ requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs) }, (request, response) =>
-        arrivals.enqueue(() => handler(request, response)),
+      return createHttpServer(
+        { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs) },
+        (request, response) => arrivals.enqueue(() => handler(request, response)),
       );
     },
     // Close idle keep-alive sockets on close(); requests in flight finish first.

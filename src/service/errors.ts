@@ -42,11 +42,7 @@ function located(path: readonly PropertyKey[], message: string): string {
  * every parameter as the caller spelled it. An unknown parameter is named with the one it probably meant;
  * `aliases` name parameters of other surfaces (`query` on the HTTP API, which calls it `q`).
  */
-export function parseRequest<T extends z.ZodType>(
-  schema: T,
-  value: unknown,
-  aliases: Readonly<Record<string, string>> = {},
-): z.output<T> {
+export function parseRequest<T extends z.ZodType>(schema: T, value: unknown, aliases: Readonly<Record<string, string>> = {}): z.output<T> {
   const result = schema.safeParse(value ?? {});
   if (result.success) return result.data;
   const issues: RequestIssue[] = result.error.issues.map((issue) => {

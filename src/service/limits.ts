@@ -113,20 +113,35 @@ export const ServiceLimitsSchema = z
   .superRefine((limits, context) => {
     for (const kind of ['bundle', 'briefing', 'pack'] as const) {
       if (limits[`${kind}DefaultBudget`] > limits[`${kind}MaxBudget`]) {
-        context.addIssue({ code: 'custom', path: [`${kind}DefaultBudget`], message: `${kind}DefaultBudget must be at most ${kind}MaxBudget` });
+        context.addIssue({
+          code: 'custom',
+          path: [`${kind}DefaultBudget`],
+          message: `${kind}DefaultBudget must be at most ${kind}MaxBudget`,
+        });
       }
     }
-    if (limits.defaultPool > limits.maxPool) context.addIssue({ code: 'custom', path: ['defaultPool'], message: 'defaultPool must be at most maxPool' });
+    if (limits.defaultPool > limits.maxPool)
+      context.addIssue({ code: 'custom', path: ['defaultPool'], message: 'defaultPool must be at most maxPool' });
     if (limits.ragDefaultBudget > limits.bundleMaxBudget) {
       context.addIssue({ code: 'custom', path: ['ragDefaultBudget'], message: 'ragDefaultBudget must be at most bundleMaxBudget' });
     }
-    if (limits.ragDefaultPool > limits.maxPool) context.addIssue({ code: 'custom', path: ['ragDefaultPool'], message: 'ragDefaultPool must be at most maxPool' });
-    if (limits.defaultStalePage > limits.maxStalePage) context.addIssue({ code: 'custom', path: ['defaultStalePage'], message: 'defaultStalePage must be at most maxStalePage' });
+    if (limits.ragDefaultPool > limits.maxPool)
+      context.addIssue({ code: 'custom', path: ['ragDefaultPool'], message: 'ragDefaultPool must be at most maxPool' });
+    if (limits.defaultStalePage > limits.maxStalePage)
+      context.addIssue({ code: 'custom', path: ['defaultStalePage'], message: 'defaultStalePage must be at most maxStalePage' });
     if (limits.maxResourceReadBytes > limits.maxRequestReadBytes) {
-      context.addIssue({ code: 'custom', path: ['maxResourceReadBytes'], message: 'maxResourceReadBytes must be at most maxRequestReadBytes' });
+      context.addIssue({
+        code: 'custom',
+        path: ['maxResourceReadBytes'],
+        message: 'maxResourceReadBytes must be at most maxRequestReadBytes',
+      });
     }
     if (limits.defaultRankingsDepth > limits.maxRankingsDepth) {
-      context.addIssue({ code: 'custom', path: ['defaultRankingsDepth'], message: 'defaultRankingsDepth must be at most maxRankingsDepth' });
+      context.addIssue({
+        code: 'custom',
+        path: ['defaultRankingsDepth'],
+        message: 'defaultRankingsDepth must be at most maxRankingsDepth',
+      });
     }
   });
 

@@ -13,7 +13,9 @@ import type { ServiceLimitsInput } from './limits.js';
 export const ServedStoreOptionsShape = {
   store: StoreSchema,
   /** Defaults and limits of the requests and tool arguments (budgets, pools, pins, clusters, query length, read sizes...). */
-  limits: z.custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' }).optional(),
+  limits: z
+    .custom<ServiceLimitsInput>((value) => typeof value === 'object' && value !== null, { message: 'limits must be an object' })
+    .optional(),
   /**
    * Embeddings of the store's model: sentence selection blends in sentence vectors (else BM25 alone), and
    * briefings from clusters without a prompt start from the chunks nearest the centroid (else lexical).
@@ -30,7 +32,11 @@ export const ServedStoreOptionsShape = {
    * `GET /api/citations/stale` and MCP `list_stale_citations` list the served citations that went stale.
    * Absent (the default in code; `litm-pack serve` and `mcp` open one beside the store): nothing is recorded.
    */
-  ledger: z.custom<CitationLedger>((value) => value instanceof CitationLedger, { message: 'ledger must be a CitationLedger (CitationLedger.open)' }).optional(),
+  ledger: z
+    .custom<CitationLedger>((value) => value instanceof CitationLedger, {
+      message: 'ledger must be a CitationLedger (CitationLedger.open)',
+    })
+    .optional(),
   /**
    * What the text block of an MCP tool answer holds: `context` (the context and a trailer with the confidence
    * and the citations) or `json` (the structured content as JSON text, for hosts that parse it).

@@ -15,7 +15,15 @@ import { verifyCitations } from '../verify/verify.js';
 import type { ServiceLimits } from './limits.js';
 import type { EncodingName } from '../tokenize/types.js';
 import type { RagContext, RagHit, VerifyAnswer } from './responses.js';
-import type { BriefingRequest, BundleRequest, CorpusBriefingRequest, PackRequest, RagRequest, RankingsRequest, VerifyRequest } from './requests.js';
+import type {
+  BriefingRequest,
+  BundleRequest,
+  CorpusBriefingRequest,
+  PackRequest,
+  RagRequest,
+  RankingsRequest,
+  VerifyRequest,
+} from './requests.js';
 import type { CitationLedger } from './ledger.js';
 import { CONTEXT_DEFAULTS } from './requests.js';
 
@@ -136,7 +144,11 @@ async function bundleWithCandidates(request: BundleRequest, context: ServiceCont
  * `assembleBriefing` (as the library and the briefing retrievers). Pins and clusters are read under the caller's
  * principals: a pin or cluster the caller may not see is reported exactly like one that does not exist.
  */
-export async function serveBriefing(request: BriefingRequest, context: ServiceContext, limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'> & Partial<Pick<ServiceLimits, 'maxClusterSources'>>): Promise<Pack> {
+export async function serveBriefing(
+  request: BriefingRequest,
+  context: ServiceContext,
+  limits: Pick<ServiceLimits, 'maxPins' | 'maxClusters'> & Partial<Pick<ServiceLimits, 'maxClusterSources'>>,
+): Promise<Pack> {
   // The reranker works on the prompt's results: a briefing without a prompt runs without it unless the
   // request asks for it (then assembleBriefing says why it cannot).
   const rerank = request.prompt === undefined && request.rerank === undefined ? undefined : rerankFor(request, context);
@@ -168,7 +180,11 @@ export async function serveBriefing(request: BriefingRequest, context: ServiceCo
 }
 
 /** `corpus_briefing_pack` (RFC-093): a briefing whose prompt is the query, its budget `max_tokens`. */
-export function serveCorpusBriefing(request: CorpusBriefingRequest, context: ServiceContext, limits: Parameters<typeof serveBriefing>[2]): Promise<Pack> {
+export function serveCorpusBriefing(
+  request: CorpusBriefingRequest,
+  context: ServiceContext,
+  limits: Parameters<typeof serveBriefing>[2],
+): Promise<Pack> {
   const { query, max_tokens, ...rest } = request;
   return serveBriefing({ ...rest, prompt: query, budget: max_tokens }, context, limits);
 }
@@ -180,10 +196,7 @@ export function serveCorpusBriefing(request: CorpusBriefingRequest, context: Ser
  */
 export async function serveRagContext(request: RagRequest, context: ServiceContext): Promise<{ rag: RagContext; pack: Pack }> {
   const { max_tokens, ...rest } = request;
-  const { pack, candidates } = await bundleWithCandidates(
-    { ...rest, budget: max_tokens, ...CONTEXT_DEFAULTS },
-    context,
-  );
+  const { pack, candidates } = await bundleWithCandidates({ ...rest, budget: max_tokens, ...CONTEXT_DEFAULTS }, context);
   return { rag: ragContextOf(pack, candidates), pack };
 }
 
@@ -265,7 +278,8 @@ function messageIdOf(metadata: Candidate['metadata']): string | undefined {
   const direct = metadata?.messageId;
   if (typeof direct === 'string' && direct !== '') return direct;
   const email = metadata?.email;
-  const nested = typeof email === 'object' && email !== null && !Array.isArray(email) ? (email as Record<string, unknown>).messageId : undefined;
+  const nested =
+    typeof email === 'object' && email !== null && !Array.isArray(email) ? (email as Record<string, unknown>).messageId : undefined;
   return typeof nested === 'string' && nested !== '' ? nested : undefined;
 }
 
@@ -282,7 +296,13 @@ export function ragContextOf(pack: Pack, candidates: readonly Candidate[] = []):
   }
   const hits = pack.items.map((item, index): RagHit => {
     const citation = pack.citations[index];
-    const hit: RagHit = { ref: item.ref, source_id: item.sourceId, chunk_id: item.id, score: item.score, text_sha256: citation?.textSha256 ?? '' };
+    const hit: RagHit = {
+      ref: item.ref,
+      source_id: item.sourceId,
+      chunk_id: item.id,
+      score: item.score,
+      text_sha256: citation?.textSha256 ?? '',
+    };
     if (citation?.title !== undefined) hit.title = citation.title;
     if (citation?.url !== undefined) hit.url = citation.url;
     if (citation?.version !== undefined) hit.version = citation.version;

@@ -37,7 +37,7 @@ function pieceStarts(doc: IngestDocument): number[] {
   }
   starts.push(0);
   let fenced = false;
-  for (let at = 0; at <= doc.text.length; ) {
+  for (let at = 0; at <= doc.text.length;) {
     const newline = doc.text.indexOf('\n', at);
     const end = newline === -1 ? doc.text.length : newline;
     const line = doc.text.slice(at, end);
@@ -83,5 +83,8 @@ export function capChunks(docs: readonly IngestDocument[], max: number): { docum
     left = 0;
   }
   if (!cut) return { documents: out };
-  return { documents: out, warning: `read the first ${max} of at least ${total} chunks' worth of sections, pages or definitions (maxChunksPerFile)` };
+  return {
+    documents: out,
+    warning: `read the first ${max} of at least ${total} chunks' worth of sections, pages or definitions (maxChunksPerFile)`,
+  };
 }

@@ -60,13 +60,53 @@ const GRAMMARS: Readonly<Record<string, string>> = {
 
 /** Read by lines only (no grammar wired in): source files of other languages, scripts and build files. */
 const LINE_BASED = [
-  '.c', '.h', '.cc', '.cpp', '.cxx', '.hpp', '.hh', '.cs', '.rb', '.php', '.kt', '.kts', '.swift', '.scala', '.sh', '.bash', '.zsh',
-  '.lua', '.sql', '.r', '.pl', '.ex', '.exs', '.erl', '.dart', '.clj', '.hs', '.ml', '.fs', '.groovy', '.gradle', '.ps1', '.vue', '.svelte',
+  '.c',
+  '.h',
+  '.cc',
+  '.cpp',
+  '.cxx',
+  '.hpp',
+  '.hh',
+  '.cs',
+  '.rb',
+  '.php',
+  '.kt',
+  '.kts',
+  '.swift',
+  '.scala',
+  '.sh',
+  '.bash',
+  '.zsh',
+  '.lua',
+  '.sql',
+  '.r',
+  '.pl',
+  '.ex',
+  '.exs',
+  '.erl',
+  '.dart',
+  '.clj',
+  '.hs',
+  '.ml',
+  '.fs',
+  '.groovy',
+  '.gradle',
+  '.ps1',
+  '.vue',
+  '.svelte',
 ];
 
 /** The language a grammar is for, as its definitions are found. */
 type Family = 'ecmascript' | 'python' | 'go' | 'rust' | 'java';
-const FAMILY: Readonly<Record<string, Family>> = { typescript: 'ecmascript', tsx: 'ecmascript', javascript: 'ecmascript', python: 'python', go: 'go', rust: 'rust', java: 'java' };
+const FAMILY: Readonly<Record<string, Family>> = {
+  typescript: 'ecmascript',
+  tsx: 'ecmascript',
+  javascript: 'ecmascript',
+  python: 'python',
+  go: 'go',
+  rust: 'rust',
+  java: 'java',
+};
 
 let treeSitter: Promise<TreeSitter> | undefined;
 const languages = new Map<string, Promise<unknown>>();
@@ -123,8 +163,16 @@ function typeName(node: SyntaxNode | null): string | undefined {
 
 const ECMA_FUNCTION_VALUES = new Set(['arrow_function', 'function_expression', 'function', 'generator_function', 'class']);
 const ECMA_DEFINITIONS = new Set([
-  'function_declaration', 'generator_function_declaration', 'function_signature', 'class_declaration', 'abstract_class_declaration',
-  'interface_declaration', 'type_alias_declaration', 'enum_declaration', 'internal_module', 'module',
+  'function_declaration',
+  'generator_function_declaration',
+  'function_signature',
+  'class_declaration',
+  'abstract_class_declaration',
+  'interface_declaration',
+  'type_alias_declaration',
+  'enum_declaration',
+  'internal_module',
+  'module',
 ]);
 const ECMA_MEMBERS = new Set(['method_definition', 'method_signature', 'abstract_method_signature', 'class_declaration']);
 
@@ -139,7 +187,9 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
   switch (family) {
     case 'ecmascript': {
       if (node.type === 'export_statement') {
-        const inner = node.childForFieldName('declaration') ?? node.namedChildren.find((child) => ECMA_DEFINITIONS.has(child.type) || ECMA_FUNCTION_VALUES.has(child.type));
+        const inner =
+          node.childForFieldName('declaration') ??
+          node.namedChildren.find((child) => ECMA_DEFINITIONS.has(child.type) || ECMA_FUNCTION_VALUES.has(child.type));
         if (inner === undefined || inner === null) return undefined;
         if (ECMA_FUNCTION_VALUES.has(inner.type)) return { name: nameOf(inner) ?? 'default', members: [] };
         return definitionOf(inner, family);
@@ -150,7 +200,10 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
         const value = declarator?.childForFieldName('value');
         if (declarator === undefined || value === null || value === undefined || !ECMA_FUNCTION_VALUES.has(value.type)) return undefined;
         const name = nameOf(declarator) ?? 'anonymous';
-        return { name, members: value.type === 'class' ? membersOf(value.childForFieldName('body'), (m) => ECMA_MEMBERS.has(m.type), nameOf) : [] };
+        return {
+          name,
+          members: value.type === 'class' ? membersOf(value.childForFieldName('body'), (m) => ECMA_MEMBERS.has(m.type), nameOf) : [],
+        };
       }
       if (!ECMA_DEFINITIONS.has(node.type)) return undefined;
       const name = nameOf(node) ?? node.type;
@@ -162,7 +215,8 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
       if (inner === null) return undefined;
       if (inner.type === 'function_definition') return { name: nameOf(inner) ?? 'function', members: [] };
       if (inner.type !== 'class_definition') return undefined;
-      const callable = (m: SyntaxNode) => m.type === 'function_definition' || m.type === 'decorated_definition' || m.type === 'class_definition';
+      const callable = (m: SyntaxNode) =>
+        m.type === 'function_definition' || m.type === 'decorated_definition' || m.type === 'class_definition';
       const memberName = (m: SyntaxNode) => nameOf(m.type === 'decorated_definition' ? m.childForFieldName('definition') : m);
       return { name: nameOf(inner) ?? 'class', members: membersOf(inner.childForFieldName('body'), callable, memberName) };
     }
@@ -182,7 +236,17 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
       return undefined;
     }
     case 'rust': {
-      const named = ['function_item', 'function_signature_item', 'struct_item', 'enum_item', 'union_item', 'trait_item', 'type_item', 'mod_item', 'macro_definition'];
+      const named = [
+        'function_item',
+        'function_signature_item',
+        'struct_item',
+        'enum_item',
+        'union_item',
+        'trait_item',
+        'type_item',
+        'mod_item',
+        'macro_definition',
+      ];
       const callable = (m: SyntaxNode) => m.type === 'function_item' || m.type === 'function_signature_item';
       if (node.type === 'impl_item') {
         const owner = typeName(node.childForFieldName('type')) ?? 'impl';
@@ -195,7 +259,11 @@ function definitionOf(node: SyntaxNode, family: Family): Definition | undefined 
     case 'java': {
       const types = ['class_declaration', 'interface_declaration', 'enum_declaration', 'record_declaration', 'annotation_type_declaration'];
       if (!types.includes(node.type)) return undefined;
-      const callable = (m: SyntaxNode) => m.type === 'method_declaration' || m.type === 'constructor_declaration' || m.type === 'compact_constructor_declaration' || types.includes(m.type);
+      const callable = (m: SyntaxNode) =>
+        m.type === 'method_declaration' ||
+        m.type === 'constructor_declaration' ||
+        m.type === 'compact_constructor_declaration' ||
+        types.includes(m.type);
       return { name: nameOf(node) ?? node.type, members: membersOf(node.childForFieldName('body'), callable, nameOf) };
     }
   }
@@ -242,11 +310,18 @@ function definitionRegions(text: string, root: SyntaxNode, family: Family): Regi
         return index === -1 ? node.startIndex : leadingStart(text, siblings, index);
       });
       const parts: Region[] = [];
-      if (memberStarts[0]! > from) parts.push({ start: from, end: memberStarts[0]!, section: [definition.name], line: line(from), unit: 'whole' });
+      if (memberStarts[0]! > from)
+        parts.push({ start: from, end: memberStarts[0]!, section: [definition.name], line: line(from), unit: 'whole' });
       definition.members.forEach((member, m) => {
         const partStart = memberStarts[m]!;
         const partEnd = m + 1 < memberStarts.length ? memberStarts[m + 1]! : to;
-        parts.push({ start: partStart, end: partEnd, section: [`${definition.name}.${member.name}`], line: line(partStart), unit: 'whole' });
+        parts.push({
+          start: partStart,
+          end: partEnd,
+          section: [`${definition.name}.${member.name}`],
+          line: line(partStart),
+          unit: 'whole',
+        });
       });
       region.parts = parts;
     }
@@ -273,7 +348,8 @@ function mergeTiny(regions: readonly Region[]): Region[] {
     if (group.length === 1) out.push(group[0]!);
     else if (group.length > 1) {
       const names = group.map((region) => region.section?.[0] ?? '');
-      const shown = names.length > NAMES_SHOWN ? `${names.slice(0, NAMES_SHOWN).join(', ')} +${names.length - NAMES_SHOWN}` : names.join(', ');
+      const shown =
+        names.length > NAMES_SHOWN ? `${names.slice(0, NAMES_SHOWN).join(', ')} +${names.length - NAMES_SHOWN}` : names.join(', ');
       out.push({ start: group[0]!.start, end: group[group.length - 1]!.end, section: [shown], line: group[0]!.line, unit: 'whole' });
     }
     group = [];
@@ -327,11 +403,17 @@ export const codeLoader: Loader = {
           parser.delete();
         }
       } catch (error) {
-        if (isMissingModule(error, 'web-tree-sitter') || isMissingModule(error, 'tree-sitter-wasms') || String((error as Error).message).includes('tree-sitter-wasms')) {
+        if (
+          isMissingModule(error, 'web-tree-sitter') ||
+          isMissingModule(error, 'tree-sitter-wasms') ||
+          String((error as Error).message).includes('tree-sitter-wasms')
+        ) {
           // Said once per load: every code file of the load is chunked by lines for the same reason.
           if (context.state?.get('code:missing') === undefined) {
             context.state?.set('code:missing', true);
-            warnings.push('chunked by lines, as every code file of this load: chunking by definitions needs web-tree-sitter and tree-sitter-wasms (optional dependencies): npm install web-tree-sitter tree-sitter-wasms');
+            warnings.push(
+              'chunked by lines, as every code file of this load: chunking by definitions needs web-tree-sitter and tree-sitter-wasms (optional dependencies): npm install web-tree-sitter tree-sitter-wasms',
+            );
           }
         } else {
           warnings.push(`chunked by lines: the ${grammar} parser failed (${reasonOf(error)})`);

@@ -23,7 +23,12 @@ export function isMissingModule(error: unknown, specifier: string): boolean {
 
 /** The skip notice of a file whose reader needs an optional package that is not installed. */
 export function missingLibrary(kind: string, packages: string): LoaderResult {
-  return { skip: { reason: 'missing-library', message: `reading ${kind} needs ${packages} (optional dependencies of litm-pack): npm install ${packages}` } };
+  return {
+    skip: {
+      reason: 'missing-library',
+      message: `reading ${kind} needs ${packages} (optional dependencies of litm-pack): npm install ${packages}`,
+    },
+  };
 }
 
 /** The message of anything thrown, on one line. */

@@ -167,8 +167,14 @@ function extensionOf(attachment: Attachment): string {
   const byName = attachment.filename ? extname(attachment.filename).toLowerCase() : '';
   if (byName !== '') return byName;
   const byType: Record<string, string> = {
-    'text/plain': '.txt', 'text/markdown': '.md', 'text/html': '.html', 'application/pdf': '.pdf', 'text/vtt': '.vtt',
-    'application/x-subrip': '.srt', 'message/rfc822': '.eml', 'application/json': '.json',
+    'text/plain': '.txt',
+    'text/markdown': '.md',
+    'text/html': '.html',
+    'application/pdf': '.pdf',
+    'text/vtt': '.vtt',
+    'application/x-subrip': '.srt',
+    'message/rfc822': '.eml',
+    'application/json': '.json',
   };
   return byType[attachment.mimeType.toLowerCase()] ?? '';
 }
@@ -186,11 +192,21 @@ interface MessageOutcome {
 /** The parser's options: headers bounded, messages inside messages read inline no deeper than attachments are. */
 function parseOptions(context: LoaderContext) {
   const maxDepth = context.limits?.maxAttachmentDepth ?? DEFAULT_LOAD_LIMITS.maxAttachmentDepth;
-  return { attachmentEncoding: 'arraybuffer', maxHeadersSize: MAX_HEADER_BYTES, maxRfc822NestingDepth: Math.max(0, maxDepth - (context.nesting?.depth ?? 0)) };
+  return {
+    attachmentEncoding: 'arraybuffer',
+    maxHeadersSize: MAX_HEADER_BYTES,
+    maxRfc822NestingDepth: Math.max(0, maxDepth - (context.nesting?.depth ?? 0)),
+  };
 }
 
 /** One parsed message: its document and its attachments' documents. */
-async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInput, context: LoaderContext, version: string): Promise<MessageOutcome> {
+async function messageDocuments(
+  email: ParsedEmail,
+  id: string,
+  input: LoaderInput,
+  context: LoaderContext,
+  version: string,
+): Promise<MessageOutcome> {
   const warnings: string[] = [];
   const from = addresses(email.from === undefined ? [] : [email.from])[0];
   const allTo = addresses(email.to);
@@ -198,7 +214,10 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
   const to = allTo.slice(0, MAX_LISTED);
   const cc = allCc.slice(0, MAX_LISTED);
   const messageId = bare(email.messageId);
-  const references = (email.references ?? '').split(/\s+/u).map(bare).filter((ref): ref is string => ref !== undefined);
+  const references = (email.references ?? '')
+    .split(/\s+/u)
+    .map(bare)
+    .filter((ref): ref is string => ref !== undefined);
   const inReplyTo = bare(email.inReplyTo);
   // The thread is named by its first message: the first reference, else the message replied to, else itself.
   const thread = references[0] ?? inReplyTo ?? messageId;
@@ -210,7 +229,9 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
   if (allTo.length > to.length) headers.toCount = allTo.length;
   if (allCc.length > cc.length) headers.ccCount = allCc.length;
   if (inReplyTo !== undefined) headers.inReplyTo = inReplyTo;
-  if (references.length > 0) headers.references = references.length > MAX_LISTED ? [...references.slice(0, MAX_LISTED / 2), ...references.slice(-MAX_LISTED / 2)] : references;
+  if (references.length > 0)
+    headers.references =
+      references.length > MAX_LISTED ? [...references.slice(0, MAX_LISTED / 2), ...references.slice(-MAX_LISTED / 2)] : references;
   if (thread !== undefined) headers.thread = thread;
 
   let text = email.text ?? '';
@@ -259,13 +280,18 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
     }
     const bytes = bytesOf(attachment.content);
     if (expanded.bytes + bytes.length > maxExpanded) {
-      warnings.push(`attachment ${name} of ${messageId ?? id} left out: the message's attachments expand to over ${maxExpanded} bytes (maxExpandedBytes)`);
+      warnings.push(
+        `attachment ${name} of ${messageId ?? id} left out: the message's attachments expand to over ${maxExpanded} bytes (maxExpandedBytes)`,
+      );
       continue;
     }
     expanded.bytes += bytes.length;
     let result: LoaderResult;
     try {
-      result = await loader.load({ path: `${input.path}/${name}`, sourceId, extension, bytes }, { ...context, nesting: { depth, expanded } });
+      result = await loader.load(
+        { path: `${input.path}/${name}`, sourceId, extension, bytes },
+        { ...context, nesting: { depth, expanded } },
+      );
     } catch (error) {
       warnings.push(`attachment ${name} of ${messageId ?? id} could not be read: ${reasonOf(error)}`);
       continue;
@@ -282,7 +308,8 @@ async function messageDocuments(email: ParsedEmail, id: string, input: LoaderInp
       const ownEmail = doc.metadata?.email !== undefined;
       const metadata = {
         ...(doc.metadata ?? {}),
-        attachment: ownEmail && doc.metadata?.attachment !== undefined ? doc.metadata.attachment : { filename: name, mimeType: attachment.mimeType },
+        attachment:
+          ownEmail && doc.metadata?.attachment !== undefined ? doc.metadata.attachment : { filename: name, mimeType: attachment.mimeType },
         email: ownEmail ? doc.metadata!.email : headers,
         ...(ownEmail || messageId === undefined ? {} : { messageId }),
       };
@@ -333,8 +360,11 @@ export const emailLoader: Loader = {
     if (input.bytes.includes(0)) return { skip: { reason: 'binary', message: 'binary content (not a MIME message)' } };
     const mbox = input.extension === '.mbox';
     // Latin-1 keeps every byte as one character, so a message's 8-bit parts reach the parser unchanged.
-    const raw = mbox ? splitMbox(new TextDecoder('latin1').decode(input.bytes)).map((text) => Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)) : [input.bytes];
-    if (mbox && raw.length === 0) return { skip: { reason: 'unreadable', message: 'no messages (an mbox message starts with a "From " line)' } };
+    const raw = mbox
+      ? splitMbox(new TextDecoder('latin1').decode(input.bytes)).map((text) => Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff))
+      : [input.bytes];
+    if (mbox && raw.length === 0)
+      return { skip: { reason: 'unreadable', message: 'no messages (an mbox message starts with a "From " line)' } };
     const maxMessages = context.limits?.maxMessages ?? DEFAULT_LOAD_LIMITS.maxMessages;
     const warnings: string[] = [];
     if (raw.length > maxMessages) {

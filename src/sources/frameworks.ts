@@ -58,7 +58,19 @@ function printedLabel(value: unknown, page: number | undefined): string | undefi
 const string = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 
 /** The keys read into fields and locators (left out of the kept metadata). */
-const READ_KEYS = new Set(['source', 'loc', 'page', 'page_label', 'page_number', 'title', 'url', 'version', 'timestamp', 'file_path', 'file_name']);
+const READ_KEYS = new Set([
+  'source',
+  'loc',
+  'page',
+  'page_label',
+  'page_number',
+  'title',
+  'url',
+  'version',
+  'timestamp',
+  'file_path',
+  'file_name',
+]);
 
 /** One ingest document per source, in the order sources first appear; pieces of a source in input order. */
 function group(pieces: readonly Piece[]): IngestDocument[] {
@@ -107,17 +119,24 @@ function group(pieces: readonly Piece[]): IngestDocument[] {
  * const docs = await new PDFLoader('manual.pdf').load();
  * await store.addDocuments(fromLangChainDocuments(docs));   // one source, a region per page
  */
-export function fromLangChainDocuments(docs: readonly LangChainDocumentLike[], options: { sourceId?: string; zeroBasedPage?: boolean } = {}): IngestDocument[] {
+export function fromLangChainDocuments(
+  docs: readonly LangChainDocumentLike[],
+  options: { sourceId?: string; zeroBasedPage?: boolean } = {},
+): IngestDocument[] {
   const pieces = docs.map((doc, index): Piece => {
-    if (typeof doc?.pageContent !== 'string') throw new LitmPackError('invalid_input', `fromLangChainDocuments: document ${index} has no pageContent string`);
+    if (typeof doc?.pageContent !== 'string')
+      throw new LitmPackError('invalid_input', `fromLangChainDocuments: document ${index} has no pageContent string`);
     const metadata = object(doc.metadata) ?? {};
     const sourceId = string(metadata.source) ?? string(doc.id) ?? options.sourceId;
-    if (sourceId === undefined) throw new LitmPackError('invalid_input', `fromLangChainDocuments: document ${index} has no metadata.source; give options.sourceId`);
+    if (sourceId === undefined)
+      throw new LitmPackError('invalid_input', `fromLangChainDocuments: document ${index} has no metadata.source; give options.sourceId`);
     const loc = object(metadata.loc);
     const rawPage = metadata.page;
     const page =
       positive(loc?.pageNumber) ??
-      (options.zeroBasedPage === true && typeof rawPage === 'number' && Number.isInteger(rawPage) && rawPage >= 0 ? rawPage + 1 : positive(rawPage)) ??
+      (options.zeroBasedPage === true && typeof rawPage === 'number' && Number.isInteger(rawPage) && rawPage >= 0
+        ? rawPage + 1
+        : positive(rawPage)) ??
       positive(metadata.page_number) ??
       positive(metadata.page_label);
     const line = positive(object(loc?.lines)?.from);
@@ -142,7 +161,8 @@ export function fromLlamaIndexDocuments(nodes: readonly LlamaIndexNodeLike[]): I
     if (typeof text !== 'string') throw new LitmPackError('invalid_input', `fromLlamaIndexDocuments: node ${index} has no text`);
     const metadata = object(node.metadata) ?? {};
     const sourceId = string(node.sourceNode?.nodeId) ?? string(metadata.file_path) ?? string(metadata.source) ?? string(node.id_);
-    if (sourceId === undefined) throw new LitmPackError('invalid_input', `fromLlamaIndexDocuments: node ${index} has no id_, source node or file_path`);
+    if (sourceId === undefined)
+      throw new LitmPackError('invalid_input', `fromLlamaIndexDocuments: node ${index} has no id_, source node or file_path`);
     const page = positive(metadata.page_number) ?? positive(metadata.page) ?? positive(metadata.page_label);
     const piece: Piece = { sourceId, text, metadata };
     if (page !== undefined) piece.page = page;

@@ -31,7 +31,12 @@ function parseYaml(source: string): unknown {
 
 // An empty list would be ambiguous: readable by no one, or (as a missing acl) by everyone?
 const principals = z.union(
-  [z.string().min(1), z.array(z.string().min(1, 'acl principals must be non-empty strings')).min(1, 'acl must name at least one principal; omit it for a document everyone may read')],
+  [
+    z.string().min(1),
+    z
+      .array(z.string().min(1, 'acl principals must be non-empty strings'))
+      .min(1, 'acl must name at least one principal; omit it for a document everyone may read'),
+  ],
   { message: 'acl principals must be a name or a list of names' },
 );
 

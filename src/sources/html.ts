@@ -17,16 +17,81 @@ import type { IngestDocument, Region } from '../store/schemas.js';
 import { fileTitle } from './common.js';
 import type { Loader, LoaderResult } from './loader.js';
 import { decodeText, notText } from './text.js';
-import { attr, children, cleanHeading, isAnchorGlyphLink, isBoilerplateLine, isChrome, isChromeLine, isElement, linkStats, textOf, type Element, type LinkStats, type Node } from './html-main.js';
+import {
+  attr,
+  children,
+  cleanHeading,
+  isAnchorGlyphLink,
+  isBoilerplateLine,
+  isChrome,
+  isChromeLine,
+  isElement,
+  linkStats,
+  textOf,
+  type Element,
+  type LinkStats,
+  type Node,
+} from './html-main.js';
 
 /** Never content: code, styling, embedded documents, controls. */
-const DROPPED = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'svg', 'canvas', 'form', 'button', 'select', 'textarea', 'input', 'nav', 'aside', 'dialog', 'head']);
+const DROPPED = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'canvas',
+  'form',
+  'button',
+  'select',
+  'textarea',
+  'input',
+  'nav',
+  'aside',
+  'dialog',
+  'head',
+]);
 /** Boilerplate roles, wherever they are. */
 const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'toolbar', 'dialog']);
 /** Elements whose content starts and ends a paragraph. */
 const BLOCKS = new Set([
-  'p', 'div', 'section', 'article', 'main', 'blockquote', 'pre', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'table', 'thead', 'tbody', 'tfoot', 'tr',
-  'figure', 'figcaption', 'address', 'details', 'summary', 'hr', 'header', 'footer', 'caption', 'fieldset', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'blockquote',
+  'pre',
+  'ul',
+  'ol',
+  'li',
+  'dl',
+  'dt',
+  'dd',
+  'table',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'figure',
+  'figcaption',
+  'address',
+  'details',
+  'summary',
+  'hr',
+  'header',
+  'footer',
+  'caption',
+  'fieldset',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
 ]);
 const HEADING = /^h([1-6])$/u;
 /** Sectioning elements: a header or footer inside one belongs to it (an article's header holds its h1) and is kept. */
@@ -79,7 +144,8 @@ function build(main: Element, stats: ReadonlyMap<Element, LinkStats>, density: b
   };
   const closeRegion = () => {
     flushLine();
-    if (text.length > regionStart) regions.push({ start: regionStart, end: text.length, ...(section.length > 0 ? { section: [...section] } : {}) });
+    if (text.length > regionStart)
+      regions.push({ start: regionStart, end: text.length, ...(section.length > 0 ? { section: [...section] } : {}) });
   };
   const walk = (node: Node, inSection: boolean, pre: boolean) => {
     if (node.nodeName === '#text') {
@@ -89,7 +155,13 @@ function build(main: Element, stats: ReadonlyMap<Element, LinkStats>, density: b
     }
     if (!isElement(node)) return;
     const tag = node.tagName;
-    if (DROPPED.has(tag) || DROPPED_ROLES.has(attr(node, 'role') ?? '') || attr(node, 'hidden') !== undefined || attr(node, 'aria-hidden') === 'true') return;
+    if (
+      DROPPED.has(tag) ||
+      DROPPED_ROLES.has(attr(node, 'role') ?? '') ||
+      attr(node, 'hidden') !== undefined ||
+      attr(node, 'aria-hidden') === 'true'
+    )
+      return;
     if ((tag === 'header' || tag === 'footer') && !inSection) return;
     if (tag === 'a' && isAnchorGlyphLink(node, stats.get(node)?.short ?? '')) return;
     if (isChromeLine(node, stats) || (density && isChrome(node, stats))) return;

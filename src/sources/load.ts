@@ -34,7 +34,6 @@ export function defaultLoaders(): Loader[] {
   return [markdownLoader, textLoader, htmlLoader, pdfLoader, codeLoader, emailLoader, transcriptLoader, recordsLoader()];
 }
 
-
 /** Something a file was read without: a message left out, pages past the limit. */
 export interface LoadWarning {
   path: string;
@@ -137,7 +136,9 @@ function utf8Name(bytes: Uint8Array): string | null {
 const posix = (path: string) => path.split(sep).join('/');
 
 function notFound(path: string, error: unknown): LitmPackError {
-  return new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  return new LitmPackError('not_found', `Cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+    cause: error,
+  });
 }
 
 /**
@@ -209,7 +210,11 @@ async function findFiles(
       if (entry.name[0] === 0x2e) continue; // hidden: starts with '.'
       const name = utf8Name(entry.name);
       if (name === null) {
-        skip({ path: join(dir, new TextDecoder().decode(entry.name)), reason: 'bad-name', message: 'a name that is not UTF-8 (rename it: source ids are text)' });
+        skip({
+          path: join(dir, new TextDecoder().decode(entry.name)),
+          reason: 'bad-name',
+          message: 'a name that is not UTF-8 (rename it: source ids are text)',
+        });
         continue;
       }
       named.push({ entry, name });
@@ -246,11 +251,19 @@ async function findFiles(
       real = await realpath(path);
     } catch (error) {
       const loop = (error as NodeJS.ErrnoException).code === 'ELOOP';
-      skip({ path, reason: loop ? 'link-loop' : 'dangling-link', message: loop ? 'a symbolic link that loops' : 'a symbolic link to nothing' });
+      skip({
+        path,
+        reason: loop ? 'link-loop' : 'dangling-link',
+        message: loop ? 'a symbolic link that loops' : 'a symbolic link to nothing',
+      });
       continue;
     }
     if (!inside(real, root) && !followSymlinks) {
-      skip({ path, reason: 'outside-root', message: `a symbolic link leading outside ${given} (not followed; --follow-symlinks follows it)` });
+      skip({
+        path,
+        reason: 'outside-root',
+        message: `a symbolic link leading outside ${given} (not followed; --follow-symlinks follows it)`,
+      });
       continue;
     }
     const info = await stat(real);
@@ -273,10 +286,15 @@ async function findFiles(
  */
 export async function loadDocuments(paths: readonly string[], options: LoadDocumentsOptions = {}): Promise<IngestDocument[]> {
   const opts = parseOrThrow(LoadDocumentsOptionsSchema, options, 'loadDocuments options');
-  parseOrThrow(z.array(z.string().min(1, 'paths must be non-empty strings')).min(1, 'give at least one file or folder'), paths, 'loadDocuments paths');
+  parseOrThrow(
+    z.array(z.string().min(1, 'paths must be non-empty strings')).min(1, 'give at least one file or folder'),
+    paths,
+    'loadDocuments paths',
+  );
   const base = opts.base ?? process.cwd();
   const byExtension = new Map<string, Loader>();
-  for (const loader of opts.loaders ?? defaultLoaders()) for (const extension of loader.extensions) byExtension.set(extension.toLowerCase(), loader);
+  for (const loader of opts.loaders ?? defaultLoaders())
+    for (const extension of loader.extensions) byExtension.set(extension.toLowerCase(), loader);
   const skipped: SkippedFile[] = [];
   const skip = (entry: SkippedFile) => {
     skipped.push(entry);
@@ -294,7 +312,12 @@ export async function loadDocuments(paths: readonly string[], options: LoadDocum
     maxChunksPerFile: opts.maxChunksPerFile,
     maxInflatedBytes: opts.maxInflatedBytes,
   };
-  const context: LoaderContext = { signal: opts.signal, limits, loaderFor: (extension) => byExtension.get(extension.toLowerCase()), state: new Map() };
+  const context: LoaderContext = {
+    signal: opts.signal,
+    limits,
+    loaderFor: (extension) => byExtension.get(extension.toLowerCase()),
+    state: new Map(),
+  };
   const ids = new Set<string>();
   for (const [index, file] of found.entries()) {
     throwIfAborted(opts.signal);
@@ -339,7 +362,13 @@ type LoadOptions = z.output<typeof LoadDocumentsOptionsSchema>;
 type Read = { documents: IngestDocument[]; warnings: string[]; held: string[] } | { skip: SkipNotice };
 
 /** Reads one file found by the walk: its bytes while it holds still, through its loader, then admitted. */
-async function readFound(file: Found, sourceId: string, byExtension: ReadonlyMap<string, Loader>, context: LoaderContext, opts: LoadOptions): Promise<Read> {
+async function readFound(
+  file: Found,
+  sourceId: string,
+  byExtension: ReadonlyMap<string, Loader>,
+  context: LoaderContext,
+  opts: LoadOptions,
+): Promise<Read> {
   let info: Stats;
   try {
     info = await stat(file.path);
@@ -347,7 +376,9 @@ async function readFound(file: Found, sourceId: string, byExtension: ReadonlyMap
     return unreadable(error);
   }
   if (info.size > opts.maxFileBytes) {
-    return { skip: { reason: 'too-large', message: `${info.size} bytes, over the limit of ${opts.maxFileBytes} (maxFileBytes; --max-file-bytes)` } };
+    return {
+      skip: { reason: 'too-large', message: `${info.size} bytes, over the limit of ${opts.maxFileBytes} (maxFileBytes; --max-file-bytes)` },
+    };
   }
   let bytes: Uint8Array | null;
   try {
@@ -355,7 +386,8 @@ async function readFound(file: Found, sourceId: string, byExtension: ReadonlyMap
   } catch (error) {
     return unreadable(error);
   }
-  if (bytes === null) return { skip: { reason: 'changing', message: 'the file changed while it was read; ingest it again once it is written' } };
+  if (bytes === null)
+    return { skip: { reason: 'changing', message: 'the file changed while it was read; ingest it again once it is written' } };
   const extension = extname(file.path).toLowerCase();
   const loader = byExtension.get(extension)!;
   let result: LoaderResult;
@@ -365,13 +397,15 @@ async function readFound(file: Found, sourceId: string, byExtension: ReadonlyMap
     return { skip: { reason: 'failed', message: failure(loader, error) } };
   }
   if ('skip' in result) return result;
-  if (result.documents.every((doc) => !hasText(doc))) return { skip: { reason: 'empty', message: 'no text to index (only headings, front matter or blank lines)' } };
+  if (result.documents.every((doc) => !hasText(doc)))
+    return { skip: { reason: 'empty', message: 'no text to index (only headings, front matter or blank lines)' } };
   const warnings = [...(result.warnings ?? [])];
   const capped = capChunks(result.documents.filter(hasText), opts.maxChunksPerFile);
   if (capped.warning !== undefined) warnings.push(capped.warning);
   const admitted = admit(capped.documents, opts);
   warnings.push(...admitted.warnings);
-  if (admitted.documents.length === 0) return { skip: { reason: 'invalid', message: admitted.warnings[0] ?? 'no document the store accepts' } };
+  if (admitted.documents.length === 0)
+    return { skip: { reason: 'invalid', message: admitted.warnings[0] ?? 'no document the store accepts' } };
   return { documents: admitted.documents, warnings, held: result.held ?? [] };
 }
 
@@ -384,7 +418,8 @@ function unreadable(error: unknown): { skip: SkipNotice } {
 
 /** What a loader that threw says: its message on one line (a stack overflow named as what it is). */
 function failure(loader: Loader, error: unknown): string {
-  if (error instanceof RangeError && /call stack/u.test(error.message)) return `the ${loader.name} loader ran out of stack: the file nests too deeply to read`;
+  if (error instanceof RangeError && /call stack/u.test(error.message))
+    return `the ${loader.name} loader ran out of stack: the file nests too deeply to read`;
   return `the ${loader.name} loader failed: ${reasonOf(error).slice(0, 300)}`;
 }
 
@@ -411,7 +446,9 @@ function admit(docs: readonly IngestDocument[], opts: LoadOptions): { documents:
       const acl = narrow(acls.get(doc.parentId!), doc.acl);
       if (acl !== undefined && acl.length === 0) {
         leftOut.add(doc.id);
-        warnings.push(`left out ${doc.id}: its acl names none of the readers of ${doc.parentId} that holds it (an attachment can only narrow its message's readers)`);
+        warnings.push(
+          `left out ${doc.id}: its acl names none of the readers of ${doc.parentId} that holds it (an attachment can only narrow its message's readers)`,
+        );
         continue;
       }
       if (acl === undefined) delete out.acl;

@@ -137,7 +137,11 @@ const PAGES_LOOKED_AT = 3;
 async function showsSomething(lib: PdfJs, pdf: PdfDocument, pages: number): Promise<boolean> {
   const painting = new Set(
     Object.entries(lib.OPS)
-      .filter(([name]) => /^(?:constructPath|fill|eoFill|stroke|closeStroke|fillStroke|eoFillStroke|closeFillStroke|closeEOFillStroke|shadingFill|paint\w*(?:Image|Mask|Form)\w*)$/u.test(name))
+      .filter(([name]) =>
+        /^(?:constructPath|fill|eoFill|stroke|closeStroke|fillStroke|eoFillStroke|closeFillStroke|closeEOFillStroke|shadingFill|paint\w*(?:Image|Mask|Form)\w*)$/u.test(
+          name,
+        ),
+      )
       .map(([, code]) => code),
   );
   for (let n = 1; n <= Math.min(pages, PAGES_LOOKED_AT); n += 1) {
@@ -155,8 +159,10 @@ async function showsSomething(lib: PdfJs, pdf: PdfDocument, pages: number): Prom
 
 function skipFor(error: unknown): LoaderResult {
   const name = (error as { name?: string } | undefined)?.name;
-  if (name === 'PasswordException') return { skip: { reason: 'encrypted', message: 'an encrypted PDF (it needs a password); decrypt it first, e.g. qpdf --decrypt' } };
-  if (name === 'InvalidPDFException') return { skip: { reason: 'unreadable', message: 'not a readable PDF (truncated or damaged: pdf.js found no valid structure)' } };
+  if (name === 'PasswordException')
+    return { skip: { reason: 'encrypted', message: 'an encrypted PDF (it needs a password); decrypt it first, e.g. qpdf --decrypt' } };
+  if (name === 'InvalidPDFException')
+    return { skip: { reason: 'unreadable', message: 'not a readable PDF (truncated or damaged: pdf.js found no valid structure)' } };
   return { skip: { reason: 'unreadable', message: `pdf.js could not read it: ${reasonOf(error)}` } };
 }
 
@@ -175,10 +181,22 @@ export const pdfLoader: Loader = {
     // pdf.js decodes a stream whole when it reads it: streams that decode to more than the budget are never handed to it.
     const budget = Math.max(context.limits?.maxInflatedBytes ?? DEFAULT_LOAD_LIMITS.maxInflatedBytes, INFLATE_RATIO * input.bytes.length);
     if ((await decodedBytes(input.bytes, budget)) > budget) {
-      return { skip: { reason: 'too-large', message: `its compressed streams decode to over ${budget} bytes (a compression bomb, or a PDF beyond maxInflatedBytes)` } };
+      return {
+        skip: {
+          reason: 'too-large',
+          message: `its compressed streams decode to over ${budget} bytes (a compression bomb, or a PDF beyond maxInflatedBytes)`,
+        },
+      };
     }
     // pdf.js takes ownership of the buffer it is given: a copy keeps the caller's bytes intact.
-    const task = lib.getDocument({ data: new Uint8Array(input.bytes), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, stopAtErrors: false });
+    const task = lib.getDocument({
+      data: new Uint8Array(input.bytes),
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      verbosity: 0,
+      stopAtErrors: false,
+    });
     let pdf: PdfDocument;
     try {
       pdf = await task.promise;
@@ -193,7 +211,9 @@ export const pdfLoader: Loader = {
       const lookable = Math.max(1, Math.floor(PAGE_LOOKUP_BUDGET / Math.max(1, pdf.numPages)));
       const pages = Math.min(pdf.numPages, maxPages, lookable);
       if (pdf.numPages > pages) {
-        warnings.push(`read the first ${pages} of ${pdf.numPages} pages (${pages === maxPages ? 'maxPages' : 'pages are looked up in a tree of every page: a PDF this long is read in part'})`);
+        warnings.push(
+          `read the first ${pages} of ${pdf.numPages} pages (${pages === maxPages ? 'maxPages' : 'pages are looked up in a tree of every page: a PDF this long is read in part'})`,
+        );
       }
       const read: Array<{ page: number; lines: PageLine[] }> = [];
       let unreadable = 0;
@@ -227,17 +247,36 @@ export const pdfLoader: Loader = {
         const label = labels?.[page - 1];
         regions.push({ start, end: text.length, page, ...(label === undefined ? {} : { pageLabel: label }) });
       });
-      if (unreadable > 0) warnings.push(`${unreadable} page${unreadable === 1 ? '' : 's'} could not be read and ${unreadable === 1 ? 'was' : 'were'} left out`);
+      if (unreadable > 0)
+        warnings.push(
+          `${unreadable} page${unreadable === 1 ? '' : 's'} could not be read and ${unreadable === 1 ? 'was' : 'were'} left out`,
+        );
       if (regions.length === 0) {
         // OCR helps a page that shows something (a scan, a drawing); a PDF whose pages cannot be read or show nothing is damaged.
         if (unreadable < pages && (await showsSomething(lib, pdf, pages))) {
-          return { skip: { reason: 'no-text', message: 'a PDF without a text layer (scanned pages or images only); run OCR on it first, e.g. ocrmypdf' } };
+          return {
+            skip: {
+              reason: 'no-text',
+              message: 'a PDF without a text layer (scanned pages or images only); run OCR on it first, e.g. ocrmypdf',
+            },
+          };
         }
-        return { skip: { reason: 'unreadable', message: 'a damaged PDF: pdf.js opened it but its pages cannot be read or show nothing (OCR would not help)' } };
+        return {
+          skip: {
+            reason: 'unreadable',
+            message: 'a damaged PDF: pdf.js opened it but its pages cannot be read or show nothing (OCR would not help)',
+          },
+        };
       }
-      const info = await pdf.getMetadata().then((meta): Record<string, unknown> => meta.info ?? {}, (): Record<string, unknown> => ({}));
+      const info = await pdf.getMetadata().then(
+        (meta): Record<string, unknown> => meta.info ?? {},
+        (): Record<string, unknown> => ({}),
+      );
       const title = typeof info.Title === 'string' && info.Title.trim() !== '' ? info.Title.trim() : fileTitle(input.path);
-      return { documents: [{ id: input.sourceId, text, title, version: versionOfBytes(input.bytes), regions }], ...(warnings.length > 0 ? { warnings } : {}) };
+      return {
+        documents: [{ id: input.sourceId, text, title, version: versionOfBytes(input.bytes), regions }],
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
     } finally {
       await pdf.destroy().catch(() => undefined);
     }

@@ -44,7 +44,11 @@ function pick(record: Record<string, unknown>, path: string): unknown {
 }
 
 const scalar = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+  typeof value === 'string' && value.trim() !== ''
+    ? value
+    : typeof value === 'number' && Number.isFinite(value)
+      ? String(value)
+      : undefined;
 
 /** A records loader with the given field mapping (the defaults read `{ id, text, title }`). */
 export function recordsLoader(mapping: RecordsMapping = {}): Loader {
@@ -127,7 +131,10 @@ export function recordsLoader(mapping: RecordsMapping = {}): Loader {
       if (documents.length === 0) {
         return { skip: { reason: 'not-records', message: `no record has a text field "${map.textField}" (--text-field names it)` } };
       }
-      if (withoutText > 0) warnings.push(`${withoutText} record${withoutText === 1 ? ' has' : 's have'} no text in "${map.textField}" and ${withoutText === 1 ? 'was' : 'were'} left out`);
+      if (withoutText > 0)
+        warnings.push(
+          `${withoutText} record${withoutText === 1 ? ' has' : 's have'} no text in "${map.textField}" and ${withoutText === 1 ? 'was' : 'were'} left out`,
+        );
       return { documents, ...(warnings.length > 0 ? { warnings } : {}) };
     },
   };

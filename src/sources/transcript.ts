@@ -30,7 +30,9 @@ const TIMING = new RegExp(`^\\s*${TIME}\\s*-->\\s*${TIME}`, 'u');
 /** Seconds of a time, or NaN when its minutes or seconds are not below 60 (no clock reads 00:75). */
 function seconds(h: string | undefined, m: string, s: string, fraction: string | undefined): number {
   if (Number(m) >= 60 || Number(s) >= 60) return Number.NaN;
-  return Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + (fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0')) / 1000);
+  return (
+    Number(h ?? 0) * 3600 + Number(m) * 60 + Number(s) + (fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0')) / 1000)
+  );
 }
 
 /** `<v Alice>Hello</v>` → `Alice: Hello`; other tags (`<i>`, `<c.red>`, timestamps) dropped; entities of WebVTT decoded. */
@@ -156,10 +158,17 @@ export const transcriptLoader: Loader = {
     }
     const { cues, malformed, firstBad } = parseCues(decoded.text);
     if (cues.length === 0) return { skip: { reason: 'unreadable', message: 'no cues with a timing line (00:00:01.000 --> 00:00:04.000)' } };
-    const header = input.extension === '.vtt' ? /^WEBVTT[ \t]+-?[ \t]*(.+)$/mu.exec(decoded.text.split(/\r?\n/u)[0] ?? '')?.[1]?.trim() : undefined;
+    const header =
+      input.extension === '.vtt' ? /^WEBVTT[ \t]+-?[ \t]*(.+)$/mu.exec(decoded.text.split(/\r?\n/u)[0] ?? '')?.[1]?.trim() : undefined;
     const doc = { ...transcriptDocument(input.sourceId, cues, header || fileTitle(input.path)), version: versionOfBytes(input.bytes) };
-    const where = firstBad === undefined ? '' : ` (${malformed === 1 ? '' : 'the first '}at line ${firstBad.line}: ${JSON.stringify(firstBad.text)})`;
-    const warnings = malformed > 0 ? [`${malformed} cue timing line${malformed === 1 ? '' : 's'} could not be read and ${malformed === 1 ? 'was' : 'were'} left out${where}`] : [];
+    const where =
+      firstBad === undefined ? '' : ` (${malformed === 1 ? '' : 'the first '}at line ${firstBad.line}: ${JSON.stringify(firstBad.text)})`;
+    const warnings =
+      malformed > 0
+        ? [
+            `${malformed} cue timing line${malformed === 1 ? '' : 's'} could not be read and ${malformed === 1 ? 'was' : 'were'} left out${where}`,
+          ]
+        : [];
     return { documents: [doc], ...(warnings.length > 0 ? { warnings } : {}) };
   },
 };

@@ -65,17 +65,18 @@ export interface DocumentWatcher {
 /** How a batch reaches its store: through `update`, or on `store` followed by `save`. */
 function storeUpdateOf(store: Store | undefined, update: StoreUpdate | undefined, save: (() => Promise<void>) | undefined): StoreUpdate {
   if (update !== undefined) {
-    if (store !== undefined || save !== undefined) throw new LitmPackError('invalid_input', 'Give watchDocuments either store (and save) or update, not both');
+    if (store !== undefined || save !== undefined)
+      throw new LitmPackError('invalid_input', 'Give watchDocuments either store (and save) or update, not both');
     return update;
   }
-  if (store === undefined) throw new LitmPackError('invalid_input', 'watchDocuments needs the store to keep current: give store (and save), or update');
+  if (store === undefined)
+    throw new LitmPackError('invalid_input', 'watchDocuments needs the store to keep current: give store (and save), or update');
   return async (change) => {
     const result = await change(store);
     await save?.();
     return result;
   };
 }
-
 
 /** Whether `id` is the source `file` or one it holds (`inbox.mbox/<message>`, `renewal.eml/terms.pdf`). */
 const heldBy = (id: string, file: string) => id === file || id.startsWith(`${file}/`);
@@ -86,7 +87,8 @@ function rootOf(path: string, roots: readonly string[]): string | undefined {
   let best: string | undefined;
   for (const root of roots) {
     const r = resolve(root);
-    if ((absolute === r || absolute.startsWith(r.endsWith(sep) ? r : r + sep)) && (best === undefined || r.length > resolve(best).length)) best = root;
+    if ((absolute === r || absolute.startsWith(r.endsWith(sep) ? r : r + sep)) && (best === undefined || r.length > resolve(best).length))
+      best = root;
   }
   return best;
 }
@@ -162,11 +164,15 @@ export async function applyFileChanges(
   const produced = new Set(docs.map((doc) => doc.id));
   const { added, deleted } = await withStore(async (target) => {
     const stored = gone.size > 0 || reread.size > 0 ? await storeSourceIds(target, 'watching') : [];
-    const stale = stored.filter((id) => !produced.has(id) && !held.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))));
+    const stale = stored.filter(
+      (id) =>
+        !produced.has(id) && !held.has(id) && ([...gone].some((file) => heldBy(id, file)) || [...reread].some((file) => heldBy(id, file))),
+    );
     const added = docs.length > 0 ? await target.addDocuments(docs) : { added: 0, unchanged: 0, removed: 0 };
     let deleted: DeleteSourcesResult = { sources: 0, chunks: 0 };
     if (stale.length > 0) {
-      if (typeof target.deleteSources !== 'function') throw new LitmPackError('unsupported', 'This store cannot delete sources, which watching needs');
+      if (typeof target.deleteSources !== 'function')
+        throw new LitmPackError('unsupported', 'This store cannot delete sources, which watching needs');
       deleted = await target.deleteSources(stale);
     }
     return { added, deleted };
@@ -190,7 +196,9 @@ export async function watchDocuments(paths: readonly string[], options: WatchDoc
   if (paths.length === 0) throw new LitmPackError('invalid_input', 'watchDocuments: give at least one file or folder');
   for (const path of paths) {
     await stat(path).catch((error: unknown) => {
-      throw new LitmPackError('not_found', `Cannot watch ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
+      throw new LitmPackError('not_found', `Cannot watch ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+        cause: error,
+      });
     });
   }
   storeUpdateOf(options.store, options.update, options.save);

@@ -8,7 +8,6 @@ import { ENCODINGS, type Tokenizer } from '../tokenize/types.js';
 import { regionRanges, type RegionPiece } from './regions.js';
 import { IngestDocumentSchema, type ChunkRecord, type IngestDocument } from './schemas.js';
 
-
 export const DEFAULT_CHUNK_TOKENS = 256;
 
 // ---------------------------------------------------------------------------------------------
@@ -115,7 +114,8 @@ export function chunkDocument(doc: IngestDocument, options: ChunkOptions): Chunk
   const fits = (range: Range, bytes?: number) => counter.fits(range, bytes);
 
   // A loader's regions (pages, definitions, cues) have their own pass (regions.ts); markdown has this one.
-  const ranges: RegionPiece[] = doc.regions === undefined ? [] : regionRanges(text, doc.regions, fits, (range) => splitRange(text, range, fits));
+  const ranges: RegionPiece[] =
+    doc.regions === undefined ? [] : regionRanges(text, doc.regions, fits, (range) => splitRange(text, range, fits));
   const units = doc.regions === undefined ? parseUnits(text) : [];
   let i = 0;
   while (i < units.length) {
@@ -270,7 +270,13 @@ class RangeCounter {
       // A range grown from the last one counted (a chunk taking one more word or paragraph) adds the count
       // of what it took, when the two counts add up (see `splitsAt`).
       const last = this.#last[encoding];
-      if (last !== undefined && last.start === range.start && last.end < range.end && last.count <= limit && splitsAt(this.#text, last.end)) {
+      if (
+        last !== undefined &&
+        last.start === range.start &&
+        last.end < range.end &&
+        last.count <= limit &&
+        splitsAt(this.#text, last.end)
+      ) {
         count = last.count + countUpTo(tokenizer, this.#text.slice(last.end, range.end), limit - last.count);
       } else {
         count = countUpTo(tokenizer, this.#text.slice(range.start, range.end), limit);
@@ -413,13 +419,7 @@ function cutsIn(text: string, range: Range, pattern: RegExp): number[] {
 }
 
 /** Greedy packing of the segments between cuts; a segment that cannot fit alone goes to `oversize`. */
-function packAtCuts(
-  text: string,
-  range: Range,
-  cuts: number[],
-  fits: (r: Range) => boolean,
-  oversize: (r: Range) => Range[],
-): Range[] {
+function packAtCuts(text: string, range: Range, cuts: number[], fits: (r: Range) => boolean, oversize: (r: Range) => Range[]): Range[] {
   const bounds = [range.start, ...cuts, range.end];
   const segments: Range[] = [];
   for (let i = 0; i + 1 < bounds.length; i += 1) {
@@ -466,7 +466,7 @@ function splitCodePoints(text: string, range: Range, fits: (r: Range, bytes?: nu
   // bytesTo[k]: UTF-8 bytes from range.start to boundaries[k] (a lone surrogate is 3, as U+FFFD).
   const bytesTo: number[] = [];
   let bytes = 0;
-  for (let i = range.start; i < range.end; ) {
+  for (let i = range.start; i < range.end;) {
     const code = text.codePointAt(i)!;
     i += code > 0xffff ? 2 : 1;
     // A pair the range's end splits leaves a lone surrogate: 3 bytes.

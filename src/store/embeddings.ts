@@ -34,8 +34,7 @@ const hasFunctions = (value: unknown, names: readonly string[]): boolean =>
   value !== null &&
   names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 
-export const isLangChainEmbeddings = (value: unknown): value is EmbeddingsLike =>
-  hasFunctions(value, ['embedQuery', 'embedDocuments']);
+export const isLangChainEmbeddings = (value: unknown): value is EmbeddingsLike => hasFunctions(value, ['embedQuery', 'embedDocuments']);
 export const isLlamaIndexEmbedding = (value: unknown): value is LlamaIndexEmbeddingLike =>
   hasFunctions(value, ['getTextEmbeddingsBatch', 'getQueryEmbedding']);
 
@@ -53,7 +52,10 @@ export function toEmbeddingsLike(embeddings: EmbeddingsInput): EmbeddingsLike {
     async embedQuery(text: string) {
       const vector = await embeddings.getQueryEmbedding({ type: 'text', text });
       if (vector === null) {
-        throw new LitmPackError('bad_response', 'The LlamaIndex embedding returned no vector for a text query (getQueryEmbedding gave null)');
+        throw new LitmPackError(
+          'bad_response',
+          'The LlamaIndex embedding returned no vector for a text query (getQueryEmbedding gave null)',
+        );
       }
       return vector;
     },

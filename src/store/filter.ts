@@ -46,14 +46,7 @@ export interface EngineFilter {
 const CLAUSES = ['must', 'should', 'must_not'] as const;
 /** Qdrant conditions and clauses litm-pack knows of but does not implement. */
 const UNSUPPORTED_CONDITIONS = ['is_empty', 'is_null', 'has_id', 'has_vector', 'nested', 'min_should'];
-const UNSUPPORTED_FIELD_PARTS = [
-  'geo_bounding_box',
-  'geo_radius',
-  'geo_polygon',
-  'values_count',
-  'is_empty',
-  'is_null',
-];
+const UNSUPPORTED_FIELD_PARTS = ['geo_bounding_box', 'geo_radius', 'geo_polygon', 'values_count', 'is_empty', 'is_null'];
 const UNSUPPORTED_MATCH = ['text', 'text_any', 'phrase', 'prefix'];
 
 /**

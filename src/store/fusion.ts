@@ -126,11 +126,7 @@ export interface SparseVectorLike {
  * the term's IDF, then the dot product with the document's weights is taken (f32 throughout).
  * `idf(index)` supplies the IDF of a query term. Returns 0 when no term is shared.
  */
-export function bm25Score(
-  query: SparseVectorLike,
-  doc: SparseVectorLike,
-  idf: (index: number) => number,
-): number {
+export function bm25Score(query: SparseVectorLike, doc: SparseVectorLike, idf: (index: number) => number): number {
   let score = 0;
   let i = 0;
   let j = 0;
@@ -165,7 +161,6 @@ export function sharesTerm(query: SparseVectorLike, doc: SparseVectorLike): bool
   }
   return false;
 }
-
 
 function sortedEntries(scores: Map<string, number>): ScoredId[] {
   return [...scores].map(([id, score]) => ({ id, score })).sort(compareScored);

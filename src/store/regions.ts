@@ -88,7 +88,13 @@ export function regionRanges(
     if (a === b) return true;
     const first = regions[a]!;
     const second = regions[b]!;
-    return b === a + 1 && first.merge === true && second.merge === true && sameSection(first.section, second.section) && first.page === second.page;
+    return (
+      b === a + 1 &&
+      first.merge === true &&
+      second.merge === true &&
+      sameSection(first.section, second.section) &&
+      first.page === second.page
+    );
   };
   const pieces: RegionPiece[] = [];
   const emit = (range: Range, first: number, last: number) => pieces.push(pieceOf(regions, starts, range, first, last));

@@ -9,8 +9,6 @@ import { AbortSignalSchema } from '../base/abort.js';
 import { GetChunksRequestSchema, type ChunkRecord, type GetChunksRequest, type ParsedGetChunksRequest } from './schemas.js';
 import type { RankedChunk } from './types.js';
 
-
-
 export function parseGetChunksRequest(request: GetChunksRequest): ParsedGetChunksRequest {
   return parseOrThrow(GetChunksRequestSchema, request, 'getChunks request');
 }
@@ -18,7 +16,6 @@ export function parseGetChunksRequest(request: GetChunksRequest): ParsedGetChunk
 export const DeleteSourcesSchema = z.array(z.string().min(1, 'source ids must be non-empty strings'), {
   message: 'sourceIds must be an array of source ids',
 });
-
 
 const DeleteSourcesOptionsSchema = z.strictObject({ signal: AbortSignalSchema.optional() });
 
@@ -45,17 +42,11 @@ export function orderChunks(records: readonly ChunkRecord[], sourceIds: readonly
     // A chunk of a source not named in sourceIds cannot pass the sourceIds condition; ranked last if it did.
     return (sourceRank.get(a.sourceId) ?? Infinity) - (sourceRank.get(b.sourceId) ?? Infinity) || byCodeUnits(a.sourceId, b.sourceId);
   };
-  return [...records]
-    .sort((a, b) => bySource(a, b) || a.span.start - b.span.start || byCodeUnits(a.id, b.id))
-    .slice(0, limit);
+  return [...records].sort((a, b) => bySource(a, b) || a.span.start - b.span.start || byCodeUnits(a.id, b.id)).slice(0, limit);
 }
 
 /** A scored arm as `rankings` reports it: sorted score desc then id, 1-based positions, at most `limit`. */
-export function toRankedChunks(
-  scored: readonly ScoredId[],
-  limit: number,
-  sourceIdOf: (chunkId: string) => string,
-): RankedChunk[] {
+export function toRankedChunks(scored: readonly ScoredId[], limit: number, sourceIdOf: (chunkId: string) => string): RankedChunk[] {
   return [...scored]
     .sort(compareScored)
     .slice(0, limit)
@@ -69,7 +60,6 @@ export function toRankedChunks(
 export function diversityCandidates(limit: number, configured?: number): number {
   return Math.max(limit + 1, hybridPrefetchLimit(limit, configured));
 }
-
 
 /** The prefetch size each arm of a hybrid query gets (both stores send the same). */
 export function hybridPrefetchLimit(limit: number, configured?: number): number {

@@ -67,9 +67,7 @@ export const PrincipalsSchema = z.union([z.array(z.string()), z.literal('all')],
 export type Principals = z.infer<typeof PrincipalsSchema>;
 
 export const SearchRequestSchema = z.strictObject({
-  text: z
-    .string({ message: 'text must be a string' })
-    .refine((text) => text.trim().length > 0, { message: 'text must not be empty' }),
+  text: z.string({ message: 'text must be a string' }).refine((text) => text.trim().length > 0, { message: 'text must not be empty' }),
   mode: SearchModeSchema.default('hybrid'),
   limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).default(10),
   filter: FilterSchema.optional(),
@@ -154,7 +152,10 @@ const RegionObject = z.strictObject({
   /** 1-based page of the source. */
   page: z.number().int().positive().optional(),
   /** The page's printed label (PDF /PageLabels) when it differs from its number: the locator's `label`. */
-  pageLabel: z.string().refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' }).optional(),
+  pageLabel: z
+    .string()
+    .refine((label) => PAGE_LABEL.test(label), { message: 'a page label is letters, digits, dashes, dots and spaces (at most 32)' })
+    .optional(),
   /** 1-based line of the source on which `start` lies; the text of the region holds the source's lines as they are. */
   line: z.number().int().positive().optional(),
   /** [startSeconds, endSeconds] of the region (a transcript cue). */
@@ -186,43 +187,42 @@ export interface Region {
 }
 
 /** A document to ingest: markdown or plain text (loaders turn other formats into these). */
-export const IngestDocumentSchema = z.strictObject({
-  /** The source id (a file path, URL, ticket number...). */
-  id: z.string().min(1, 'id must be a non-empty string'),
-  text: z.string({ message: 'text must be a string' }),
-  version: z.string().optional(),
-  title: z.string().optional(),
-  url: z.string().optional(),
-  /** ISO 8601; copied to every chunk as `timestamp`. */
-  timestamp: TimestampSchema.optional(),
-  metadata: StoredMetadataSchema.optional(),
-  /**
-   * Principals allowed to read this document; absent: readable by everyone. An empty list would be
-   * ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
-   */
-  acl: z
-    .array(z.string().min(1))
-    .min(1, 'acl must name at least one principal; omit it for a document everyone may read')
-    .optional(),
-  /** Named sets of sources this one belongs to (briefings draw representative context per cluster); filterable. */
-  clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
-  /** Tier of every chunk of this document (`insight`, `segment`, or any string). */
-  kind: z.string().min(1, 'kind must be a non-empty string').optional(),
-  /** The source this document belongs to (an e-mail attachment names its message's id). */
-  parentId: z.string().min(1, 'parentId must be a non-empty string').optional(),
-  /**
-   * Structure from the loader (pages, definitions, cues): in text order, not overlapping, inside the text.
-   * Absent: the text is chunked as markdown (headings, paragraphs).
-   */
-  regions: z
-    .array(RegionSchema)
-    .superRefine((regions, ctx) => {
-      for (let i = 1; i < regions.length; i += 1) {
-        if (regions[i]!.start < regions[i - 1]!.end) ctx.addIssue({ code: 'custom', message: 'regions must be in text order and must not overlap', path: [i] });
-      }
-    })
-    .optional(),
-})
+export const IngestDocumentSchema = z
+  .strictObject({
+    /** The source id (a file path, URL, ticket number...). */
+    id: z.string().min(1, 'id must be a non-empty string'),
+    text: z.string({ message: 'text must be a string' }),
+    version: z.string().optional(),
+    title: z.string().optional(),
+    url: z.string().optional(),
+    /** ISO 8601; copied to every chunk as `timestamp`. */
+    timestamp: TimestampSchema.optional(),
+    metadata: StoredMetadataSchema.optional(),
+    /**
+     * Principals allowed to read this document; absent: readable by everyone. An empty list would be
+     * ambiguous (public, as Qdrant's is_empty reads it, or readable by no one?).
+     */
+    acl: z.array(z.string().min(1)).min(1, 'acl must name at least one principal; omit it for a document everyone may read').optional(),
+    /** Named sets of sources this one belongs to (briefings draw representative context per cluster); filterable. */
+    clusters: z.array(z.string().min(1, 'cluster names must be non-empty strings')).optional(),
+    /** Tier of every chunk of this document (`insight`, `segment`, or any string). */
+    kind: z.string().min(1, 'kind must be a non-empty string').optional(),
+    /** The source this document belongs to (an e-mail attachment names its message's id). */
+    parentId: z.string().min(1, 'parentId must be a non-empty string').optional(),
+    /**
+     * Structure from the loader (pages, definitions, cues): in text order, not overlapping, inside the text.
+     * Absent: the text is chunked as markdown (headings, paragraphs).
+     */
+    regions: z
+      .array(RegionSchema)
+      .superRefine((regions, ctx) => {
+        for (let i = 1; i < regions.length; i += 1) {
+          if (regions[i]!.start < regions[i - 1]!.end)
+            ctx.addIssue({ code: 'custom', message: 'regions must be in text order and must not overlap', path: [i] });
+        }
+      })
+      .optional(),
+  })
   .refine((doc) => doc.regions === undefined || doc.regions.every((region) => region.end <= doc.text.length), {
     message: 'regions must lie inside the text',
     path: ['regions'],

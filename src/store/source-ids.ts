@@ -14,7 +14,7 @@ const PAGE = 1000;
 export async function storeSourceIds(store: Store, what: string, signal?: AbortSignal): Promise<string[]> {
   if (typeof store.listSources === 'function') {
     const ids: string[] = [];
-    for (let after: string | undefined; ; ) {
+    for (let after: string | undefined; ;) {
       const page = await store.listSources({ principals: 'all', limit: PAGE, ...(after === undefined ? {} : { after }), signal });
       for (const source of page.sources) ids.push(source.sourceId);
       if (page.next === undefined) return ids;
@@ -24,12 +24,18 @@ export async function storeSourceIds(store: Store, what: string, signal?: AbortS
   const listing = store as Store & { sources?: () => readonly { sourceId: string }[] };
   if (typeof listing.sources === 'function') return listing.sources().map((source) => source.sourceId);
   if (typeof store.getChunks !== 'function') {
-    throw new LitmPackError('unsupported', `This store cannot list its sources, which ${what} needs (it has neither listSources nor getChunks)`);
+    throw new LitmPackError(
+      'unsupported',
+      `This store cannot list its sources, which ${what} needs (it has neither listSources nor getChunks)`,
+    );
   }
   // The store's owner lists every source, whatever its ACL.
   const chunks = await store.getChunks({ filter: { must: [] }, principals: 'all', limit: GET_CHUNKS_MAX_LIMIT, signal });
   if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
-    throw new LitmPackError('too_large', `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks, too many to list for ${what}; remove sources by name instead`);
+    throw new LitmPackError(
+      'too_large',
+      `The store holds more than ${GET_CHUNKS_MAX_LIMIT} chunks, too many to list for ${what}; remove sources by name instead`,
+    );
   }
   return [...new Set(chunks.map((chunk) => chunk.sourceId))];
 }

@@ -2,8 +2,6 @@ import { z } from 'zod';
 import type { Candidate, Degraded } from '../core/schemas.js';
 import type { AddDocumentsOptions, ChunkRecord, GetChunksRequest, IngestDocument, SearchMode, SearchRequest } from './schemas.js';
 
-
-
 /** One entry of an arm's raw ranking. */
 export interface RankedChunk {
   /** Chunk id. */

@@ -344,11 +344,7 @@ function murmur3x86_32(bytes: Uint8Array, seed: number): number {
   const blocks = len & ~3;
   let h = seed | 0;
   for (let i = 0; i < blocks; i += 4) {
-    let k1 =
-      (bytes[i] as number) |
-      ((bytes[i + 1] as number) << 8) |
-      ((bytes[i + 2] as number) << 16) |
-      ((bytes[i + 3] as number) << 24);
+    let k1 = (bytes[i] as number) | ((bytes[i + 1] as number) << 8) | ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24);
     k1 = Math.imul(k1, c1);
     k1 = (k1 << 15) | (k1 >>> 17);
     k1 = Math.imul(k1, c2);

@@ -1,5 +1,13 @@
 import { LitmPackError } from '../base/errors.js';
-import { AMBIGUOUS, FNV_OFFSET, FNV_PRIME, SUFFIX_FILTER_MASK, SUFFIX_LENGTH_MASK, SUFFIX_RANK_SHIFT, type RankTable } from './rank-table.js';
+import {
+  AMBIGUOUS,
+  FNV_OFFSET,
+  FNV_PRIME,
+  SUFFIX_FILTER_MASK,
+  SUFFIX_LENGTH_MASK,
+  SUFFIX_RANK_SHIFT,
+  type RankTable,
+} from './rank-table.js';
 
 /**
  * Byte-pair merge counts, as tiktoken merges: repeatedly merge the adjacent pair whose concatenation has
@@ -291,7 +299,11 @@ export class PrefixCounts {
         break;
       }
       // Cannot happen with a byte-pair vocabulary that holds every single byte (both shipped ones do).
-      if (!found) throw new LitmPackError('invalid_input', 'byte-pair counting found no token ending at a position: the vocabulary lacks a single byte');
+      if (!found)
+        throw new LitmPackError(
+          'invalid_input',
+          'byte-pair counting found no token ending at a position: the vocabulary lacks a single byte',
+        );
       this.done = end;
       if (limit !== Infinity) {
         if (counts[end & mask]! < limit) below = end;

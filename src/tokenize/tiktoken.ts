@@ -239,7 +239,11 @@ class TiktokenTokenizer implements Tokenizer {
       let bytes: number;
       if (run.text.length >= pieceLength && run.text.startsWith(piece)) {
         bytes = utf8Length(piece);
-      } else if (pieceLength > run.text.length && piece.startsWith(run.text) && !isHighSurrogate(run.text.charCodeAt(run.text.length - 1))) {
+      } else if (
+        pieceLength > run.text.length &&
+        piece.startsWith(run.text) &&
+        !isHighSurrogate(run.text.charCodeAt(run.text.length - 1))
+      ) {
         const buffer = new Uint8Array(pieceLength * 3);
         bytes = this.#encode(piece, buffer);
         if (bytes > RUN_CACHE_BYTES) break;
@@ -374,7 +378,11 @@ const SPACE_OR_SLASH = /[\s/]/u;
  * line breaks and, for o200k_base, slashes), and a piece before it never looks past it, so the count of the
  * text is the sum of its segments' counts. A property test checks the sum. Other tokenizers are counted whole.
  */
-export function countBySegments(tokenizer: Tokenizer, text: string, memo: { get(segment: string): number | undefined; set(segment: string, count: number): unknown }): number {
+export function countBySegments(
+  tokenizer: Tokenizer,
+  text: string,
+  memo: { get(segment: string): number | undefined; set(segment: string, count: number): unknown },
+): number {
   if (!(tokenizer instanceof TiktokenTokenizer)) return tokenizer.count(text);
   let total = 0;
   for (const segment of countingSegments(text)) {
@@ -441,7 +449,11 @@ function loadVocabulary(encoding: EncodingName): Vocabulary {
   let file: Uint8Array | undefined;
   // The tables live in dist/tokenize/ranks/. This code runs from a bundled chunk (dist/chunks/), an entry of the
   // ESM build (dist/ or one level down) or the CommonJS build's copy of this module (dist/cjs/tokenize/).
-  for (const path of [`../tokenize/ranks/${encoding}.ranks`, `./tokenize/ranks/${encoding}.ranks`, `../../tokenize/ranks/${encoding}.ranks`]) {
+  for (const path of [
+    `../tokenize/ranks/${encoding}.ranks`,
+    `./tokenize/ranks/${encoding}.ranks`,
+    `../../tokenize/ranks/${encoding}.ranks`,
+  ]) {
     try {
       file = readFileSync(new URL(path, import.meta.url));
       break;

@@ -68,20 +68,19 @@ export const VerifiablePackSchema = z
   .refine((pack) => pack.items.length === pack.citations.length, { message: 'a pack has one citation per item' });
 export type VerifiablePack = z.input<typeof VerifiablePackSchema>;
 
-export const VerifyCitationsOptionsSchema = z
-  .strictObject({
-    store: StoreSchema,
-    citations: z.array(VerifiableCitationSchema).optional(),
-    pack: VerifiablePackSchema.optional(),
-    /** Read the store as these principals (a source they may not see is `missing`); `'all'`: a full view. Absent: anonymous. */
-    principals: PrincipalsSchema.optional(),
-    signal: AbortSignalSchema.optional(),
-    /**
-     * The most work one call may do, in characters of source text examined (indexes built, placements compared,
-     * passages scored); past it the call fails with `too_large` (default `DEFAULT_VERIFY_WORK_BUDGET`).
-     */
-    workBudget: z.number().int().positive().optional(),
-  });
+export const VerifyCitationsOptionsSchema = z.strictObject({
+  store: StoreSchema,
+  citations: z.array(VerifiableCitationSchema).optional(),
+  pack: VerifiablePackSchema.optional(),
+  /** Read the store as these principals (a source they may not see is `missing`); `'all'`: a full view. Absent: anonymous. */
+  principals: PrincipalsSchema.optional(),
+  signal: AbortSignalSchema.optional(),
+  /**
+   * The most work one call may do, in characters of source text examined (indexes built, placements compared,
+   * passages scored); past it the call fails with `too_large` (default `DEFAULT_VERIFY_WORK_BUDGET`).
+   */
+  workBudget: z.number().int().positive().optional(),
+});
 export type VerifyCitationsOptions = z.input<typeof VerifyCitationsOptionsSchema>;
 
 /**
@@ -130,16 +129,31 @@ export async function verifyCitations(options: VerifyCitationsOptions): Promise<
     throw new LitmPackError('unsupported', 'verifyCitations needs a store with getChunks (MemoryHybridStore or QdrantHybridStore)');
   }
   const work = new Work(parsed.workBudget ?? DEFAULT_VERIFY_WORK_BUDGET, parsed.signal);
-  const cited = parsed.pack !== undefined ? fromPack(parsed.pack, work) : (parsed.citations ?? []).map((citation) => fromCitation(citation, work));
+  const cited =
+    parsed.pack !== undefined ? fromPack(parsed.pack, work) : (parsed.citations ?? []).map((citation) => fromCitation(citation, work));
   const sourceIds = [...new Set(cited.map((c) => c.sourceId))];
   const views = new Map<string, SourceView>();
   await runBounded(sourceIds, CONCURRENCY, parsed.signal, async (sourceId) => {
-    const request = { sourceIds: [sourceId], limit: GET_CHUNKS_MAX_LIMIT, ...(parsed.principals ? { principals: parsed.principals } : {}), ...(parsed.signal ? { signal: parsed.signal } : {}) };
+    const request = {
+      sourceIds: [sourceId],
+      limit: GET_CHUNKS_MAX_LIMIT,
+      ...(parsed.principals ? { principals: parsed.principals } : {}),
+      ...(parsed.signal ? { signal: parsed.signal } : {}),
+    };
     const chunks = await store.getChunks!(request);
     if (chunks.length >= GET_CHUNKS_MAX_LIMIT) {
-      throw new LitmPackError('too_large', `Source ${sourceId} has more than ${GET_CHUNKS_MAX_LIMIT} chunks; it cannot be verified in one read`);
+      throw new LitmPackError(
+        'too_large',
+        `Source ${sourceId} has more than ${GET_CHUNKS_MAX_LIMIT} chunks; it cannot be verified in one read`,
+      );
     }
-    views.set(sourceId, new SourceView([...chunks].sort((a, b) => a.span.start - b.span.start), work));
+    views.set(
+      sourceId,
+      new SourceView(
+        [...chunks].sort((a, b) => a.span.start - b.span.start),
+        work,
+      ),
+    );
   });
   const checks: CitationCheck[] = [];
   for (const c of cited) {
@@ -242,7 +256,16 @@ async function checkOne(cited: Cited, view: SourceView): Promise<CitationCheck> 
 async function findElsewhere(view: SourceView, cited: Cited): Promise<Span | null> {
   const anchor = cited.span?.start ?? 0;
   const whole = view.spansWithHash(cited.textSha256);
-  if (whole.length > 0) return { ...whole[nearest(whole.map((span) => span.start), anchor, () => true)]! };
+  if (whole.length > 0)
+    return {
+      ...whole[
+        nearest(
+          whole.map((span) => span.start),
+          anchor,
+          () => true,
+        )
+      ]!,
+    };
   const placed = (starts: readonly number[], length: number, accept: (at: number) => boolean): Span | null => {
     const index = nearest(starts, anchor, accept, view.work);
     return index === -1 ? null : { start: starts[index]!, end: starts[index]! + length };
@@ -576,7 +599,8 @@ class SourceView {
       const incumbent = this.chunks[best.index]!;
       if (
         score > best.score ||
-        (score === best.score && (distance(chunk) < distance(incumbent) || (distance(chunk) === distance(incumbent) && holder < best.index)))
+        (score === best.score &&
+          (distance(chunk) < distance(incumbent) || (distance(chunk) === distance(incumbent) && holder < best.index)))
       ) {
         best = { index: holder, score };
       }

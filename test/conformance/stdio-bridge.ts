@@ -149,7 +149,8 @@ const STATELESS_ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07
  * `initialize` (which opens a session); the child's own checks answer one whose envelope is missing or wrong.
  */
 function isStatelessMessage(body: unknown): body is JSONRPCMessage & { method: string; id?: RequestId } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { method?: unknown }).method !== 'string') return false;
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { method?: unknown }).method !== 'string')
+    return false;
   const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
   return !isInitializeRequest(body) || (meta !== undefined && 'io.modelcontextprotocol/protocolVersion' in meta);
 }
@@ -165,7 +166,8 @@ function loopbackHost(req: IncomingMessage): boolean {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp') return jsonRpcError(res, 404, -32000, 'Not found: the MCP endpoint is /mcp');
+  if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/mcp')
+    return jsonRpcError(res, 404, -32000, 'Not found: the MCP endpoint is /mcp');
   if (!loopbackHost(req)) return jsonRpcError(res, 403, -32000, `Invalid Host header: ${req.headers.host ?? ''}`);
   let body: unknown;
   if (req.method === 'POST') {

@@ -59,8 +59,22 @@ describe('the format loaders from the installed tarball', () => {
   it('ingests a PDF (pdf.js) and a code file (tree-sitter WASM grammars) from ESM, CommonJS and the CLI', async () => {
     const { makePdf } = await import('../helpers/real-files.js');
     await mkdir(join(project, 'formats'), { recursive: true });
-    await writeFile(join(project, 'formats/manual.pdf'), await makePdf([['Introduction to the service.'], ['Refunds are paid within fourteen days.']], 'Manual'));
-    const python = ['import time', '', '', 'class Breaker:', '    """Opens after repeated failures."""', '', '    def record(self, ok):', '        """Record the outcome of a call."""', '        self.failures = 0 if ok else self.failures + 1', ''];
+    await writeFile(
+      join(project, 'formats/manual.pdf'),
+      await makePdf([['Introduction to the service.'], ['Refunds are paid within fourteen days.']], 'Manual'),
+    );
+    const python = [
+      'import time',
+      '',
+      '',
+      'class Breaker:',
+      '    """Opens after repeated failures."""',
+      '',
+      '    def record(self, ok):',
+      '        """Record the outcome of a call."""',
+      '        self.failures = 0 if ok else self.failures + 1',
+      '',
+    ];
     await writeFile(join(project, 'formats/breaker.py'), python.join('\n'));
     for (const file of ['ingest-formats.mjs', 'ingest-formats.cjs']) await copyFile(join(here, 'fixtures', file), join(project, file));
     const esm = JSON.parse(await node(['ingest-formats.mjs'])) as Record<string, unknown>;
@@ -72,7 +86,11 @@ describe('the format loaders from the installed tarball', () => {
       code: { sourceId: 'formats/breaker.py', section: ['Breaker'], locator: { lines: [1, 9] } },
     });
     expect(esm.header).toMatch(/^\[1\] breaker\.py \(lines 1–9\)$/u);
-    expect(JSON.parse(await node(['ingest-formats.cjs']))).toEqual({ ids: ['formats/breaker.py', 'formats/manual.pdf'], pdf: { page: 2 }, code: [['Breaker'], { lines: [1, 9] }] });
+    expect(JSON.parse(await node(['ingest-formats.cjs']))).toEqual({
+      ids: ['formats/breaker.py', 'formats/manual.pdf'],
+      pdf: { page: 2 },
+      code: [['Breaker'], { lines: [1, 9] }],
+    });
     const cli = await node([join(installed, 'dist/cli/main.js'), 'ingest', 'formats', '--store', 'formats-store', '--quiet']);
     expect(cli).toMatch(/^Ingested 2 files into formats-store: \d+ chunks? added/u);
   });
@@ -82,14 +100,18 @@ describe('the installed tarball at run time', () => {
   it('loads every entry with require() from CommonJS, with the same exports as import()', async () => {
     const required = JSON.parse(await node(['require-all.cjs'])) as Record<string, string[]>;
     const imported = JSON.parse(await node(['import-all.mjs'])) as Record<string, string[]>;
-    const specifiers = (await entries()).filter((key) => key !== './package.json').map((key) => (key === '.' ? 'litm-pack' : `litm-pack/${key.slice(2)}`));
+    const specifiers = (await entries())
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? 'litm-pack' : `litm-pack/${key.slice(2)}`));
     expect(Object.keys(required).sort()).toEqual(specifiers.sort());
     for (const specifier of specifiers) {
       expect(required[specifier]!.length, specifier).toBeGreaterThan(0);
       expect(required[specifier], specifier).toEqual(imported[specifier]);
     }
     expect(required['litm-pack']).toContain('packBundle');
-    expect(required['litm-pack']).toEqual(expect.arrayContaining(['HttpReranker', 'splitSentences', 'maximalMarginalRelevance', 'assembleBriefing']));
+    expect(required['litm-pack']).toEqual(
+      expect.arrayContaining(['HttpReranker', 'splitSentences', 'maximalMarginalRelevance', 'assembleBriefing']),
+    );
     expect(required['litm-pack/langchain']).toContain('LitmDocumentPrompt');
     expect(required['litm-pack/langchain']).toContain('CompressorReranker');
     expect(required['litm-pack/llamaindex']).toContain('PostprocessorReranker');
@@ -118,7 +140,7 @@ describe('the installed tarball at run time', () => {
     expect(out.sameLlamaIndex).toBe(true);
   });
 
-  it('bundles its ESM entries over shared chunks: one error class for all entries, schemas the MCP SDK and the application\'s zod read, the shipped rank tables', async () => {
+  it("bundles its ESM entries over shared chunks: one error class for all entries, schemas the MCP SDK and the application's zod read, the shipped rank tables", async () => {
     const out = JSON.parse(await node(['entries.mjs'])) as Record<string, unknown>;
     expect(out.qdrantErrorCode).toBe('invalid_input');
     expect(out.qdrantErrorIsRootClass).toBe(true);
@@ -142,7 +164,10 @@ describe('the installed tarball at run time', () => {
       const files = [...stack.matchAll(/\(?((?:file:\/\/)?\/[^\s():]+):\d+:\d+\)?/g)].map((m) => m[1]!.replace(/^file:\/\//, ''));
       const ours = files.filter((file) => file.includes('/node_modules/litm-pack/'));
       expect(ours.length, stack).toBeGreaterThan(0);
-      expect(ours.some((file) => file.includes('/node_modules/litm-pack/src/')), stack).toBe(true);
+      expect(
+        ours.some((file) => file.includes('/node_modules/litm-pack/src/')),
+        stack,
+      ).toBe(true);
       for (const file of ours) expect(existsSync(file), file).toBe(true);
     }
     expect(existsSync(join(installed, 'test'))).toBe(false);
@@ -206,11 +231,23 @@ describe("the README's framework examples, against the installed tarball", () =>
   it('compile and run: the LCEL RAG chain, the briefing retriever, the compressor, the LlamaIndex query engine and postprocessor', async () => {
     const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
     const blocks = [...readme.matchAll(/<!-- consumer-test: ([\w.-]+) -->\n```ts\n([\s\S]*?)\n```/g)];
-    expect(blocks.map((b) => b[1])).toEqual(['lcel-rag.ts', 'briefing-retriever.ts', 'compressor.ts', 'llamaindex-engine.ts', 'llamaindex-postprocessor.ts']);
+    expect(blocks.map((b) => b[1])).toEqual([
+      'lcel-rag.ts',
+      'briefing-retriever.ts',
+      'compressor.ts',
+      'llamaindex-engine.ts',
+      'llamaindex-postprocessor.ts',
+    ]);
     await mkdir(join(project, 'readme'), { recursive: true });
     for (const [, name, code] of blocks) await writeFile(join(project, 'readme', name!), `${code}\n`);
     const names = blocks.map((b) => `readme/${b[1]}`);
-    expect(await typecheck('readme', { module: 'nodenext', moduleResolution: 'nodenext', noEmit: false, outDir: 'readme-out', rootDir: 'readme' }, names)).toBe('');
+    expect(
+      await typecheck(
+        'readme',
+        { module: 'nodenext', moduleResolution: 'nodenext', noEmit: false, outDir: 'readme-out', rootDir: 'readme' },
+        names,
+      ),
+    ).toBe('');
     for (const block of blocks) {
       const out = await node([join('readme-out', block[1]!.replace(/\.ts$/, '.js'))]);
       expect(out, block[1]).toMatch(/\[1\] /);

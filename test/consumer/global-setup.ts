@@ -19,7 +19,14 @@ const run = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The peers (and types) a user of every entry installs, at the versions the repository tests with. */
-const PEERS = ['@langchain/core', '@langchain/classic', '@llamaindex/core', '@qdrant/js-client-rest', '@types/node', '@modelcontextprotocol/sdk'];
+const PEERS = [
+  '@langchain/core',
+  '@langchain/classic',
+  '@llamaindex/core',
+  '@qdrant/js-client-rest',
+  '@types/node',
+  '@modelcontextprotocol/sdk',
+];
 
 async function installedVersion(name: string): Promise<string> {
   const manifest = JSON.parse(await readFile(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
@@ -37,7 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const options = { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } };
 
   const packed = await run(npm, ['pack', '--json', '--pack-destination', dir, ...quiet], { ...options, cwd: repoRoot });
-  const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as [{ filename: string }];
+  const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string }];
   const tarball = join(dir, filename);
 
   const consumer = join(dir, 'project');
@@ -45,7 +52,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await writeFile(join(consumer, 'package.json'), `${JSON.stringify({ name: 'litm-consumer', private: true, type: 'module' }, null, 2)}\n`);
   const peers = await Promise.all(PEERS.map(async (name) => `${name}@${await installedVersion(name)}`));
   // Warnings are kept (an engine warning is what a user on the oldest supported Node would see).
-  const installed = await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball, ...peers], { ...options, cwd: consumer });
+  const installed = await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball, ...peers], {
+    ...options,
+    cwd: consumer,
+  });
 
   project.provide('consumerDir', consumer);
   project.provide('consumerInstallLog', installed.stderr);

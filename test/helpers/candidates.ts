@@ -12,9 +12,7 @@ const delimiterText = fc.constantFrom(
   '&amp; &lt; < > & "quotes"',
 );
 
-const sentence = fc
-  .array(fc.constantFrom(...words), { minLength: 1, maxLength: 12 })
-  .map((ws) => `${ws.join(' ')}.`);
+const sentence = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 12 }).map((ws) => `${ws.join(' ')}.`);
 
 const prose = fc.array(sentence, { minLength: 1, maxLength: 8 }).map((s) => s.join(' '));
 
@@ -46,24 +44,20 @@ export const candidateArb = fc.record(
 );
 
 /** Candidate sets with exact duplicates, near duplicates and equal scores mixed in. */
-export const candidateSetArb = fc
-  .array(candidateArb, { minLength: 0, maxLength: 14 })
-  .chain((base) =>
-    fc
-      .array(fc.tuple(fc.nat(), fc.constantFrom('exact', 'near', 'same-score', 'same-id')), { maxLength: 5 })
-      .map((ops) => {
-        const out: CandidateInput[] = [...base];
-        if (base.length === 0) return out;
-        ops.forEach(([index, op], k) => {
-          const original = base[index % base.length] as CandidateInput;
-          if (op === 'exact') out.push({ ...original, id: `${original.id}dup${k}`, text: original.text.toUpperCase() });
-          if (op === 'near') out.push({ ...original, id: `${original.id}near${k}`, text: `${original.text} extra` });
-          if (op === 'same-score') out.push({ ...original, id: `${original.id}tie${k}` });
-          if (op === 'same-id') out.push({ ...original, score: original.score - 1 });
-        });
-        return out;
-      }),
-  );
+export const candidateSetArb = fc.array(candidateArb, { minLength: 0, maxLength: 14 }).chain((base) =>
+  fc.array(fc.tuple(fc.nat(), fc.constantFrom('exact', 'near', 'same-score', 'same-id')), { maxLength: 5 }).map((ops) => {
+    const out: CandidateInput[] = [...base];
+    if (base.length === 0) return out;
+    ops.forEach(([index, op], k) => {
+      const original = base[index % base.length] as CandidateInput;
+      if (op === 'exact') out.push({ ...original, id: `${original.id}dup${k}`, text: original.text.toUpperCase() });
+      if (op === 'near') out.push({ ...original, id: `${original.id}near${k}`, text: `${original.text} extra` });
+      if (op === 'same-score') out.push({ ...original, id: `${original.id}tie${k}` });
+      if (op === 'same-id') out.push({ ...original, score: original.score - 1 });
+    });
+    return out;
+  }),
+);
 
 export function sampleCandidates(n: number, opts: { sentences?: number; prefix?: string } = {}): CandidateInput[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -72,6 +66,9 @@ export function sampleCandidates(n: number, opts: { sentences?: number; prefix?:
     title: `Document ${i}`,
     score: 1 - i / (n + 1),
     similarity: 0.8 - i / (2 * n + 2),
-    text: Array.from({ length: opts.sentences ?? 3 }, (_, s) => `Item ${i} sentence ${s} describes a distinct fact number ${i * 10 + s}.`).join(' '),
+    text: Array.from(
+      { length: opts.sentences ?? 3 },
+      (_, s) => `Item ${i} sentence ${s} describes a distinct fact number ${i * 10 + s}.`,
+    ).join(' '),
   }));
 }

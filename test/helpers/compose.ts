@@ -25,18 +25,21 @@ export interface ComposeFile {
 export class ComposeInterpolationError extends Error {}
 
 export function interpolate(text: string, env: Readonly<Record<string, string | undefined>>): string {
-  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])((?:[^}])*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/gu, (match, braced, colon, op, arg, bare) => {
-    if (match === '$$') return '$';
-    const name = (braced ?? bare) as string;
-    const value = env[name];
-    const missing = value === undefined || (colon === ':' && value === '');
-    if (op === '-') return missing ? (arg as string) : (value);
-    if (op === '?') {
-      if (missing) throw new ComposeInterpolationError(`required variable ${name} is missing a value: ${arg as string}`);
-      return value;
-    }
-    return value ?? '';
-  });
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])((?:[^}])*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/gu,
+    (match, braced, colon, op, arg, bare) => {
+      if (match === '$$') return '$';
+      const name = (braced ?? bare) as string;
+      const value = env[name];
+      const missing = value === undefined || (colon === ':' && value === '');
+      if (op === '-') return missing ? (arg as string) : value;
+      if (op === '?') {
+        if (missing) throw new ComposeInterpolationError(`required variable ${name} is missing a value: ${arg as string}`);
+        return value;
+      }
+      return value ?? '';
+    },
+  );
 }
 
 function interpolateAll(value: unknown, env: Readonly<Record<string, string | undefined>>): unknown {

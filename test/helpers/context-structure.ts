@@ -85,7 +85,8 @@ export function expectedLocator(locator: Pack['citations'][number]['locator']): 
   };
   const parts: string[] = [];
   if (locator.page !== undefined) parts.push(`p. ${locator.page}`);
-  if (locator.lines !== undefined) parts.push(locator.lines[0] === locator.lines[1] ? `line ${locator.lines[0]}` : `lines ${locator.lines[0]}–${locator.lines[1]}`);
+  if (locator.lines !== undefined)
+    parts.push(locator.lines[0] === locator.lines[1] ? `line ${locator.lines[0]}` : `lines ${locator.lines[0]}–${locator.lines[1]}`);
   if (locator.time !== undefined) parts.push(`${clock(locator.time[0])}–${clock(locator.time[1])}`);
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
@@ -197,7 +198,8 @@ export function parseShortHeader(line: string): ParsedHeader {
     if (!rest.endsWith(')')) throw new Error(`expected ")" at the end of ${JSON.stringify(line)}`);
     const parts = rest.slice(at, -1).split(', ');
     for (const part of parts) {
-      if (LOCATOR_PART.exec(`, ${part}`)?.[1] !== part) throw new Error(`not a locator part: ${JSON.stringify(part)} in ${JSON.stringify(line)}`);
+      if (LOCATOR_PART.exec(`, ${part}`)?.[1] !== part)
+        throw new Error(`not a locator part: ${JSON.stringify(part)} in ${JSON.stringify(line)}`);
     }
     header.locator = parts.join(', ');
     at = rest.length;
@@ -242,7 +244,9 @@ function checkHeader(pack: Pack, index: number, line: string, markdown: boolean)
   // Markdown headers escape `[ ] < &` with backslashes (CommonMark drops them when it renders).
   const norm = (h: ParsedHeader): ParsedHeader =>
     markdown
-      ? (JSON.parse(JSON.stringify(h, (_key, value: unknown) => (typeof value === 'string' ? stripBackslashes(value) : value))) as ParsedHeader)
+      ? (JSON.parse(
+          JSON.stringify(h, (_key, value: unknown) => (typeof value === 'string' ? stripBackslashes(value) : value)),
+        ) as ParsedHeader)
       : h;
   expect(norm(parsed)).toEqual(norm(expected));
 }
@@ -310,7 +314,9 @@ function checkRawLines(pack: Pack, markdown: boolean): RawLine[] {
     // block header, or a zone line of this format). Markdown of its own (lists, code, rules) is the markdown
     // readers' to check, below.
     const own = markdown ? /^##(?:[ \t]|$)/u : /^=/u;
-    expect(MARKER_LOOKALIKE.test(visible) || own.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(false);
+    expect(MARKER_LOOKALIKE.test(visible) || own.test(visible), `content line looks like a marker: ${JSON.stringify(line.text)}`).toBe(
+      false,
+    );
   }
   const own = ownLineKinds(pack);
   expect(headers.map((h) => Number(/^\[(\d+)\]/u.exec(h.text)![1]))).toEqual(own.headers);
@@ -368,8 +374,9 @@ export function checkTextContext(pack: Pack, expectation: RenderExpectation = {}
   if (pack.context === '') return;
   const headers = checkRawLines(pack, false);
   // Each body runs from its header's line end to the next of the pack's own lines.
-  const ends = [...headers.slice(1).map((h) => h.start), ...zoneStarts(pack.context, /^== (Grounding|Evidence|Caveats) ==$/u)]
-    .sort((a, b) => a - b);
+  const ends = [...headers.slice(1).map((h) => h.start), ...zoneStarts(pack.context, /^== (Grounding|Evidence|Caveats) ==$/u)].sort(
+    (a, b) => a - b,
+  );
   headers.forEach((header, index) => {
     const item = pack.items[index]!;
     const end = ends.find((e) => e > header.start) ?? pack.context.length;
@@ -390,7 +397,13 @@ export function checkTextContext(pack: Pack, expectation: RenderExpectation = {}
     const lines = pack.caveats.split('\n');
     expect(lines[0]).toBe('== Caveats ==');
     expect(lines.slice(1).every((l) => l.startsWith('- '))).toBe(true);
-    checkCaveatSlots(pack, lines.slice(1).map((l) => l.slice(2)), expectation, (l) => l, (v) => v);
+    checkCaveatSlots(
+      pack,
+      lines.slice(1).map((l) => l.slice(2)),
+      expectation,
+      (l) => l,
+      (v) => v,
+    );
   }
 }
 
@@ -527,20 +540,25 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
   }
   if (pack.caveats !== null) expected.push('heading:Caveats', 'list');
   const inlineAfter = (token: Token) => tokens[tokens.indexOf(token) + 1]!;
-  const blocks = top.map((t) => {
-    if (t.type === 'heading_open') {
-      expect(t.markup, 'an ATX heading').toBe('##');
-      return { type: 'heading', text: inlineAfter(t).content, heading: true };
-    }
-    if (t.type === 'paragraph_open') return { type: 'paragraph', text: inlineAfter(t).content, heading: false };
-    if (t.type === 'bullet_list_open' || t.type === 'ordered_list_open') return { type: 'list', text: '', heading: false };
-    expect(CONTENT_BLOCKS.has(t.type) || t.type === 'inline', `top-level ${t.type}`).toBe(true);
-    return { type: t.type, text: '', heading: false };
-  }).filter((b) => b.type !== 'inline');
+  const blocks = top
+    .map((t) => {
+      if (t.type === 'heading_open') {
+        expect(t.markup, 'an ATX heading').toBe('##');
+        return { type: 'heading', text: inlineAfter(t).content, heading: true };
+      }
+      if (t.type === 'paragraph_open') return { type: 'paragraph', text: inlineAfter(t).content, heading: false };
+      if (t.type === 'bullet_list_open' || t.type === 'ordered_list_open') return { type: 'list', text: '', heading: false };
+      expect(CONTENT_BLOCKS.has(t.type) || t.type === 'inline', `top-level ${t.type}`).toBe(true);
+      return { type: t.type, text: '', heading: false };
+    })
+    .filter((b) => b.type !== 'inline');
   expect(topLevelShape(blocks)).toEqual(expected);
   checkWithReferenceParser(pack, expected, pack.caveats === null ? 0 : pack.caveats.split('\n').length - 2);
   const withTables = markdownItWithTables.parse(pack.context, {});
-  expect(withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'), 'GFM-style tables').toEqual([]);
+  expect(
+    withTables.filter((t) => t.type === 'table_open' || t.type === 'html_block'),
+    'GFM-style tables',
+  ).toEqual([]);
 
   // Each item: its header paragraph and every top-level block after it up to the next header, heading or the
   // caveats list; together they span its whole block, header line then every line of its body.
@@ -595,7 +613,13 @@ export function checkMarkdownContext(pack: Pack, expectation: RenderExpectation 
     expect(inside.map((t) => t.type)).toEqual(
       raw.flatMap(() => ['list_item_open', 'paragraph_open', 'inline', 'paragraph_close', 'list_item_close']),
     );
-    checkCaveatSlots(pack, raw.map((l) => l.slice(2)), expectation, stripBackslashes, stripBackslashes);
+    checkCaveatSlots(
+      pack,
+      raw.map((l) => l.slice(2)),
+      expectation,
+      stripBackslashes,
+      stripBackslashes,
+    );
   }
 }
 
@@ -642,10 +666,12 @@ export function parseXml(xml: string): XmlElement {
 
 /** What XML can carry of a string: characters outside XML 1.0 become U+FFFD; line ends read as LF. */
 function xmlText(value: string): string {
-  return value
-    // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 forbids
-    .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|\p{Surrogate}/gu, '\ufffd')
-    .replace(/\r\n?/gu, '\n');
+  return (
+    value
+      // eslint-disable-next-line no-control-regex -- the control characters XML 1.0 forbids
+      .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|\p{Surrogate}/gu, '\ufffd')
+      .replace(/\r\n?/gu, '\n')
+  );
 }
 
 const quoteIfNeeded = (value: string) => (value !== '' && !/[()[\]",>]/u.test(value) ? value : `"${value.replaceAll('"', '""')}"`);
@@ -678,7 +704,13 @@ export function checkXmlContext(pack: Pack, expectation: RenderExpectation = {})
       expect(caveats.children).toEqual([]);
       const lines = caveats.text.split('\n').filter((l) => l !== '');
       expect(lines.every((l) => l.startsWith('- '))).toBe(true);
-      checkCaveatSlots(pack, lines.map((l) => l.slice(2)), expectation, (l) => l, xmlText);
+      checkCaveatSlots(
+        pack,
+        lines.map((l) => l.slice(2)),
+        expectation,
+        (l) => l,
+        xmlText,
+      );
     }
   }
   expect(documents.map((d) => d.name)).toEqual(pack.items.map(() => 'document'));
@@ -689,8 +721,10 @@ export function checkXmlContext(pack: Pack, expectation: RenderExpectation = {})
     const fields: Array<[string, string]> = [];
     if (pack.header === 'full') {
       fields.push(['source', xmlText(expectedOneLine(citation.sourceId))]);
-      if (citation.title !== undefined && expectedOneLine(citation.title) !== '') fields.push(['title', xmlText(expectedOneLine(citation.title))]);
-      if (citation.version !== undefined && expectedOneLine(citation.version) !== '') fields.push(['version', xmlText(expectedOneLine(citation.version))]);
+      if (citation.title !== undefined && expectedOneLine(citation.title) !== '')
+        fields.push(['title', xmlText(expectedOneLine(citation.title))]);
+      if (citation.version !== undefined && expectedOneLine(citation.version) !== '')
+        fields.push(['version', xmlText(expectedOneLine(citation.version))]);
       if (citation.section !== undefined && citation.section.length > 0) {
         fields.push(['section', xmlText(citation.section.map((p) => quoteIfNeeded(expectedOneLine(p))).join(' > '))]);
       }

@@ -14,5 +14,7 @@ export function bodyText(init: RequestInit | undefined): string {
   const body = init?.body;
   if (typeof body === 'string') return body;
   if (ArrayBuffer.isView(body)) return new TextDecoder().decode(body);
-  throw new Error(`expected a text or byte body, got ${body === undefined || body === null ? 'none' : Object.prototype.toString.call(body)}`);
+  throw new Error(
+    `expected a text or byte body, got ${body === undefined || body === null ? 'none' : Object.prototype.toString.call(body)}`,
+  );
 }

@@ -43,7 +43,10 @@ export async function makeFlatTreePdf(count: number): Promise<Uint8Array> {
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const page = doc.addPage([595, 842]);
   page.drawText('The one page, listed many times.', { x: 50, y: 780, size: 11, font });
-  const pages = doc.catalog.lookup(PDFName.of('Pages')) as unknown as { lookup(name: PDFName, type: typeof PDFArray): PDFArray; set(name: PDFName, value: PDFNumber): void };
+  const pages = doc.catalog.lookup(PDFName.of('Pages')) as unknown as {
+    lookup(name: PDFName, type: typeof PDFArray): PDFArray;
+    set(name: PDFName, value: PDFNumber): void;
+  };
   const kids = pages.lookup(PDFName.of('Kids'), PDFArray);
   const ref = kids.get(0);
   for (let i = 1; i < count; i += 1) kids.push(ref);
@@ -67,7 +70,13 @@ export async function makeBrokenTreePdf(): Promise<Uint8Array> {
  * before as `forwarded-N.eml`. `disposition` `inline` makes the parser read nested messages in place.
  */
 export async function makeNestedEmail(levels: number, disposition: 'attachment' | 'inline' = 'attachment'): Promise<Buffer> {
-  let message = await makeEmail({ from: 'eve@example.com', to: 'you@example.com', subject: 'level 0', messageId: '<level-0@example.com>', text: 'The innermost message.' });
+  let message = await makeEmail({
+    from: 'eve@example.com',
+    to: 'you@example.com',
+    subject: 'level 0',
+    messageId: '<level-0@example.com>',
+    text: 'The innermost message.',
+  });
   for (let level = 1; level <= levels; level += 1) {
     message = await makeEmail({
       from: 'eve@example.com',
@@ -75,7 +84,9 @@ export async function makeNestedEmail(levels: number, disposition: 'attachment' 
       subject: `level ${level}`,
       messageId: `<level-${level}@example.com>`,
       text: `Forwarding level ${level}.`,
-      attachments: [{ filename: `forwarded-${level - 1}.eml`, content: message, contentType: 'message/rfc822', contentDisposition: disposition }],
+      attachments: [
+        { filename: `forwarded-${level - 1}.eml`, content: message, contentType: 'message/rfc822', contentDisposition: disposition },
+      ],
     });
   }
   return message;

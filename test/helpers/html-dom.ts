@@ -45,7 +45,8 @@ export function parseHtml(html: string) {
     all,
     byClass: (name: string) => all.filter((e) => hasClass(e, name)),
     byTag: (tag: string) => all.filter((e) => e.tagName === tag),
-    byAttr: (name: string, value?: string) => all.filter((e) => (value === undefined ? attr(e, name) !== undefined : attr(e, name) === value)),
+    byAttr: (name: string, value?: string) =>
+      all.filter((e) => (value === undefined ? attr(e, name) !== undefined : attr(e, name) === value)),
     text: () => textContent(document),
   };
 }

@@ -85,7 +85,13 @@ export async function heldReranker() {
   const server = await startLoopback((request, response) => {
     entered();
     const texts = (request.body as { texts: string[] }).texts;
-    void released.then(() => sendJson(response, 200, texts.map((_, index) => ({ index, score: 10 - index }))));
+    void released.then(() =>
+      sendJson(
+        response,
+        200,
+        texts.map((_, index) => ({ index, score: 10 - index })),
+      ),
+    );
   });
   return { url: server.url, reached, release, close: server.close };
 }

@@ -50,7 +50,12 @@ export async function makeImageOnlyPdf(): Promise<Uint8Array> {
 /** A password-protected PDF, written by pdfkit (pdf-lib cannot encrypt). */
 export function makeEncryptedPdf(text: string): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    const doc = new PDFKit({ userPassword: 'secret', ownerPassword: 'owner', pdfVersion: '1.7', info: { CreationDate: new Date('2024-01-01T00:00:00Z') } });
+    const doc = new PDFKit({
+      userPassword: 'secret',
+      ownerPassword: 'owner',
+      pdfVersion: '1.7',
+      info: { CreationDate: new Date('2024-01-01T00:00:00Z') },
+    });
     const parts: Buffer[] = [];
     doc.on('data', (chunk: Buffer) => parts.push(chunk));
     doc.on('end', () => resolve(new Uint8Array(Buffer.concat(parts))));
@@ -71,7 +76,10 @@ export function makeEmail(options: Mail.Options): Promise<Buffer> {
 export function makeMbox(messages: readonly { from: string; date: Date; raw: Buffer | string }[]): string {
   return messages
     .map(({ from, date, raw }) => {
-      const body = raw.toString().replace(/\r\n/gu, '\n').replace(/^(>*From )/gmu, '>$1');
+      const body = raw
+        .toString()
+        .replace(/\r\n/gu, '\n')
+        .replace(/^(>*From )/gmu, '>$1');
       return `From ${from} ${date.toUTCString().replace(/,/u, '')}\n${body.endsWith('\n') ? body : `${body}\n`}\n`;
     })
     .join('');

@@ -57,7 +57,11 @@ export const RESTRICTED_DOCS: IngestDocument[] = [
 export const FIXED_NOW = () => new Date('2024-01-01T00:00:00.000Z');
 
 /** A store over the public documents, optionally with the restricted ones too. */
-export async function fixtureStore(options: { restricted: boolean; idfCorpus?: 'all' | 'visible'; embeddings?: boolean }): Promise<MemoryHybridStore> {
+export async function fixtureStore(options: {
+  restricted: boolean;
+  idfCorpus?: 'all' | 'visible';
+  embeddings?: boolean;
+}): Promise<MemoryHybridStore> {
   const store = new MemoryHybridStore({
     now: FIXED_NOW,
     ...(options.embeddings === false ? {} : { embeddings: new FakeEmbeddings() }),
@@ -113,7 +117,11 @@ export async function spawnServe(
   const listening = options.listening ?? /on (http:\/\/127\.0\.0\.1:\d+)/;
   const env = { ...process.env, ...options.env };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value === undefined) delete env[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -152,7 +160,16 @@ export async function spawnServe(
 export async function pipelineBundle(
   store: Store,
   query: string,
-  options: { budget?: number; limit?: number; maxPool?: number; principals?: string[]; diversity?: number; compress?: boolean; embeddings?: EmbeddingsLike; rerank?: RerankStage },
+  options: {
+    budget?: number;
+    limit?: number;
+    maxPool?: number;
+    principals?: string[];
+    diversity?: number;
+    compress?: boolean;
+    embeddings?: EmbeddingsLike;
+    rerank?: RerankStage;
+  },
 ): Promise<Pack> {
   const { pack } = await assembleBundle({
     store,
@@ -164,7 +181,14 @@ export async function pipelineBundle(
     maxTokens: options.budget ?? 2000,
     ...(options.diversity === undefined ? {} : { diversity: options.diversity }),
     ...(options.rerank === undefined ? {} : { rerank: RerankStageSchema.parse(options.rerank) }),
-    ...(options.compress === true ? { compress: PipelineCompressSchema.parse({ mode: 'sentences', ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }) }) } : {}),
+    ...(options.compress === true
+      ? {
+          compress: PipelineCompressSchema.parse({
+            mode: 'sentences',
+            ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+          }),
+        }
+      : {}),
   });
   return pack;
 }

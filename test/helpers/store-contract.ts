@@ -1,7 +1,15 @@
 // The semantics every Store shares for getChunks, deleteSources, rankings, clusters and kind: one suite,
 // run on each store implementation with its own factory.
 import { describe, expect, it } from 'vitest';
-import { isLitmPackError, type LitmPackErrorCode, type ChunkRecord, type GetChunksRequest, type IngestDocument, type Rankings, type Store } from '../../src/index.js';
+import {
+  isLitmPackError,
+  type LitmPackErrorCode,
+  type ChunkRecord,
+  type GetChunksRequest,
+  type IngestDocument,
+  type Rankings,
+  type Store,
+} from '../../src/index.js';
 
 /** A store with the optional methods present (the suite checks them). */
 export type FullStore = Store & Required<Pick<Store, 'getChunks' | 'deleteSources' | 'rankings'>>;
@@ -62,9 +70,7 @@ const scored = (ranking: Rankings['fused']) => ranking.map(({ id, score }) => ({
 function inOrder(records: readonly ChunkRecord[], order: readonly string[]): ChunkRecord[] {
   return [...records].sort(
     (a, b) =>
-      order.indexOf(a.sourceId) - order.indexOf(b.sourceId) ||
-      a.span.start - b.span.start ||
-      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      order.indexOf(a.sourceId) - order.indexOf(b.sourceId) || a.span.start - b.span.start || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
 }
 
@@ -120,11 +126,19 @@ export function describeStoreMethods(label: string, open: OpenStore): void {
       const picked = [all[4]!.id, all[0]!.id, 'nope#0000000000000000'];
       const byId = await store.getChunks({ ids: picked, principals: ['legal'] });
       const bySourceId = contractCorpus.map((d) => d.id).sort();
-      expect(byId).toEqual(inOrder(all.filter((r) => picked.includes(r.id)), bySourceId));
+      expect(byId).toEqual(
+        inOrder(
+          all.filter((r) => picked.includes(r.id)),
+          bySourceId,
+        ),
+      );
       expect(byId).toHaveLength(2);
       const both = await store.getChunks({ ids: picked, sourceIds: [all[4]!.sourceId], principals: ['legal'] });
       expect(both.map((r) => r.id)).toEqual([all[4]!.id]);
-      const none = await store.getChunks({ sourceIds: ['docs/shipping.md'], filter: { must: [{ key: 'kind', match: { value: 'insight' } }] } });
+      const none = await store.getChunks({
+        sourceIds: ['docs/shipping.md'],
+        filter: { must: [{ key: 'kind', match: { value: 'insight' } }] },
+      });
       expect(none).toEqual([]);
     });
 
@@ -133,7 +147,10 @@ export function describeStoreMethods(label: string, open: OpenStore): void {
       const request = { sourceIds: ['legal/merger.md', 'docs/shipping.md'] };
       expect(sourcesOf(await store.getChunks({ ...request, principals: [] }))).toEqual(['docs/shipping.md']);
       expect(sourcesOf(await store.getChunks({ ...request, principals: ['sales'] }))).toEqual(['docs/shipping.md']);
-      expect(sourcesOf(await store.getChunks({ ...request, principals: ['legal', 'sales'] }))).toEqual(['legal/merger.md', 'docs/shipping.md']);
+      expect(sourcesOf(await store.getChunks({ ...request, principals: ['legal', 'sales'] }))).toEqual([
+        'legal/merger.md',
+        'docs/shipping.md',
+      ]);
       // No principals: anonymous, as in search; the full view is asked for.
       expect(sourcesOf(await store.getChunks(request))).toEqual(['docs/shipping.md']);
       expect(sourcesOf(await store.getChunks({ ...request, principals: 'all' }))).toEqual(['legal/merger.md', 'docs/shipping.md']);
@@ -144,7 +161,10 @@ export function describeStoreMethods(label: string, open: OpenStore): void {
       const billing = await store.getChunks({ filter: { must: [{ key: 'clusters', match: { any: ['billing'] } }] }, principals: [] });
       expect(sourcesOf(billing)).toEqual(['docs/billing/invoices.md', 'docs/billing/refunds.md']);
       for (const record of billing) expect(record.clusters).toContain('billing');
-      const withLegal = await store.getChunks({ filter: { must: [{ key: 'clusters', match: { any: ['billing'] } }] }, principals: ['legal'] });
+      const withLegal = await store.getChunks({
+        filter: { must: [{ key: 'clusters', match: { any: ['billing'] } }] },
+        principals: ['legal'],
+      });
       expect(sourcesOf(withLegal)).toContain('legal/merger.md');
       const insights = await store.getChunks({ filter: { must: [{ key: 'kind', match: { value: 'insight' } }] }, principals: [] });
       expect(sourcesOf(insights)).toEqual(['docs/billing/refunds.md']);

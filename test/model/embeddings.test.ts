@@ -45,12 +45,18 @@ describe('OpenAICompatibleEmbeddings against a server of real all-MiniLM-L6-v2 v
       ['retry-after:120', 'rate_limited'],
     ];
     for (const [fault, code] of cases) {
-      const error = await faulty(fault).embedQuery('x').then(() => undefined, (e: unknown) => e);
+      const error = await faulty(fault)
+        .embedQuery('x')
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(isLitmPackError(error, code as never), `${fault}: ${String(error)}`).toBe(true);
     }
-    const unknownModel = await new OpenAICompatibleEmbeddings({ url: `${base}/v1`, model: 'text-embedding-3-small' })
-      .embedQuery('x')
-      .then(() => undefined, (e: unknown) => e);
+    const unknownModel = await new OpenAICompatibleEmbeddings({ url: `${base}/v1`, model: 'text-embedding-3-small' }).embedQuery('x').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isLitmPackError(unknownModel, 'bad_request')).toBe(true);
     expect(String(unknownModel)).toContain('is model "text-embedding-3-small" served there?');
   });
@@ -82,9 +88,13 @@ describe('the CLI with --embeddings', () => {
     expect((await readSaved(join(store, 'store.json'))).header).toMatchObject({ embeddingModel: MODEL, dimension: 384 });
 
     // The environment works as the flags do.
-    const bundle = await runCli(['bundle', 'Why put the best passage first and the second best last?', '--store', store, '--mode', 'hybrid', '--json'], undefined, {
-      env: { LITM_EMBEDDINGS_URL: `${base}/v1`, LITM_EMBEDDINGS_MODEL: MODEL },
-    });
+    const bundle = await runCli(
+      ['bundle', 'Why put the best passage first and the second best last?', '--store', store, '--mode', 'hybrid', '--json'],
+      undefined,
+      {
+        env: { LITM_EMBEDDINGS_URL: `${base}/v1`, LITM_EMBEDDINGS_MODEL: MODEL },
+      },
+    );
     expect(bundle.stderr).toBe('');
     const pack = PackSchema.parse(JSON.parse(bundle.stdout));
     expect(['strong', 'partial']).toContain(pack.coverage.confidence);
@@ -92,9 +102,20 @@ describe('the CLI with --embeddings', () => {
   });
 
   it('refuses a query embedder of another model (exit 3), and says when the vectors go unused', async () => {
-    const other = await runCli(['bundle', 'refunds', '--store', store, '--embeddings', `${base}/v1`, '--embed-model', `sentence-transformers/${MODEL}`]);
+    const other = await runCli([
+      'bundle',
+      'refunds',
+      '--store',
+      store,
+      '--embeddings',
+      `${base}/v1`,
+      '--embed-model',
+      `sentence-transformers/${MODEL}`,
+    ]);
     expect(other.code).toBe(3);
-    expect(other.stderr).toContain(`made by the embedding model "${MODEL}" (dimension 384); these embeddings use "sentence-transformers/${MODEL}"`);
+    expect(other.stderr).toContain(
+      `made by the embedding model "${MODEL}" (dimension 384); these embeddings use "sentence-transformers/${MODEL}"`,
+    );
 
     const without = await runCli(['bundle', 'refunds', '--store', store, '--json'], undefined, {
       env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined },

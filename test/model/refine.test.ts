@@ -3,7 +3,15 @@ import { CohereRerank as LlamaIndexCohereRerank } from '@llamaindex/cohere';
 import { TextNode } from '@llamaindex/core/schema';
 import { CohereClient } from 'cohere-ai';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { type LitmPackErrorCode, HttpReranker, RerankStageSchema, splitSentences, assembleBriefing, MemoryHybridStore, type EmbeddingsLike } from '../../src/index.js';
+import {
+  type LitmPackErrorCode,
+  HttpReranker,
+  RerankStageSchema,
+  splitSentences,
+  assembleBriefing,
+  MemoryHybridStore,
+  type EmbeddingsLike,
+} from '../../src/index.js';
 import { BriefingPackRetriever, BundleRetriever, CompressorReranker, LitmCompressor } from '../../src/langchain/index.js';
 import { BundleRetriever as LlamaBundleRetriever, LitmPostprocessor, PostprocessorReranker } from '../../src/llamaindex/index.js';
 import { rerankCandidates } from '../../src/refine/index.js';
@@ -91,17 +99,23 @@ describe('HttpReranker against the model server (real all-MiniLM-L6-v2 scores)',
   });
 });
 
-describe('reranker adapters over the frameworks\' real CohereRerank classes', () => {
-  it('LangChain CohereRerank (a compressor setting relevanceScore) gives the model\'s scores; its topN bounds the pool', async () => {
+describe("reranker adapters over the frameworks' real CohereRerank classes", () => {
+  it("LangChain CohereRerank (a compressor setting relevanceScore) gives the model's scores; its topN bounds the pool", async () => {
     const client = new CohereClient({ token: 'test', environment: base });
-    const all = await new CompressorReranker(new LangChainCohereRerank({ client, model: 'all-MiniLM-L6-v2', topN: texts.length })).rerank(query, texts);
+    const all = await new CompressorReranker(new LangChainCohereRerank({ client, model: 'all-MiniLM-L6-v2', topN: texts.length })).rerank(
+      query,
+      texts,
+    );
     const direct = await new HttpReranker({ url: `${base}/v1/rerank` }).rerank(query, texts);
     expect(ranked(all)).toEqual(ranked(direct));
-    const top2 = await new CompressorReranker(new LangChainCohereRerank({ client, model: 'all-MiniLM-L6-v2', topN: 2 })).rerank(query, texts);
+    const top2 = await new CompressorReranker(new LangChainCohereRerank({ client, model: 'all-MiniLM-L6-v2', topN: 2 })).rerank(
+      query,
+      texts,
+    );
     expect(top2.map((r) => r.index).sort()).toEqual([1, 3]);
   });
 
-  it('LlamaIndex CohereRerank (a node postprocessor) gives the model\'s scores', async () => {
+  it("LlamaIndex CohereRerank (a node postprocessor) gives the model's scores", async () => {
     const postprocessor = new LlamaIndexCohereRerank({ apiKey: 'test', baseUrl: base, model: 'all-MiniLM-L6-v2', topN: texts.length });
     const results = await new PostprocessorReranker(postprocessor).rerank(query, texts);
     const direct = await new HttpReranker({ url: `${base}/v1/rerank` }).rerank(query, texts);
@@ -116,13 +130,16 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     await store.addDocuments(texts.map((text, i) => ({ id: `doc-${i}.md`, text: `${text} Filler sentence number ${i} about nothing.` })));
   });
 
-  it('the reranker\'s score becomes the packing score; the retrieval score stays in metadata', async () => {
+  it("the reranker's score becomes the packing score; the retrieval score stays in metadata", async () => {
     const reranker = new HttpReranker({ url: `${base}/rerank` });
     const retriever = new BundleRetriever({ store, maxTokens: 1000, mode: 'lexical', rerank: { reranker } });
     const { documents, pack } = await retriever.retrieveWithCitations('refunds receipt days');
     const plain = await store.search({ text: 'refunds receipt days', mode: 'lexical', limit: 50 });
     expect(pack.degraded).toEqual([]);
-    const direct = await reranker.rerank('refunds receipt days', [...plain].map((c) => c.text));
+    const direct = await reranker.rerank(
+      'refunds receipt days',
+      [...plain].map((c) => c.text),
+    );
     for (const doc of documents) {
       const index = plain.findIndex((c) => c.id === doc.id);
       expect(doc.metadata.litm.score).toBeCloseTo(direct.find((r) => r.index === index)!.score, 5);
@@ -140,14 +157,24 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     ];
     for (const [headers, code, timeoutMs] of faults) {
       const reranker = new HttpReranker({ url: `${base}/rerank`, headers });
-      const retriever = new BundleRetriever({ store, maxTokens: 1000, mode: 'lexical', rerank: { reranker, ...(timeoutMs ? { timeoutMs } : {}) } });
+      const retriever = new BundleRetriever({
+        store,
+        maxTokens: 1000,
+        mode: 'lexical',
+        rerank: { reranker, ...(timeoutMs ? { timeoutMs } : {}) },
+      });
       const { documents, pack } = await retriever.retrieveWithCitations('refunds receipt days');
       expect(pack.degraded, code).toEqual([{ stage: 'rerank', code }]);
       expect(pack.items.map((i) => i.id)).toEqual(plain.pack.items.map((i) => i.id));
       for (const doc of documents) expect(doc.metadata.litm.degraded).toEqual([{ stage: 'rerank', code }]);
     }
     const refused = new HttpReranker({ url: `http://127.0.0.1:${await closedPort()}/rerank` });
-    const { pack } = await new LlamaBundleRetriever({ store, maxTokens: 1000, mode: 'lexical', rerank: { reranker: refused } }).retrieveWithCitations('refunds');
+    const { pack } = await new LlamaBundleRetriever({
+      store,
+      maxTokens: 1000,
+      mode: 'lexical',
+      rerank: { reranker: refused },
+    }).retrieveWithCitations('refunds');
     expect(pack.degraded).toEqual([{ stage: 'rerank', code: 'connection_failed' }]);
     // The caller's own abort is not a degradation.
     const controller = new AbortController();
@@ -167,7 +194,7 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     expect(documents.at(-1)?.metadata.litm.degraded).toEqual([{ stage: 'rerank', code: 'server_error' }]);
   });
 
-  it('briefings: one call to the real reranker for the prompt\'s and the cluster\'s searches; the CLI too', async () => {
+  it("briefings: one call to the real reranker for the prompt's and the cluster's searches; the CLI too", async () => {
     const clustered = new MemoryHybridStore();
     await clustered.addDocuments([
       { id: 'pinned.md', text: 'Read this page before answering any customer.' },
@@ -191,7 +218,10 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     expect(embeddings.documentCalls).toBe(1);
     expect(pack.degraded).toEqual([]);
     const reranked = candidates.filter((c) => c.sourceId !== 'pinned.md');
-    const direct = await http.rerank(query, reranked.map((c) => c.text));
+    const direct = await http.rerank(
+      query,
+      reranked.map((c) => c.text),
+    );
     reranked.forEach((c, i) => expect(c.score).toBeCloseTo(direct.find((r) => r.index === i)!.score, 5));
     expect(pack.items[0]!.sourceId).toBe('pinned.md');
     expect(pack.items.find((item) => item.sourceId === 'doc-1.md')?.rank).toBe(1); // the refunds sentence leads
@@ -200,11 +230,29 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     const { mkdir, writeFile, rm } = await import('node:fs/promises');
     await mkdir(`${dir}/docs`, { recursive: true });
     try {
-      for (const [i, text] of texts.entries()) await writeFile(`${dir}/docs/doc-${i}.md`, `---\nclusters: [${i % 2 === 0 ? 'even' : 'odd'}]\n---\n${text}\n`);
+      for (const [i, text] of texts.entries())
+        await writeFile(`${dir}/docs/doc-${i}.md`, `---\nclusters: [${i % 2 === 0 ? 'even' : 'odd'}]\n---\n${text}\n`);
       expect((await runCli(['ingest', `${dir}/docs`, '--store', `${dir}/store`, '--quiet'])).code).toBe(0);
-      const out = await runCli(['briefing', '--store', `${dir}/store`, '--prompt', query, '--clusters', 'even', '--rerank', `${base}/rerank`, '--compress', 'sentences', '--json']);
+      const out = await runCli([
+        'briefing',
+        '--store',
+        `${dir}/store`,
+        '--prompt',
+        query,
+        '--clusters',
+        'even',
+        '--rerank',
+        `${base}/rerank`,
+        '--compress',
+        'sentences',
+        '--json',
+      ]);
       expect(out.code, out.stderr).toBe(0);
-      const cli = JSON.parse(out.stdout) as { degraded: unknown[]; items: { text: string; score: number }[]; citations: { spans?: unknown[] }[] };
+      const cli = JSON.parse(out.stdout) as {
+        degraded: unknown[];
+        items: { text: string; score: number }[];
+        citations: { spans?: unknown[] }[];
+      };
       expect(cli.degraded).toEqual([]);
       expect(cli.citations.every((c) => Array.isArray(c.spans))).toBe(true);
       expect(cli.items.some((item) => item.text.startsWith('Refunds are issued within 14 days'))).toBe(true);
@@ -220,7 +268,15 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     expect(first.pack.degraded).toEqual([]);
     expect(first.pack.items.length).toBeGreaterThan(0);
     expect(embeddings.documentCalls).toBe(1);
-    const sentences = new Set(first.pack.items.length > 0 ? texts.flatMap((t, i) => splitSentences(`${t} Filler sentence number ${i} about nothing.`).map((r) => sentenceKey(`${t} Filler sentence number ${i} about nothing.`.slice(r.start, r.end)))) : []);
+    const sentences = new Set(
+      first.pack.items.length > 0
+        ? texts.flatMap((t, i) =>
+            splitSentences(`${t} Filler sentence number ${i} about nothing.`).map((r) =>
+              sentenceKey(`${t} Filler sentence number ${i} about nothing.`.slice(r.start, r.end)),
+            ),
+          )
+        : [],
+    );
     expect(embeddings.documentTexts).toBeLessThanOrEqual(sentences.size);
     await retriever.retrieveWithCitations('how long until refunds come back?');
     expect(embeddings.documentCalls).toBe(1);
@@ -230,9 +286,19 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
       [{ 'x-fault': 'delay:3000' }, 'timeout', 300],
     ] as const) {
       const failing = new ServerEmbeddings(headers);
-      const degraded = new BundleRetriever({ store, maxTokens: 1000, mode: 'lexical', compress: { mode: 'sentences', embeddings: failing, ...(timeoutMs ? { timeoutMs } : {}) } });
+      const degraded = new BundleRetriever({
+        store,
+        maxTokens: 1000,
+        mode: 'lexical',
+        compress: { mode: 'sentences', embeddings: failing, ...(timeoutMs ? { timeoutMs } : {}) },
+      });
       const { pack } = await degraded.retrieveWithCitations('refunds receipt');
-      const bm25 = await new BundleRetriever({ store, maxTokens: 1000, mode: 'lexical', compress: { mode: 'sentences' } }).retrieveWithCitations('refunds receipt');
+      const bm25 = await new BundleRetriever({
+        store,
+        maxTokens: 1000,
+        mode: 'lexical',
+        compress: { mode: 'sentences' },
+      }).retrieveWithCitations('refunds receipt');
       expect(pack.degraded).toEqual([{ stage: 'sentence-embeddings', code }]);
       expect(pack.items.map((i) => i.text)).toEqual(bm25.pack.items.map((i) => i.text));
     }
@@ -240,12 +306,18 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
 
   it('the compressor and the postprocessor rerank and select too', async () => {
     const reranker = new HttpReranker({ url: `${base}/rerank` });
-    const docs = (await store.search({ text: 'refunds', mode: 'lexical' })).map((c) => ({ pageContent: c.text, metadata: { id: c.id, score: c.score } }));
+    const docs = (await store.search({ text: 'refunds', mode: 'lexical' })).map((c) => ({
+      pageContent: c.text,
+      metadata: { id: c.id, score: c.score },
+    }));
     const compressor = new LitmCompressor({ maxTokens: 1000, rerank: { reranker }, compress: { mode: 'sentences' } });
     const { pack } = await compressor.compressWithCitations(docs, 'how long do refunds take?');
     expect(pack.items[0]?.text.startsWith('Refunds are issued within 14 days')).toBe(true);
     expect(pack.citations[0]?.spans?.length).toBeGreaterThan(0);
-    const postprocessor = new LitmPostprocessor({ maxTokens: 1000, rerank: { reranker: new HttpReranker({ url: `${base}/rerank`, headers: { 'x-fault': 'status:502' } }) } });
+    const postprocessor = new LitmPostprocessor({
+      maxTokens: 1000,
+      rerank: { reranker: new HttpReranker({ url: `${base}/rerank`, headers: { 'x-fault': 'status:502' } }) },
+    });
     const nodes = docs.map((d) => ({ node: new TextNode({ id_: String(d.metadata.id), text: d.pageContent }), score: d.metadata.score }));
     const processed = await postprocessor.postprocessWithCitations(nodes, 'refunds');
     expect(processed.pack.degraded).toEqual([{ stage: 'rerank', code: 'server_error' }]);
@@ -260,13 +332,30 @@ describe('rerank and sentence selection in the pipeline, and their failures', ()
     try {
       for (const [i, text] of texts.entries()) await writeFile(`${docsDir}/doc-${i}.md`, `${text}\n`);
       expect((await runCli(['ingest', docsDir, '--store', `${dir}/store`, '--quiet'])).code).toBe(0);
-      const ok = await runCli(['bundle', 'refunds receipt', '--store', `${dir}/store`, '--rerank', `${base}/rerank`, '--compress', 'sentences', '--json']);
+      const ok = await runCli([
+        'bundle',
+        'refunds receipt',
+        '--store',
+        `${dir}/store`,
+        '--rerank',
+        `${base}/rerank`,
+        '--compress',
+        'sentences',
+        '--json',
+      ]);
       expect(ok.code, ok.stderr).toBe(0);
       const pack = JSON.parse(ok.stdout) as { degraded: unknown[]; citations: { spans?: unknown[] }[] };
       expect(pack.degraded).toEqual([]);
       expect(pack.citations.every((c) => Array.isArray(c.spans))).toBe(true);
       const port = await closedPort();
-      const degraded = await runCli(['bundle', 'refunds receipt', '--store', `${dir}/store`, '--rerank', `http://127.0.0.1:${port}/rerank`]);
+      const degraded = await runCli([
+        'bundle',
+        'refunds receipt',
+        '--store',
+        `${dir}/store`,
+        '--rerank',
+        `http://127.0.0.1:${port}/rerank`,
+      ]);
       expect(degraded.code, degraded.stderr).toBe(0);
       expect(degraded.stdout).toContain('Degraded: rerank (connection_failed)');
     } finally {

@@ -35,7 +35,7 @@ async function mcpClient(server: RunningServer): Promise<Client> {
 const QUERY = 'how long until my refund arrives';
 
 describe('a server with a real reranker', () => {
-  it('reranks every bundle: the reranker\'s scores, the pipeline\'s bytes, on REST and MCP alike', async () => {
+  it("reranks every bundle: the reranker's scores, the pipeline's bytes, on REST and MCP alike", async () => {
     const rerank = { reranker: new HttpReranker({ url: `${base}/rerank` }), topN: 50 };
     const server = await startServer({ store, rateLimit: false, rerank });
     const client = await mcpClient(server);
@@ -45,9 +45,16 @@ describe('a server with a real reranker', () => {
       expect(pack.degraded).toEqual([]);
       expect(rest).toBe(toCanonicalJson(await pipelineBundle(store, QUERY, { budget: 300, rerank })));
       // The packing score is the model's: the same scores the reranker gives these texts directly.
-      const direct = await new HttpReranker({ url: `${base}/rerank` }).rerank(QUERY, pack.items.map((item) => item.text));
-      expect(pack.items.map((item) => item.score)).toEqual(direct.sort((a, b) => a.index - b.index).map((r): unknown => expect.closeTo(r.score, 6)));
-      const plain = PackSchema.parse(await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(QUERY)}&budget=300&rerank=false`)).json());
+      const direct = await new HttpReranker({ url: `${base}/rerank` }).rerank(
+        QUERY,
+        pack.items.map((item) => item.text),
+      );
+      expect(pack.items.map((item) => item.score)).toEqual(
+        direct.sort((a, b) => a.index - b.index).map((r): unknown => expect.closeTo(r.score, 6)),
+      );
+      const plain = PackSchema.parse(
+        await (await fetch(`${server.url}/api/bundle?q=${encodeURIComponent(QUERY)}&budget=300&rerank=false`)).json(),
+      );
       expect(plain.items.map((item) => item.score)).not.toEqual(pack.items.map((item) => item.score));
       const mcp = (await client.callTool({ name: 'assemble_bundle', arguments: { query: QUERY, budget: 300 } })) as CallToolResult;
       expect(toCanonicalJson(PackSchema.parse(mcp.structuredContent))).toBe(rest);
@@ -85,15 +92,19 @@ describe('a server with a real reranker', () => {
 });
 
 describe('a server with real sentence embeddings', () => {
-  it('blends sentence vectors into selection: the pipeline\'s bytes with the same embeddings', async () => {
+  it("blends sentence vectors into selection: the pipeline's bytes with the same embeddings", async () => {
     const embeddings = new OpenAICompatibleEmbeddings({ url: `${base}/v1`, model: 'all-MiniLM-L6-v2' });
     const server = await startServer({ store, rateLimit: false, embeddings });
     try {
-      const response = await fetch(`${server.url}/api/bundle?q=${encodeURIComponent('what does express shipping cost')}&budget=300&compress=sentences`);
+      const response = await fetch(
+        `${server.url}/api/bundle?q=${encodeURIComponent('what does express shipping cost')}&budget=300&compress=sentences`,
+      );
       expect(response.status).toBe(200);
       const body = await response.text();
       expect(PackSchema.parse(JSON.parse(body)).degraded).toEqual([]);
-      expect(body).toBe(toCanonicalJson(await pipelineBundle(store, 'what does express shipping cost', { budget: 300, compress: true, embeddings })));
+      expect(body).toBe(
+        toCanonicalJson(await pipelineBundle(store, 'what does express shipping cost', { budget: 300, compress: true, embeddings })),
+      );
     } finally {
       await server.close();
     }
@@ -101,8 +112,22 @@ describe('a server with real sentence embeddings', () => {
 });
 
 describe('litm-pack serve --rerank-url', () => {
-  it('reranks with the flags\' reranker (protocol from the URL, top N), as the pipeline does with the same stage', async () => {
-    const serve = await spawnServe(['--store', work, '--port', '0', '--no-rate-limits', '--log', '/dev/null', '--rerank-url', `${base}/v1/rerank`, '--rerank-top-n', '3', '--rerank-timeout', '20000']);
+  it("reranks with the flags' reranker (protocol from the URL, top N), as the pipeline does with the same stage", async () => {
+    const serve = await spawnServe([
+      '--store',
+      work,
+      '--port',
+      '0',
+      '--no-rate-limits',
+      '--log',
+      '/dev/null',
+      '--rerank-url',
+      `${base}/v1/rerank`,
+      '--rerank-top-n',
+      '3',
+      '--rerank-timeout',
+      '20000',
+    ]);
     const { url } = serve;
     try {
       expect(serve.stderr()).toContain(`reranking with ${base}/v1/rerank`);

@@ -8,7 +8,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return { status: response.status, headers: response.headers, json: (await response.json()) };
+  return { status: response.status, headers: response.headers, json: await response.json() };
 }
 
 // The providers' tests rely on this server answering with a real model: check that once, here.

@@ -14,7 +14,6 @@ afterAll(async () => {
   for (const name of [collection, `${alias}_v1`, `${alias}_v2`]) await admin.deleteCollection(name).catch(() => undefined);
 });
 
-
 describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', () => {
   it('ingests into a collection it creates, idempotently, and packs from it', async () => {
     const first = await cli(['ingest', 'examples/corpus', '--store', store, '--quiet']);
@@ -43,7 +42,11 @@ describe('the CLI on a Qdrant store (--store qdrant://host:port/collection)', ()
     const spec = `qdrant://${url.host}/${alias}`;
     const first = await cli(['ingest', 'examples/corpus', '--store', spec, '--reindex', '--quiet']);
     expect(first.stderr).toBe('');
-    expect(first.stdout).toMatch(new RegExp(`^Reindexed \\d+ files into ${alias}_v1: [1-9]\\d* chunks, point count and \\d+ sample queries checked; alias ${alias} now points at ${alias}_v1\\.\n$`));
+    expect(first.stdout).toMatch(
+      new RegExp(
+        `^Reindexed \\d+ files into ${alias}_v1: [1-9]\\d* chunks, point count and \\d+ sample queries checked; alias ${alias} now points at ${alias}_v1\\.\n$`,
+      ),
+    );
     const second = await cli(['ingest', 'examples/corpus', '--store', spec, '--reindex', '--alias', alias, '--quiet']);
     expect(second.stdout).toMatch(new RegExp(`into ${alias}_v2: .*; it pointed at ${alias}_v1, now dropped\\.`));
     expect((await admin.getAliases()).aliases).toContainEqual({ alias_name: alias, collection_name: `${alias}_v2` });
@@ -70,13 +73,35 @@ describe('the CLI on a Qdrant store: the mixed corpus', () => {
 
   it('ingests every kind, and a bundle cites a PDF page, code lines, an e-mail and a transcript time', async () => {
     const target = `qdrant://${url.host}/${mixed}`;
-    const ingest = await cli(['ingest', 'examples/mixed', '--store', target, '--quiet', '--id-field', 'key', '--text-field', 'description', '--title-field', 'summary']);
+    const ingest = await cli([
+      'ingest',
+      'examples/mixed',
+      '--store',
+      target,
+      '--quiet',
+      '--id-field',
+      'key',
+      '--text-field',
+      'description',
+      '--title-field',
+      'summary',
+    ]);
     expect(ingest.stderr).toBe('');
     expect(ingest.stdout).toMatch(/^Ingested 12 files \(16 sources\) into /u);
-    const bundle = await cli(['bundle', 'how are refund webhook retries spaced out, with backoff and jitter?', '--store', target, '--budget', '1200', '--json']);
+    const bundle = await cli([
+      'bundle',
+      'how are refund webhook retries spaced out, with backoff and jitter?',
+      '--store',
+      target,
+      '--budget',
+      '1200',
+      '--json',
+    ]);
     expect(bundle.stderr).toBe('');
     const pack = PackSchema.parse(JSON.parse(bundle.stdout));
-    const kinds = pack.citations.map((c) => (c.locator?.page ? 'page' : c.locator?.lines ? 'lines' : c.locator?.time ? 'time' : c.sourceId.includes('.mbox/') ? 'email' : 'other'));
+    const kinds = pack.citations.map((c) =>
+      c.locator?.page ? 'page' : c.locator?.lines ? 'lines' : c.locator?.time ? 'time' : c.sourceId.includes('.mbox/') ? 'email' : 'other',
+    );
     for (const kind of ['page', 'lines', 'time', 'email']) expect(kinds).toContain(kind);
   });
 });

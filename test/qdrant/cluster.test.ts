@@ -72,7 +72,9 @@ describe('consistency and ordering', () => {
     expect(new Set(reads.map((r) => r.path.replace(/^\/collections\/[^/]+/, '')))).toEqual(
       new Set(['/points/scroll', '/points/query', '/points/query/batch', '/facet']),
     );
-    expect(new Set(writes.map((r) => r.path.replace(/^\/collections\/[^/]+/, '')))).toEqual(new Set(['/index', '/points', '/points/delete']));
+    expect(new Set(writes.map((r) => r.path.replace(/^\/collections\/[^/]+/, '')))).toEqual(
+      new Set(['/index', '/points', '/points/delete']),
+    );
     for (const r of reads) expect(r.query.get('consistency'), `${r.method} ${r.path}`).toBe('majority');
     for (const r of writes) expect(r.query.get('ordering'), `${r.method} ${r.path}`).toBe('strong');
     for (const r of writes) expect(r.query.get('wait'), `${r.method} ${r.path}`).toBe('true');
@@ -108,7 +110,14 @@ describe('sharding and replication settings', () => {
   it('are sent when the collection is created, read back, and a different setting is config_mismatch', async () => {
     const name = collectionName('replicas');
     const { sent } = spyRequests();
-    const store = new QdrantHybridStore({ url, collection: name, vectorSize: 8, shardNumber: 2, replicationFactor: 2, writeConsistencyFactor: 2 });
+    const store = new QdrantHybridStore({
+      url,
+      collection: name,
+      vectorSize: 8,
+      shardNumber: 2,
+      replicationFactor: 2,
+      writeConsistencyFactor: 2,
+    });
     await store.ensureCollection();
     const create = sent().find((r) => r.method === 'PUT' && r.path === `/collections/${name}`)!;
     expect(create.body).toMatchObject({ shard_number: 2, replication_factor: 2, write_consistency_factor: 2 });
@@ -116,18 +125,30 @@ describe('sharding and replication settings', () => {
     vi.restoreAllMocks();
     const info = await admin.getCollection(name);
     expect(info.config.params).toMatchObject({ shard_number: 2, replication_factor: 2, write_consistency_factor: 2 });
-    await expect(new QdrantHybridStore({ url, collection: name, vectorSize: 8, replicationFactor: 2 }).ensureCollection()).resolves.toBeDefined();
-    const error = await failure(new QdrantHybridStore({ url, collection: name, vectorSize: 8, replicationFactor: 3 }).ensureCollection(), 'config_mismatch');
+    await expect(
+      new QdrantHybridStore({ url, collection: name, vectorSize: 8, replicationFactor: 2 }).ensureCollection(),
+    ).resolves.toBeDefined();
+    const error = await failure(
+      new QdrantHybridStore({ url, collection: name, vectorSize: 8, replicationFactor: 3 }).ensureCollection(),
+      'config_mismatch',
+    );
     expect(error.message).toMatch(/replication_factor is 2, this store asks for 3/);
-    const shards = await failure(new QdrantHybridStore({ url, collection: name, vectorSize: 8, shardNumber: 4, writeConsistencyFactor: 1 }).ensureCollection(), 'config_mismatch');
+    const shards = await failure(
+      new QdrantHybridStore({ url, collection: name, vectorSize: 8, shardNumber: 4, writeConsistencyFactor: 1 }).ensureCollection(),
+      'config_mismatch',
+    );
     expect(shards.message).toMatch(/shard_number is 2, this store asks for 4/);
     expect(shards.message).toMatch(/write_consistency_factor is 2, this store asks for 1/);
   });
 
   it('refuses settings that cannot work before any request', () => {
-    expect(() => new QdrantHybridStore({ url, collection: 'x', replicationFactor: 1, writeConsistencyFactor: 2 })).toThrow(/cannot exceed replicationFactor/);
+    expect(() => new QdrantHybridStore({ url, collection: 'x', replicationFactor: 1, writeConsistencyFactor: 2 })).toThrow(
+      /cannot exceed replicationFactor/,
+    );
     expect(() => new QdrantHybridStore({ url, collection: 'x', tenant: 'acme' })).toThrow(/tenant needs tenancy/);
-    expect(() => new QdrantHybridStore({ url, collection: 'x', tenancy: 'payload', payloadPreset: 'langchain-js' })).toThrow(/tenancy applies/);
+    expect(() => new QdrantHybridStore({ url, collection: 'x', tenancy: 'payload', payloadPreset: 'langchain-js' })).toThrow(
+      /tenancy applies/,
+    );
   });
 });
 
@@ -139,7 +160,12 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
 
   beforeAll(async () => {
     if (!available()) return;
-    const options: QdrantHybridStoreOptions = { url, collection: collectionName(`tenants-${tenancy}`), embeddings: new FakeEmbeddings({ dimension: 16 }), tenancy };
+    const options: QdrantHybridStoreOptions = {
+      url,
+      collection: collectionName(`tenants-${tenancy}`),
+      embeddings: new FakeEmbeddings({ dimension: 16 }),
+      tenancy,
+    };
     admin_ = new QdrantHybridStore(options);
     await admin_.ensureCollection();
     acme = admin_.forTenant('acme');
@@ -151,11 +177,17 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
 
   it('each tenant sees only its own chunks, by every path; the same source id is two sources', async (ctx) => {
     if (!available()) ctx.skip(); // a standalone server: reported as skipped, not passed
-    for (const [store, name] of [[acme, 'Acme'], [globex, 'Globex']] as const) {
+    for (const [store, name] of [
+      [acme, 'Acme'],
+      [globex, 'Globex'],
+    ] as const) {
       for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
         const found = await store.search({ text: 'refunds receipt days', mode, limit: 20 });
         expect(found.length, `${name} ${mode}`).toBeGreaterThan(0);
-        expect(found.every((c) => !c.text.includes(name === 'Acme' ? 'Globex' : 'Acme')), `${name} ${mode}`).toBe(true);
+        expect(
+          found.every((c) => !c.text.includes(name === 'Acme' ? 'Globex' : 'Acme')),
+          `${name} ${mode}`,
+        ).toBe(true);
       }
       const chunks = await store.getChunks({ sourceIds: ['policy.md'] });
       expect(chunks.map((c) => c.text).join(' ')).toContain(name);
@@ -174,7 +206,11 @@ function tenancyContract(tenancy: 'shard-key' | 'payload', available: () => bool
 
   it('principals still filter inside a tenant', async (ctx) => {
     if (!available()) ctx.skip(); // a standalone server: reported as skipped, not passed
-    expect((await acme.search({ text: 'parental leave weeks', mode: 'lexical', principals: ['sales'] })).some((c) => c.sourceId === 'handbook.md')).toBe(false);
+    expect(
+      (await acme.search({ text: 'parental leave weeks', mode: 'lexical', principals: ['sales'] })).some(
+        (c) => c.sourceId === 'handbook.md',
+      ),
+    ).toBe(false);
     expect((await acme.search({ text: 'parental leave weeks', mode: 'lexical', principals: ['hr'] }))[0]!.sourceId).toBe('handbook.md');
     expect(await acme.getChunks({ sourceIds: ['handbook.md'], principals: ['sales'] })).toEqual([]);
   });
@@ -222,10 +258,13 @@ describe('tenants on a payload index (is_tenant)', () => {
     expect(chunk).not.toHaveProperty('tenant');
   });
 
-  it('shares IDF across tenants: another tenant\'s documents move this tenant\'s BM25 scores', async () => {
+  it("shares IDF across tenants: another tenant's documents move this tenant's BM25 scores", async () => {
     const store = new QdrantHybridStore({ url, collection: collectionName('payload-idf'), vectorSize: 8, tenancy: 'payload', tenant: 'a' });
     await store.ensureCollection();
-    await store.addDocuments([{ id: 'x.md', text: 'Refunds take fourteen days.' }, { id: 'y.md', text: 'Receipts are kept.' }]);
+    await store.addDocuments([
+      { id: 'x.md', text: 'Refunds take fourteen days.' },
+      { id: 'y.md', text: 'Receipts are kept.' },
+    ]);
     const before = (await store.search({ text: 'refunds', mode: 'lexical' }))[0]!.score;
     await store.forTenant('b').addDocuments(Array.from({ length: 6 }, (_, i) => ({ id: `b${i}.md`, text: `Refunds policy number ${i}.` })));
     const after = (await store.search({ text: 'refunds', mode: 'lexical' }))[0]!.score;
@@ -269,11 +308,14 @@ describe('tenants on user-defined shard keys', () => {
     expect((await admin.getCollection(name)).config.params).toMatchObject({ sharding_method: 'custom' });
   });
 
-  it('keeps IDF per tenant: another tenant\'s documents do not move this tenant\'s BM25 scores', async (ctx) => {
+  it("keeps IDF per tenant: another tenant's documents do not move this tenant's BM25 scores", async (ctx) => {
     if (!clusterMode) ctx.skip(); // a standalone server: reported as skipped, not passed
     const store = new QdrantHybridStore({ url, collection: collectionName('shard-idf'), vectorSize: 8, tenancy: 'shard-key', tenant: 'a' });
     await store.ensureCollection();
-    await store.addDocuments([{ id: 'x.md', text: 'Refunds take fourteen days.' }, { id: 'y.md', text: 'Receipts are kept.' }]);
+    await store.addDocuments([
+      { id: 'x.md', text: 'Refunds take fourteen days.' },
+      { id: 'y.md', text: 'Receipts are kept.' },
+    ]);
     const before = (await store.search({ text: 'refunds', mode: 'lexical' }))[0]!.score;
     const other = store.forTenant('b');
     await other.ensureCollection();
@@ -282,10 +324,13 @@ describe('tenants on user-defined shard keys', () => {
     expect(after).toBe(before);
   });
 
-  it('a collection\'s sharding method must match the tenancy', async () => {
+  it("a collection's sharding method must match the tenancy", async () => {
     const auto = collectionName('auto');
     await new QdrantHybridStore({ url, collection: auto, vectorSize: 8 }).ensureCollection();
-    const error = await failure(new QdrantHybridStore({ url, collection: auto, vectorSize: 8, tenancy: 'shard-key', tenant: 'a' }).ensureCollection(), 'config_mismatch');
+    const error = await failure(
+      new QdrantHybridStore({ url, collection: auto, vectorSize: 8, tenancy: 'shard-key', tenant: 'a' }).ensureCollection(),
+      'config_mismatch',
+    );
     expect(error.message).toMatch(/automatic sharding and tenancy "shard-key" needs sharding_method "custom"/);
     if (!clusterMode) return;
     const custom = collectionName('custom');

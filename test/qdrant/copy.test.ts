@@ -17,11 +17,38 @@ const names = collectionNames('copy');
 
 // Lengths differ between chunks sharing a query term, so BM25 never ties (Qdrant leaves ties in engine order).
 const corpus: IngestDocument[] = [
-  { id: 'billing/refunds.md', version: 'v2', title: 'Refunds', clusters: ['billing'], kind: 'insight', text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.' },
-  { id: 'billing/invoices.md', clusters: ['billing', 'finance'], metadata: { team: { name: 'ledger' }, lang: 'en' }, text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a small fee.' },
-  { id: 'hr/leave.md', acl: ['hr'], kind: 'segment', timestamp: '2024-02-01T00:00:00Z', text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days; refunds of unused days are paid in March.' },
-  { id: 'finance/budget.md', acl: ['finance', 'board'], clusters: ['finance'], text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need the approval of two managers.' },
-  { id: 'ops/oncall.md', url: 'https://example.test/oncall', text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, never to the on-call engineer.' },
+  {
+    id: 'billing/refunds.md',
+    version: 'v2',
+    title: 'Refunds',
+    clusters: ['billing'],
+    kind: 'insight',
+    text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.',
+  },
+  {
+    id: 'billing/invoices.md',
+    clusters: ['billing', 'finance'],
+    metadata: { team: { name: 'ledger' }, lang: 'en' },
+    text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a small fee.',
+  },
+  {
+    id: 'hr/leave.md',
+    acl: ['hr'],
+    kind: 'segment',
+    timestamp: '2024-02-01T00:00:00Z',
+    text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days; refunds of unused days are paid in March.',
+  },
+  {
+    id: 'finance/budget.md',
+    acl: ['finance', 'board'],
+    clusters: ['finance'],
+    text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need the approval of two managers.',
+  },
+  {
+    id: 'ops/oncall.md',
+    url: 'https://example.test/oncall',
+    text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, never to the on-call engineer.',
+  },
 ];
 
 let dir: string;
@@ -44,7 +71,11 @@ function readerOf(collection: string): QdrantHybridStore {
  * 1e-7), nor what hashes or grades them.
  */
 function withoutScores(pack: ReturnType<typeof packBundle>): unknown {
-  return JSON.parse(JSON.stringify(pack, (key, value: unknown) => (/score|similarity/i.test(key) || key === 'packHash' || key === 'confidence' ? undefined : value))) as unknown;
+  return JSON.parse(
+    JSON.stringify(pack, (key, value: unknown) =>
+      /score|similarity/i.test(key) || key === 'packHash' || key === 'confidence' ? undefined : value,
+    ),
+  ) as unknown;
 }
 
 beforeAll(async () => {
@@ -56,7 +87,8 @@ beforeAll(async () => {
 
 const requests: SearchRequest[] = [];
 for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
-  for (const principals of [[], ['hr'], ['finance', 'hr']]) requests.push({ text: 'refunds invoices budget leave', mode, limit: 8, principals });
+  for (const principals of [[], ['hr'], ['finance', 'hr']])
+    requests.push({ text: 'refunds invoices budget leave', mode, limit: 8, principals });
 }
 
 describe('copyToQdrant', () => {
@@ -64,7 +96,14 @@ describe('copyToQdrant', () => {
     const collection = names('same');
     const progress: CopyProgress[] = [];
     const result = await copyToQdrant({ from: file, to: { url, collection }, batchSize: 4, onProgress: (p) => progress.push(p) });
-    expect(result).toMatchObject({ collection, sources: corpus.length, chunks: memory.size, written: memory.size, unchanged: 0, removed: 0 });
+    expect(result).toMatchObject({
+      collection,
+      sources: corpus.length,
+      chunks: memory.size,
+      written: memory.size,
+      unchanged: 0,
+      removed: 0,
+    });
     expect(progress.at(-1)).toEqual({ phase: 'copy', done: memory.size, total: memory.size });
     expect(progress.filter((p) => p.phase === 'copy').map((p) => p.done)).toEqual([...new Set(progress.map((p) => p.done))]);
 
@@ -78,7 +117,10 @@ describe('copyToQdrant', () => {
     for (const request of requests) {
       const label = JSON.stringify(request);
       const [fromMemory, fromQdrant] = [await memory.search(request), await qdrant.search(request)];
-      expect(fromQdrant.map((c) => c.id), label).toEqual(fromMemory.map((c) => c.id));
+      expect(
+        fromQdrant.map((c) => c.id),
+        label,
+      ).toEqual(fromMemory.map((c) => c.id));
       fromQdrant.forEach((c, i) => expect(Math.abs(c.score - fromMemory[i]!.score), label).toBeLessThanOrEqual(1e-5));
       const packs = [fromMemory, fromQdrant].map((candidates) => packBundle({ query: request.text, candidates, maxTokens: 120 }));
       expect(withoutScores(packs[1]!), label).toEqual(withoutScores(packs[0]!));
@@ -123,7 +165,10 @@ describe('copyToQdrant', () => {
 
     // The store changes: one source gets a new version with fewer chunks, one is removed. The copy follows the
     // changed source; the removed source's points stay (the copy only answers for the sources the store has).
-    const changed = await memoryStore([...corpus.filter((d) => d.id !== 'ops/oncall.md' && d.id !== 'billing/refunds.md'), { ...corpus[0]!, version: 'v3', text: '# Refunds\n\nRefunds take ten days now.' }]);
+    const changed = await memoryStore([
+      ...corpus.filter((d) => d.id !== 'ops/oncall.md' && d.id !== 'billing/refunds.md'),
+      { ...corpus[0]!, version: 'v3', text: '# Refunds\n\nRefunds take ten days now.' },
+    ]);
     const changedFile = join(dir, 'changed.json');
     await changed.save(changedFile);
     const followed = await copyToQdrant({ from: changedFile, to: { url, collection } });
@@ -131,7 +176,9 @@ describe('copyToQdrant', () => {
     expect(followed.removed).toBe(oldRefunds);
     expect(followed.written).toBe(1);
     const qdrant = readerOf(collection);
-    expect(await qdrant.getChunks({ sourceIds: ['billing/refunds.md'] })).toEqual(await changed.getChunks({ sourceIds: ['billing/refunds.md'] }));
+    expect(await qdrant.getChunks({ sourceIds: ['billing/refunds.md'] })).toEqual(
+      await changed.getChunks({ sourceIds: ['billing/refunds.md'] }),
+    );
     expect((await qdrant.getChunks({ sourceIds: ['ops/oncall.md'] })).length).toBeGreaterThan(0);
   });
 
@@ -150,12 +197,16 @@ describe('litm-pack copy', () => {
     const first = await runCli(['copy', '--from', dir, '--to', target]);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(first.stdout).toBe(`Copied ${memory.size} chunks of ${corpus.length} sources from ${file} to ${target}: ${memory.size} written, 0 already there, 0 no longer in the store removed.\n`);
+    expect(first.stdout).toBe(
+      `Copied ${memory.size} chunks of ${corpus.length} sources from ${file} to ${target}: ${memory.size} written, 0 already there, 0 no longer in the store removed.\n`,
+    );
     const second = await runCli(['copy', '--from', file, '--to', target, '--quiet']);
     expect(second.stdout).toContain(`0 written, ${memory.size} already there`);
     const bad = await runCli(['copy', '--from', dir, '--to', 'http://localhost:6333/docs']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--to http:\/\/localhost:6333\/docs is a web address; a Qdrant collection is named qdrant:\/\/localhost:6333\/docs/);
+    expect(bad.stderr).toMatch(
+      /--to http:\/\/localhost:6333\/docs is a web address; a Qdrant collection is named qdrant:\/\/localhost:6333\/docs/,
+    );
     const local = await runCli(['copy', '--from', dir, '--to', join(dir, 'elsewhere')]);
     expect(local.code).toBe(2);
     expect(local.stderr).toMatch(/--to must be a Qdrant collection, e\.g\. qdrant:\/\/localhost:6333\/docs/);

@@ -27,14 +27,22 @@ describe('QdrantHybridStore: no principals means anonymous', () => {
     expect(readsRestricted(briefing.pack.items.map((i) => i.text))).toBe(false);
     expect(briefing.pack.briefing?.missingPins).toEqual(['hr/salaries.md']);
     expect(readsRestricted((await new LangChainBundle({ store, mode: 'lexical' }).invoke(QUERY)).map((d) => d.pageContent))).toBe(false);
-    expect(readsRestricted((await new LlamaIndexBundle({ store, mode: 'lexical' }).retrieveWithCitations(QUERY)).pack.items.map((i) => i.text))).toBe(false);
+    expect(
+      readsRestricted((await new LlamaIndexBundle({ store, mode: 'lexical' }).retrieveWithCitations(QUERY)).pack.items.map((i) => i.text)),
+    ).toBe(false);
     await failure(readSource(store, 'litm://sources/hr%2Fsalaries.md', []), 'not_found');
     expect((await readSource(store, 'litm://sources/hr%2Fsalaries.md', ['hr'])).text).toContain(HR_MARKER);
 
     const all = await assembleBundle({ store, query: QUERY, mode: 'lexical', principals: 'all' });
     expect(readsRestricted(all.pack.items.map((i) => i.text))).toBe(true);
     const checks = await verifyCitations({ store, citations: all.pack.citations });
-    expect(checks.filter((check) => check.sourceId.startsWith('hr/') || check.sourceId.startsWith('eng/')).every((check) => check.status === 'missing')).toBe(true);
-    expect((await verifyCitations({ store, citations: all.pack.citations, principals: 'all' })).every((check) => check.status === 'current')).toBe(true);
+    expect(
+      checks
+        .filter((check) => check.sourceId.startsWith('hr/') || check.sourceId.startsWith('eng/'))
+        .every((check) => check.status === 'missing'),
+    ).toBe(true);
+    expect(
+      (await verifyCitations({ store, citations: all.pack.citations, principals: 'all' })).every((check) => check.status === 'current'),
+    ).toBe(true);
   });
 });

@@ -45,7 +45,11 @@ describe('diversity (MMR): the memory store and Qdrant pick the same points', ()
     for (const text of queries) {
       for (const mode of modes) {
         for (const diversity of [0.3, 0.6, 1]) {
-          for (const extra of [{ limit: 5 }, { limit: 8, principals: ['staff'] }, { limit: 4, filter: { must_not: [{ key: 'sourceId', match: { value: 'tea-0.md' } }] } }]) {
+          for (const extra of [
+            { limit: 5 },
+            { limit: 8, principals: ['staff'] },
+            { limit: 4, filter: { must_not: [{ key: 'sourceId', match: { value: 'tea-0.md' } }] } },
+          ]) {
             const request: SearchRequest = { text, mode, diversity, ...extra };
             const label = `${mode} "${text}" diversity ${diversity} ${JSON.stringify(extra)}`;
             const fromQdrant = await qdrant.search(request);
@@ -75,7 +79,7 @@ describe('diversity (MMR): the memory store and Qdrant pick the same points', ()
     }
   });
 
-  it('keeps the mode\'s own score (BM25, fused) and reports the dense cosine as similarity', async () => {
+  it("keeps the mode's own score (BM25, fused) and reports the dense cosine as similarity", async () => {
     for (const mode of ['lexical', 'hybrid'] as const) {
       const plain = await qdrant.search({ text: 'topic-music guide', mode, limit: 25 });
       const diverse = await qdrant.search({ text: 'topic-music guide', mode, limit: 5, diversity: 0.5 });
@@ -93,7 +97,13 @@ describe('diversity inside a tenant', () => {
     it(`tenancy "${tenancy}": the tenant's points only, as the memory store picks them, for search and rankings`, async (ctx) => {
       const cluster = (await (await fetch(`${url}/cluster`)).json()) as { result?: { status?: string } };
       if (tenancy === 'shard-key' && cluster.result?.status !== 'enabled') ctx.skip(); // a standalone server: reported as skipped
-      const admin = new QdrantHybridStore({ url, collection: collectionNames('litm')(`diversity-${tenancy}`), embeddings: new TopicEmbeddings(), tenancy, now });
+      const admin = new QdrantHybridStore({
+        url,
+        collection: collectionNames('litm')(`diversity-${tenancy}`),
+        embeddings: new TopicEmbeddings(),
+        tenancy,
+        now,
+      });
       await admin.ensureCollection();
       const [own, other] = [admin.forTenant('acme'), admin.forTenant('globex')];
       for (const store of [own, other]) await store.ensureCollection();
@@ -111,10 +121,16 @@ describe('diversity inside a tenant', () => {
       for (const mode of ['dense', 'hybrid', 'lexical'] as const) {
         const request: SearchRequest = { text: 'topic-bread guide', mode, limit: 4, diversity: 0.6 };
         const found = await own.search(request);
-        expect(found.every((c) => !c.sourceId!.startsWith('globex-') && !c.sourceId!.startsWith('bread')), mode).toBe(true);
+        expect(
+          found.every((c) => !c.sourceId!.startsWith('globex-') && !c.sourceId!.startsWith('bread')),
+          mode,
+        ).toBe(true);
         expectSame(found, await reference.search({ ...request, filter: tenantFilter }), `${tenancy} ${mode}`);
         const rankings = await own.rankings(request);
-        expect(rankings.fused.map((e) => e.id), mode).toEqual(found.map((c) => c.id));
+        expect(
+          rankings.fused.map((e) => e.id),
+          mode,
+        ).toEqual(found.map((c) => c.id));
       }
     });
   }

@@ -124,10 +124,12 @@ describe('collections', () => {
   it('creates a collection with named dense and IDF sparse vectors and reports its config', async () => {
     const name = collectionName('config');
     expect(await client.collectionExists(name)).toEqual({ exists: false });
-    expect(await client.createCollection(name, {
-      vectors: { dense: { size: 4, distance: 'Cosine' } },
-      sparse_vectors: { text: { modifier: 'idf' } },
-    })).toBe(true);
+    expect(
+      await client.createCollection(name, {
+        vectors: { dense: { size: 4, distance: 'Cosine' } },
+        sparse_vectors: { text: { modifier: 'idf' } },
+      }),
+    ).toBe(true);
     expect(await client.collectionExists(name)).toEqual({ exists: true });
 
     const info = await client.getCollection(name);
@@ -178,10 +180,10 @@ describe('search', () => {
 
   it('counts, with and without a filter', async () => {
     expect(await client.count(name, { exact: true })).toEqual({ count: 6 });
-    expect(await client.count(name, { exact: true, filter: { must: [{ key: 'lang', match: { value: 'en' } }] } }))
-      .toEqual({ count: 3 });
-    expect(await client.count(name, { exact: true, filter: { must: [{ key: 'year', range: { gt: 2019, lt: 2022 } }] } }))
-      .toEqual({ count: 2 });
+    expect(await client.count(name, { exact: true, filter: { must: [{ key: 'lang', match: { value: 'en' } }] } })).toEqual({ count: 3 });
+    expect(await client.count(name, { exact: true, filter: { must: [{ key: 'year', range: { gt: 2019, lt: 2022 } }] } })).toEqual({
+      count: 2,
+    });
   });
 
   it('ranks by cosine similarity on the named dense vector', async () => {
@@ -203,7 +205,7 @@ describe('search', () => {
     expect(ids(points)).toEqual([1, 2]);
   });
 
-  it('scores sparse vectors with the engine\'s IDF: the rare term wins', async () => {
+  it("scores sparse vectors with the engine's IDF: the rare term wins", async () => {
     const { points } = await client.query(name, {
       query: { indices: [3, 5], values: [1, 1] },
       using: 'text',
@@ -332,11 +334,9 @@ describe('updates', () => {
 });
 
 describe('errors', () => {
-  it('rejects a body that does not match Qdrant\'s models with 400 and a format error', async () => {
+  it("rejects a body that does not match Qdrant's models with 400 and a format error", async () => {
     const name = collectionName('invalid');
-    const { status, data } = await rejection(
-      client.createCollection(name, { vectors: { size: 'four', distance: 'Cosine' } } as never),
-    );
+    const { status, data } = await rejection(client.createCollection(name, { vectors: { size: 'four', distance: 'Cosine' } } as never));
     expect(status).toBe(400);
     expect(data).toMatchObject({ status: { error: expect.stringMatching(/^Format error in JSON body: /) } });
     expect(await client.collectionExists(name)).toEqual({ exists: false });
@@ -351,7 +351,7 @@ describe('errors', () => {
     expect(notJson.status).toBe(400);
   });
 
-  it('rejects values outside Qdrant\'s limits with a validation error', async () => {
+  it("rejects values outside Qdrant's limits with a validation error", async () => {
     const name = collectionName('limits');
     await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' } });
     const zero = await raw('POST', `/collections/${name}/points/query`, { query: [1, 0], limit: 0 });
@@ -367,7 +367,7 @@ describe('errors', () => {
     expect(data).toMatchObject({ status: { error: expect.stringContaining('Vector dimension error: expected dim: 3, got 2') } });
   });
 
-  it('answers 404 in Qdrant\'s shape for an unknown collection', async () => {
+  it("answers 404 in Qdrant's shape for an unknown collection", async () => {
     const name = `engine_${run}_missing`;
     const { status, data } = await rejection(client.getCollection(name));
     expect(status).toBe(404);
@@ -384,7 +384,10 @@ describe('aliases', () => {
     const a = collectionName('alias_a');
     const b = collectionName('alias_b');
     const alias = `engine_${run}_alias`;
-    for (const [name, id] of [[a, 1], [b, 2]] as const) {
+    for (const [name, id] of [
+      [a, 1],
+      [b, 2],
+    ] as const) {
       await client.createCollection(name, { vectors: { size: 2, distance: 'Dot' } });
       await client.upsert(name, { wait: true, points: [{ id, vector: [1, 0] }] });
     }
@@ -402,8 +405,14 @@ describe('aliases', () => {
     expect(ids((await client.query(alias, { query: [1, 0] })).points)).toEqual([2]);
 
     // An alias cannot take a collection's name, nor point at a missing collection; a collection cannot take an alias's.
-    expect(await rejection(client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: b, alias_name: a } }] }))).toMatchObject({ status: 409 });
-    expect(await rejection(client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: `engine_${run}_none`, alias_name: 'x' } }] }))).toMatchObject({ status: 404 });
+    expect(
+      await rejection(client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: b, alias_name: a } }] })),
+    ).toMatchObject({ status: 409 });
+    expect(
+      await rejection(
+        client.updateCollectionAliases({ actions: [{ create_alias: { collection_name: `engine_${run}_none`, alias_name: 'x' } }] }),
+      ),
+    ).toMatchObject({ status: 404 });
     const clash = await raw('PUT', `/collections/${alias}`, { vectors: { size: 2, distance: 'Dot' } });
     expect(clash.status).toBe(400);
     expect(clash.body.status).toEqual({ error: expect.stringMatching(/Alias with the same name already exists/) });
@@ -432,7 +441,10 @@ describe('facets and collection metadata', () => {
 
   it('keeps metadata given at creation and merges a PATCH into it', async () => {
     const name = collectionName('metadata');
-    const created = await raw('PUT', `/collections/${name}`, { vectors: { size: 2, distance: 'Dot' }, metadata: { owner: 'docs', version: 1 } });
+    const created = await raw('PUT', `/collections/${name}`, {
+      vectors: { size: 2, distance: 'Dot' },
+      metadata: { owner: 'docs', version: 1 },
+    });
     expect(created.status).toBe(200);
     await client.updateCollection(name, { metadata: { version: 2, model: 'm' } });
     const info = await client.getCollection(name);

@@ -18,7 +18,11 @@ async function langchainCollection(label: string, embeddings: FakeEmbeddings): P
   await admin.createCollection(name, { vectors: { size: embeddings.dimension, distance: 'Cosine' } });
   await admin.upsert(name, {
     wait: true,
-    points: texts.map((text, i) => ({ id: randomUUID(), vector: embeddings.embed(text), payload: { content: text, metadata: { source: `doc-${i}.md` } } })),
+    points: texts.map((text, i) => ({
+      id: randomUUID(),
+      vector: embeddings.embed(text),
+      payload: { content: text, metadata: { source: `doc-${i}.md` } },
+    })),
   });
   return name;
 }
@@ -44,11 +48,16 @@ describe('a @langchain/qdrant collection', () => {
     const store = new QdrantHybridStore({ url, collection: name, embeddings });
     const error = await failure(store.search({ text: 'engine oil' }), 'config_mismatch');
     expect(error.message).toMatch(/has no dense vector "dense" \(it has dense: \(unnamed\) 16-d; sparse: none/);
-    expect(error.message).toMatch(/open it with payloadPreset "langchain-js" or "llamaindex", or with QdrantHybridStore\.fromExistingCollection\(\)/);
+    expect(error.message).toMatch(
+      /open it with payloadPreset "langchain-js" or "llamaindex", or with QdrantHybridStore\.fromExistingCollection\(\)/,
+    );
     expect(error.message).toMatch(/fromExistingCollection/);
     expect(error.message).not.toMatch(/Not existing vector name/);
     // A lexical search (nothing is read before it) gets the same explanation instead of Qdrant's words.
-    const lexical = await failure(new QdrantHybridStore({ url, collection: name }).search({ text: 'engine oil', mode: 'lexical' }), 'unsupported_mode');
+    const lexical = await failure(
+      new QdrantHybridStore({ url, collection: name }).search({ text: 'engine oil', mode: 'lexical' }),
+      'unsupported_mode',
+    );
     expect(lexical.message).toMatch(/without one/);
   });
 
@@ -64,7 +73,9 @@ describe('a @langchain/qdrant collection', () => {
     expect(rankings.mode).toBe('dense');
     expect(rankings.lexical).toBeNull();
     // The pack says the lexical arm did not run; the memory store's hybrid search reports nothing of the kind.
-    expect(searchDegradedOf(await store.search({ text: 'engine oil', limit: 2 }))).toEqual([{ stage: 'lexical', code: 'unsupported_mode' }]);
+    expect(searchDegradedOf(await store.search({ text: 'engine oil', limit: 2 }))).toEqual([
+      { stage: 'lexical', code: 'unsupported_mode' },
+    ]);
     const { pack } = await assembleBundle({ store, query: 'engine oil', maxTokens: 300 });
     expect(pack.degraded).toEqual([{ stage: 'lexical', code: 'unsupported_mode' }]);
     expect(JSON.stringify(await store.search({ text: 'engine oil', limit: 2 }))).not.toContain('unsupported_mode');
@@ -74,10 +85,21 @@ describe('a @langchain/qdrant collection', () => {
 
   it('fromExistingCollection on a collection litm-pack wrote opens it as litm, with its tenancy when given', async () => {
     const name = collectionName('own');
-    const own = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 16 }), tenancy: 'payload', tenant: 'acme' });
+    const own = new QdrantHybridStore({
+      url,
+      collection: name,
+      embeddings: new FakeEmbeddings({ dimension: 16 }),
+      tenancy: 'payload',
+      tenant: 'acme',
+    });
     await own.ensureCollection();
     await own.addDocuments([{ id: 'oil.md', text: texts[2]! }]);
-    const store = await QdrantHybridStore.fromExistingCollection({ url }, name, { embeddings: new FakeEmbeddings({ dimension: 16 }), tenancy: 'payload', tenant: 'acme', denseVectorName: undefined });
+    const store = await QdrantHybridStore.fromExistingCollection({ url }, name, {
+      embeddings: new FakeEmbeddings({ dimension: 16 }),
+      tenancy: 'payload',
+      tenant: 'acme',
+      denseVectorName: undefined,
+    });
     expect(store.toJSON()).toMatchObject({ payloadPreset: 'litm', denseVectorName: 'dense', sparseVectorName: 'bm25', tenant: 'acme' });
     expect((await store.search({ text: 'engine oil' }))[0]).toMatchObject({ sourceId: 'oil.md' });
     const empty = collectionName('empty');
@@ -98,7 +120,12 @@ describe('a @langchain/qdrant collection', () => {
 describe('an embedder of another dimension', () => {
   it('is config_mismatch naming both sizes before any query, also when the embedder names no model', async () => {
     const name = await langchainCollection('dimension', new FakeEmbeddings({ dimension: 16 }));
-    const store = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 24 }), payloadPreset: 'langchain-js' });
+    const store = new QdrantHybridStore({
+      url,
+      collection: name,
+      embeddings: new FakeEmbeddings({ dimension: 24 }),
+      payloadPreset: 'langchain-js',
+    });
     const error = await failure(store.search({ text: 'engine oil', mode: 'dense' }), 'config_mismatch');
     expect(error.message).toMatch(/dimension 24/);
     expect(error.message).toMatch(/dimension 16/);
@@ -110,14 +137,27 @@ describe('the CLI: --tenant, --acl and --preset on a qdrant:// store', () => {
   it('ingests one tenant with a default ACL; another tenant and another principal see nothing of it', async () => {
     const name = collectionName('tenants');
     const store = `qdrant://${host}/${name}`;
-    const ingest = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', store, '--tenant', 'acme', '--acl', 'support', '--quiet']);
+    const ingest = await cli([
+      'ingest',
+      'examples/corpus/hybrid-fusion.md',
+      '--store',
+      store,
+      '--tenant',
+      'acme',
+      '--acl',
+      'support',
+      '--quiet',
+    ]);
     expect(ingest.stderr).toBe('');
     expect(ingest.code).toBe(0);
     const bundle = (args: string[]) => cli(['bundle', 'reciprocal rank fusion', '--store', store, '--budget', '300', '--json', ...args]);
     const seen = await bundle(['--tenant', 'acme', '--principals', 'support']);
     expect(seen.stderr).toBe('');
     expect(PackSchema.parse(JSON.parse(seen.stdout)).citations.length).toBeGreaterThan(0);
-    for (const args of [['--tenant', 'acme'], ['--tenant', 'other', '--principals', 'support']]) {
+    for (const args of [
+      ['--tenant', 'acme'],
+      ['--tenant', 'other', '--principals', 'support'],
+    ]) {
       const unseen = await bundle(args);
       expect(PackSchema.parse(JSON.parse(unseen.stdout)).citations, args.join(' ')).toEqual([]);
     }
@@ -130,9 +170,19 @@ describe('the CLI: --tenant, --acl and --preset on a qdrant:// store', () => {
     const name = await langchainCollection('preset', new FakeEmbeddings({ dimension: 16 }));
     const unnamed = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', `qdrant://${host}/${name}`, '--quiet']);
     expect(unnamed.code).toBe(3); // config_mismatch: the collection is not what this store is configured for
-    expect(unnamed.stderr).toMatch(/has no dense vector "dense" \(it has dense: \(unnamed\) 16-d; sparse: none\): another tool wrote it; give --preset langchain-js or --preset llamaindex/);
+    expect(unnamed.stderr).toMatch(
+      /has no dense vector "dense" \(it has dense: \(unnamed\) 16-d; sparse: none\): another tool wrote it; give --preset langchain-js or --preset llamaindex/,
+    );
     expect(unnamed.stderr).not.toMatch(/denseVectorName/);
-    const wrong = await cli(['ingest', 'examples/corpus/hybrid-fusion.md', '--store', `qdrant://${host}/${name}`, '--preset', 'langchain-js', '--quiet']);
+    const wrong = await cli([
+      'ingest',
+      'examples/corpus/hybrid-fusion.md',
+      '--store',
+      `qdrant://${host}/${name}`,
+      '--preset',
+      'langchain-js',
+      '--quiet',
+    ]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/addDocuments writes litm-pack payloads; this store reads a "langchain-js" collection/);
     // Without embeddings the CLI searches BM25, which the collection has no vector for: said in the CLI's words.

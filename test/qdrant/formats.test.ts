@@ -13,24 +13,40 @@ const collectionName = collectionNames('formats');
 const MIXED = join(import.meta.dirname, '../../examples/mixed');
 
 async function mixedDocuments() {
-  return loadDocuments([MIXED], { base: MIXED, loaders: [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary' })] });
+  return loadDocuments([MIXED], {
+    base: MIXED,
+    loaders: [...defaultLoaders(), recordsLoader({ idField: 'key', textField: 'description', titleField: 'summary' })],
+  });
 }
 
-const strip = (candidates: Candidate[]) => candidates.map(({ score: _score, similarity: _similarity, indexedAt: _indexedAt, ...rest }) => rest);
+const strip = (candidates: Candidate[]) =>
+  candidates.map(({ score: _score, similarity: _similarity, indexedAt: _indexedAt, ...rest }) => rest);
 
 describe('the mixed corpus in Qdrant', () => {
   it('keeps every chunk locator and parent id in the payload, as the memory store does, and packs cite them the same way', async () => {
     const docs = await mixedDocuments();
-    const qdrant = new QdrantHybridStore({ client: new QdrantRestClient({ url }), collection: collectionName('mixed'), embeddings: new FakeEmbeddings(), now: clock() });
+    const qdrant = new QdrantHybridStore({
+      client: new QdrantRestClient({ url }),
+      collection: collectionName('mixed'),
+      embeddings: new FakeEmbeddings(),
+      now: clock(),
+    });
     await qdrant.ensureCollection();
     await qdrant.addDocuments(docs);
     const memory = new MemoryHybridStore({ embeddings: new FakeEmbeddings(), now: clock() });
     await memory.addDocuments(docs);
 
-    for (const query of ['refund webhook retries backoff jitter', 'contract renewal 24 months', 'circuit breaker record', 'rollback deploy']) {
+    for (const query of [
+      'refund webhook retries backoff jitter',
+      'contract renewal 24 months',
+      'circuit breaker record',
+      'rollback deploy',
+    ]) {
       const fromQdrant = await qdrant.search({ text: query, mode: 'lexical', limit: 8 });
       const fromMemory = await memory.search({ text: query, mode: 'lexical', limit: 8 });
-      expect(strip(fromQdrant).map((c) => [c.id, c.locator, c.parentId, c.section])).toEqual(strip(fromMemory).map((c) => [c.id, c.locator, c.parentId, c.section]));
+      expect(strip(fromQdrant).map((c) => [c.id, c.locator, c.parentId, c.section])).toEqual(
+        strip(fromMemory).map((c) => [c.id, c.locator, c.parentId, c.section]),
+      );
       const a = packBundle({ query, candidates: fromQdrant, maxTokens: 800 });
       const b = packBundle({ query, candidates: fromMemory, maxTokens: 800 });
       expect(a.context).toBe(b.context);

@@ -41,4 +41,3 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('qdrantUrl', `http://127.0.0.1:${engine.port}`);
   return () => engine.stop();
 }
-

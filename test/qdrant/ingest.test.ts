@@ -68,7 +68,9 @@ describe('batched ingest', () => {
     expect(calls.filter((c) => c !== 'scroll')).toEqual([]);
 
     // New versions of documents in different batches: replaced, stale chunks deleted once per batch.
-    const v2 = corpus.map((doc, i) => (i % 4 === 0 ? { ...doc, version: '2', text: `# Note ${i}\n\nOnly a short new text for ${i}.` } : doc));
+    const v2 = corpus.map((doc, i) =>
+      i % 4 === 0 ? { ...doc, version: '2', text: `# Note ${i}\n\nOnly a short new text for ${i}.` } : doc,
+    );
     calls.length = 0;
     const replaced = await store.addDocuments(v2);
     expect(replaced).toEqual(await memory.addDocuments(v2));

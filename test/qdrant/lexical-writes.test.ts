@@ -24,7 +24,9 @@ describe('writing without embeddings into a collection of dense vectors', () => 
     const without = new QdrantHybridStore({ url, collection, vectorSize: 64 });
     const refused = await without.addDocuments([second]).catch((error: unknown) => error);
     expect(isLitmPackError(refused, 'config_mismatch')).toBe(true);
-    expect((refused as Error).message).toMatch(/holds dense vectors.*--embeddings URL --embed-model NAME.*--lexical-only \(lexicalOnly: true\)/u);
+    expect((refused as Error).message).toMatch(
+      /holds dense vectors.*--embeddings URL --embed-model NAME.*--lexical-only \(lexicalOnly: true\)/u,
+    );
     expect((await admin.count(collection, { exact: true })).count).toBe(before);
 
     const meant = new QdrantHybridStore({ url, collection, vectorSize: 64, lexicalOnly: true });
@@ -47,10 +49,14 @@ describe('writing without embeddings into a collection of dense vectors', () => 
     await withVectors.ensureCollection();
     await withVectors.addDocuments([first]);
     const spec = `qdrant://${new URL(url).host}/${collection}`;
-    const refused = await runCli(['ingest', 'examples/corpus', '--store', spec, '--quiet'], undefined, { env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined } });
+    const refused = await runCli(['ingest', 'examples/corpus', '--store', spec, '--quiet'], undefined, {
+      env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined },
+    });
     expect(refused.code).toBe(ERROR_SURFACES.config_mismatch.exit);
     expect(refused.stderr).toMatch(/holds dense vectors.*--embeddings/u);
-    const meant = await runCli(['ingest', 'examples/corpus', '--store', spec, '--quiet', '--lexical-only'], undefined, { env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined } });
+    const meant = await runCli(['ingest', 'examples/corpus', '--store', spec, '--quiet', '--lexical-only'], undefined, {
+      env: { LITM_EMBEDDINGS_URL: undefined, LITM_EMBEDDINGS_MODEL: undefined },
+    });
     expect(meant.code, meant.stderr).toBe(0);
     expect(meant.stdout).toMatch(/[1-9]\d* chunks added/u);
   });

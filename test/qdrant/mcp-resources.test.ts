@@ -19,7 +19,12 @@ it('reads pages and spans of a source and lists what the caller may read', async
   expect(whole.text).toBe(chunks.map((c) => c.text).join('\n\n'));
   const second = chunks[1]!;
   const page = await readSource(store, `litm://sources/handbook%2Frefunds.md?from=${second.span.start}`, []);
-  expect(page.text).toBe(chunks.slice(1).map((c) => c.text).join('\n\n'));
+  expect(page.text).toBe(
+    chunks
+      .slice(1)
+      .map((c) => c.text)
+      .join('\n\n'),
+  );
   const span = await readSource(store, `litm://sources/handbook%2Frefunds.md?start=${second.span.start}&end=${second.span.start + 10}`, []);
   expect(span.text).toBe(second.text.slice(0, 10));
   const anonymous = await listSources(store, [], undefined, 100);
@@ -27,5 +32,10 @@ it('reads pages and spans of a source and lists what the caller may read', async
   const hr = await listSources(store, ['hr'], undefined, 2);
   expect(hr.sources).toHaveLength(2);
   const rest = await listSources(store, ['hr'], hr.next, 2);
-  expect([...hr.sources, ...rest.sources].map((s) => s.sourceId)).toEqual(['handbook/refunds.md', 'handbook/shipping.md', 'hr/salaries.md', 'notes/long-context.md']);
+  expect([...hr.sources, ...rest.sources].map((s) => s.sourceId)).toEqual([
+    'handbook/refunds.md',
+    'handbook/shipping.md',
+    'hr/salaries.md',
+    'notes/long-context.md',
+  ]);
 });

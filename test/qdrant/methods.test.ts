@@ -16,13 +16,23 @@ afterEach(() => {
 
 const docs: IngestDocument[] = [
   { id: 'b/bread.md', text: '# Bread\n\nSourdough bread needs a lively starter.\n\nRye bread keeps longer.\n\nBake it in a hot oven.' },
-  { id: 'a/tea.md', text: 'Green tea brews best below boiling water.\n\nBlack tea with milk pairs with biscuits.', metadata: { kind: 'insight' } },
+  {
+    id: 'a/tea.md',
+    text: 'Green tea brews best below boiling water.\n\nBlack tea with milk pairs with biscuits.',
+    metadata: { kind: 'insight' },
+  },
   { id: 'c/cars.md', text: 'Change the engine oil every ten thousand kilometres.\n\nCheck tyre pressure monthly.' },
   { id: 'legal/merger.md', text: 'The merger code name is BLUEBIRD.\n\nThe bread budget is secret.', acl: ['legal'] },
 ];
 
 async function openStore(label: string, options: Partial<QdrantHybridStoreOptions> = {}) {
-  const store = new QdrantHybridStore({ url, collection: collectionName(label), embeddings: new DistinctEmbeddings(), chunkTokens: 12, ...options });
+  const store = new QdrantHybridStore({
+    url,
+    collection: collectionName(label),
+    embeddings: new DistinctEmbeddings(),
+    chunkTokens: 12,
+    ...options,
+  });
   await store.ensureCollection();
   return store;
 }
@@ -40,7 +50,7 @@ describe('getChunks', () => {
     await store.addDocuments(docs);
   });
 
-  it('returns a source\'s chunks as stored, in document order, in one request', async () => {
+  it("returns a source's chunks as stored, in document order, in one request", async () => {
     const spy = vi.spyOn(globalThis, 'fetch');
     const chunks = await store.getChunks({ sourceIds: ['b/bread.md'] });
     expect(requestsOf(spy)).toEqual([expect.stringMatching(/^POST \/collections\/.*\/points\/scroll$/)]);
@@ -55,7 +65,10 @@ describe('getChunks', () => {
   it('orders sources as listed, else by id; ids and filters select too; limit cuts that order', async () => {
     const listed = await store.getChunks({ sourceIds: ['c/cars.md', 'a/tea.md'] });
     expect([...new Set(listed.map((c) => c.sourceId))]).toEqual(['c/cars.md', 'a/tea.md']);
-    const byFilter = await store.getChunks({ filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] }, principals: 'all' });
+    const byFilter = await store.getChunks({
+      filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] },
+      principals: 'all',
+    });
     // The full view sees every chunk the filter selects; without principals the read is anonymous (as in search).
     expect([...new Set(byFilter.map((c) => c.sourceId))]).toEqual(['a/tea.md', 'b/bread.md', 'legal/merger.md']);
     const anonymous = await store.getChunks({ filter: { must_not: [{ key: 'sourceId', match: { value: 'c/cars.md' } }] } });
@@ -75,7 +88,10 @@ describe('getChunks', () => {
     expect(await store.getChunks({ sourceIds: ['nowhere.md'], principals: ['alice'] })).toEqual([]);
     const legal = await store.getChunks({ sourceIds: ['legal/merger.md'], principals: ['legal'] });
     expect(legal.length).toBeGreaterThan(0);
-    const all = await store.getChunks({ filter: { must: [{ key: 'sourceId', match: { any: docs.map((d) => d.id) } }] }, principals: ['alice'] });
+    const all = await store.getChunks({
+      filter: { must: [{ key: 'sourceId', match: { any: docs.map((d) => d.id) } }] },
+      principals: ['alice'],
+    });
     expect(all.some((c) => c.sourceId === 'legal/merger.md')).toBe(false);
   });
 
@@ -121,7 +137,7 @@ describe('rankings', () => {
 
   const MODES: SearchMode[] = ['hybrid', 'dense', 'lexical'];
 
-  it('fused is exactly what search returns; each arm is that arm\'s own search; one request', async () => {
+  it("fused is exactly what search returns; each arm is that arm's own search; one request", async () => {
     for (const mode of MODES) {
       for (const extra of [{}, { principals: ['legal'] }, { filter: { must_not: [{ key: 'sourceId', match: { value: 'a/tea.md' } }] } }]) {
         const request = { text: 'bread starter tea', mode, limit: 4, ...extra };
@@ -132,9 +148,16 @@ describe('rankings', () => {
         const label = `${mode} ${JSON.stringify(extra)}`;
         expect(rankings.mode).toBe(mode);
         const searched = await store.search(request);
-        expect(rankings.fused, label).toEqual(searched.map((c, i) => ({ id: c.id, sourceId: c.sourceId, score: c.score, position: i + 1 })));
+        expect(rankings.fused, label).toEqual(
+          searched.map((c, i) => ({ id: c.id, sourceId: c.sourceId, score: c.score, position: i + 1 })),
+        );
         const arm = async (armMode: 'dense' | 'lexical') =>
-          (await store.search({ ...request, mode: armMode })).map((c, i) => ({ id: c.id, sourceId: c.sourceId, score: c.score, position: i + 1 }));
+          (await store.search({ ...request, mode: armMode })).map((c, i) => ({
+            id: c.id,
+            sourceId: c.sourceId,
+            score: c.score,
+            position: i + 1,
+          }));
         if (mode === 'lexical') expect(rankings.dense).toBeNull();
         else expect(rankings.dense, label).toEqual(await arm('dense'));
         if (mode === 'dense') expect(rankings.lexical).toBeNull();
@@ -160,12 +183,16 @@ describe('the embedding model the collection records', () => {
     const a = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a') });
     await a.ensureCollection();
     const info = await admin.getCollection(name);
-    expect((info.config as { metadata?: unknown }).metadata).toEqual({ litm_pack: { embedding_model: 'model-a', dense_dimension: 32, indexed_text: 'title-headings@1' } });
+    expect((info.config as { metadata?: unknown }).metadata).toEqual({
+      litm_pack: { embedding_model: 'model-a', dense_dimension: 32, indexed_text: 'title-headings@1' },
+    });
     await a.addDocuments(docs.slice(0, 2));
 
     const b = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-b') });
     const error = await failure(b.ensureCollection(), 'config_mismatch');
-    expect(error.message).toMatch(/dense vectors come from embedding model "model-a" \(32 dimensions\) and this store embeds with "model-b"/);
+    expect(error.message).toMatch(
+      /dense vectors come from embedding model "model-a" \(32 dimensions\) and this store embeds with "model-b"/,
+    );
     // Without ensureCollection, the first dense write reads the record and refuses too (nothing written).
     await failure(b.addDocuments([{ id: 'new.md', text: 'Fresh text.' }]), 'config_mismatch');
     expect(await a.getChunks({ sourceIds: ['new.md'] })).toEqual([]);
@@ -185,7 +212,9 @@ describe('the embedding model the collection records', () => {
     await expect(b.search({ text: 'tea', mode: 'lexical' })).resolves.not.toHaveLength(0);
 
     // An embedder that names no model, or the same model, is let through.
-    await expect(new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 32 }) }).ensureCollection()).resolves.toBeDefined();
+    await expect(
+      new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 32 }) }).ensureCollection(),
+    ).resolves.toBeDefined();
     const again = new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-a') });
     await again.ensureCollection();
     await expect(again.search({ text: 'green tea' })).resolves.not.toHaveLength(0);
@@ -217,12 +246,23 @@ describe('the embedding model the collection records', () => {
     const official = new QdrantClient({ url, checkCompatibility: false });
     const writer = new QdrantHybridStore({ client: official, collection: name, embeddings: new NamedEmbeddings('model-a') });
     await writer.addDocuments(docs.slice(0, 1));
-    expect((await admin.getCollection(name)).config).toMatchObject({ metadata: { litm_pack: { embedding_model: 'model-a', dense_dimension: 32 } } });
-    await failure(new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-c') }).ensureCollection(), 'config_mismatch');
+    expect((await admin.getCollection(name)).config).toMatchObject({
+      metadata: { litm_pack: { embedding_model: 'model-a', dense_dimension: 32 } },
+    });
+    await failure(
+      new QdrantHybridStore({ url, collection: name, embeddings: new NamedEmbeddings('model-c') }).ensureCollection(),
+      'config_mismatch',
+    );
 
     // The official client drops `metadata` from a create body; the store writes it afterwards.
     const viaOfficial = collectionName('official');
-    await new QdrantHybridStore({ client: official, collection: viaOfficial, embeddings: new NamedEmbeddings('model-a') }).ensureCollection();
-    expect((await admin.getCollection(viaOfficial)).config).toMatchObject({ metadata: { litm_pack: { embedding_model: 'model-a', dense_dimension: 32 } } });
+    await new QdrantHybridStore({
+      client: official,
+      collection: viaOfficial,
+      embeddings: new NamedEmbeddings('model-a'),
+    }).ensureCollection();
+    expect((await admin.getCollection(viaOfficial)).config).toMatchObject({
+      metadata: { litm_pack: { embedding_model: 'model-a', dense_dimension: 32 } },
+    });
   });
 });

@@ -2,7 +2,14 @@
 // QdrantHybridStore on the Qdrant engine (or a real server with QDRANT_URL).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QdrantHybridStore } from '../../src/qdrant/index.js';
-import { MemoryHybridStore, type Filter, type GetChunksRequest, type IngestDocument, type RankedChunk, type SearchRequest } from '../../src/index.js';
+import {
+  MemoryHybridStore,
+  type Filter,
+  type GetChunksRequest,
+  type IngestDocument,
+  type RankedChunk,
+  type SearchRequest,
+} from '../../src/index.js';
 import { DistinctEmbeddings, clock, collectionNames, url } from './helpers.js';
 
 const collection = collectionNames('parity')('stores');
@@ -10,11 +17,31 @@ const collection = collectionNames('parity')('stores');
 // No two chunks sharing a query term have the same length: BM25 ties would leave Qdrant's arm order (and so RRF)
 // to the engine, where the memory store breaks them by id.
 const corpus: IngestDocument[] = [
-  { id: 'billing/refunds.md', clusters: ['billing'], kind: 'insight', text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.' },
-  { id: 'billing/invoices.md', clusters: ['billing', 'finance'], text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a fee.' },
-  { id: 'hr/leave.md', clusters: ['hr'], acl: ['hr'], kind: 'segment', text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days.' },
+  {
+    id: 'billing/refunds.md',
+    clusters: ['billing'],
+    kind: 'insight',
+    text: '# Refunds\n\nRefunds take fourteen days.\n\nKeep the receipt; refunds without one take a little longer.',
+  },
+  {
+    id: 'billing/invoices.md',
+    clusters: ['billing', 'finance'],
+    text: '# Invoices\n\nInvoices are sent monthly.\n\nA late invoice costs a fee.',
+  },
+  {
+    id: 'hr/leave.md',
+    clusters: ['hr'],
+    acl: ['hr'],
+    kind: 'segment',
+    text: '# Leave\n\nParental leave is sixteen weeks.\n\nHolidays are twenty-five days.',
+  },
   { id: 'ops/oncall.md', text: 'The on-call rota changes on Mondays.\n\nRefunds questions go to billing, never to the on-call engineer.' },
-  { id: 'finance/budget.md', clusters: ['finance'], acl: ['finance'], text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need approval.' },
+  {
+    id: 'finance/budget.md',
+    clusters: ['finance'],
+    acl: ['finance'],
+    text: 'The budget for refunds is reviewed each quarter by the board.\n\nInvoices over a limit need approval.',
+  },
 ];
 
 let qdrant: QdrantHybridStore;
@@ -85,7 +112,11 @@ describe('parity: rankings', () => {
   it('each arm and the fused ranking match, for every mode, with filters and principals', async () => {
     for (const text of texts) {
       for (const mode of ['hybrid', 'dense', 'lexical'] as const) {
-        for (const extra of [{}, { principals: ['hr'] }, { filter: { must: [{ key: 'clusters', match: { any: ['billing', 'finance'] } }] } }]) {
+        for (const extra of [
+          {},
+          { principals: ['hr'] },
+          { filter: { must: [{ key: 'clusters', match: { any: ['billing', 'finance'] } }] } },
+        ]) {
           const request: SearchRequest = { text, mode, limit: 5, ...extra };
           const label = `${mode} "${text}" ${JSON.stringify(extra)}`;
           const [q, m] = [await qdrant.rankings(request), await memory.rankings(request)];
@@ -116,9 +147,10 @@ describe('parity: rankings with diversity (MMR)', () => {
             for (const store of [qdrant, memory]) {
               const rankings = await store.rankings(request);
               const searched = await store.search(request);
-              expect(rankings.fused.map(({ id, score }) => ({ id, score })), `${label}: fused vs search`).toEqual(
-                searched.map(({ id, score }) => ({ id, score })),
-              );
+              expect(
+                rankings.fused.map(({ id, score }) => ({ id, score })),
+                `${label}: fused vs search`,
+              ).toEqual(searched.map(({ id, score }) => ({ id, score })));
               // MMR picks among the arms' results; the arms themselves are what rankings reports without it.
               const plain = await store.rankings({ ...request, diversity: 0 });
               expect(rankings.dense, `${label}: dense arm`).toEqual(plain.dense);
@@ -135,7 +167,9 @@ describe('parity: rankings with diversity (MMR)', () => {
     }
     // MMR changed the fused ranking somewhere (the test would pass vacuously if diversity were ignored).
     const request: SearchRequest = { text: 'refunds receipt', mode: 'dense', limit: 4 };
-    const changed = await Promise.all([0, 1].map(async (diversity) => (await qdrant.rankings({ ...request, diversity })).fused.map((e) => e.id).join()));
+    const changed = await Promise.all(
+      [0, 1].map(async (diversity) => (await qdrant.rankings({ ...request, diversity })).fused.map((e) => e.id).join()),
+    );
     expect(changed[0]).not.toBe(changed[1]);
   });
 });

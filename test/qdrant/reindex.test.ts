@@ -22,7 +22,8 @@ function aliasName(label: string): string {
 afterAll(async () => {
   const { collections } = await admin.getCollections();
   for (const { name } of collections) {
-    if (aliasesUsed.some((alias) => name === alias || name.startsWith(`${alias}_v`))) await admin.deleteCollection(name).catch(() => undefined);
+    if (aliasesUsed.some((alias) => name === alias || name.startsWith(`${alias}_v`)))
+      await admin.deleteCollection(name).catch(() => undefined);
   }
 });
 afterEach(() => {
@@ -36,7 +37,10 @@ async function aliasTarget(alias: string): Promise<string | undefined> {
 
 async function collectionNames(alias: string): Promise<string[]> {
   const { collections } = await admin.getCollections();
-  return collections.map((c) => c.name).filter((name) => name.startsWith(`${alias}_v`)).sort();
+  return collections
+    .map((c) => c.name)
+    .filter((name) => name.startsWith(`${alias}_v`))
+    .sort();
 }
 
 const v1: IngestDocument[] = [
@@ -56,7 +60,11 @@ type Fault = (method: keyof QdrantClientLike, call: number, run: () => Promise<u
 const faultyClient = (fault: Fault): QdrantClientLike => wrapClient(new QdrantRestClient({ url }), fault);
 
 function openOnAlias(alias: string, client?: QdrantClientLike) {
-  return new QdrantHybridStore({ ...(client === undefined ? { url } : { client }), collection: alias, embeddings: new FakeEmbeddings({ dimension: 16 }) });
+  return new QdrantHybridStore({
+    ...(client === undefined ? { url } : { client }),
+    collection: alias,
+    embeddings: new FakeEmbeddings({ dimension: 16 }),
+  });
 }
 
 describe('reindex', () => {
@@ -108,13 +116,23 @@ describe('reindex', () => {
         step: 'creating the new collection',
         code: 'server_error',
         message: /creating the new collection/,
-        fault: (method, _call, run) => (method === 'createCollection' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
+        fault: (method, _call, run) =>
+          method === 'createCollection'
+            ? Promise.reject(
+                Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() }),
+              )
+            : run(),
       },
       {
         step: 'indexing the new collection after it was created',
         code: 'server_error',
         message: /creating the new collection/,
-        fault: (method, _call, run) => (method === 'createPayloadIndex' ? Promise.reject(Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() })) : run()),
+        fault: (method, _call, run) =>
+          method === 'createPayloadIndex'
+            ? Promise.reject(
+                Object.assign(new Error('disk full'), { status: 500, data: { status: { error: 'disk full' } }, headers: new Headers() }),
+              )
+            : run(),
       },
       {
         step: 'an upsert midway',
@@ -146,7 +164,13 @@ describe('reindex', () => {
         message: /moving the alias/,
         fault: (method, _call, run) =>
           method === 'updateCollectionAliases'
-            ? Promise.reject(Object.assign(new Error('Service internal error'), { status: 500, data: { status: { error: 'consensus timeout' } }, headers: new Headers() }))
+            ? Promise.reject(
+                Object.assign(new Error('Service internal error'), {
+                  status: 500,
+                  data: { status: { error: 'consensus timeout' } },
+                  headers: new Headers(),
+                }),
+              )
             : run(),
       },
     ];
@@ -155,7 +179,10 @@ describe('reindex', () => {
       it(step, async () => {
         const alias = aliasName(step.replace(/\W+/g, '-'));
         await openOnAlias(alias).reindex({ alias, documents: v1 });
-        const error = await failure(openOnAlias(alias, faultyClient(fault)).reindex({ alias, documents: v2, sampleQueries: ['refunds'] }), code);
+        const error = await failure(
+          openOnAlias(alias, faultyClient(fault)).reindex({ alias, documents: v2, sampleQueries: ['refunds'] }),
+          code,
+        );
         expect(error.message).toMatch(message);
         expect(error.message).toMatch(new RegExp(`the alias still points at "${alias}_v1"`));
         expect(error.details).toMatchObject({ alias, previous: `${alias}_v1`, collection: `${alias}_v2` });
@@ -172,7 +199,11 @@ describe('reindex', () => {
     const alias = aliasName('nodrop');
     await openOnAlias(alias).reindex({ alias, documents: v1 });
     const client = faultyClient((method, _call, run) =>
-      method === 'deleteCollection' ? Promise.reject(Object.assign(new Error('locked'), { status: 403, data: { status: { error: 'Storage locked' } }, headers: new Headers() })) : run(),
+      method === 'deleteCollection'
+        ? Promise.reject(
+            Object.assign(new Error('locked'), { status: 403, data: { status: { error: 'Storage locked' } }, headers: new Headers() }),
+          )
+        : run(),
     );
     const result = await openOnAlias(alias, client).reindex({ alias, documents: v2 });
     expect(result).toMatchObject({ collection: `${alias}_v2`, previous: `${alias}_v1`, previousDropped: false });

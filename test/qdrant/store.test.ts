@@ -4,7 +4,17 @@ import { TextNode } from '@llamaindex/core/schema';
 import { nodeToMetadata } from '@llamaindex/core/vector-store';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CandidateSchema, type Candidate, encodeBm25Document, chunkDocument, MemoryHybridStore, type Fusion, type IngestDocument, type SearchMode, type SearchRequest } from '../../src/index.js';
+import {
+  CandidateSchema,
+  type Candidate,
+  encodeBm25Document,
+  chunkDocument,
+  MemoryHybridStore,
+  type Fusion,
+  type IngestDocument,
+  type SearchMode,
+  type SearchRequest,
+} from '../../src/index.js';
 import { QdrantHybridStore, type QdrantClientLike } from '../../src/qdrant/index.js';
 import { FakeEmbeddings } from '../helpers/fake-embeddings.js';
 import { DistinctEmbeddings, admin, clock, collectionNames, failure, url, wrapClient } from './helpers.js';
@@ -102,7 +112,13 @@ describe('ensureCollection', () => {
     const wrongSize = new QdrantHybridStore({ url, collection: name, embeddings: new FakeEmbeddings({ dimension: 24 }) });
     const sizeError = await failure(wrongSize.ensureCollection(), 'config_mismatch');
     expect(sizeError.message).toMatch(/dense vector "dense" has size 16, the embeddings give 24/);
-    const wrongNames = new QdrantHybridStore({ url, collection: name, vectorSize: 16, denseVectorName: 'text', sparseVectorName: 'splade' });
+    const wrongNames = new QdrantHybridStore({
+      url,
+      collection: name,
+      vectorSize: 16,
+      denseVectorName: 'text',
+      sparseVectorName: 'splade',
+    });
     const namesError = await failure(wrongNames.ensureCollection(), 'config_mismatch');
     expect(namesError.message).toMatch(/dense vector "text" is missing/);
     expect(namesError.message).toMatch(/sparse vector "splade" is missing/);
@@ -198,7 +214,12 @@ describe('search', () => {
     const spy = vi.spyOn(globalThis, 'fetch');
     for (const mode of MODES) {
       spy.mockClear();
-      await store.search({ text: 'engine oil', mode, filter: { must: [{ key: 'metadata.topic', match: { value: 'cars' } }] }, principals: ['hr'] });
+      await store.search({
+        text: 'engine oil',
+        mode,
+        filter: { must: [{ key: 'metadata.topic', match: { value: 'cars' } }] },
+        principals: ['hr'],
+      });
       expect(spy, mode).toHaveBeenCalledTimes(1);
     }
     expect(urlOf(spy.mock.calls[0]![0])).toMatch(/\/points\/query$/);
@@ -235,7 +256,10 @@ describe('search', () => {
       for (const principals of [[], ['hr'], ['sales', 'hr']]) {
         const results = await store.search({ text: 'BLUEBIRD merger code name chocolate cookies', mode, principals, limit: 100 });
         expect(results.length, mode).toBeGreaterThan(0);
-        expect(results.some((c) => c.text.includes('BLUEBIRD')), `${mode} ${principals.join(',')}`).toBe(false);
+        expect(
+          results.some((c) => c.text.includes('BLUEBIRD')),
+          `${mode} ${principals.join(',')}`,
+        ).toBe(false);
         expect(results.some((c) => c.sourceId === 'merger.md')).toBe(false);
       }
       const allowed = await store.search({ text: 'BLUEBIRD merger code name', mode, principals: ['legal'], limit: 5 });
@@ -271,7 +295,13 @@ describe('faults', () => {
       });
     });
     try {
-      const store = new QdrantHybridStore({ url: `http://127.0.0.1:${port}`, collection: collectionName('timeout'), embeddings: new FakeEmbeddings(), timeoutMs: 200, retries: 0 });
+      const store = new QdrantHybridStore({
+        url: `http://127.0.0.1:${port}`,
+        collection: collectionName('timeout'),
+        embeddings: new FakeEmbeddings(),
+        timeoutMs: 200,
+        retries: 0,
+      });
       await failure(store.search({ text: 'tea' }), 'timeout');
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -438,7 +468,12 @@ describe('parity with MemoryHybridStore', () => {
       for (const fusion of fusions) {
         for (const extra of [{}, { principals: ['hr'] }, { filter: { must_not: [{ key: 'metadata.topic', match: { value: 'cars' } }] } }]) {
           const request: SearchRequest = { text, fusion, limit: 50, ...extra };
-          expectSameRanking(await qdrant.search(request), await memory.search(request), `hybrid ${JSON.stringify(fusion)} "${text}" ${JSON.stringify(extra)}`, 1e-4);
+          expectSameRanking(
+            await qdrant.search(request),
+            await memory.search(request),
+            `hybrid ${JSON.stringify(fusion)} "${text}" ${JSON.stringify(extra)}`,
+            1e-4,
+          );
         }
       }
     }

@@ -4,7 +4,18 @@ import { requestSchemas } from '../../service/requests.js';
 import { serveBriefing } from '../../service/service.js';
 import { noteEmptyForAccess } from '../access-note.js';
 import { printPack } from '../io.js';
-import { integer, list, numeric, packOptions, packingParameters, retrievalParameters, retrieveOptions, serviceContext, serviceRequest, type RetrieveFlags } from '../options.js';
+import {
+  integer,
+  list,
+  numeric,
+  packOptions,
+  packingParameters,
+  retrievalParameters,
+  retrieveOptions,
+  serviceContext,
+  serviceRequest,
+  type RetrieveFlags,
+} from '../options.js';
 
 interface BriefingFlags extends RetrieveFlags {
   prompt?: string;
@@ -28,7 +39,12 @@ function tierWeights(value: string): Record<string, number | string | undefined>
 }
 
 export function registerBriefing(program: Command): void {
-  retrieveOptions(packOptions(program.command('briefing').description('print a briefing from pins, clusters and/or a prompt (grounding, evidence, caveats)'), 'briefing'))
+  retrieveOptions(
+    packOptions(
+      program.command('briefing').description('print a briefing from pins, clusters and/or a prompt (grounding, evidence, caveats)'),
+      'briefing',
+    ),
+  )
     .option('--prompt <text>', 'the task the briefing is for (optional with pins or clusters)')
     .option('--pins <list>', 'comma-separated source ids, chunk ids or ingested paths to put first, verbatim', list)
     .option('--clusters <list>', 'comma-separated clusters to draw a fair share of the budget from', list)
@@ -36,7 +52,11 @@ export function registerBriefing(program: Command): void {
     .option('--tier-weights <list>', 'score multipliers by kind, e.g. insight=1.2,segment=1', tierWeights)
     .option('--max-pins <n>', 'at most n pins (default 25)', integer('--max-pins', { min: 1 }))
     .option('--max-clusters <n>', 'at most n clusters (default 10)', integer('--max-clusters', { min: 1 }))
-    .option('--max-cluster-sources <n>', 'at most n member sources read per cluster (default 200)', integer('--max-cluster-sources', { min: 1 }))
+    .option(
+      '--max-cluster-sources <n>',
+      'at most n member sources read per cluster (default 200)',
+      integer('--max-cluster-sources', { min: 1 }),
+    )
     .action(async (flags: BriefingFlags) => {
       const limits = resolveLimits({
         ...(flags.maxPins === undefined ? {} : { maxPins: flags.maxPins }),

@@ -16,17 +16,23 @@ interface CopyFlags {
 export function registerCopy(program: Command): void {
   program
     .command('copy')
-    .description('copy an embedded store into a Qdrant collection: chunks, payloads, token counts, ACLs and vectors as stored (no re-reading, no re-embedding); safe to run again')
+    .description(
+      'copy an embedded store into a Qdrant collection: chunks, payloads, token counts, ACLs and vectors as stored (no re-reading, no re-embedding); safe to run again',
+    )
     .option('--from <store>', 'the store folder (or its store.json)', DEFAULT_STORE)
     .requiredOption('--to <qdrant>', 'the collection, qdrant://host:port/collection (QDRANT_API_KEY for the key)')
     .option('--batch-size <n>', 'chunks per request', integer('--batch-size', { min: 1, max: 10_000 }))
     .option('--quiet', 'no progress bar')
     .action(async (flags: CopyFlags) => {
       const to = qdrantTarget(flags.to, '--to');
-      if (to === null) throw new LitmPackError('invalid_input', `--to must be a Qdrant collection, e.g. qdrant://localhost:6333/docs; got "${flags.to}"`);
+      if (to === null)
+        throw new LitmPackError('invalid_input', `--to must be a Qdrant collection, e.g. qdrant://localhost:6333/docs; got "${flags.to}"`);
       const from = await storeFile(flags.from);
       const { copyToQdrant } = await import('../../qdrant/index.js');
-      const bar = flags.quiet !== true && stderr().isTTY ? new SingleBar({ format: '{phase} [{bar}] {value}/{total}', stream: stderr() }, Presets.shades_classic) : null;
+      const bar =
+        flags.quiet !== true && stderr().isTTY
+          ? new SingleBar({ format: '{phase} [{bar}] {value}/{total}', stream: stderr() }, Presets.shades_classic)
+          : null;
       let phase = '';
       try {
         const result = await copyToQdrant({

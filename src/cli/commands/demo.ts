@@ -21,13 +21,19 @@ export function registerDemo(program: Command): void {
       // Found from the package root, not from this module's URL: the built CLI is bundled, so where this code
       // lands under dist/ is the bundler's choice.
       const root = packageRoot();
-      if (root === null) throw new LitmPackError('invalid_input', 'The example corpus of the demo was not found (no litm-pack package.json above the running code): run the demo from an installed litm-pack (npx litm-pack demo) or from a built checkout (npm run build).');
+      if (root === null)
+        throw new LitmPackError(
+          'invalid_input',
+          'The example corpus of the demo was not found (no litm-pack package.json above the running code): run the demo from an installed litm-pack (npx litm-pack demo) or from a built checkout (npm run build).',
+        );
       const corpus = join(root, 'examples', 'corpus');
       // The store lives in memory only: nothing is written, so an interrupted demo leaves nothing behind.
       const store = new MemoryHybridStore();
       const read = await readForIngest([corpus], { base: corpus });
       const { added } = await applyWithProgress(store, read, { quiet: true });
-      stdout().write(`Ingested ${read.documents.length} files into a store in memory: ${addedLine(added)}.\n\nQuestion: ${flags.question}\n\n`);
+      stdout().write(
+        `Ingested ${read.documents.length} files into a store in memory: ${addedLine(added)}.\n\nQuestion: ${flags.question}\n\n`,
+      );
       const pack = await bundleFromFlags(flags.question, { ...flags, budget: flags.budget ?? DEMO_BUDGET, limit: DEMO_POOL }, store);
       printPack(pack, false);
       stdout().write(`\n${howToRead(pack)}\n`);

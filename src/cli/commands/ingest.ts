@@ -43,7 +43,20 @@ interface IngestFlags extends EmbeddingsFlags {
   watch?: boolean;
 }
 
-type ReadFlags = Pick<IngestFlags, 'followSymlinks' | 'strict' | 'clusters' | 'kind' | 'acl' | 'prune' | 'idField' | 'textField' | 'titleField' | 'metadataFields' | 'maxFileBytes'> & { base?: string };
+type ReadFlags = Pick<
+  IngestFlags,
+  | 'followSymlinks'
+  | 'strict'
+  | 'clusters'
+  | 'kind'
+  | 'acl'
+  | 'prune'
+  | 'idField'
+  | 'textField'
+  | 'titleField'
+  | 'metadataFields'
+  | 'maxFileBytes'
+> & { base?: string };
 
 /** The loaders for the flags: the defaults, with the records loader's field mapping when one is given. */
 function loadersFor(flags: ReadFlags) {
@@ -102,8 +115,15 @@ function filesLine(files: number, sources: number): string {
 }
 
 /** Applies what was read to an open store (`applyIngest`) with a progress bar on a terminal. */
-export async function applyWithProgress(store: Store, read: IngestRead, options: { quiet: boolean; prune?: boolean }): Promise<IngestResult> {
-  const bar = !options.quiet && stderr().isTTY ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: stderr() }, Presets.shades_classic) : null;
+export async function applyWithProgress(
+  store: Store,
+  read: IngestRead,
+  options: { quiet: boolean; prune?: boolean },
+): Promise<IngestResult> {
+  const bar =
+    !options.quiet && stderr().isTTY
+      ? new SingleBar({ format: 'ingest [{bar}] {value}/{total} files', stream: stderr() }, Presets.shades_classic)
+      : null;
   bar?.start(read.documents.length, 0);
   try {
     return await applyIngest(store, read, { prune: options.prune === true, add: { onProgress: (done) => bar?.update(done) } });
@@ -140,7 +160,10 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   const read = await readForIngest(paths, flags);
   const { documents: docs, skipped, files } = read;
   if (flags.reindex === true) {
-    return [await reindexIngest(flags.store, flags.alias, docs, embeddings), ...(skipped.length > 0 ? [describeSkipped(skipped)] : [])].join('\n');
+    return [
+      await reindexIngest(flags.store, flags.alias, docs, embeddings),
+      ...(skipped.length > 0 ? [describeSkipped(skipped)] : []),
+    ].join('\n');
   }
   // Adds, prunes, and says how large the store is after both.
   const change = async (store: Store) => {
@@ -156,10 +179,14 @@ export async function ingest(paths: string[], flags: IngestFlags): Promise<strin
   } else {
     // One writer at a time: another ingest or remove of this store file waits for the lock (see updateStore).
     file = await storeFile(flags.store);
-    done = await updateStore(file, async (local) => {
-      checkVectorsKept(local, flags.store, embeddings, flags.lexicalOnly === true);
-      return change(local);
-    }, { embeddings });
+    done = await updateStore(
+      file,
+      async (local) => {
+        checkVectorsKept(local, flags.store, embeddings, flags.lexicalOnly === true);
+        return change(local);
+      },
+      { embeddings },
+    );
   }
   const { counts, pruned } = done;
   const lines = [`Ingested ${filesLine(files, docs.length)} into ${flags.store}: ${counts}.`];
@@ -184,10 +211,18 @@ function batchLine(batch: WatchBatch): string {
  * `--watch`: after the ingest, keeps the store current until interrupted (SIGINT or SIGTERM), one line per
  * batch of changes; an embedded store is saved after each batch.
  */
-async function watchIngest(paths: string[], flags: IngestFlags, qdrant: Store | null, file: string | undefined, embeddings: EmbeddingsLike | undefined): Promise<void> {
+async function watchIngest(
+  paths: string[],
+  flags: IngestFlags,
+  qdrant: Store | null,
+  file: string | undefined,
+  embeddings: EmbeddingsLike | undefined,
+): Promise<void> {
   // An embedded store is loaded, changed and saved under its lock per batch, so other writers' changes stay.
   const target =
-    qdrant !== null ? { store: qdrant } : { update: <T>(change: (store: Store) => Promise<T>) => updateStore(file!, change, { embeddings }) };
+    qdrant !== null
+      ? { store: qdrant }
+      : { update: <T>(change: (store: Store) => Promise<T>) => updateStore(file!, change, { embeddings }) };
   const watcher = await watchDocuments(paths, {
     ...loadOptionsFor(flags),
     ...target,
@@ -213,7 +248,9 @@ export function registerIngest(program: Command): void {
     storeOption(
       program
         .command('ingest')
-        .description('chunk and index files and folders: markdown, text, HTML, PDF, source code, e-mail (.eml, .mbox), WebVTT/SRT transcripts, JSON records (source ids are paths relative to the working directory)')
+        .description(
+          'chunk and index files and folders: markdown, text, HTML, PDF, source code, e-mail (.eml, .mbox), WebVTT/SRT transcripts, JSON records (source ids are paths relative to the working directory)',
+        )
         .argument('<paths...>', 'files or folders'),
     ),
   )
@@ -224,10 +261,13 @@ export function registerIngest(program: Command): void {
     .option('--kind <kind>', 'tier of files whose front matter names no `kind:` (e.g. insight, segment)')
     .option('--acl <list>', 'comma-separated principals who may read the files whose front matter names no `acl:`', list)
     .option('--prune', 'remove sources under the given folders whose files are gone')
-    .option('--lexical-only', 'without --embeddings, add chunks without vectors even to a store that holds vectors (keyword search finds them; dense and hybrid do not)')
+    .option(
+      '--lexical-only',
+      'without --embeddings, add chunks without vectors even to a store that holds vectors (keyword search finds them; dense and hybrid do not)',
+    )
     .option('--reindex', 'Qdrant: build a new collection behind the alias, verify it, then swap the alias (zero downtime)')
     .option('--alias <name>', 'with --reindex: the alias queries use (the collection of --store qdrant://host:port/NAME)')
-    .option('--id-field <field>', 'records (.jsonl/.ndjson/.json): the field holding each record\'s id (default id)')
+    .option('--id-field <field>', "records (.jsonl/.ndjson/.json): the field holding each record's id (default id)")
     .option('--text-field <field>', 'records: the field holding the text to index (default text)')
     .option('--title-field <field>', 'records: the field holding the title (default title)')
     .option('--metadata-fields <list>', 'records: comma-separated fields kept as metadata', list)

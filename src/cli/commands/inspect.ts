@@ -62,7 +62,11 @@ export function registerInspect(program: Command): void {
       try {
         await writeFile(flags.output, report, 'utf8');
       } catch (error) {
-        throw new LitmPackError('io_error', `Cannot write ${flags.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+        throw new LitmPackError(
+          'io_error',
+          `Cannot write ${flags.output}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+          { cause: error },
+        );
       }
       stdout().write(`Wrote ${flags.output} (${Buffer.byteLength(report)} bytes)\n`);
     });

@@ -11,7 +11,11 @@ import { visibleLine } from '../terminal.js';
  *   export LITM_PACK_API_KEYS="$(npx litm-pack keys create --id me)"
  * The JSON goes to stdout, the key itself (what a caller sends) to stderr, so `$(...)` keeps only the file.
  */
-function newKeyFile(id: string, principals: readonly string[], key = randomBytes(32).toString('base64url')): ApiKeysInput & { keys: { key: string }[] } {
+function newKeyFile(
+  id: string,
+  principals: readonly string[],
+  key = randomBytes(32).toString('base64url'),
+): ApiKeysInput & { keys: { key: string }[] } {
   const file = { keys: [{ id, key, principals: [...principals] }] };
   new ApiKeys(file); // the same checks serve makes (a non-empty id, a key of 16 characters or more)
   return file;

@@ -2,7 +2,17 @@ import type { Command } from 'commander';
 import { embeddingsFrom, embeddingsOptions, idfCorpusOption, list, principalsFrom, storeOption, type EmbeddingsFlags } from '../options.js';
 import { noteReindex, noteUnusedVectors, openServedStore } from '../stores.js';
 import { packLogFields } from '../../server/request-log.js';
-import { closeLogFile, ledgerOptions, openLogFile, openServerLedger, serverRerank, serverRerankOptions, stopSignal, type LedgerFlags, type ServerRerankFlags } from './serve.js';
+import {
+  closeLogFile,
+  ledgerOptions,
+  openLogFile,
+  openServerLedger,
+  serverRerank,
+  serverRerankOptions,
+  stopSignal,
+  type LedgerFlags,
+  type ServerRerankFlags,
+} from './serve.js';
 
 interface McpFlags extends EmbeddingsFlags, ServerRerankFlags, LedgerFlags {
   store: string;
@@ -14,7 +24,13 @@ interface McpFlags extends EmbeddingsFlags, ServerRerankFlags, LedgerFlags {
 }
 
 export function registerMcp(program: Command): void {
-  ledgerOptions(serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))))))
+  ledgerOptions(
+    serverRerankOptions(
+      embeddingsOptions(
+        idfCorpusOption(storeOption(program.command('mcp').description('serve the MCP tools on stdin/stdout (for agent hosts)'))),
+      ),
+    ),
+  )
     .option('--principals <list>', 'comma-separated principals this session reads as; default: documents without an ACL only', list)
     .option('--all-principals', 'this session reads every document, whatever its ACL (a trusted local agent)')
     .option('--log <file>', 'append one JSON line per tool call to this file (stdout carries the protocol)')
@@ -38,7 +54,11 @@ export function registerMcp(program: Command): void {
         ...(rerank === undefined ? {} : { rerank }),
         onToolCall: (event) => {
           if (log === undefined) return;
-          const line: Record<string, unknown> = { time: new Date().toISOString(), tool: event.tool, latencyMs: Math.round(event.latencyMs * 100) / 100 };
+          const line: Record<string, unknown> = {
+            time: new Date().toISOString(),
+            tool: event.tool,
+            latencyMs: Math.round(event.latencyMs * 100) / 100,
+          };
           if (event.code !== undefined) line.code = event.code;
           if (event.pack !== undefined) Object.assign(line, packLogFields(event.pack, event.kind, event.mode));
           if (flags.logQueries === true && event.query !== undefined) line.query = event.query;

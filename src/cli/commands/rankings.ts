@@ -5,7 +5,17 @@ import { SEARCH_MODES } from '../../store/schemas.js';
 import { DEFAULT_LIMITS } from '../../service/limits.js';
 import { requestSchemas } from '../../service/requests.js';
 import { serveRankings } from '../../service/service.js';
-import { embeddingsFrom, embeddingsOptions, jsonFilter, list, numeric, principalsFrom, serviceRequest, storeOption, type RetrieveFlags } from '../options.js';
+import {
+  embeddingsFrom,
+  embeddingsOptions,
+  jsonFilter,
+  list,
+  numeric,
+  principalsFrom,
+  serviceRequest,
+  storeOption,
+  type RetrieveFlags,
+} from '../options.js';
 import { openStore } from '../stores.js';
 import { visibleLine } from '../terminal.js';
 
@@ -24,24 +34,44 @@ function printRankings(rankings: Rankings): void {
   for (let i = 0; i < depth; i += 1) rows.push([String(i + 1), ...shown.map(([, arm]) => cell(arm[i]))]);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   stdout().write(`mode ${rankings.mode}${rankings.dense === null ? ' (no dense arm)' : ''}\n`);
-  for (const row of rows) stdout().write(`${row.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd()}\n`);
+  for (const row of rows)
+    stdout().write(
+      `${row
+        .map((v, c) => v.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }
 
 export function registerRankings(program: Command): void {
-  embeddingsOptions(storeOption(program.command('rankings').description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion").argument('<query>')))
+  embeddingsOptions(
+    storeOption(
+      program
+        .command('rankings')
+        .description("each arm's raw ranking (dense, lexical) beside the fused one, for tuning fusion")
+        .argument('<query>'),
+    ),
+  )
     .option('--mode <mode>', `search mode: ${SEARCH_MODES.join(', ')} (default hybrid)`)
     .option('--k <n>', `depth of each ranking (default ${DEFAULT_LIMITS.defaultRankingsDepth}, at most ${DEFAULT_LIMITS.maxRankingsDepth})`)
     .option('--principals <list>', 'comma-separated principals; only chunks they may read are ranked (default: anonymous)', list)
     .option('--all-principals', 'rank every chunk, whatever its ACL')
     .option('--filter <json>', 'Qdrant-style payload filter (JSON)', jsonFilter)
     .option('--json', 'print the rankings as JSON')
-    .action(async (query: string, flags: Pick<RetrieveFlags, 'store' | 'mode' | 'principals' | 'allPrincipals' | 'filter' | 'json' | 'embeddings' | 'embedModel'> & { k?: string }) => {
-      const request = serviceRequest(schemas.rankings, { query, mode: flags.mode, filter: flags.filter, k: numeric(flags.k) });
-      // The query is embedded as bundle embeds it, so the dense arm runs (hybrid and --mode dense need it).
-      const embeddings = embeddingsFrom(flags);
-      const store = await openStore(flags.store, embeddings === undefined ? {} : { embeddings });
-      const rankings = await serveRankings(request, { store, principals: principalsFrom(flags) });
-      if (flags.json) stdout().write(`${JSON.stringify(rankings)}\n`);
-      else printRankings(rankings);
-    });
+    .action(
+      async (
+        query: string,
+        flags: Pick<RetrieveFlags, 'store' | 'mode' | 'principals' | 'allPrincipals' | 'filter' | 'json' | 'embeddings' | 'embedModel'> & {
+          k?: string;
+        },
+      ) => {
+        const request = serviceRequest(schemas.rankings, { query, mode: flags.mode, filter: flags.filter, k: numeric(flags.k) });
+        // The query is embedded as bundle embeds it, so the dense arm runs (hybrid and --mode dense need it).
+        const embeddings = embeddingsFrom(flags);
+        const store = await openStore(flags.store, embeddings === undefined ? {} : { embeddings });
+        const rankings = await serveRankings(request, { store, principals: principalsFrom(flags) });
+        if (flags.json) stdout().write(`${JSON.stringify(rankings)}\n`);
+        else printRankings(rankings);
+      },
+    );
 }

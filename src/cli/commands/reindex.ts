@@ -27,7 +27,10 @@ async function reindexStore(flags: ReindexFlags): Promise<string> {
   }
   const file = await existingStoreFile(flags.store);
   const embeddings = embeddingsFrom(flags);
-  const bar = flags.quiet !== true && stderr().isTTY ? new SingleBar({ format: 'reindex [{bar}] {value}/{total} chunks', stream: stderr() }, Presets.shades_classic) : null;
+  const bar =
+    flags.quiet !== true && stderr().isTTY
+      ? new SingleBar({ format: 'reindex [{bar}] {value}/{total} chunks', stream: stderr() }, Presets.shades_classic)
+      : null;
   try {
     const { from, chunks } = await updateStore(
       file,
@@ -57,7 +60,9 @@ export function registerReindex(program: Command): void {
     storeOption(
       program
         .command('reindex')
-        .description(`index an embedded store again with the current indexed-text recipe ("${CURRENT_INDEXED_TEXT}": title and headings in front of each chunk's text); citations stay as they are`)
+        .description(
+          `index an embedded store again with the current indexed-text recipe ("${CURRENT_INDEXED_TEXT}": title and headings in front of each chunk's text); citations stay as they are`,
+        )
         .option('--quiet', 'no progress bar'),
     ),
   ).action(async (flags: ReindexFlags) => {

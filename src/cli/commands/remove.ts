@@ -28,8 +28,9 @@ export function registerRemove(program: Command): void {
     const result = await removeSources(flags.store, sources);
     const unique = new Set(sources).size;
     stdout().write(
-      visibleLine(`Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
-        `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.`,
+      visibleLine(
+        `Removed ${result.sources} of ${count(unique, 'source')} (${count(result.chunks, 'chunk')}) from ${flags.store}` +
+          `${result.sources < unique ? `; ${unique - result.sources} not in the store` : ''}.`,
       ) + '\n',
     );
   });

@@ -5,7 +5,17 @@ import { isLitmPackError, LitmPackError } from '../../base/errors.js';
 import { DEFAULT_LIMITS, RATE_LIMIT_DEFAULTS, resolveLimits, type ServiceLimits } from '../../service/limits.js';
 import { RERANK_STAGE, type ParsedRerankStage } from '../../refine/stages.js';
 import { readUserFile, warn } from '../io.js';
-import { embeddingsFrom, embeddingsOptions, httpUrl, idfCorpusOption, integer, list, rerankStage, storeOption, type EmbeddingsFlags } from '../options.js';
+import {
+  embeddingsFrom,
+  embeddingsOptions,
+  httpUrl,
+  idfCorpusOption,
+  integer,
+  list,
+  rerankStage,
+  storeOption,
+  type EmbeddingsFlags,
+} from '../options.js';
 import { exposureProblem } from '../../server/options.js';
 import { existingStoreFile, noteReindex, noteUnusedVectors, openServedStore, qdrantTarget } from '../stores.js';
 import type { CitationLedger } from '../../service/ledger.js';
@@ -28,7 +38,11 @@ export function serverRerankOptions(command: Command): Command {
     )
     .addOption(new Option('--rerank-protocol <protocol>', 'rerank protocol (default: from the URL)').choices(['tei', 'cohere']))
     .option('--rerank-model <name>', 'model name the rerank service expects')
-    .option('--rerank-top-n <n>', `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`, integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }))
+    .option(
+      '--rerank-top-n <n>',
+      `how many of the best candidates to rerank (default ${RERANK_STAGE.topN})`,
+      integer('--rerank-top-n', { min: 1, max: RERANK_STAGE.maxTopN }),
+    )
     .option(
       '--rerank-timeout <ms>',
       `give up on the reranker after this long and keep the retrieval order (default ${RERANK_STAGE.timeoutMs})`,
@@ -83,9 +97,17 @@ export interface LedgerFlags {
 
 export function ledgerOptions(command: Command): Command {
   return command
-    .option('--ledger <file>', 'keep the citation ledger (every served pack\'s citations, for the stale feed) in this file; default: beside a store file (a Qdrant store needs this flag)')
+    .option(
+      '--ledger <file>',
+      "keep the citation ledger (every served pack's citations, for the stale feed) in this file; default: beside a store file (a Qdrant store needs this flag)",
+    )
     .option('--no-ledger', 'keep no citation ledger (the stale feed is then not offered)')
-    .addOption(new Option('--text-content <what>', 'the text block of each MCP tool answer: context (the context, then the confidence and the citations) or json (the structured content)').choices(['context', 'json']));
+    .addOption(
+      new Option(
+        '--text-content <what>',
+        'the text block of each MCP tool answer: context (the context, then the confidence and the citations) or json (the structured content)',
+      ).choices(['context', 'json']),
+    );
 }
 
 /**
@@ -98,10 +120,15 @@ export async function openServerLedger(flags: LedgerFlags, storeSpec: string): P
   let path: string;
   if (typeof flags.ledger === 'string') path = flags.ledger;
   else if (qdrantTarget(storeSpec) !== null) {
-    warn('no citation ledger: the store is a Qdrant collection, so there is no store file to keep it beside; give --ledger FILE to keep one (or --no-ledger to say so)');
+    warn(
+      'no citation ledger: the store is a Qdrant collection, so there is no store file to keep it beside; give --ledger FILE to keep one (or --no-ledger to say so)',
+    );
     return undefined;
   } else path = ledgerPathBeside(await existingStoreFile(storeSpec));
-  return CitationLedger.open({ path, onError: (error) => warn(`a served pack could not be recorded in the citation ledger: ${error.message}`) });
+  return CitationLedger.open({
+    path,
+    onError: (error) => warn(`a served pack could not be recorded in the citation ledger: ${error.message}`),
+  });
 }
 
 /** API keys from `--keys FILE`, else the LITM_PACK_API_KEYS variable (the same JSON), else none. */
@@ -132,19 +159,26 @@ function serverLimits(flags: ServeFlags): ServiceLimits {
 
 /** Flags of the server itself, checked before anything is opened. */
 function checkServerFlags(flags: ServeFlags): void {
-  for (const [flag, value] of [['--rate-limit', flags.rateLimit], ['--global-rate-limit', flags.globalRateLimit]] as const) {
+  for (const [flag, value] of [
+    ['--rate-limit', flags.rateLimit],
+    ['--global-rate-limit', flags.globalRateLimit],
+  ] as const) {
     if (value < 1) throw new LitmPackError('invalid_input', `${flag} must be at least 1`);
   }
   if (flags.workers < 1) throw new LitmPackError('invalid_input', '--workers must be at least 1');
   if (flags.workers > 1 && flags.rateLimits) {
     // Each process would count on its own, so a client could make --workers times the rate: refused, not weakened.
-    throw new LitmPackError('invalid_input', '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)');
+    throw new LitmPackError(
+      'invalid_input',
+      '--workers above 1 needs --no-rate-limits: rate limits are counted per process (limit in a proxy in front instead)',
+    );
   }
   if (flags.workers > 1 && flags.metricsPort !== undefined) {
     // Each process counts on its own and the port would answer from whichever took the scrape.
     throw new LitmPackError('invalid_input', '--metrics-port needs --workers 1: each process keeps its own metrics');
   }
-  if (flags.metricsHost !== undefined && flags.metricsPort === undefined) throw new LitmPackError('invalid_input', '--metrics-host needs --metrics-port');
+  if (flags.metricsHost !== undefined && flags.metricsPort === undefined)
+    throw new LitmPackError('invalid_input', '--metrics-host needs --metrics-port');
 }
 
 /** Opens a log file for appending; a path that cannot be opened fails before anything is served. */
@@ -153,7 +187,11 @@ export async function openLogFile(path: string): Promise<WriteStream> {
   try {
     await once(stream, 'open');
   } catch (error) {
-    throw new LitmPackError('io_error', `Cannot open the log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    throw new LitmPackError(
+      'io_error',
+      `Cannot open the log ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      { cause: error },
+    );
   }
   return stream;
 }
@@ -179,26 +217,78 @@ export function stopSignal(): Promise<NodeJS.Signals> {
 }
 
 export function registerServe(program: Command): void {
-  ledgerOptions(serverRerankOptions(embeddingsOptions(idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))))))
+  ledgerOptions(
+    serverRerankOptions(
+      embeddingsOptions(
+        idfCorpusOption(storeOption(program.command('serve').description('serve the HTTP API over a store (MCP tools at /mcp)'))),
+      ),
+    ),
+  )
     .option('--port <n>', 'port to listen on (0: any free port)', integer('--port'), 8787)
     .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
     .option('--keys <file>', 'API keys → principals (JSON); default: the LITM_PACK_API_KEYS variable')
     .option('--require-auth', 'reject callers without a valid API key (401) instead of serving them as anonymous')
-    .option('--rate-limit <n>', `calls per second one caller (an API key, else an address) may make; each JSON-RPC message that asks for work counts (initialize, notifications and ping are counted apart, against ${RATE_LIMIT_DEFAULTS.housekeepingPerClient}) (default ${RATE_LIMIT_DEFAULTS.perClient})`, integer('--rate-limit'), RATE_LIMIT_DEFAULTS.perClient)
-    .option('--global-rate-limit <n>', `calls per second all callers with a key together may make (all callers, without keys; anonymous callers of a server with keys share ${RATE_LIMIT_DEFAULTS.anonymousGlobal} of their own) (default ${RATE_LIMIT_DEFAULTS.global})`, integer('--global-rate-limit'), RATE_LIMIT_DEFAULTS.global)
-    .option('--allowed-hosts <list>', 'host names requests may be addressed to besides localhost, 127.0.0.1 and [::1] (needed on other addresses; * for any, behind a proxy that checks Host)', list)
-    .option('--allowed-origins <list>', 'origins browser pages may call from (https://app.example.com), besides pages of an allowed host', list)
-    .option('--allow-anonymous', 'serve without API keys on an address other than loopback (every document without an ACL is then readable by anyone who can reach the port)')
+    .option(
+      '--rate-limit <n>',
+      `calls per second one caller (an API key, else an address) may make; each JSON-RPC message that asks for work counts (initialize, notifications and ping are counted apart, against ${RATE_LIMIT_DEFAULTS.housekeepingPerClient}) (default ${RATE_LIMIT_DEFAULTS.perClient})`,
+      integer('--rate-limit'),
+      RATE_LIMIT_DEFAULTS.perClient,
+    )
+    .option(
+      '--global-rate-limit <n>',
+      `calls per second all callers with a key together may make (all callers, without keys; anonymous callers of a server with keys share ${RATE_LIMIT_DEFAULTS.anonymousGlobal} of their own) (default ${RATE_LIMIT_DEFAULTS.global})`,
+      integer('--global-rate-limit'),
+      RATE_LIMIT_DEFAULTS.global,
+    )
+    .option(
+      '--allowed-hosts <list>',
+      'host names requests may be addressed to besides localhost, 127.0.0.1 and [::1] (needed on other addresses; * for any, behind a proxy that checks Host)',
+      list,
+    )
+    .option(
+      '--allowed-origins <list>',
+      'origins browser pages may call from (https://app.example.com), besides pages of an allowed host',
+      list,
+    )
+    .option(
+      '--allow-anonymous',
+      'serve without API keys on an address other than loopback (every document without an ACL is then readable by anyone who can reach the port)',
+    )
     .option('--no-rate-limits', 'turn rate limiting off')
     .option('--log <file>', 'append the request log (one JSON line per request) to this file; default stdout')
     .option('--log-queries', 'include the query text in the request log')
-    .option('--bundle-budget <tokens>', `bundle budget when a request gives none (default ${DEFAULT_LIMITS.bundleDefaultBudget})`, integer('--bundle-budget'))
-    .option('--max-budget <tokens>', `largest bundle budget a request may ask for (default ${DEFAULT_LIMITS.bundleMaxBudget})`, integer('--max-budget'))
-    .option('--briefing-budget <tokens>', `briefing budget when a request gives none (default ${DEFAULT_LIMITS.briefingDefaultBudget})`, integer('--briefing-budget'))
-    .option('--max-briefing-budget <tokens>', `largest briefing budget a request may ask for (default ${DEFAULT_LIMITS.briefingMaxBudget})`, integer('--max-briefing-budget'))
-    .option('--metrics-port <n>', 'serve GET /metrics (Prometheus) on this port, without keys, instead of on the API port (0: any free port)', integer('--metrics-port', { min: 0, max: 65_535 }))
+    .option(
+      '--bundle-budget <tokens>',
+      `bundle budget when a request gives none (default ${DEFAULT_LIMITS.bundleDefaultBudget})`,
+      integer('--bundle-budget'),
+    )
+    .option(
+      '--max-budget <tokens>',
+      `largest bundle budget a request may ask for (default ${DEFAULT_LIMITS.bundleMaxBudget})`,
+      integer('--max-budget'),
+    )
+    .option(
+      '--briefing-budget <tokens>',
+      `briefing budget when a request gives none (default ${DEFAULT_LIMITS.briefingDefaultBudget})`,
+      integer('--briefing-budget'),
+    )
+    .option(
+      '--max-briefing-budget <tokens>',
+      `largest briefing budget a request may ask for (default ${DEFAULT_LIMITS.briefingMaxBudget})`,
+      integer('--max-briefing-budget'),
+    )
+    .option(
+      '--metrics-port <n>',
+      'serve GET /metrics (Prometheus) on this port, without keys, instead of on the API port (0: any free port)',
+      integer('--metrics-port', { min: 0, max: 65_535 }),
+    )
     .option('--metrics-host <address>', 'address of the --metrics-port listener (default 127.0.0.1: this machine only)')
-    .option('--workers <n>', 'processes serving the port together (node:cluster), each with its own copy of the store', integer('--workers'), 1)
+    .option(
+      '--workers <n>',
+      'processes serving the port together (node:cluster), each with its own copy of the store',
+      integer('--workers'),
+      1,
+    )
     .action(async (flags: ServeFlags) => {
       checkServerFlags(flags);
       const limits = serverLimits(flags);
@@ -242,12 +332,16 @@ export function registerServe(program: Command): void {
         limits,
       });
       const auth =
-        (apiKeys === undefined ? 'no API keys (every caller anonymous)' : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +
+        (apiKeys === undefined
+          ? 'no API keys (every caller anonymous)'
+          : `${apiKeys.size} API keys${flags.requireAuth ? ', required' : ''}`) +
         (flags.rerankUrl === undefined ? '' : `; reranking with ${flags.rerankUrl}`) +
         (ledger === undefined ? '; no citation ledger' : `; citation ledger ${ledger.path}`);
       if (cluster === undefined) {
         const metricsAt = server.metricsUrl ?? `${server.url}/metrics`;
-        process.stderr.write(`litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp, metrics at ${metricsAt}; ${auth})\n`);
+        process.stderr.write(
+          `litm-pack: serving ${flags.store} on ${server.url} (MCP at ${server.url}/mcp, metrics at ${metricsAt}; ${auth})\n`,
+        );
       } else {
         process.send?.({ listening: server.url, auth });
       }
@@ -287,7 +381,8 @@ async function servePrimary(cluster: typeof import('node:cluster').default, flag
         if (ready === workers.length) resolve({ url: message.listening, auth: message.auth ?? '' });
       });
       worker.once('exit', (code) => {
-        if (ready < workers.length) reject(new LitmPackError('io_error', `A worker exited (code ${code}) before listening; see its message above`));
+        if (ready < workers.length)
+          reject(new LitmPackError('io_error', `A worker exited (code ${code}) before listening; see its message above`));
       });
     }
     void stopping.then(() => resolve(null));
@@ -297,7 +392,9 @@ async function servePrimary(cluster: typeof import('node:cluster').default, flag
     throw error;
   });
   if (listening !== null) {
-    process.stderr.write(`litm-pack: serving ${flags.store} on ${listening.url} with ${flags.workers} workers (MCP at ${listening.url}/mcp; ${listening.auth})\n`);
+    process.stderr.write(
+      `litm-pack: serving ${flags.store} on ${listening.url} with ${flags.workers} workers (MCP at ${listening.url}/mcp; ${listening.auth})\n`,
+    );
   }
   const signal = await stopping;
   process.stderr.write(`litm-pack: ${signal}: finishing requests in flight\n`);

@@ -77,7 +77,11 @@ function shorten(text: string, length: number): string {
 
 /** What a person reads: one table per pack and a per-pack summary. */
 function printTable(packIndex: number, packHash: unknown, query: unknown, checks: readonly CitationCheck[], several: boolean): void {
-  const title = [`Pack ${packIndex}`, typeof packHash === 'string' ? `sha256:${packHash.slice(0, 12)}` : '', typeof query === 'string' ? `"${shorten(query, 60)}"` : '']
+  const title = [
+    `Pack ${packIndex}`,
+    typeof packHash === 'string' ? `sha256:${packHash.slice(0, 12)}` : '',
+    typeof query === 'string' ? `"${shorten(query, 60)}"` : '',
+  ]
     .filter(Boolean)
     .join('  ');
   if (several || checks.length === 0) stdout().write(`${visibleLine(title)}\n`);
@@ -85,14 +89,28 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
     let note = '';
     if (c.status === 'moved') note = `now at ${spanText(c.span)}`;
     if (c.status === 'changed') {
-      note = c.closest === null ? 'closest passage unknown (no cited text)' : `closest ${spanText(c.closest.span)} (score ${c.closest.score.toFixed(2)}): "${shorten(c.closest.text, 60)}"`;
+      note =
+        c.closest === null
+          ? 'closest passage unknown (no cited text)'
+          : `closest ${spanText(c.closest.span)} (score ${c.closest.score.toFixed(2)}): "${shorten(c.closest.text, 60)}"`;
     }
     if (c.status === 'missing') note = 'source not found';
-    return [c.ref === null ? '-' : `[${c.ref}]`, c.status, c.sourceId, `${c.citedVersion ?? '-'} → ${c.currentVersion ?? '-'}`, spanText(c.citedSpan), note].map(visibleLine);
+    return [
+      c.ref === null ? '-' : `[${c.ref}]`,
+      c.status,
+      c.sourceId,
+      `${c.citedVersion ?? '-'} → ${c.currentVersion ?? '-'}`,
+      spanText(c.citedSpan),
+      note,
+    ].map(visibleLine);
   });
   const header = ['ref', 'status', 'source', 'version', 'span', ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   if (rows.length > 0) {
     stdout().write(`${line(header)}\n`);
     for (const row of rows) stdout().write(`${line(row)}\n`);
@@ -108,7 +126,9 @@ export function registerVerify(program: Command): void {
   storeOption(
     program
       .command('verify')
-      .description('check the citations of packs against the store: current, moved, changed or missing (exit 3 when any is changed or missing)')
+      .description(
+        'check the citations of packs against the store: current, moved, changed or missing (exit 3 when any is changed or missing)',
+      )
       .argument('[packs]', 'a pack (canonical JSON), or JSON lines of packs; stdin when absent'),
   )
     .option('--principals <list>', 'comma-separated principals; sources they may not read verify as missing (default: anonymous)', list)
@@ -124,7 +144,8 @@ export function registerVerify(program: Command): void {
         const counts = countStatuses(checks);
         stale += counts.changed + counts.missing;
         if (flags.json) {
-          for (const check of checks) stdout().write(`${JSON.stringify({ type: 'citation', pack: index, packHash: pack.packHash ?? null, ...check })}\n`);
+          for (const check of checks)
+            stdout().write(`${JSON.stringify({ type: 'citation', pack: index, packHash: pack.packHash ?? null, ...check })}\n`);
           stdout().write(`${JSON.stringify({ type: 'summary', pack: index, packHash: pack.packHash ?? null, ...counts })}\n`);
         } else {
           printTable(index, pack.packHash, pack.query, checks, packs.length > 1);

@@ -19,7 +19,8 @@ interface FollowedFile {
   readonly reloadError?: Error | undefined;
 }
 
-const followsFile = (store: Store): store is Store & FollowedFile => typeof (store as Partial<FollowedFile>).refresh === 'function' && 'reloadError' in store;
+const followsFile = (store: Store): store is Store & FollowedFile =>
+  typeof (store as Partial<FollowedFile>).refresh === 'function' && 'reloadError' in store;
 
 /**
  * The cheapest read a store answers: chunks of one (absent) source, at most one, as an anonymous caller; a
@@ -47,13 +48,18 @@ export async function metaRoutes(app: FastifyInstance, ctx: ServerContext): Prom
   app.get('/readyz', async (request, reply) => {
     const state = ctx.stateOf(request);
     try {
-      await withTimeout('The store readiness check', ctx.config.readinessTimeoutMs, state.controller.signal, (signal) => checkStore(ctx.config.store, signal));
+      await withTimeout('The store readiness check', ctx.config.readinessTimeoutMs, state.controller.signal, (signal) =>
+        checkStore(ctx.config.store, signal),
+      );
     } catch (error) {
       // A probe answers anyone: a store's message can name hosts or paths, so only its code is told.
       const { body } = errorAnswer(error);
       state.code = body.code;
       const told = { error: `The store is not ready (${body.code}); see the server's log`, code: body.code, issues: [] };
-      return reply.code(503).type(json).send(JSON.stringify({ status: 'unready', ...told }));
+      return reply
+        .code(503)
+        .type(json)
+        .send(JSON.stringify({ status: 'unready', ...told }));
     }
     return reply.type(json).send('{"status":"ready"}');
   });

@@ -9,7 +9,15 @@ import { packJson } from '../../core/finish.js';
 import { parseRequest } from '../../service/errors.js';
 import { serveBriefing, serveBundle, servePack, serveRankings, serveVerify } from '../../service/service.js';
 import { recordPack, sendPack, type ServerContext } from '../context.js';
-import { BRIEFING_QUERY_KINDS, BUNDLE_QUERY_KINDS, HTTP_ALIASES, STALE_QUERY_KINDS, decodeQuery, toBriefingRequest, toBundleRequest } from '../http-requests.js';
+import {
+  BRIEFING_QUERY_KINDS,
+  BUNDLE_QUERY_KINDS,
+  HTTP_ALIASES,
+  STALE_QUERY_KINDS,
+  decodeQuery,
+  toBriefingRequest,
+  toBundleRequest,
+} from '../http-requests.js';
 import { serveStale } from '../../service/stale.js';
 
 // eslint-disable-next-line @typescript-eslint/require-await -- a fastify plugin without a `done` parameter must return a promise
@@ -66,7 +74,9 @@ export async function packRoutes(app: FastifyInstance, ctx: ServerContext): Prom
   // The stale feed: served citations now changed, moved or missing, newest first, a page at a time.
   app.get('/api/citations/stale', async (request, reply) => {
     const parsed = parseRequest(schemas.stale, decodeQuery(request.query, STALE_QUERY_KINDS), HTTP_ALIASES);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(await serveStale(parsed, ctx.serviceContextOf(request), limits)));
+    return reply
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(await serveStale(parsed, ctx.serviceContextOf(request), limits)));
   });
 
   app.post('/api/citations/verify', async (request, reply) => {

@@ -105,7 +105,7 @@ const atTheLimit: Case[] = [
   ],
 ];
 
-describe('values outside Qdrant\'s limits', () => {
+describe("values outside Qdrant's limits", () => {
   for (const [what, [method, path, body]] of outOfRange) {
     it(`${what}: 422 with a validation error`, async () => {
       const { status, error } = await send(method, path, body);
