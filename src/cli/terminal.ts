@@ -21,6 +21,18 @@ export function visibleLine(text: string): string {
   return visible(text).replace(/[\t\n]/gu, (char) => String.fromCharCode(0x2400 + char.charCodeAt(0)));
 }
 
+/** Rows aligned in columns two spaces apart (the first row is usually the header), trailing spaces trimmed. */
+export function columns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
 /** "1 file", "2 files". */
 export function count(n: number, noun: string, plural = `${noun}s`): string {
   return `${n} ${n === 1 ? noun : plural}`;

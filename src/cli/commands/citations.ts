@@ -5,7 +5,7 @@ import type { StaleCitation } from '../../service/responses.js';
 import { integer, list, principalsFrom, serviceRequest, storeOption } from '../options.js';
 import { existingStoreFile, openStore } from '../stores.js';
 import { stdout } from '../io.js';
-import { visibleLine } from '../terminal.js';
+import { columns, visibleLine } from '../terminal.js';
 import { CommandExit, STALE_EXIT_CODE } from './verify.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
@@ -35,16 +35,7 @@ function printTable(citations: readonly StaleCitation[]): void {
     ].map(visibleLine),
   );
   const header = ['status', 'source', 'version', 'served', 'last served', 'packs'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  if (rows.length > 0) {
-    stdout().write(`${line(header)}\n`);
-    for (const row of rows) stdout().write(`${line(row)}\n`);
-  }
+  if (rows.length > 0) for (const line of columns([header, ...rows])) stdout().write(`${line}\n`);
 }
 
 export function registerCitations(program: Command): void {

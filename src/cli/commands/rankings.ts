@@ -17,7 +17,7 @@ import {
   type RetrieveFlags,
 } from '../options.js';
 import { openStore } from '../stores.js';
-import { visibleLine } from '../terminal.js';
+import { columns, visibleLine } from '../terminal.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
 
@@ -32,15 +32,8 @@ function printRankings(rankings: Rankings): void {
   const depth = Math.max(0, ...shown.map(([, arm]) => arm.length));
   const rows = [['#', ...shown.map(([name]) => name)]];
   for (let i = 0; i < depth; i += 1) rows.push([String(i + 1), ...shown.map(([, arm]) => cell(arm[i]))]);
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   stdout().write(`mode ${rankings.mode}${rankings.dense === null ? ' (no dense arm)' : ''}\n`);
-  for (const row of rows)
-    stdout().write(
-      `${row
-        .map((v, c) => v.padEnd(widths[c]!))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
+  for (const line of columns(rows)) stdout().write(`${line}\n`);
 }
 
 export function registerRankings(program: Command): void {

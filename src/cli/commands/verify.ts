@@ -5,7 +5,7 @@ import { requestSchemas } from '../../service/requests.js';
 import { serveVerify } from '../../service/service.js';
 import { VerifiablePackSchema, type CitationCheck, type CitationStatus } from '../../verify/verify.js';
 import { readStdin, readUserFile, stdout } from '../io.js';
-import { visibleLine } from '../terminal.js';
+import { columns, visibleLine } from '../terminal.js';
 import { list, principalsFrom, serviceRequest, storeOption } from '../options.js';
 
 const schemas = requestSchemas(DEFAULT_LIMITS);
@@ -105,16 +105,7 @@ function printTable(packIndex: number, packHash: unknown, query: unknown, checks
     ].map(visibleLine);
   });
   const header = ['ref', 'status', 'source', 'version', 'span', ''];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  if (rows.length > 0) {
-    stdout().write(`${line(header)}\n`);
-    for (const row of rows) stdout().write(`${line(row)}\n`);
-  }
+  if (rows.length > 0) for (const line of columns([header, ...rows])) stdout().write(`${line}\n`);
   const counts = countStatuses(checks);
   stdout().write(
     `${several ? `Pack ${packIndex}: ` : ''}${counts.current} current, ${counts.moved} moved, ${counts.changed} changed, ${counts.missing} missing\n`,
